@@ -1,0 +1,3 @@
+from rdmatool.cli import main
+
+main()

@@ -1,0 +1,45 @@
+"""The `rdmatool` command: a thin typer app, one module per command group.
+
+Expected errors become exit codes and one line on stderr here, at the boundary; no traceback reaches a user.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from rdmatool import __version__
+from rdmatool.cli import parse_cmd
+
+app = typer.Typer(
+    name="rdmatool",
+    help="RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rdmatool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters."""
+
+
+parse_cmd.register(app)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        print("rdmatool: interrupted", file=sys.stderr)
+        sys.exit(130)

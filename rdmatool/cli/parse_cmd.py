@@ -1,0 +1,81 @@
+"""`rdmatool parse NAME [FILE]`: run one parser over a saved output and print its samples."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rdmatool import parsers
+from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
+from rdmatool.errors import ParseError
+from rdmatool.model import Sample
+
+
+def register(app: typer.Typer) -> None:
+    app.command("parse")(parse_command)
+
+
+def parse_command(
+    name: str = typer.Argument(None, help="Parser name (see --list)."),
+    file: str = typer.Argument(None, help="Output file to parse; stdin when omitted or '-'."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of samples."),
+    list_parsers: bool = typer.Option(False, "--list", help="List the parsers and exit."),
+) -> None:
+    """Parse a saved tool output (ibstat, perfquery, ethtool -S, show pfc counters ...) into canonical samples."""
+    if list_parsers:
+        _print_list()
+        return
+    if not name:
+        die("rdmatool parse: missing parser NAME (see `rdmatool parse --list`)", EXIT_USAGE)
+    if name not in parsers.names():
+        die(f"rdmatool parse: unknown parser {name!r} (see `rdmatool parse --list`)", EXIT_USAGE)
+    text, label = _read_input(file)
+    try:
+        samples = parsers.parse(name, text)
+    except ParseError as exc:
+        die(exc.located(label), EXIT_FAIL)
+    if as_json:
+        print_json([s.as_dict() for s in samples])
+    else:
+        _print_table(name, samples)
+
+
+def _read_input(file: str | None) -> tuple[str, str]:
+    if file in (None, "-"):
+        return sys.stdin.read(), "<stdin>"
+    path = Path(file)
+    try:
+        # Captures from Windows paste buffers and switch consoles carry stray bytes; never die on decoding.
+        return path.read_text(encoding="utf-8", errors="replace"), file
+    except FileNotFoundError:
+        die(f"rdmatool parse: {file}: no such file", EXIT_USAGE)
+    except IsADirectoryError:
+        die(f"rdmatool parse: {file}: is a directory", EXIT_USAGE)
+    except OSError as exc:
+        die(f"rdmatool parse: {file}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def _print_list() -> None:
+    for info in parsers.registry().values():
+        typer.echo(f"{info.name:28} {info.summary}")
+
+
+def _print_table(name: str, samples: list[Sample]) -> None:
+    table = Table(title=f"{name}: {len(samples)} samples")
+    for column in ("entity", "metric", "priority", "size_bytes", "value", "text", "raw_key"):
+        table.add_column(column, overflow="fold")
+    for s in samples:
+        table.add_row(
+            s.entity,
+            s.metric,
+            "" if s.priority is None else str(s.priority),
+            "" if s.size_bytes is None else str(s.size_bytes),
+            "" if s.value is None else f"{s.value:g}" if isinstance(s.value, float) else str(s.value),
+            s.text or "",
+            s.raw_key or "",
+        )
+    Console().print(table)

@@ -1,0 +1,138 @@
+"""Frozen value types that flow through the pipeline, and the enums of their closed sets.
+
+Every arrow of the pipeline is a plain function over these immutable values, so a bundle replays the same analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class TargetKind(str, Enum):
+    HOST = "host"
+    SWITCH = "switch"
+
+
+class Platform(str, Enum):
+    LINUX = "linux"
+    SONIC = "sonic"
+    CUMULUS = "cumulus"
+    ONYX = "onyx"
+    EOS = "eos"
+    NXOS = "nxos"
+
+
+class MetricKind(str, Enum):
+    COUNTER = "counter"  # cumulative; only its rate between snapshots means anything
+    GAUGE = "gauge"  # an instantaneous or configured number
+    STATE = "state"  # text: a state, a version, an identifier
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One host or switch as resolved from the inventory (group and default inheritance already applied)."""
+
+    name: str
+    address: str
+    kind: TargetKind = TargetKind.HOST
+    platform: Platform = Platform.LINUX
+    role: str | None = None
+    user: str | None = None
+    port: int = 22
+    identity_file: str | None = None
+    proxy_jump: str | None = None
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """Raw text of one logical command on one target; a failure is a value, never an exception."""
+
+    target: str
+    parser: str
+    command: str
+    stdout: str
+    exit_code: int | None = 0
+    stderr: str = ""
+    qualifier: str | None = None
+    started: str | None = None
+    duration_s: float | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One observation from a tool output, in the canonical vocabulary.
+
+    `entity` says what it is about (`mlx5_0/1`, `mlx5_0`, `eth2`, `Ethernet0`, `ib_write_bw`); `raw_key` keeps the
+    tool's own name for the field so an engineer can find it again in the raw output.
+    """
+
+    entity: str
+    metric: str
+    value: int | float | None = None  # ints stay ints: 64-bit counters exceed a float's 53-bit mantissa
+    text: str | None = None
+    priority: int | None = None
+    size_bytes: int | None = None
+    raw_key: str | None = None
+
+    def as_dict(self) -> dict:
+        """The public JSON shape (`rdmatool parse --json`): exactly these seven keys."""
+        value = self.value
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+            value = int(value)
+        return {
+            "entity": self.entity,
+            "metric": self.metric,
+            "value": value,
+            "text": self.text,
+            "priority": self.priority,
+            "size_bytes": self.size_bytes,
+            "raw_key": self.raw_key,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A concrete setting change with its reasoning and the exact commands per platform; printed, never applied."""
+
+    setting: str
+    current: str | None
+    proposed: str
+    rationale: str
+    commands: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis: the four columns of the troubleshooting table plus the evidence that triggered it."""
+
+    rule: str
+    severity: Severity
+    target: str
+    entity: str | None
+    symptom: str
+    cause: str
+    check: str
+    fix: str
+    evidence: dict = field(default_factory=dict)
+    suggestions: tuple[Suggestion, ...] = ()
