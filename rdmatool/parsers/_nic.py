@@ -1,0 +1,66 @@
+"""Helpers shared by the NIC-side parsers (ethtool, mlnx_qos, mlxlink, flint / mlxfwmanager).
+
+These tools are run per interface or per device, so their outputs rarely name what they describe; the parsers use
+placeholder entities that the bundle analysis replaces with the real name it stored the output under.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rdmatool.parsers._common import tool_error_message
+
+NETDEV = "netdev"  # placeholder entity: ethtool / mlnx_qos output never names the interface
+PORT = "port"  # placeholder entity: mlxlink output never names the device/port it was pointed at
+DEVICE = "device"  # placeholder entity: flint output never names the device
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+# Failure messages of these particular tools that the shared list does not know. MFT tools prefix errors with
+# `-E-`; ethtool says `Cannot get ...`; netlink-based ethtool says `netlink error: ...`.
+_LOCAL_TOOL_ERRORS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"^-E-",
+        r"^cannot (?:get|open|read)\b",
+        r"^no stats available",
+        r"^netlink error:",
+        r"^(?:error|fatal)\b\s*:",
+        r"^failed to\b",
+        r"^mlxlink: ",
+        r"^interface name is required",
+        r"^bad arguments",
+        r"^operation not supported",
+        r"^permission denied",
+    )
+)
+
+# A shell prompt echoing the command, as pasted into issues and web pages (`[root@h ~]# mlnx_qos -i eth2`).
+_PROMPT = re.compile(
+    r"^\s*(?:\S*[$#>]\s*)?(?:sudo\s+)?(?:ethtool|mlnx_qos|mlxlink|flint|mstflint|mlxfwmanager)(?:\s|$)"
+)
+
+
+def strip_ansi(line: str) -> str:
+    return _ANSI.sub("", line)
+
+
+def nic_tool_error(line: str) -> str | None:
+    """The stripped line when it is a failure message of the tool (shared patterns plus the NIC tools' own)."""
+    message = tool_error_message(line)
+    if message is not None:
+        return message
+    stripped = line.strip()
+    if any(p.search(stripped) for p in _LOCAL_TOOL_ERRORS):
+        return stripped
+    return None
+
+
+def is_noise(line: str) -> bool:
+    """Blank lines, `#` provenance comments and an echoed command line: recognised and skipped."""
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#") or bool(_PROMPT.match(stripped))
+
+
+def is_na(raw: str) -> bool:
+    return raw.strip().lower() in {"n/a", "na", "none", "-", ""}
