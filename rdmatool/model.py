@@ -57,6 +57,28 @@ class Target:
     identity_file: str | None = None
     proxy_jump: str | None = None
     groups: tuple[str, ...] = ()
+    ports: tuple[str, ...] = ()  # switch ports to read per-port counters from; empty = discover via LLDP
+    # The name of an environment variable holding a password, never the password itself: inventories are
+    # shared and bundles are copied around, so a secret must not live in either.
+    password_env: str | None = field(default=None, repr=False, compare=False)
+
+    def public(self) -> dict:
+        """The resolved target without anything secret (for `inventory show` and the bundle)."""
+        out = {
+            "name": self.name,
+            "address": self.address,
+            "kind": self.kind.value,
+            "platform": self.platform.value,
+            "role": self.role,
+            "user": self.user,
+            "port": self.port,
+            "identity_file": self.identity_file,
+            "proxy_jump": self.proxy_jump,
+            "groups": list(self.groups),
+        }
+        if self.ports:
+            out["ports"] = list(self.ports)
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,190 @@
+"""`rdmatool collect`, `rdmatool inventory show` and `rdmatool bundle show`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rdmatool import bundle as bundle_io
+from rdmatool import inventory
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.errors import BundleError, InventoryError
+from rdmatool.fanout import CollectOptions, TargetOutcome, collect_all, timestamp
+from rdmatool.model import Target
+
+inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
+bundle_app = typer.Typer(help="Inspect a collected bundle.", no_args_is_help=True)
+stderr = Console(stderr=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("collect")(collect_command)
+    app.add_typer(inventory_app, name="inventory")
+    app.add_typer(bundle_app, name="bundle")
+
+
+def load_targets(path: str, limit: str | None, shard: str | None) -> list[Target]:
+    try:
+        targets = inventory.select(inventory.load(path), limit, shard)
+    except InventoryError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    if not targets:
+        die(f"rdmatool: {path}: no target matches --limit/--shard", EXIT_USAGE)
+    return targets
+
+
+def collect_command(
+    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    out: str = typer.Option(..., "-o", "--out", help="Bundle directory to write."),
+    interval: float = typer.Option(10.0, "--interval", help="Seconds between the two snapshots (0: one snapshot)."),
+    forks: int = typer.Option(64, "--forks", min=1, help="Targets collected at once."),
+    timeout: int = typer.Option(20, "--timeout", min=1, help="Per-command timeout, seconds."),
+    deadline: float = typer.Option(120.0, "--deadline", help="Per-target deadline for one snapshot, seconds."),
+    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups, comma-separated."),
+    shard: str = typer.Option(None, "--shard", help="K/N: collect only the K-th of N shards."),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+) -> None:
+    """Collect a bundle from every target over SSH (read-only commands only)."""
+    targets = load_targets(inventory_file, limit, shard)
+    options = CollectOptions(
+        interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
+        connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
+    )
+    try:
+        outcomes, path = collect_to_bundle(targets, options, out)
+    except BundleError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    print_summary(outcomes)
+    failed = [o for o in outcomes if not o.ok]
+    stderr.print(f"bundle written to {path}")
+    if failed:
+        raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) -> tuple[list[TargetOutcome], str]:
+    writer = bundle_io.BundleWriter(out)
+    try:
+        started = timestamp()
+        t0 = time.monotonic()
+        outcomes = _run_with_progress(targets, options)
+        finished = timestamp()
+        snapshot_indices = sorted({i for o in outcomes for i in o.snapshots} or {0})
+        for outcome in outcomes:
+            for index, results in outcome.snapshots.items():
+                for result in results:
+                    writer.add(index, result)
+        snapshots = [{"index": i, "started": started if i == 0 else None, "finished": finished}
+                     for i in snapshot_indices]
+        if len(snapshots) == 2:
+            snapshots[1]["started"] = None  # each target's own read times are in the side files
+        failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
+        failures += [
+            {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
+            for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
+        ]
+        path = writer.commit(targets, snapshots, failures, options.interval_s)
+        _ = t0
+    except BaseException:
+        writer.abort()  # never a half bundle under any name
+        raise
+    return outcomes, str(path)
+
+
+def _run_with_progress(targets: list[Target], options: CollectOptions) -> list[TargetOutcome]:
+    if not sys.stderr.isatty():
+        return collect_all(targets, options)
+    with Progress(
+        TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("collect", total=len(targets))
+        return collect_all(targets, options, lambda name, event: bar.advance(task))
+
+
+def print_summary(outcomes: list[TargetOutcome]) -> None:
+    ok = [o for o in outcomes if o.ok]
+    table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
+    table.add_column("target")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for outcome in outcomes:
+        command_errors = [r.error for rs in outcome.snapshots.values() for r in rs if r.error]
+        if outcome.ok and not command_errors:
+            continue
+        status = "failed" if not outcome.ok else "partial"
+        detail = outcome.error or "; ".join(sorted(set(command_errors))[:4])
+        table.add_row(outcome.target.name, status, detail)
+    if table.row_count:
+        stderr.print(table)
+    else:
+        stderr.print(f"collected {len(ok)}/{len(outcomes)} targets, no errors")
+
+
+@inventory_app.command("show")
+def inventory_show(
+    inventory_file: str = typer.Option(..., "-i", "--inventory"),
+    limit: str = typer.Option(None, "--limit"),
+    shard: str = typer.Option(None, "--shard"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Print the resolved targets (ranges expanded, groups and ssh config applied; no secrets)."""
+    targets = load_targets(inventory_file, limit, shard)
+    if as_json:
+        print_json([t.public() for t in targets])
+        return
+    table = Table(title=f"{len(targets)} targets")
+    for column in ("name", "address", "port", "user", "kind", "platform", "role", "groups", "identity_file"):
+        table.add_column(column)
+    for t in targets:
+        p = t.public()
+        table.add_row(*(str(p[c] if not isinstance(p[c], list) else ",".join(p[c])) if p[c] is not None else ""
+                        for c in ("name", "address", "port", "user", "kind", "platform", "role", "groups",
+                                  "identity_file")))
+    Console().print(table)
+
+
+@bundle_app.command("show")
+def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
+    try:
+        loaded = bundle_io.read(path)
+    except BundleError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    per_parser = Counter(e.result.parser for e in loaded.entries)
+    summary = {
+        "path": str(loaded.path),
+        "created": loaded.manifest.get("created"),
+        "interval_s": loaded.manifest.get("interval_s"),
+        "snapshots": len(loaded.manifest.get("snapshots", [])),
+        "targets": len(loaded.targets),
+        "outputs": len(loaded.entries),
+        "outputs_per_parser": dict(sorted(per_parser.items())),
+        "failures": loaded.failures,
+    }
+    if as_json:
+        print_json(summary)
+        return
+    console = Console()
+    console.print(f"[bold]{summary['path']}[/bold]  created {summary['created']}  interval {summary['interval_s']} s")
+    console.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs")
+    table = Table(title="outputs per parser")
+    table.add_column("parser")
+    table.add_column("files", justify="right")
+    for name, count in summary["outputs_per_parser"].items():
+        table.add_row(name, str(count))
+    console.print(table)
+    if loaded.failures:
+        failures = Table(title=f"{len(loaded.failures)} failures")
+        failures.add_column("target")
+        failures.add_column("what")
+        failures.add_column("error", overflow="fold")
+        for f in loaded.failures:
+            failures.add_row(f.get("target", ""), f.get("parser") or "connection", f.get("error") or "")
+        console.print(failures)

@@ -1,0 +1,265 @@
+"""The single audited list of every command rdmatool may run, per platform. Nothing else builds a command line.
+
+Every command here is read-only: it shows state or counters and changes nothing (no counter clears, no `-r` reset
+flags, no configuration verbs). Review this file, and only this file, to know what rdmatool does on a device.
+
+Hosts get ONE exec per snapshot: `sh -s -- <timeout> <mode>` with the script below on stdin. The script discovers
+the RDMA devices, ports and netdevs itself (names come from the host's own sysfs, never from the inventory) and
+prints each logical command's output between markers that `split_sections` takes apart. The only values the
+client passes are two validated integers/keywords, so nothing from an inventory ever reaches a shell.
+
+Switches get the per-platform show commands below through netmiko; per-port commands are filled in only with port
+names that passed `valid_port_name`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from rdmatool.model import Platform
+
+MARKER = "@@RDMATOOL@@"
+HOST_ENTRY_COMMAND = "sh -s -- {timeout} {mode}"  # the only exec request a host ever receives
+SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
+
+# The host script. POSIX sh: the same script serves every distribution. `sec PARSER QUALIFIER CMD...` runs one
+# read-only command with a timeout and frames its stdout, stderr and exit status. Exit 127 marks a tool that is
+# not installed, exactly as a shell reports it, so "ibstat not installed on gpu007" is data, not a crash.
+HOST_SCRIPT = r"""
+T="${1:-20}"; MODE="${2:-full}"; M="@@RDMATOOL@@"
+E="$(mktemp 2>/dev/null || echo /tmp/rdmatool.$$.err)"
+trap 'rm -f "$E"' EXIT
+HAVE_TIMEOUT=0; command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
+sec() {
+    p="$1"; q="$2"; shift 2
+    printf '\n%s BEGIN %s %s %s\n' "$M" "$p" "$q" "$*"
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "$1: not installed" >"$E"; rc=127
+    elif [ "$HAVE_TIMEOUT" = 1 ]; then
+        timeout -k 2 "$T" "$@" 2>"$E" </dev/null; rc=$?
+    else
+        "$@" 2>"$E" </dev/null; rc=$?
+    fi
+    printf '\n%s STDERR %s %s\n' "$M" "$p" "$q"
+    head -c 4096 "$E"
+    printf '\n%s END %s %s %s\n' "$M" "$p" "$q" "$rc"
+}
+IB=/sys/class/infiniband
+NETDEVS=""
+[ "$MODE" = full ] && sec ibstat - ibstat
+[ "$MODE" = full ] && sec ibv_devinfo - ibv_devinfo -v
+for dev in "$IB"/*; do
+    [ -d "$dev" ] || continue
+    d="${dev##*/}"
+    sec sysfs_counters "$d" grep -H -r . "$dev/fw_ver" "$dev/board_id" "$dev/hca_type" "$dev/ports"/*/state \
+        "$dev/ports"/*/phys_state "$dev/ports"/*/rate "$dev/ports"/*/link_layer "$dev/ports"/*/counters \
+        "$dev/ports"/*/hw_counters
+    for port in "$dev/ports"/*; do
+        [ -d "$port" ] || continue
+        p="${port##*/}"
+        if [ "$(cat "$port/link_layer" 2>/dev/null)" = InfiniBand ]; then
+            sec perfquery "$d.$p" perfquery -x -C "$d" -P "$p"
+        fi
+    done
+    for nd in "$dev"/device/net/*; do
+        [ -e "$nd" ] || continue
+        n="${nd##*/}"
+        case " $NETDEVS " in *" $n "*) ;; *) NETDEVS="$NETDEVS $n" ;; esac
+    done
+done
+for n in $NETDEVS; do
+    sec ethtool_stats "$n" ethtool -S "$n"
+    if [ "$MODE" = full ]; then
+        [ -d "/sys/class/net/$n/ecn" ] && sec dcqcn_sysfs "$n" grep -H -r . "/sys/class/net/$n/ecn"
+        sec ethtool_info "$n" ethtool -i "$n"
+        command -v mlnx_qos >/dev/null 2>&1 && sec mlnx_qos "$n" mlnx_qos -i "$n"
+    fi
+done
+if [ "$MODE" = full ]; then
+    command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
+    command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
+fi
+sec loadavg - cat /proc/loadavg
+[ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
+exit 0
+"""
+
+
+@dataclass(frozen=True)
+class SwitchCommand:
+    parser: str  # the `rdmatool parse` name of the output
+    command: str  # a template; `{port}` is filled with a validated switch port name
+    per_port: bool = False
+    counters: bool = True  # re-read in the second (counters-only) snapshot
+    qualifier: str | None = None  # extra qualifier (e.g. the priority of an Onyx per-priority view)
+
+
+def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
+    return items
+
+
+# JSON forms where the platform has them: they survive firmware changes better than screen layouts.
+SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
+    Platform.SONIC: _cmds(
+        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
+        SwitchCommand("sonic_pfc_counters", "show pfc counters"),
+        SwitchCommand("sonic_pfc_priority", "show pfc priority", counters=False),
+        SwitchCommand("sonic_queue_counters", "show queue counters"),
+        SwitchCommand("sonic_wred_counters", "show queue wredcounters"),
+        SwitchCommand("sonic_ecn", "show ecn", counters=False),
+        SwitchCommand("sonic_pfcwd_stats", "show pfcwd stats"),
+        SwitchCommand("sonic_pfcwd_config", "show pfcwd config", counters=False),
+        SwitchCommand("sonic_pg_drop", "show priority-group drop counters"),
+        SwitchCommand("sonic_portstat", "show interfaces counters"),
+    ),
+    Platform.CUMULUS: _cmds(
+        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
+        SwitchCommand("cumulus_roce", "nv show qos roce", counters=False),
+        SwitchCommand("cumulus_pfc_stats", "nv show interface {port} counters qos pfc-stats", per_port=True),
+        SwitchCommand("cumulus_port_stats", "nv show interface {port} counters qos port-stats", per_port=True),
+        SwitchCommand("cumulus_egress_queue", "nv show interface {port} counters qos egress-queue-stats", per_port=True),
+        SwitchCommand(
+            "cumulus_ingress_buffer", "nv show interface {port} counters qos ingress-buffer-stats", per_port=True
+        ),
+        SwitchCommand("cumulus_roce_counters", "nv show interface {port} qos roce counters", per_port=True),
+        SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
+    ),
+    Platform.ONYX: _cmds(
+        SwitchCommand("onyx_lldp_neighbors", "show lldp remote", counters=False),
+        SwitchCommand("onyx_dcb_pfc", "show dcb priority-flow-control", counters=False),
+        SwitchCommand("onyx_ecn", "show interfaces ethernet {port} congestion-control", per_port=True),
+        *(
+            SwitchCommand(
+                "onyx_pfc_counters", f"show interfaces ethernet {{port}} counters pfc prio {prio}", per_port=True,
+                qualifier=f"prio{prio}",
+            )
+            for prio in range(8)
+        ),
+    ),
+    Platform.EOS: _cmds(
+        SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json", counters=False),
+        SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
+        SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
+    ),
+    Platform.NXOS: _cmds(
+        SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json", counters=False),
+        SwitchCommand("nxos_pfc", "show interface priority-flow-control | json"),
+        SwitchCommand("nxos_queuing", "show queuing interface | json"),
+        SwitchCommand("nxos_interface", "show interface | json"),
+    ),
+}
+
+# netmiko device type per switch platform: the real drivers, so tests exercise what production uses.
+NETMIKO_DEVICE_TYPE: dict[Platform, str] = {
+    Platform.SONIC: "linux",
+    Platform.CUMULUS: "linux",
+    Platform.ONYX: "mellanox_mlnxos",
+    Platform.EOS: "arista_eos",
+    Platform.NXOS: "cisco_nxos",
+}
+
+LLDP_PARSER: dict[Platform, str] = {p: cmds[0].parser for p, cmds in SWITCH_COMMANDS.items()}
+
+# Per-platform spelling of a port name accepted into a command line. Anything else is refused, not quoted:
+# a switch CLI is not a POSIX shell, so quoting rules differ per vendor and a strict pattern is the safe choice.
+_PORT_PATTERNS: dict[Platform, re.Pattern[str]] = {
+    Platform.SONIC: re.compile(r"^Ethernet\d+$"),
+    Platform.CUMULUS: re.compile(r"^swp\d+(?:s\d+)?$"),
+    Platform.ONYX: re.compile(r"^(?:Eth)?\d+/\d+(?:/\d+)?$"),
+    Platform.EOS: re.compile(r"^Ethernet\d+(?:/\d+){0,2}$"),
+    Platform.NXOS: re.compile(r"^Ethernet\d+(?:/\d+){1,2}$"),
+}
+
+
+def valid_port_name(platform: Platform, port: str) -> bool:
+    pattern = _PORT_PATTERNS.get(platform)
+    return bool(pattern and pattern.match(port))
+
+
+def switch_port_argument(platform: Platform, port: str) -> str:
+    """The port as the platform's per-port show command wants it (Onyx takes `1/1` for `Eth1/1`)."""
+    if not valid_port_name(platform, port):
+        raise ValueError(f"refusing switch port name {port!r} for {platform.value}")
+    if platform is Platform.ONYX and port.startswith("Eth"):
+        return port[3:]
+    return port
+
+
+def host_entry_command(timeout_s: int, mode: str) -> str:
+    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS):
+        raise ValueError(f"unknown snapshot mode {mode!r}")
+    return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
+
+
+def switch_plan(platform: Platform, ports: tuple[str, ...] | list[str], mode: str) -> list[tuple[str, str | None, str]]:
+    """(parser, qualifier, command) for one switch snapshot; per-port commands expand over validated ports."""
+    plan: list[tuple[str, str | None, str]] = []
+    for cmd in SWITCH_COMMANDS[platform]:
+        if mode == SNAPSHOT_COUNTERS and not cmd.counters:
+            continue
+        if not cmd.per_port:
+            plan.append((cmd.parser, cmd.qualifier, cmd.command))
+            continue
+        for port in ports:
+            argument = switch_port_argument(platform, port)
+            qualifier = port if cmd.qualifier is None else f"{port}.{cmd.qualifier}"
+            plan.append((cmd.parser, qualifier, cmd.command.format(port=argument)))
+    return plan
+
+
+@dataclass(frozen=True)
+class Section:
+    parser: str
+    qualifier: str | None
+    command: str
+    stdout: str
+    stderr: str
+    exit_code: int | None  # None: the section never finished (target deadline hit mid-command)
+
+
+_BEGIN = re.compile(rf"^{re.escape(MARKER)} BEGIN (\S+) (\S+) ?(.*)$")
+_STDERR = re.compile(rf"^{re.escape(MARKER)} STDERR (\S+) (\S+)$")
+_END = re.compile(rf"^{re.escape(MARKER)} END (\S+) (\S+) (-?\d+)$")
+
+
+def split_sections(stream: str) -> list[Section]:
+    """Take the host script's framed output apart. A section cut off by a deadline comes back with exit None."""
+    sections: list[Section] = []
+    current: dict | None = None
+    part = "out"
+    buffers: dict[str, list[str]] = {"out": [], "err": []}
+
+    def finish(exit_code: int | None) -> None:
+        # The script prints a newline before every marker so that a marker always starts a line; drop it again.
+        out = "".join(buffers["out"])
+        err = "".join(buffers["err"])
+        out = out[:-1] if out.endswith("\n") else out
+        err = err[:-1] if err.endswith("\n") else err
+        qualifier = None if current["qualifier"] == "-" else current["qualifier"]
+        sections.append(Section(current["parser"], qualifier, current["command"], out, err, exit_code))
+
+    for line in stream.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        if bare.startswith(MARKER):
+            begin = _BEGIN.match(bare)
+            if begin:
+                if current is not None:
+                    finish(None)
+                current = {"parser": begin.group(1), "qualifier": begin.group(2), "command": begin.group(3)}
+                part, buffers = "out", {"out": [], "err": []}
+                continue
+            if current is not None and _STDERR.match(bare):
+                part = "err"
+                continue
+            end = _END.match(bare)
+            if end and current is not None:
+                finish(int(end.group(3)))
+                current = None
+                continue
+        if current is not None:
+            buffers[part].append(line)
+    if current is not None:
+        finish(None)
+    return sections

@@ -1,0 +1,130 @@
+"""Fan-out: collect every target concurrently, bounded by `forks`; a failing target becomes a result, never an abort.
+
+Each target keeps one session for the whole collection. Snapshot 0 reads everything; snapshot 1, `interval_s` after
+that target's own first read, re-reads only counters so the analysis can compute rates.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from rdmatool import collect, parsers
+from rdmatool.errors import ParseError
+from rdmatool.model import CommandResult, Target, TargetKind
+from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
+
+
+@dataclass(frozen=True)
+class CollectOptions:
+    interval_s: float = 10.0
+    forks: int = 64
+    connect_timeout: float = 10.0
+    command_timeout: int = 20
+    target_deadline: float = 120.0
+    accept_new_host_keys: bool = False
+    known_hosts: str | None = None
+
+
+@dataclass
+class TargetOutcome:
+    target: Target
+    snapshots: dict[int, list[CommandResult]] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+Progress = Callable[[str, str], None]  # (target name, event) — presentation lives in the CLI
+
+
+def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None) -> list[TargetOutcome]:
+    known = KnownHosts(options.known_hosts, options.accept_new_host_keys)
+    snapshot_count = 1 if options.interval_s <= 0 else 2
+    outcomes = [TargetOutcome(t) for t in targets]
+    report = progress or (lambda name, event: None)
+    lock = threading.Lock()  # the known_hosts table is shared by every worker
+
+    def work(outcome: TargetOutcome) -> None:
+        deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
+        try:
+            _collect_target(outcome, options, known, lock, snapshot_count, deadline)
+        except Exception as exc:  # the last line of defence: one broken target never stops the others
+            outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
+        report(outcome.target.name, "failed" if outcome.error else "done")
+
+    with ThreadPoolExecutor(max_workers=max(1, options.forks), thread_name_prefix="rdmatool") as pool:
+        list(pool.map(work, outcomes))
+    return outcomes
+
+
+def _collect_target(
+    outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, lock: threading.Lock,
+    snapshot_count: int, deadline: float,
+) -> None:
+    target = outcome.target
+    try:
+        session = _open(target, known, options.connect_timeout)
+    except Exception as exc:
+        outcome.error = describe_connect_error(target, exc)
+        return
+    try:
+        ports: tuple[str, ...] = target.ports
+        for index in range(snapshot_count):
+            first_read = time.monotonic()
+            mode = collect.SNAPSHOT_FULL if index == 0 else collect.SNAPSHOT_COUNTERS
+            if target.kind is TargetKind.HOST:
+                results, error = session.run_snapshot(mode, options.command_timeout, deadline)
+            else:
+                discovered: list[CommandResult] = []
+                if index == 0 and not ports:
+                    ports, discovered = _discover_ports(session, target, options, deadline)
+                plan = collect.switch_plan(target.platform, ports, mode)
+                if discovered:  # LLDP was read already to find the ports; do not ask twice
+                    plan = [step for step in plan if step[0] != discovered[0].parser]
+                results = discovered + session.run(plan, options.command_timeout, deadline)
+                error = results[0].error if results and all(r.error for r in results) else None
+            outcome.snapshots[index] = outcome.snapshots.get(index, []) + results
+            if error:
+                outcome.error = f"{target.name}: {error}"
+                return
+            if index + 1 < snapshot_count:
+                wait = first_read + options.interval_s - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+    finally:
+        session.close()
+
+
+def _open(target: Target, known: KnownHosts, timeout: float):
+    if target.kind is TargetKind.HOST:
+        return Session(target, known, timeout)
+    from rdmatool.transport.switch import SwitchSession
+
+    return SwitchSession(target, known, timeout)
+
+
+def _discover_ports(session, target: Target, options: CollectOptions, deadline: float):
+    """Ports facing hosts, from the switch's LLDP table: the ones whose per-port counters matter for RoCE."""
+    lldp = collect.SWITCH_COMMANDS[target.platform][0]
+    results = session.run([(lldp.parser, None, lldp.command)], options.command_timeout, deadline)
+    ports: list[str] = []
+    if results and results[0].ok and lldp.parser in parsers.names():
+        try:
+            for sample in parsers.parse(lldp.parser, results[0].stdout):
+                wanted = sample.metric == "lldp_neighbor" and sample.entity not in ports
+                if wanted and collect.valid_port_name(target.platform, sample.entity):
+                    ports.append(sample.entity)
+        except ParseError:
+            pass  # recorded when the bundle is analysed; the per-port views are then skipped
+    return tuple(ports), results
+
+
+def timestamp() -> str:
+    return now_iso()

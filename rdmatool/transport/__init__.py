@@ -1,0 +1,1 @@
+"""Transports return raw text only: every failure is a value (a CommandResult with `error`), never an exception."""

@@ -1,0 +1,135 @@
+"""Host transport: paramiko, one connection per host and one exec per snapshot (the batched script of collect.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from datetime import datetime, timezone
+
+import paramiko
+
+from rdmatool import collect
+from rdmatool.model import CommandResult, Target
+from rdmatool.transport.hostkeys import HostKeyChanged, HostKeyUnknown, KnownHosts, VerifyingPolicy
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Session:
+    """One authenticated SSH connection to a host, reused for every snapshot of a collection."""
+
+    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
+        self.target = target
+        self.client = paramiko.SSHClient()
+        self.client.set_missing_host_key_policy(VerifyingPolicy(known, target.address, target.port))
+        self._jump: paramiko.SSHClient | None = None
+        sock = self._proxy_sock(known, connect_timeout) if target.proxy_jump else None
+        self.client.connect(
+            hostname=target.address,
+            port=target.port,
+            username=target.user or os.environ.get("USER") or "root",
+            key_filename=target.identity_file if target.identity_file else None,
+            password=os.environ.get(target.password_env) if target.password_env else None,
+            timeout=connect_timeout,
+            banner_timeout=connect_timeout,
+            auth_timeout=connect_timeout,
+            allow_agent=True,
+            look_for_keys=target.identity_file is None,
+            sock=sock,
+        )
+
+    def _proxy_sock(self, known: KnownHosts, timeout: float):
+        """ProxyJump with one hop: a direct-tcpip channel through the jump host, its key verified the same way."""
+        user, _, hostport = self.target.proxy_jump.rpartition("@")
+        host, _, port = hostport.partition(":")
+        port_no = int(port) if port else 22
+        self._jump = paramiko.SSHClient()
+        self._jump.set_missing_host_key_policy(VerifyingPolicy(known, host, port_no))
+        self._jump.connect(host, port=port_no, username=user or self.target.user, timeout=timeout,
+                           key_filename=self.target.identity_file)
+        return self._jump.get_transport().open_channel(
+            "direct-tcpip", (self.target.address, self.target.port), ("127.0.0.1", 0), timeout=timeout
+        )
+
+    def run_snapshot(self, mode: str, command_timeout: int, deadline: float) -> tuple[list[CommandResult], str | None]:
+        """Run the host script once; returns its sections as CommandResults and an error if the run was cut short."""
+        started = now_iso()
+        t0 = time.monotonic()
+        entry = collect.host_entry_command(command_timeout, mode)
+        channel = self.client.get_transport().open_session(timeout=max(1.0, deadline - time.monotonic()))
+        channel.exec_command(entry)
+        channel.sendall(collect.HOST_SCRIPT.encode())
+        channel.shutdown_write()
+        chunks: list[bytes] = []
+        error = None
+        channel.settimeout(0.5)
+        while True:
+            if time.monotonic() > deadline:
+                error = "target deadline exceeded; output so far kept"
+                break
+            try:
+                data = channel.recv(65536)
+            except TimeoutError:
+                continue
+            if not data:
+                break
+            chunks.append(data)
+        # stderr of the script itself (not of the commands, which the script captures per section)
+        channel.close()
+        duration = time.monotonic() - t0
+        sections = collect.split_sections(b"".join(chunks).decode("utf-8", errors="replace"))
+        results = [
+            CommandResult(
+                target=self.target.name,
+                parser=s.parser,
+                command=s.command,
+                stdout=s.stdout,
+                exit_code=s.exit_code,
+                stderr=s.stderr,
+                qualifier=s.qualifier,
+                started=started,
+                duration_s=round(duration, 3),
+                error=_section_error(self.target.name, s),
+            )
+            for s in sections
+        ]
+        if not sections and error is None:
+            error = "the host returned no output (is /bin/sh available?)"
+        return results, error
+
+    def close(self) -> None:
+        self.client.close()
+        if self._jump is not None:
+            self._jump.close()
+
+
+def _section_error(target: str, section: collect.Section) -> str | None:
+    if section.exit_code is None:
+        return f"{section.command.split()[0] if section.command else section.parser} did not finish on {target}"
+    if section.exit_code == 127:
+        tool = section.command.split()[0] if section.command else section.parser
+        return f"{tool} not installed on {target}"
+    if section.exit_code == 124:
+        return f"{section.command} timed out on {target}"
+    return None
+
+
+def describe_connect_error(target: Target, exc: BaseException) -> str:
+    """One line saying why a host could not be reached: unreachable, auth, unknown key, changed key."""
+    where = f"{target.name} ({target.address}:{target.port})"
+    if isinstance(exc, HostKeyChanged):
+        return f"{where}: host key changed — refusing to connect"
+    if isinstance(exc, HostKeyUnknown):
+        return f"{where}: {exc}"
+    if isinstance(exc, paramiko.AuthenticationException):
+        return f"{where}: authentication failed for user {target.user or 'default'}"
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return f"{where}: connection timed out"
+    if isinstance(exc, (ConnectionRefusedError, paramiko.ssh_exception.NoValidConnectionsError)):
+        return f"{where}: connection refused"
+    if isinstance(exc, OSError):
+        return f"{where}: unreachable ({exc.strerror or exc})"
+    return f"{where}: {type(exc).__name__}: {exc}"

@@ -1,0 +1,74 @@
+"""Switch transport: netmiko's real drivers run the platform's read-only show commands from collect.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+from rdmatool import collect
+from rdmatool.model import CommandResult, Target
+from rdmatool.transport.hostkeys import KnownHosts, scan_and_check
+from rdmatool.transport.ssh import now_iso
+
+# Error texts that switch CLIs print instead of output; such a result is a failed command, not data.
+_CLI_ERRORS = ("% Invalid", "% Incomplete", "% Ambiguous", "Invalid input", "Syntax error", "command not found")
+
+
+class SwitchSession:
+    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
+        from netmiko import ConnectHandler  # heavy import: only when a switch is actually collected
+
+        self.target = target
+        # netmiko verifies against known_hosts files itself (ssh_strict → RejectPolicy), but cannot record a new
+        # key; so check (and, if allowed, learn) the key first with the same rules as for hosts.
+        scan_and_check(known, target.address, target.port, connect_timeout)
+        known_file = str(known.record_to) if known.record_to.exists() else None
+        self.conn = ConnectHandler(
+            device_type=collect.NETMIKO_DEVICE_TYPE[target.platform],
+            host=target.address,
+            port=target.port,
+            username=target.user or os.environ.get("USER") or "admin",
+            password=os.environ.get(target.password_env, "") if target.password_env else "",
+            use_keys=target.identity_file is not None,
+            key_file=target.identity_file,
+            allow_agent=False,
+            ssh_strict=True,
+            system_host_keys=True,
+            alt_host_keys=known_file is not None,
+            alt_key_file=known_file or "",
+            conn_timeout=connect_timeout,
+            auth_timeout=connect_timeout,
+            banner_timeout=connect_timeout,
+            fast_cli=True,
+        )
+
+    def run(self, plan: list[tuple[str, str | None, str]], command_timeout: int, deadline: float) -> list[CommandResult]:
+        results = []
+        for parser, qualifier, command in plan:
+            started, t0 = now_iso(), time.monotonic()
+            if time.monotonic() > deadline:
+                results.append(self._result(parser, qualifier, command, "", started, 0.0, "target deadline exceeded"))
+                continue
+            try:
+                output = self.conn.send_command(command, read_timeout=command_timeout, strip_prompt=True,
+                                                strip_command=True)
+                error = next((f"{command}: {e}" for e in _CLI_ERRORS if e in output[:200]), None)
+            except Exception as exc:  # netmiko raises many types; each is this command's result, not a crash
+                output, error = "", f"{command}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            results.append(self._result(parser, qualifier, command, output, started, time.monotonic() - t0, error))
+            if error and "ReadTimeout" in error:
+                break  # the CLI is stuck mid-output; later commands would read its leftovers
+        return results
+
+    def _result(self, parser, qualifier, command, output, started, duration, error) -> CommandResult:
+        return CommandResult(
+            target=self.target.name, parser=parser, command=command, stdout=output,
+            exit_code=0 if error is None else 1, qualifier=qualifier, started=started,
+            duration_s=round(duration, 3), error=error,
+        )
+
+    def close(self) -> None:
+        # A half-dead session must not mask the results we already have.
+        with contextlib.suppress(Exception):
+            self.conn.disconnect()
