@@ -41,7 +41,9 @@ from rdmatool.parsers._nic import NETDEV, is_noise, nic_tool_error, strip_ansi
 
 NAME = "ethtool_stats"
 
-_HEADER = re.compile(r"^\s*(?:NIC statistics|Standard stats for \S+|Statistics for \S+)\s*:\s*$", re.IGNORECASE)
+_HEADER = re.compile(
+    r"^\s*(?:NIC statistics|Standard stats for \S+|Statistics for \S+)\s*:\s*$", re.IGNORECASE
+)
 _COUNTER = re.compile(r"^\s*(?P<name>[^:\s][^:]*?)\s*:\s*(?P<value>\S+)\s*$")
 
 

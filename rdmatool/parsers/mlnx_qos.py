@@ -95,7 +95,9 @@ def _buffer_samples(sizes: str, line_no: int, line: str) -> list[Sample]:
             continue
         if not token.isdigit():
             raise _fail(line_no, line, f"bad buffer size {token!r}")
-        out.append(Sample(NETDEV, "rx_buffer_size_bytes", int(token), priority=index, raw_key="Receive buffer size"))
+        out.append(
+            Sample(NETDEV, "rx_buffer_size_bytes", int(token), priority=index, raw_key="Receive buffer size")
+        )
         index += 1
     return out
 
@@ -115,7 +117,7 @@ def _pfc_row(state: _State, row: str, cells: list[str], line_no: int, line: str)
     metric = "pfc_enabled" if row == "enabled" else "priority_buffer"
     if metric == "pfc_enabled" and any(v > 1 for v in values):
         raise _fail(line_no, line, "PFC enabled flags must be 0 or 1")
-    return [Sample(NETDEV, metric, v, priority=p, raw_key=row) for p, v in zip(header, values)]
+    return [Sample(NETDEV, metric, v, priority=p, raw_key=row) for p, v in zip(header, values, strict=True)]
 
 
 def _tc_samples(match: re.Match[str]) -> list[Sample]:
@@ -126,7 +128,9 @@ def _tc_samples(match: re.Match[str]) -> list[Sample]:
     ]
     if match["bw"] is not None:
         bw = float(match["bw"])
-        out.append(Sample(NETDEV, "tc_bandwidth_pct", int(bw) if bw.is_integer() else bw, priority=tc, raw_key="bw"))
+        out.append(
+            Sample(NETDEV, "tc_bandwidth_pct", int(bw) if bw.is_integer() else bw, priority=tc, raw_key="bw")
+        )
     return out
 
 
@@ -165,7 +169,17 @@ def _parse_line(state: _State, line_no: int, raw_line: str, line: str) -> None:
         state.section, state.current_tc = "tc", int(match["tc"])
         add(_tc_samples(match))
     elif state.section == "tc" and state.current_tc is not None and (match := _TC_PRIORITY.match(line)):
-        add([Sample(NETDEV, "priority_to_tc", state.current_tc, priority=int(match["prio"]), raw_key="priority")])
+        add(
+            [
+                Sample(
+                    NETDEV,
+                    "priority_to_tc",
+                    state.current_tc,
+                    priority=int(match["prio"]),
+                    raw_key="priority",
+                )
+            ]
+        )
     else:
         raise _fail(line_no, raw_line)
 
