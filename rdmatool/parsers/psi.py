@@ -1,0 +1,85 @@
+"""`grep -H . /proc/pressure/*`: Linux pressure stall information (CPU, memory, I/O, IRQ) of the host.
+
+Command: `grep -H . /proc/pressure/*` (storage and metadata nodes are judged on it, beside loadavg).
+Emits (entity `host`): `psi_<resource>_<some|full>_avg10`, `_avg60`, `_avg300` (gauges, % of wall time) and
+`psi_<resource>_<some|full>_total_us` (counter, microseconds), for resource io, cpu, memory and irq (full only).
+raw_key is the field as printed with its line kind (`some avg10`, `full total`).
+Example:
+    /proc/pressure/io:some avg10=0.00 avg60=0.12 avg300=0.05 total=123456
+    /proc/pressure/io:full avg10=0.00 avg60=0.10 avg300=0.04 total=98765
+Caveats: the resource comes from the file name, so the un-prefixed form (`cat /proc/pressure/io`) is accepted only
+when a `==> /proc/pressure/io <==` header (from `head`/`tail` over several files) names it; a bare `some avg10=...`
+line is otherwise ambiguous and a ParseError. Any path ending in `pressure/<resource>` is accepted (e.g. a
+container's `/host/proc/pressure/io`). `N/A` gives value None. A kernel without PSI makes grep say
+`grep: /proc/pressure/*: No such file or directory` (or `Operation not supported` when booted with psi=0): that
+becomes a `tool_error` sample. `#` comment lines are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from rdmatool import metrics
+from rdmatool.errors import ParseError
+from rdmatool.model import Sample
+from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
+from rdmatool.parsers._sysfs import grep_error, is_comment_or_blank
+
+NAME = "psi"
+
+_RESOURCE_PATH = r"(?:\S*/)?pressure/(?P<resource>[a-z]+)"
+_PREFIXED = re.compile(rf"^\s*{_RESOURCE_PATH}:(?P<body>.*)$")
+_HEAD_BANNER = re.compile(rf"^\s*==>\s*{_RESOURCE_PATH}\s*<==\s*$")
+_BODY = re.compile(
+    r"^\s*(?P<kind>some|full)\s+avg10=(?P<avg10>\S+)\s+avg60=(?P<avg60>\S+)\s+avg300=(?P<avg300>\S+)"
+    r"\s+total=(?P<total>\S+)\s*$"
+)
+_FIELDS = ("avg10", "avg60", "avg300", "total")
+
+
+def parse(text: str) -> list[Sample]:
+    samples: list[Sample] = []
+    banner_resource: str | None = None  # set by a `==> /proc/pressure/io <==` header
+    for line_no, line in lines(text):
+        if is_comment_or_blank(line):
+            continue
+        if grep_error(line) is not None:
+            samples.append(tool_error("host", line.strip()))
+            continue
+        banner = _HEAD_BANNER.match(line)
+        if banner is not None:
+            banner_resource = banner["resource"]
+            continue
+        prefixed = _PREFIXED.match(line)
+        if prefixed is not None:
+            samples.extend(_pressure_line(prefixed["resource"], prefixed["body"], line_no, line))
+        elif _BODY.match(line):
+            if banner_resource is None:
+                raise ParseError(NAME, line_no, line, "PSI line without /proc/pressure/<resource>: use grep -H")
+            samples.extend(_pressure_line(banner_resource, line, line_no, line))
+        else:
+            message = tool_error_message(line)
+            if message is None:
+                raise ParseError(NAME, line_no, line)
+            samples.append(tool_error("host", message))
+    return samples
+
+
+def _pressure_line(resource: str, body: str, line_no: int, line: str) -> list[Sample]:
+    match = _BODY.match(body)
+    if match is None:
+        raise ParseError(NAME, line_no, line, "expected `some|full avg10=.. avg60=.. avg300=.. total=..`")
+    kind = match["kind"]
+    samples = []
+    for field in _FIELDS:
+        metric = f"psi_{resource}_{kind}_{field}" + ("_us" if field == "total" else "")
+        if not metrics.is_known(metric):
+            raise ParseError(NAME, line_no, line, f"unknown PSI resource/kind {resource} {kind}")
+        value = required_number(NAME, line_no, line, match[field])
+        if field == "total" and isinstance(value, float):
+            raise ParseError(NAME, line_no, line, "total must be a whole number of microseconds")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ParseError(NAME, line_no, line, f"{field} is not a finite number")
+        samples.append(Sample("host", metric, value, raw_key=f"{kind} {field}"))
+    return samples

@@ -1,0 +1,225 @@
+"""`grep -H .` over /sys/class/infiniband: IB port counters, mlx5 hw_counters, port state/rate and device facts.
+
+Command: `grep -H . /sys/class/infiniband/*/{fw_ver,board_id,hca_type,node_guid}
+/sys/class/infiniband/*/ports/*/{state,phys_state,rate,link_layer} /sys/class/infiniband/*/ports/*/counters/*
+/sys/class/infiniband/*/ports/*/hw_counters/*` (or `grep -r . <dir>`): one `PATH:VALUE` line per file
+(`PATH: VALUE` accepted too).
+Emits (entity `mlx5_0/1` for port files, `mlx5_0` for device files):
+  counters/* -> the canonical IB counters (`symbol_error` -> `symbol_errors`, `VL15_dropped` -> `vl15_dropped`,
+  `unicast_xmit_packets` -> `port_unicast_xmit_packets` ...); `port_xmit_data` / `port_rcv_data` are 4-octet words
+  and become `port_xmit_data_bytes` / `port_rcv_data_bytes` (x4, ints).
+  hw_counters/* -> `ecn_marked_packets` (np_ecn_marked_roce_packets), `cnp_sent` (np_cnp_sent), `cnp_handled`
+  (rp_cnp_handled), `cnp_ignored` (rp_cnp_ignored), `rx_out_of_buffer` (out_of_buffer), `out_of_sequence`,
+  `packet_seq_err`, `local_ack_timeout_err`, `implied_nak_seq_err`, `rnr_nak_retry_err`, `duplicate_request`,
+  `req_cqe_error`, `resp_cqe_error`, `roce_adp_retrans`.
+  state -> `port_state` (Active, Down, Init, Armed, ActiveDefer), phys_state -> `phys_state` (LinkUp, Polling,
+  Disabled, Sleep, PortConfigurationTraining, LinkErrorRecovery, PhyTest), both mapped on the NUMBER the file
+  starts with; rate -> `link_rate_gbps`, `link_width`, `link_width_lanes`, `link_speed`; link_layer; lid ->
+  `base_lid`, sm_lid, lid_mask_count -> `lmc`, cap_mask -> `capability_mask`.
+  fw_ver -> `fw_version`, board_id, hca_type -> `ca_type`, node_guid, sys_image_guid, hw_rev -> `hw_version`.
+  A narrow PMA error counter pinned at its maximum (link_downed 255, symbol_error 65535,
+  excessive_buffer_overrun_errors 15, port_xmit_wait 4294967295 ...) also gets a `counter_saturated` sample
+  (value 1, text = the canonical metric, raw_key = the file name).
+  raw_key is the file name as the kernel spells it (`link_downed`, `VL15_dropped`, `np_cnp_sent`, `rate`, `fw_ver`).
+Example:
+    /sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:255
+    /sys/class/infiniband/mlx5_0/ports/1/rate:25 Gb/sec (1X EDR)
+Caveats: hw_counters not listed above (rx_write_requests, roce_slow_restart*, *_flush_error, lifespan, and the
+dozens newer drivers add) are skipped on purpose after checking they are numbers; an unknown name under counters/
+(the kernel's fixed PMA set) or an unknown file under a device or port is a ParseError. gids/, gid_attrs/ and
+pkeys/ are skipped (the show_gids parser owns GIDs); so are node_type, node_desc, sm_sl and has_smi. The data and
+packet counters are 64-bit on mlx5 but 32-bit on devices without extended counters, which this dump cannot tell
+apart: they get no saturation check. `N/A` or an empty value gives value None. `grep: PATH: message` lines become
+`tool_error` (entity of the path) unless they concern a skipped subtree; `#` comment lines are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rdmatool.errors import ParseError
+from rdmatool.model import Sample
+from rdmatool.parsers import _ibcounters
+from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
+from rdmatool.parsers._sysfs import FileLine, grep_error, is_comment_or_blank, split_path_value
+
+NAME = "sysfs_counters"
+
+_IB_PATH = re.compile(r"(?:^|/)infiniband/(?P<device>[^/]+)/(?P<rest>.+)$")
+_PORT_PATH = re.compile(r"^ports/(?P<port>\d+)/(?P<file>.+)$")
+_SKIPPED_SUBTREES = ("gids/", "gid_attrs/", "pkeys/")
+_SKIPPED_DEVICE_FILES = {"node_type", "node_desc", "uevent"}
+_SKIPPED_PORT_FILES = {"sm_sl", "has_smi"}
+
+_DEVICE_TEXT = {
+    "fw_ver": "fw_version",
+    "board_id": "board_id",
+    "hca_type": "ca_type",
+    "node_guid": "node_guid",
+    "sys_image_guid": "sys_image_guid",
+    "hw_rev": "hw_version",
+}
+_PORT_NUMBERS = {"lid": "base_lid", "sm_lid": "sm_lid", "lid_mask_count": "lmc"}
+_PORT_TEXT = {"link_layer": "link_layer", "cap_mask": "capability_mask"}
+
+_HW_COUNTERS = {
+    "np_ecn_marked_roce_packets": "ecn_marked_packets",
+    "np_cnp_sent": "cnp_sent",
+    "rp_cnp_handled": "cnp_handled",
+    "rp_cnp_ignored": "cnp_ignored",
+    "out_of_buffer": "rx_out_of_buffer",
+    "out_of_sequence": "out_of_sequence",
+    "packet_seq_err": "packet_seq_err",
+    "local_ack_timeout_err": "local_ack_timeout_err",
+    "implied_nak_seq_err": "implied_nak_seq_err",
+    "rnr_nak_retry_err": "rnr_nak_retry_err",
+    "duplicate_request": "duplicate_request",
+    "req_cqe_error": "req_cqe_error",
+    "resp_cqe_error": "resp_cqe_error",
+    "roce_adp_retrans": "roce_adp_retrans",
+}
+
+# The kernel prints `<number>: <NAME>`; the text has been seen wrong (phys_state "4: ACTIVE"), the number not.
+# Spellings follow ibstat so that both parsers agree on one value.
+_PORT_STATES = {0: "Nop", 1: "Down", 2: "Init", 3: "Armed", 4: "Active", 5: "ActiveDefer"}
+_PHYS_STATES = {
+    1: "Sleep",
+    2: "Polling",
+    3: "Disabled",
+    4: "PortConfigurationTraining",
+    5: "LinkUp",
+    6: "LinkErrorRecovery",
+    7: "PhyTest",
+}
+_NUMBERED_STATE = re.compile(r"^(?P<number>\d+)\s*:\s*\S.*$")
+_RATE = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?) Gb/sec \((?P<lanes>\d+)X(?: (?P<speed>[A-Za-z0-9]+))?\)$")
+_NA = {"", "n/a", "na"}
+
+
+def parse(text: str) -> list[Sample]:
+    samples: list[Sample] = []
+    for line_no, line in lines(text):
+        if is_comment_or_blank(line):
+            continue
+        failure = grep_error(line)
+        if failure is not None:
+            samples.extend(_grep_failure(failure[0], line))
+            continue
+        entry = split_path_value(line)
+        if entry is None:
+            message = tool_error_message(line)
+            if message is None:
+                raise ParseError(NAME, line_no, line, "expected PATH:VALUE")
+            samples.append(tool_error("host", message))
+            continue
+        samples.extend(_file_samples(entry, line_no, line))
+    return samples
+
+
+def _grep_failure(path: str, line: str) -> list[Sample]:
+    match = _IB_PATH.search(path)
+    if match is None:
+        return [tool_error("host", line.strip())]
+    rest = match["rest"]
+    port = _PORT_PATH.match(rest)
+    if port and port["file"].startswith(_SKIPPED_SUBTREES):
+        return []  # unset GID entries answer EINVAL: normal, and GIDs are not ours
+    entity = f"{match['device']}/{port['port']}" if port else match["device"]
+    return [tool_error(entity, line.strip())]
+
+
+def _file_samples(entry: FileLine, line_no: int, line: str) -> list[Sample]:
+    match = _IB_PATH.search(entry.path)
+    if match is None:
+        raise ParseError(NAME, line_no, line, "not a /sys/class/infiniband path")
+    device, rest = match["device"], match["rest"]
+    port = _PORT_PATH.match(rest)
+    if port is None:
+        return _device_file(device, rest, entry.value, line_no, line)
+    entity = f"{device}/{port['port']}"
+    file = port["file"]
+    if file.startswith(_SKIPPED_SUBTREES) or file in _SKIPPED_PORT_FILES:
+        return []
+    if file.startswith("counters/"):
+        return _pma_counter(entity, file.removeprefix("counters/"), entry.value, line_no, line)
+    if file.startswith("hw_counters/"):
+        return _hw_counter(entity, file.removeprefix("hw_counters/"), entry.value, line_no, line)
+    return _port_file(entity, file, entry.value, line_no, line)
+
+
+def _device_file(device: str, rest: str, value: str, line_no: int, line: str) -> list[Sample]:
+    if rest in _SKIPPED_DEVICE_FILES:
+        return []
+    metric = _DEVICE_TEXT.get(rest)
+    if metric is None:
+        raise ParseError(NAME, line_no, line, f"unknown device file {rest!r}")
+    return [Sample(device, metric, text=_text(value), raw_key=rest)]
+
+
+def _pma_counter(entity: str, name: str, value: str, line_no: int, line: str) -> list[Sample]:
+    counter = _ibcounters.BY_SYSFS_NAME.get(name)
+    if counter is None:
+        raise ParseError(NAME, line_no, line, f"unknown PMA counter {name!r}")
+    reading = _counter_value(value, line_no, line)
+    return _ibcounters.counter_samples(entity, counter, name, reading, counter.sysfs_width)
+
+
+def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> list[Sample]:
+    reading = _counter_value(value, line_no, line)  # validated even when skipped: garbage must not pass silently
+    metric = _HW_COUNTERS.get(name)
+    if metric is None:
+        return []
+    return [Sample(entity, metric, reading, raw_key=name)]
+
+
+def _port_file(entity: str, file: str, value: str, line_no: int, line: str) -> list[Sample]:
+    raw_key = file
+    if file == "state":
+        return [Sample(entity, "port_state", text=_state(_PORT_STATES, value, line_no, line), raw_key=raw_key)]
+    if file == "phys_state":
+        return [Sample(entity, "phys_state", text=_state(_PHYS_STATES, value, line_no, line), raw_key=raw_key)]
+    if file == "rate":
+        return _rate(entity, raw_key, value, line_no, line)
+    if file in _PORT_NUMBERS:
+        number = required_number(NAME, line_no, line, value)
+        return [Sample(entity, _PORT_NUMBERS[file], number, raw_key=raw_key)]
+    if file in _PORT_TEXT:
+        return [Sample(entity, _PORT_TEXT[file], text=_text(value), raw_key=raw_key)]
+    raise ParseError(NAME, line_no, line, f"unknown port file {file!r}")
+
+
+def _counter_value(value: str, line_no: int, line: str) -> int | None:
+    number = required_number(NAME, line_no, line, value)
+    if isinstance(number, float):
+        raise ParseError(NAME, line_no, line, "a counter must be a whole number")
+    return number
+
+
+def _state(names: dict[int, str], value: str, line_no: int, line: str) -> str | None:
+    if value.lower() in _NA:
+        return None
+    match = _NUMBERED_STATE.match(value)
+    if match is None or int(match["number"]) not in names:
+        raise ParseError(NAME, line_no, line, "expected `<number>: <STATE>` with a known state number")
+    return names[int(match["number"])]
+
+
+def _rate(entity: str, raw_key: str, value: str, line_no: int, line: str) -> list[Sample]:
+    if value.lower() in _NA:
+        return [Sample(entity, "link_rate_gbps", None, raw_key=raw_key)]
+    match = _RATE.match(value)
+    if match is None:
+        raise ParseError(NAME, line_no, line, "expected a rate like `400 Gb/sec (4X NDR)`")
+    lanes = int(match["lanes"])
+    samples = [
+        Sample(entity, "link_rate_gbps", required_number(NAME, line_no, line, match["gbps"]), raw_key=raw_key),
+        Sample(entity, "link_width", text=f"{lanes}X", raw_key=raw_key),
+        Sample(entity, "link_width_lanes", lanes, raw_key=raw_key),
+    ]
+    if match["speed"]:
+        samples.append(Sample(entity, "link_speed", text=match["speed"], raw_key=raw_key))
+    return samples
+
+
+def _text(value: str) -> str | None:
+    return None if value.lower() in _NA else value
