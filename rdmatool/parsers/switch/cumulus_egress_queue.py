@@ -1,0 +1,49 @@
+"""Cumulus NVUE per-traffic-class egress queue counters of one port (`... counters qos egress-queue-stats`).
+
+Command: `nv show interface <if> counters qos egress-queue-stats [-o json]` (Cumulus Linux >= 5.5; 5.4 and older:
+`nv show interface <if> qos counters egress-queue-stats`).
+Emits (entity `port`, a placeholder the analysis replaces by the real port such as `swp1`, since the table does not
+name it; priority = the traffic class, i.e. the egress queue index 0-7, NOT the switch priority):
+`tx_packets` (tx-frames), `tx_bytes` (tx-bytes), `queue_drop_bytes` (tx-uc-buffer-discards: unicast tail drops,
+counted in bytes), `wred_drops` (wred-discards, packets) - all counters; raw_key = the column name.
+Example:
+    traffic-class  tx-frames  tx-bytes   tx-uc-buffer-discards  wred-discards
+    -------------  ---------  ---------  ---------------------  -------------
+    3              52113      6.21 GB    1.50 KB                12
+Caveats: sizes are human-formatted with binary multiples and two decimals (`6.21 GB`), so byte counters are exact
+only below 1 KB or in the JSON form; the value is the nearest byte of the display. `n/a` cells are skipped.
+`-o json` prints an object keyed by traffic class with the table's field names and plain numbers,
+`{"3": {"tx-frames": 52113, "tx-bytes": 6667804508, ...}}` (NVUE object schema; no public JSON sample exists).
+Prompt lines, `# ...` comments and blank lines are skipped; anything else unexpected is a ParseError.
+"""
+
+from __future__ import annotations
+
+from rdmatool.model import Sample
+from rdmatool.parsers.switch import _cumulus as nv
+
+NAME = "cumulus_egress_queue"
+INDEX = "traffic-class"
+COLUMNS = {
+    "tx-frames": nv.Column("tx_packets", nv.counter),
+    "tx-bytes": nv.Column("tx_bytes", nv.byte_size),
+    "tx-uc-buffer-discards": nv.Column("queue_drop_bytes", nv.byte_size),
+    "wred-discards": nv.Column("wred_drops", nv.counter),
+}
+
+
+def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
+    """The egress-queue table alone; also used for the `Egress Queue Statistics` section of `counters qos`."""
+    return nv.indexed_table(name, body, INDEX, COLUMNS)
+
+
+def parse(text: str) -> list[Sample]:
+    output = nv.read_output(text)
+    if not output.lines:
+        samples: list[Sample] = []
+    elif nv.is_json(output):
+        document, locate = nv.load_json(NAME, output)
+        samples = nv.indexed_json(NAME, document, locate, COLUMNS)
+    else:
+        samples = table_samples(NAME, output.lines)
+    return nv.with_tool_error(samples, output, nv.PORT)
