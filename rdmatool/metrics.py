@@ -311,6 +311,10 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("tx_errors", "packets", COUNTER, "frames that failed to transmit (switch `output errors`)"),
     ("interface_resets", "events", COUNTER, "times the switch reset the interface (flaps, errors); NX-OS"),
     ("pfc_mode", "", STATE, "per-port PFC admin mode as configured on the switch (On, Off, Auto)"),
+    ("rx_errors", "packets", COUNTER, "frames received with any error (switch `input errors`)"),
+    ("tx_errors", "packets", COUNTER, "frames that failed to transmit (switch `output errors`)"),
+    ("interface_resets", "events", COUNTER, "times the switch reset the interface (flaps, errors); NX-OS"),
+    ("pfc_mode", "", STATE, "per-port PFC admin mode as configured on the switch (On, Off, Auto)"),
 ]
 
 GLOSSARY: dict[str, Metric] = {}
