@@ -184,6 +184,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nccl_wrong", "", GAUGE, "values that failed validation (#wrong); > 0 is data corruption"),
     ("nccl_out_of_bounds", "", GAUGE, "out-of-bounds values reported by nccl-tests"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
+    ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),
     ("psi_io_some_avg300", "%", GAUGE, "share of time some task stalled on I/O over the last 300 s"),
     ("psi_io_some_total_us", "us", COUNTER, "total time some task stalled on I/O (PSI some total)"),
@@ -307,10 +308,6 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("cnp_tx_tc_max_usage_bytes", "bytes", GAUGE, "peak traffic-class buffer use by CNP traffic"),
     ("lldp_neighbor", "", STATE, "LLDP neighbour of a local port: text = <remote system>|<remote port>"),
     # --- switch: Onyx, EOS, NX-OS additions ------------------------------------------------------------------------
-    ("rx_errors", "packets", COUNTER, "frames received with any error (switch `input errors`)"),
-    ("tx_errors", "packets", COUNTER, "frames that failed to transmit (switch `output errors`)"),
-    ("interface_resets", "events", COUNTER, "times the switch reset the interface (flaps, errors); NX-OS"),
-    ("pfc_mode", "", STATE, "per-port PFC admin mode as configured on the switch (On, Off, Auto)"),
     ("rx_errors", "packets", COUNTER, "frames received with any error (switch `input errors`)"),
     ("tx_errors", "packets", COUNTER, "frames that failed to transmit (switch `output errors`)"),
     ("interface_resets", "events", COUNTER, "times the switch reset the interface (flaps, errors); NX-OS"),
