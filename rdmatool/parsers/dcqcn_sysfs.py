@@ -41,8 +41,7 @@ def parse(text: str) -> list[Sample]:
             continue
         failure = grep_error(line)
         if failure is not None:
-            match = _ECN_PATH.search(failure[0])
-            samples.append(tool_error(match["netdev"] if match else "host", line.strip()))
+            samples.append(tool_error(_netdev_of(failure[0]), line.strip()))
             continue
         entry = split_path_value(line)
         if entry is None:
@@ -76,3 +75,11 @@ def _knob(path: str, raw_value: str, line_no: int, line: str) -> Sample:
         raise ParseError(NAME, line_no, line, "enable without a priority")
     metric = _NAMED_KNOBS.get(knob["knob"], "dcqcn_param")
     return Sample(netdev, metric, value, raw_key=rest)
+
+
+def _netdev_of(path: str) -> str:
+    """The netdev a grep complaint is about; `host` when the path names none or only an unmatched glob."""
+    match = _ECN_PATH.search(path)
+    if match is None or any(wildcard in match["netdev"] for wildcard in "*?["):
+        return "host"
+    return match["netdev"]

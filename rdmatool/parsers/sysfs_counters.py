@@ -125,6 +125,8 @@ def _grep_failure(path: str, line: str) -> list[Sample]:
     if port and port["file"].startswith(_SKIPPED_SUBTREES):
         return []  # unset GID entries answer EINVAL: normal, and GIDs are not ours
     entity = f"{match['device']}/{port['port']}" if port else match["device"]
+    if any(wildcard in entity for wildcard in "*?["):
+        entity = "host"  # grep echoes an unmatched glob: no device exists to blame
     return [tool_error(entity, line.strip())]
 
 
