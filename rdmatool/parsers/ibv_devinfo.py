@@ -109,7 +109,9 @@ def parse(text: str) -> list[Sample]:
             out.extend(_gid_samples(port, *match.groups()), line_no, line)
             continue
         if match := _FIELD.match(line):
-            out.extend(_field_samples(hca, port, match.group(1), match.group(2), line_no, line), line_no, line)
+            out.extend(
+                _field_samples(hca, port, match.group(1), match.group(2), line_no, line), line_no, line
+            )
             continue
         if _is_capability_detail(line, in_port=port is not None):
             continue
