@@ -26,7 +26,8 @@ Caveats: server and client output captured into one file repeat the header and t
     dropped, so an exactly repeated `--run_infinitely` interval row also appears once, while differing interval
     rows of the same size are all kept in order; a repeated failure message is likewise emitted once.
     `N/A` cells give value None; after `WARNING: BW peak won't be measured` a printed peak of 0 gives value None.
-    Unknown parameter keys, unknown table columns (`--cpu_util`, per-port, QoS, latency in cycles with -C), `-U`/histogram dumps and `--output=` single numbers are ParseErrors.
+    Unknown parameter keys, unknown table columns (`--cpu_util`, per-port, QoS, latency in cycles with -C),
+    `-U`/histogram dumps and `--output=` single numbers are ParseErrors.
     A leading `# ...` provenance comment and a shell prompt echoing the perftest command are skipped.
 """
 
