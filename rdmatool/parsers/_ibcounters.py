@@ -36,15 +36,29 @@ PMA_COUNTERS: tuple[PmaCounter, ...] = (
     PmaCounter("LinkDownedCounter", "link_downed", "link_downed", 8, 8),
     PmaCounter("PortRcvErrors", "port_rcv_errors", "port_rcv_errors", 16, 16),
     PmaCounter(
-        "PortRcvRemotePhysicalErrors", "port_rcv_remote_physical_errors", "port_rcv_remote_physical_errors", 16, 16
+        "PortRcvRemotePhysicalErrors",
+        "port_rcv_remote_physical_errors",
+        "port_rcv_remote_physical_errors",
+        16,
+        16,
     ),
-    PmaCounter("PortRcvSwitchRelayErrors", "port_rcv_switch_relay_errors", "port_rcv_switch_relay_errors", 16, 16),
-    PmaCounter("PortXmitDiscards", "port_xmit_discards", "port_xmit_discards", 16, 16),
-    PmaCounter("PortXmitConstraintErrors", "port_xmit_constraint_errors", "port_xmit_constraint_errors", 8, 8),
-    PmaCounter("PortRcvConstraintErrors", "port_rcv_constraint_errors", "port_rcv_constraint_errors", 8, 8),
-    PmaCounter("LocalLinkIntegrityErrors", "local_link_integrity_errors", "local_link_integrity_errors", 4, 4),
     PmaCounter(
-        "ExcessiveBufferOverrunErrors", "excessive_buffer_overrun_errors", "excessive_buffer_overrun_errors", 4, 4
+        "PortRcvSwitchRelayErrors", "port_rcv_switch_relay_errors", "port_rcv_switch_relay_errors", 16, 16
+    ),
+    PmaCounter("PortXmitDiscards", "port_xmit_discards", "port_xmit_discards", 16, 16),
+    PmaCounter(
+        "PortXmitConstraintErrors", "port_xmit_constraint_errors", "port_xmit_constraint_errors", 8, 8
+    ),
+    PmaCounter("PortRcvConstraintErrors", "port_rcv_constraint_errors", "port_rcv_constraint_errors", 8, 8),
+    PmaCounter(
+        "LocalLinkIntegrityErrors", "local_link_integrity_errors", "local_link_integrity_errors", 4, 4
+    ),
+    PmaCounter(
+        "ExcessiveBufferOverrunErrors",
+        "excessive_buffer_overrun_errors",
+        "excessive_buffer_overrun_errors",
+        4,
+        4,
     ),
     PmaCounter("VL15Dropped", "VL15_dropped", "vl15_dropped", 16, 16),
     PmaCounter("QP1Dropped", None, "qp1_dropped", 16, 16),
@@ -55,10 +69,16 @@ PMA_COUNTERS: tuple[PmaCounter, ...] = (
     PmaCounter("PortRcvData", "port_rcv_data", "port_rcv_data_bytes", 32, UNBOUNDED, words=True),
     PmaCounter("PortXmitPkts", "port_xmit_packets", "port_xmit_packets", 32, UNBOUNDED),
     PmaCounter("PortRcvPkts", "port_rcv_packets", "port_rcv_packets", 32, UNBOUNDED),
-    PmaCounter("PortUnicastXmitPkts", "unicast_xmit_packets", "port_unicast_xmit_packets", UNBOUNDED, UNBOUNDED),
+    PmaCounter(
+        "PortUnicastXmitPkts", "unicast_xmit_packets", "port_unicast_xmit_packets", UNBOUNDED, UNBOUNDED
+    ),
     PmaCounter("PortUnicastRcvPkts", "unicast_rcv_packets", "port_unicast_rcv_packets", UNBOUNDED, UNBOUNDED),
-    PmaCounter("PortMulticastXmitPkts", "multicast_xmit_packets", "port_multicast_xmit_packets", UNBOUNDED, UNBOUNDED),
-    PmaCounter("PortMulticastRcvPkts", "multicast_rcv_packets", "port_multicast_rcv_packets", UNBOUNDED, UNBOUNDED),
+    PmaCounter(
+        "PortMulticastXmitPkts", "multicast_xmit_packets", "port_multicast_xmit_packets", UNBOUNDED, UNBOUNDED
+    ),
+    PmaCounter(
+        "PortMulticastRcvPkts", "multicast_rcv_packets", "port_multicast_rcv_packets", UNBOUNDED, UNBOUNDED
+    ),
     # PortRcvErrorDetails (perfquery -E): 16-bit each, a breakdown of PortRcvErrors.
     PmaCounter("PortLocalPhysicalErrors", None, "port_local_physical_errors", 16, 16),
     PmaCounter("PortMalformedPktErrors", None, "port_malformed_packet_errors", 16, 16),
@@ -72,7 +92,9 @@ BY_PERFQUERY_NAME: dict[str, PmaCounter] = {c.perfquery_name: c for c in PMA_COU
 BY_SYSFS_NAME: dict[str, PmaCounter] = {c.sysfs_name: c for c in PMA_COUNTERS if c.sysfs_name}
 
 
-def counter_samples(entity: str, counter: PmaCounter, raw_key: str, value: int | None, bits: int) -> list[Sample]:
+def counter_samples(
+    entity: str, counter: PmaCounter, raw_key: str, value: int | None, bits: int
+) -> list[Sample]:
     """The reading in canonical units, followed by a `counter_saturated` marker when it is pinned at its maximum."""
     scaled = value * 4 if counter.words and value is not None else value
     samples = [Sample(entity, counter.metric, scaled, raw_key=raw_key)]

@@ -56,7 +56,9 @@ def parse(text: str) -> list[Sample]:
             samples.extend(_pressure_line(prefixed["resource"], prefixed["body"], line_no, line))
         elif _BODY.match(line):
             if banner_resource is None:
-                raise ParseError(NAME, line_no, line, "PSI line without /proc/pressure/<resource>: use grep -H")
+                raise ParseError(
+                    NAME, line_no, line, "PSI line without /proc/pressure/<resource>: use grep -H"
+                )
             samples.extend(_pressure_line(banner_resource, line, line_no, line))
         else:
             message = tool_error_message(line)

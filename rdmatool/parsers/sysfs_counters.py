@@ -167,7 +167,8 @@ def _pma_counter(entity: str, name: str, value: str, line_no: int, line: str) ->
 
 
 def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> list[Sample]:
-    reading = _counter_value(value, line_no, line)  # validated even when skipped: garbage must not pass silently
+    # Validated even when skipped: garbage must not pass silently.
+    reading = _counter_value(value, line_no, line)
     metric = _HW_COUNTERS.get(name)
     if metric is None:
         return []
@@ -177,9 +178,13 @@ def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> 
 def _port_file(entity: str, file: str, value: str, line_no: int, line: str) -> list[Sample]:
     raw_key = file
     if file == "state":
-        return [Sample(entity, "port_state", text=_state(_PORT_STATES, value, line_no, line), raw_key=raw_key)]
+        return [
+            Sample(entity, "port_state", text=_state(_PORT_STATES, value, line_no, line), raw_key=raw_key)
+        ]
     if file == "phys_state":
-        return [Sample(entity, "phys_state", text=_state(_PHYS_STATES, value, line_no, line), raw_key=raw_key)]
+        return [
+            Sample(entity, "phys_state", text=_state(_PHYS_STATES, value, line_no, line), raw_key=raw_key)
+        ]
     if file == "rate":
         return _rate(entity, raw_key, value, line_no, line)
     if file in _PORT_NUMBERS:
@@ -214,7 +219,9 @@ def _rate(entity: str, raw_key: str, value: str, line_no: int, line: str) -> lis
         raise ParseError(NAME, line_no, line, "expected a rate like `400 Gb/sec (4X NDR)`")
     lanes = int(match["lanes"])
     samples = [
-        Sample(entity, "link_rate_gbps", required_number(NAME, line_no, line, match["gbps"]), raw_key=raw_key),
+        Sample(
+            entity, "link_rate_gbps", required_number(NAME, line_no, line, match["gbps"]), raw_key=raw_key
+        ),
         Sample(entity, "link_width", text=f"{lanes}X", raw_key=raw_key),
         Sample(entity, "link_width_lanes", lanes, raw_key=raw_key),
     ]
