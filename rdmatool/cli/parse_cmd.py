@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rdmatool import parsers
@@ -70,12 +71,12 @@ def _print_table(name: str, samples: list[Sample]) -> None:
         table.add_column(column, overflow="fold")
     for s in samples:
         table.add_row(
-            s.entity,
+            escape(s.entity),
             s.metric,
             "" if s.priority is None else str(s.priority),
             "" if s.size_bytes is None else str(s.size_bytes),
             "" if s.value is None else f"{s.value:g}" if isinstance(s.value, float) else str(s.value),
-            s.text or "",
-            s.raw_key or "",
+            escape(s.text or ""),
+            escape(s.raw_key or ""),  # `t_min[usec]` is a field name, not rich markup
         )
     Console().print(table)

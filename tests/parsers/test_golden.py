@@ -27,7 +27,7 @@ def _cases() -> list[tuple[str, str]]:
 def test_golden_pair(parser: str, case: str) -> None:
     raw = PARSER_FIXTURES / parser / f"{case}.txt"
     assert parser in parsers.names(), f"fixture folder {parser!r} names no parser"
-    text = raw.read_text(encoding="utf-8")
+    text = raw.read_bytes().decode("utf-8")  # keep CRLF fixtures as CRLF
     error_file = raw.with_suffix(".error")
     if error_file.exists():
         with pytest.raises(ParseError) as caught:
