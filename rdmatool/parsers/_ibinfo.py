@@ -48,11 +48,14 @@ _NUMBER_LAST = re.compile(r"^(\S.*?)\s*\((\d+)\)$")
 
 
 def prompt_pattern(tool: str) -> re.Pattern[str]:
-    """A shell prompt line that ran `tool` (`[root@node ~]# ibstat mlx4_0`, `$ sudo ibv_devinfo -v`).
+    """The command line that ran `tool`, with or without a prompt (`[root@node ~]# ibstat mlx4_0`, `$ sudo
+    ibv_devinfo -v`, `show_gids`).
 
-    Pasted captures often keep the command line; only a prompt that ran this very tool is accepted as noise.
+    Pasted captures often keep the command line; only a command that ran this very tool is accepted as noise.
     """
-    return re.compile(rf"^\s*(?:\S.*?)?[#$>]\s*(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?{re.escape(tool)}(?:\s.*)?$")
+    return re.compile(
+        rf"^\s*(?:(?:\S.*?)?[#$>]\s*)?(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?{re.escape(tool)}(?:\s.*)?$"
+    )
 
 
 class Collector:
@@ -83,7 +86,7 @@ class Collector:
 def content_lines(text: str, parser: str, tool: str, collector: Collector) -> Iterator[tuple[int, str]]:
     """The lines that carry the tool's own output; noise is skipped and tool failures become `tool_error`.
 
-    Skipped: blank lines, `#` provenance comments, a shell prompt that ran `tool`, libibverbs and ibwarn warnings.
+    Skipped: blank lines, `#` provenance comments, the command line that ran `tool`, libibverbs and ibwarn warnings.
     """
     prompt = prompt_pattern(tool)
     for line_no, line in lines(text):
