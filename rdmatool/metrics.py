@@ -259,6 +259,10 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("tx_overruns", "packets", COUNTER, "transmit overruns (SONiC TX_OVR)"),
     ("rx_util_pct", "%", GAUGE, "receive utilisation of the port speed, as the switch computes it"),
     ("tx_util_pct", "%", GAUGE, "transmit utilisation of the port speed, as the switch computes it"),
+    ("rx_bandwidth_gbps", "Gb/s", GAUGE, "receive throughput as the switch's own rate column reports it"),
+    ("tx_bandwidth_gbps", "Gb/s", GAUGE, "transmit throughput as the switch's own rate column reports it"),
+    ("rx_rate_pps", "packets/s", GAUGE, "receive packet rate as the switch's own rate column reports it"),
+    ("tx_rate_pps", "packets/s", GAUGE, "transmit packet rate as the switch's own rate column reports it"),
     # --- switch: Cumulus and lldpctl additions ------------------------------------------------------------------------
     ("roce_mode", "", STATE, "RoCE QoS mode of a switch or port: lossless, lossy, lossless-single-ipool"),
     ("roce_enabled", "bool", GAUGE, "RoCE QoS configuration enabled on the switch"),

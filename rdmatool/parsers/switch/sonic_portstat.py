@@ -5,8 +5,8 @@ Emits (entity = port as SONiC prints it; raw_key = the column or label as printe
   table view: `oper_state` (state from STATE: U -> Up, D -> Down, X -> Disabled (admin down), N/A -> None),
   `rx_packets` / `tx_packets` (RX_OK / TX_OK), `rx_errors` / `tx_errors` (RX_ERR / TX_ERR), `rx_discards` /
   `tx_discards` (RX_DRP / TX_DRP), `rx_overruns` / `tx_overruns` (RX_OVR / TX_OVR) - counters; the tool's own
-  rates `rx_bytes_per_s` / `tx_bytes_per_s` (RX_BPS / TX_BPS, `MB/s` = 10^6 B/s), `rx_packets_per_s` /
-  `tx_packets_per_s` (RX_PPS / TX_PPS) and `rx_util_pct` / `tx_util_pct` (RX_UTIL / TX_UTIL) - gauges.
+  rates `rx_bandwidth_gbps` / `tx_bandwidth_gbps` (RX_BPS / TX_BPS in bytes/s, `MB/s` = 10^6 B/s, converted to
+  Gb/s), `rx_rate_pps` / `tx_rate_pps` (RX_PPS / TX_PPS) and `rx_util_pct` / `tx_util_pct` (RX_UTIL / TX_UTIL) - gauges.
   detailed view: `rx_packets` (`Total Packets Received Without Errors`), `tx_packets` (`Total Packets Transmitted
   Successfully`), `rx_overruns` (`Overruns Received`), `queue_drops` (`WRED Total Dropped Packets`, port total).
   A failing tool (`Error: ...`) gives a `tool_error` sample on entity `host`.
@@ -55,12 +55,18 @@ _COUNTER_COLUMNS = {
     "TX_DRP": "tx_discards",
     "TX_OVR": "tx_overruns",
 }
-_RATE_COLUMNS = {"RX_BPS": "rx_bytes_per_s", "TX_BPS": "tx_bytes_per_s"}
-_PPS_COLUMNS = {"RX_PPS": "rx_packets_per_s", "TX_PPS": "tx_packets_per_s"}
+_RATE_COLUMNS = {"RX_BPS": "rx_bandwidth_gbps", "TX_BPS": "tx_bandwidth_gbps"}
+_PPS_COLUMNS = {"RX_PPS": "rx_rate_pps", "TX_PPS": "tx_rate_pps"}
 _UTIL_COLUMNS = {"RX_UTIL": "rx_util_pct", "TX_UTIL": "tx_util_pct"}
 _STATES = {"U": "Up", "D": "Down", "X": "Disabled", "N/A": None}
 _BYTE_RATE = re.compile(r"^(?P<number>[\d,]+(?:\.\d+)?) (?P<unit>B|KB|MB|GB)/s$")
-_BYTE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9}  # portstat divides by 1000, not 1024
+# Bytes per second -> Gb/s. portstat scales by 1000, not 1024 (25G port: 2000.00 MB/s = 64.00% util).
+_GBPS_PER_UNIT = {
+    "B": Decimal(8) / 10**9,
+    "KB": Decimal(8) / 10**6,
+    "MB": Decimal(8) / 10**3,
+    "GB": Decimal(8),
+}
 _PACKET_RATE = re.compile(r"^(?P<number>[\d,]+(?:\.\d+)?)/s$")
 _PERCENT = re.compile(r"^(?P<number>\d+(?:\.\d+)?)%$")
 
@@ -154,12 +160,12 @@ def _port_row(row: Row, header: tuple[str, ...]) -> list[Sample]:
 
 
 def _scaled(row: Row, cell: str, pattern: re.Pattern[str]) -> float | None:
-    """`2000.00 MB/s` -> 2.0e9 bytes/s, `12.50/s` -> 12.5, `64.00%` -> 64.0; `N/A` -> None."""
+    """`2000.00 MB/s` -> 16.0 Gb/s, `12.50/s` -> 12.5, `64.00%` -> 64.0; `N/A` -> None."""
     if cell.strip().upper() == "N/A":
         return None
     match = pattern.match(cell.strip())
     if not match:
         raise row_error(NAME, row, f"unexpected rate or utilisation {cell!r}")
-    value = Decimal(match.group("number").replace(",", ""))  # exact scaling: 204.80 KB/s is 204800 B/s
+    value = Decimal(match.group("number").replace(",", ""))  # exact scaling: 204.80 KB/s is 0.0016384 Gb/s
     unit = match.groupdict().get("unit")
-    return float(value * _BYTE_UNITS[unit]) if unit else float(value)
+    return float(value * _GBPS_PER_UNIT[unit]) if unit else float(value)

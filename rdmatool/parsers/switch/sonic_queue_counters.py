@@ -28,7 +28,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch._sonic import (
+    PROMPT,
     Loose,
     Row,
     Table,
@@ -60,8 +62,9 @@ _WATERMARK_TITLE = re.compile(r"^\s*Egress shared pool occupancy per (?:unicast|
 
 
 def parse(text: str) -> list[Sample]:
-    if text.lstrip().startswith("{"):
-        return _parse_json(text)
+    json_start = _json_start(text)
+    if json_start is not None:
+        return _parse_json(text, json_start)
     samples: list[Sample] = []
     watermark = False
     for item in scan(NAME, text):
@@ -124,18 +127,32 @@ def _watermark_table(table: Table) -> list[Sample]:
     return samples
 
 
-def _parse_json(text: str) -> list[Sample]:
+def _json_start(text: str) -> int | None:
+    """0-based index of the line opening a `--json` document, after any prompt or provenance comment."""
+    for index, (_, line) in enumerate(lines(text)):
+        if not line.strip() or (line.lstrip().startswith("#") and not line.lstrip().startswith("#{")):
+            continue
+        if PROMPT.match(line):
+            continue
+        return index if line.lstrip().startswith("{") else None
+    return None
+
+
+def _parse_json(text: str, start: int) -> list[Sample]:
     """`--json`: {port: {queue: {totalpacket, totalbytes, droppacket, dropbytes}}} with string values."""
+    all_lines = text.splitlines()
+    body = "\n".join(all_lines[start:])
     try:
-        document = json.loads(text)
+        document = json.loads(body)
     except json.JSONDecodeError as exc:
-        line = text.splitlines()[exc.lineno - 1] if 0 < exc.lineno <= len(text.splitlines()) else ""
-        raise ParseError(NAME, exc.lineno, line, f"invalid JSON ({exc.msg})") from None
+        line_no = start + exc.lineno
+        line = all_lines[line_no - 1] if 0 < line_no <= len(all_lines) else ""
+        raise ParseError(NAME, line_no, line, f"invalid JSON ({exc.msg})") from None
     except (RecursionError, ValueError) as exc:
-        raise ParseError(NAME, 1, text[:120], f"invalid JSON ({type(exc).__name__})") from None
-    locate = _Locator(text)
+        raise ParseError(NAME, start + 1, all_lines[start], f"invalid JSON ({type(exc).__name__})") from None
+    locate = _Locator(all_lines, start)
     if not isinstance(document, dict):
-        raise ParseError(NAME, 1, locate.line(1), "expected a JSON object of ports")
+        raise ParseError(NAME, start + 1, locate.line(start + 1), "expected a JSON object of ports")
     samples = []
     for port, queues in document.items():
         if not isinstance(queues, dict):
@@ -168,9 +185,9 @@ def _json_queue(locate: _Locator, port: str, queue_name: str, fields: object) ->
 class _Locator:
     """Best-effort line numbers for JSON keys (json.loads keeps none): the next line holding `"key"`."""
 
-    def __init__(self, text: str) -> None:
-        self._lines = text.splitlines() or [""]
-        self._cursor = 0
+    def __init__(self, all_lines: list[str], start: int) -> None:
+        self._lines = all_lines or [""]
+        self._cursor = start
 
     def line(self, line_no: int) -> str:
         return self._lines[line_no - 1] if 0 < line_no <= len(self._lines) else ""
