@@ -12,7 +12,7 @@ Emits (entity `mlx5_0/1` for port files, `mlx5_0` for device files):
   (rp_cnp_handled), `cnp_ignored` (rp_cnp_ignored), `rx_out_of_buffer` (out_of_buffer), `out_of_sequence`,
   `packet_seq_err`, `local_ack_timeout_err`, `implied_nak_seq_err`, `rnr_nak_retry_err`, `duplicate_request`,
   `req_cqe_error`, `resp_cqe_error`, `roce_adp_retrans`.
-  state -> `port_state` (Active, Down, Init, Armed, ActiveDefer), phys_state -> `phys_state` (LinkUp, Polling,
+  state -> `port_state` (Active, Down, Initializing, Armed, ActiveDefer), phys_state -> `phys_state` (LinkUp, Polling,
   Disabled, Sleep, PortConfigurationTraining, LinkErrorRecovery, PhyTest), both mapped on the NUMBER the file
   starts with; rate -> `link_rate_gbps`, `link_width`, `link_width_lanes`, `link_speed`; link_layer; lid ->
   `base_lid`, sm_lid, lid_mask_count -> `lmc`, cap_mask -> `capability_mask`.
@@ -41,6 +41,7 @@ from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers import _ibcounters
 from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
+from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, rate_text_samples
 from rdmatool.parsers._sysfs import FileLine, grep_error, is_comment_or_blank, split_path_value
 
 NAME = "sysfs_counters"
@@ -80,19 +81,8 @@ _HW_COUNTERS = {
 }
 
 # The kernel prints `<number>: <NAME>`; the text has been seen wrong (phys_state "4: ACTIVE"), the number not.
-# Spellings follow ibstat so that both parsers agree on one value.
-_PORT_STATES = {0: "Nop", 1: "Down", 2: "Init", 3: "Armed", 4: "Active", 5: "ActiveDefer"}
-_PHYS_STATES = {
-    1: "Sleep",
-    2: "Polling",
-    3: "Disabled",
-    4: "PortConfigurationTraining",
-    5: "LinkUp",
-    6: "LinkErrorRecovery",
-    7: "PhyTest",
-}
+# The names come from the ibstat/ibstatus helper so that every parser spells a state the same way.
 _NUMBERED_STATE = re.compile(r"^(?P<number>\d+)\s*:\s*\S.*$")
-_RATE = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?) Gb/sec \((?P<lanes>\d+)X(?: (?P<speed>[A-Za-z0-9]+))?\)$")
 _NA = {"", "n/a", "na"}
 
 
@@ -178,13 +168,9 @@ def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> 
 def _port_file(entity: str, file: str, value: str, line_no: int, line: str) -> list[Sample]:
     raw_key = file
     if file == "state":
-        return [
-            Sample(entity, "port_state", text=_state(_PORT_STATES, value, line_no, line), raw_key=raw_key)
-        ]
+        return [Sample(entity, "port_state", text=_state(PORT_STATES, value, line_no, line), raw_key=raw_key)]
     if file == "phys_state":
-        return [
-            Sample(entity, "phys_state", text=_state(_PHYS_STATES, value, line_no, line), raw_key=raw_key)
-        ]
+        return [Sample(entity, "phys_state", text=_state(PHYS_STATES, value, line_no, line), raw_key=raw_key)]
     if file == "rate":
         return _rate(entity, raw_key, value, line_no, line)
     if file in _PORT_NUMBERS:
@@ -214,19 +200,9 @@ def _state(names: dict[int, str], value: str, line_no: int, line: str) -> str | 
 def _rate(entity: str, raw_key: str, value: str, line_no: int, line: str) -> list[Sample]:
     if value.lower() in _NA:
         return [Sample(entity, "link_rate_gbps", None, raw_key=raw_key)]
-    match = _RATE.match(value)
-    if match is None:
+    samples = rate_text_samples(entity, value, raw_key)
+    if samples is None:
         raise ParseError(NAME, line_no, line, "expected a rate like `400 Gb/sec (4X NDR)`")
-    lanes = int(match["lanes"])
-    samples = [
-        Sample(
-            entity, "link_rate_gbps", required_number(NAME, line_no, line, match["gbps"]), raw_key=raw_key
-        ),
-        Sample(entity, "link_width", text=f"{lanes}X", raw_key=raw_key),
-        Sample(entity, "link_width_lanes", lanes, raw_key=raw_key),
-    ]
-    if match["speed"]:
-        samples.append(Sample(entity, "link_speed", text=match["speed"], raw_key=raw_key))
     return samples
 
 
