@@ -19,8 +19,8 @@ Caveats: ibstat prints the rate as a bare number (width x lane speed), so a widt
 a lower rate (56 on an EDR card, 200 on an NDR card); if a rate is printed in the sysfs form `25 Gb/sec (1X EDR)`
 it is split into link_width / link_width_lanes / link_speed as well. Rate and LIDs of a port that is not Active
 are defaults, not readings. `N/A` or empty values are emitted with value/text None. Indentation is not relied on
-(tabs, spaces or none): field names tell CA fields from port fields. Skipped: blank lines, `#` comments, a shell
-prompt that ran ibstat, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
+(tabs, spaces or none): field names tell CA fields from port fields. Skipped: blank lines, `#` comments, the (prompted)
+command line that ran ibstat, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ Example:
 Caveats: rate is width x lane speed, so a lane failure shows as `1X`/`2X` and a speed downgrade as a lower
 generation; on SDR old kernels print no speed name (`10 Gb/sec (4X)`) and link_speed is then not emitted. Rate and
 LIDs of a port that is not Active are defaults. `default gid: unknown`, `N/A` or empty values are emitted with
-value/text None. Older ibstatus without `link_layer` is fine. Skipped: blank lines, `#` comments, a shell prompt
-that ran ibstatus, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
+value/text None. Older ibstatus without `link_layer` is fine. Skipped: blank lines, `#` comments, the (prompted)
+command line that ran ibstatus, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
 """
 
 from __future__ import annotations

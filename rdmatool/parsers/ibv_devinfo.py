@@ -25,7 +25,7 @@ not derived here (width x lane speed is left to the analysis). `invalid MTU (0)`
 emitted with value/text None. The many other `key: value` attributes of -v (device_cap_flags and its continuation
 flag lines, `Unknown flags: 0x...`, odp/tso/rss caps, MLNX_OFED `device_cap_exp_flags`, `ooo_rc_caps  = 0x0`,
 `log max atomic inline  5`, `tag matching not supported`, `C-VLAN stripping offload` ...) are accepted and not
-emitted; any other line is a ParseError. Skipped: blank lines, `#` comments, a shell prompt that ran ibv_devinfo,
+emitted; any other line is a ParseError. Skipped: blank lines, `#` comments, the (prompted) command line that ran ibv_devinfo,
 `libibverbs: Warning: ...` lines. Formats follow rdma-core libibverbs/examples/devinfo.c and MLNX_OFED 4.x output.
 """
 

@@ -15,7 +15,7 @@ Example:
 Caveats: rows are TAB-separated with an empty IPv4 column for link-local GIDs, so columns are recognised by shape
 (dotted quad, `v1`/`v2`, netdev) rather than by position. Older versions and IB ports leave VER and/or DEV empty;
 those samples are then not emitted. Masked pastes (`xxxx` groups in a GID) are accepted. Skipped: the header and
-`---` underline, blank lines, `#` comments, a shell prompt that ran show_gids. A row with extra columns, a non-
+`---` underline, blank lines, `#` comments, the (prompted) command line that ran show_gids. A row with extra columns, a non-
 numeric PORT/INDEX or a GID that is not hex groups is a ParseError. The row count is not checked against
 n_gids_found (pasted samples are often excerpts).
 """
