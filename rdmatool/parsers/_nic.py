@@ -35,9 +35,10 @@ _LOCAL_TOOL_ERRORS = tuple(
     )
 )
 
-# A shell prompt echoing the command, as pasted into issues and web pages (`[root@h ~]# mlnx_qos -i eth2`).
+# A shell prompt or `set -x` trace echoing the command, as pasted into issues and web pages
+# (`[root@h ~]# mlnx_qos -i eth2`, `+ mlnx_qos -i eth4 --trust dscp`).
 _PROMPT = re.compile(
-    r"^\s*(?:\S*[$#>]\s*)?(?:sudo\s+)?(?:ethtool|mlnx_qos|mlxlink|flint|mstflint|mlxfwmanager)(?:\s|$)"
+    r"^\s*(?:\+\s*|(?:\[[^\]]*\]|[\w.@:~/-]*)\s*[$#>]\s*)?(?:sudo\s+)?(?:ethtool|mlnx_qos|mlxlink|flint|mstflint|mlxfwmanager)(?:\s|$)"
 )
 
 
