@@ -1,0 +1,1 @@
+"""Simulated RDMA fabric served by a real OpenSSH server on loopback (see tests/fabric/README.md)."""

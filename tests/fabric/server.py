@@ -1,0 +1,267 @@
+"""Start and stop the simulated fabric: state dir, keys, known_hosts, inventory and one real sshd.
+
+One sshd listens on 0.0.0.0:<free port>; every simulated target is a distinct loopback address on that port
+(hosts 127.0.1.x, switches 127.0.2.x), told apart by the wrapper (ForceCommand) from SSH_CONNECTION. All targets
+share one host key (an sshd serves one key per type whatever the dialled address); known_hosts lists it once per
+`[address]:port`, so strict host-key checking still works per target. An unreachable target is written into the
+inventory with its real address but a closed port: connections are refused at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import marshal
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.fabric import render
+from tests.fabric.scenario import Fault, Scenario
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+PERFTEST = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat", "ib_read_lat")
+HOST_TOOLS = {"ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo", "perfquery": "perfquery", "ethtool": "ethtool",
+              "mlnx_qos": "mlnx_qos", "show_gids": "show_gids", "lldpctl": "lldpctl",
+              **{t: "perftest" for t in PERFTEST}}
+SWITCH_TOOLS = {"sonic": {"show": "sonic_show", "lldpctl": "lldpctl"},
+                "cumulus": {"nv": "cumulus_nv", "lldpctl": "lldpctl"}}
+GARBAGE = "\\033[31m#@!%% segfault?? 0xdeadbeef\\n\\t<<<< corrupted output >>>>\\n~~~ 17 ?? ::: \\007\\n"  # printf(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tools_of(spec: dict) -> dict[str, str]:
+    return HOST_TOOLS if spec["kind"] == "host" else SWITCH_TOOLS.get(spec["platform"], {})
+
+
+def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> dict:
+    """Write everything the wrapper and the shims read; (re)callable: set_fault rewrites the state in place."""
+    eff = scenario.effective()
+    for sub in ("targets", "sys", "bin", "launchers", "tmp", "pids", "perftest"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    if epoch is None:
+        epoch_file = state / "epoch"
+        epoch = float(epoch_file.read_text()) if epoch_file.exists() else time.time()
+        epoch_file.write_text(repr(epoch))
+    modules = {**HOST_TOOLS, **SWITCH_TOOLS["sonic"], **SWITCH_TOOLS["cumulus"]}
+    for tool, module in modules.items():
+        launcher = state / "launchers" / tool
+        launcher.write_text(
+            f"#!{sys.executable} -S\nimport sys\nsys.path.insert(0, {str(REPO)!r})\n"
+            f"from tests.fabric.shims._base import run\nsys.exit(run({module!r}, {tool!r}, sys.argv[1:]))\n")
+        launcher.chmod(0o755)
+    for address, spec in eff["targets"].items():
+        spec["epoch"] = epoch
+        (state / "targets" / f"{address}.json").write_text(json.dumps(spec, indent=1))  # for people
+        (state / "targets" / f"{address}.bin").write_bytes(marshal.dumps(spec))  # for the wrapper and shims
+        sysdir = state / "sys" / spec["name"]
+        shutil.rmtree(sysdir, ignore_errors=True)
+        if spec["platform"] in ("linux", "sonic", "cumulus"):
+            render.static(spec, sysdir)
+        bindir = state / "bin" / spec["name"]
+        shutil.rmtree(bindir, ignore_errors=True)
+        bindir.mkdir()
+        faults = spec["tools"]
+        for tool in tools_of(spec):
+            path = bindir / tool
+            if tool in faults["missing"]:
+                continue
+            if tool in faults["garbage"]:
+                path.write_text(f"#!/bin/sh\nprintf '{GARBAGE}'\n")
+                path.chmod(0o755)
+            elif tool in faults["hanging"]:
+                path.write_text("#!/bin/sh\nexec sleep 600\n")
+                path.chmod(0o755)
+            else:
+                path.symlink_to(state / "launchers" / tool)
+    (state / "index.bin").write_bytes(marshal.dumps(eff["index"]))
+    return eff
+
+
+@dataclass
+class Fabric:
+    scenario: Scenario
+    state: Path
+    port: int
+    client_key: Path
+    known_hosts: Path
+    inventory_path: Path
+    targets: list[dict] = field(default_factory=list)  # [{name, address, port, kind, platform, role, unreachable}]
+    host_key: Path | None = None
+    _sshd: subprocess.Popen | None = None
+
+    def address(self, name: str) -> str:
+        return next(t["address"] for t in self.targets if t["name"] == name)
+
+    def target(self, name: str) -> dict:
+        return next(t for t in self.targets if t["name"] == name)
+
+    def set_fault(self, kind: str, target: str, **params: object) -> None:
+        """Inject one more fault; it shows from the next SSH connection on (counters keep their epoch)."""
+        self.scenario.faults.append(Fault(kind=kind, target=target, **params))
+        write_state(self.scenario, self.state)
+
+    def clear_faults(self) -> None:
+        self.scenario.faults.clear()
+        self.scenario.unreachable.clear()
+        write_state(self.scenario, self.state)
+
+    def stop(self) -> None:
+        if self._sshd is not None and self._sshd.poll() is None:
+            self._sshd.terminate()
+            try:
+                self._sshd.wait(5)
+            except subprocess.TimeoutExpired:
+                self._sshd.kill()
+                self._sshd.wait()
+        # sessions outlive the listener (a hanging tool sleeps 600 s): end the ones our wrappers recorded
+        for pidfile in (self.state / "pids").glob("*"):
+            for pgid in {int(x) for x in pidfile.read_text().split()}:
+                if pgid > 1 and pgid != os.getpgid(0):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pgid, signal.SIGKILL)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def _keygen(path: Path, comment: str) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)], check=True)
+    return path.with_suffix(".pub").read_text().strip()
+
+
+def _compress(entries: list[dict]) -> list[dict]:
+    """Fold runs like gpu01..gpu11 at 127.0.1.1..11 into one hostlist entry `gpu[01-11]` / `127.0.1.[1-11]`."""
+    out: list[dict] = []
+    run: list[dict] = []
+
+    def split(e: dict) -> tuple[str, int, int, str, int] | None:
+        m = re.fullmatch(r"(.*?)(\d+)", e["name"])
+        a = re.fullmatch(r"(.*\.)(\d+)", e["address"])
+        if not m or not a:
+            return None
+        return m.group(1), int(m.group(2)), len(m.group(2)), a.group(1), int(a.group(2))
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            s0, s1 = split(run[0]), split(run[-1])
+            out.append({**run[0], "name": f"{s0[0]}[{s0[1]:0{s0[2]}d}-{s1[1]:0{s1[2]}d}]",
+                        "address": f"{s0[3]}[{s0[4]}-{s1[4]}]"})
+        run.clear()
+
+    for e in entries:
+        if run and "port" not in e and "port" not in run[-1] and e["group"] == run[-1]["group"]:
+            a, b = split(run[-1]), split(e)
+            if a and b and a[0] == b[0] and a[2] == b[2] and a[3] == b[3] and b[1] == a[1] + 1 and b[4] == a[4] + 1:
+                run.append(e)
+                continue
+        flush()
+        run.append(e)
+    flush()
+    return out
+
+
+def write_inventory(fabric: Fabric, path: Path) -> None:
+    import yaml
+
+    groups: dict[str, dict] = {"gpu": {"kind": "host", "platform": "linux", "role": "compute"},
+                               "stor": {"kind": "host", "platform": "linux", "role": "storage"}}
+    entries = []
+    for t in fabric.targets:
+        if t["kind"] == "host":
+            group = "gpu" if t["role"] == "compute" else "stor"
+        else:
+            group = f"leaf_{t['platform']}"
+            groups[group] = {"kind": "switch", "platform": t["platform"]}
+        e = {"name": t["name"], "address": t["address"], "group": group}
+        if t["port"] != fabric.port:
+            e["port"] = t["port"]
+        entries.append(e)
+    doc = {"defaults": {"user": "root", "port": fabric.port, "identity_file": str(fabric.client_key)},
+           "groups": groups, "targets": _compress(entries)}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
+
+
+def start(scenario: Scenario, workdir: Path | None = None, port: int | None = None) -> Fabric:
+    """Write the state, keys, known_hosts and inventory, start sshd and wait until it accepts connections."""
+    base = Path(workdir) if workdir else Path("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+    state = Path(tempfile.mkdtemp(prefix="rdma-fabric-", dir=base))
+    os.chmod(state, 0o755)
+    try:
+        return _start(scenario, state, port or free_port())
+    except BaseException:
+        shutil.rmtree(state, ignore_errors=True)
+        raise
+
+
+def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
+    eff = write_state(scenario, state)
+    host_pub = _keygen(state / "ssh_host_ed25519_key", "rdma-fabric-host")
+    client_pub = _keygen(state / "client_key", "rdma-fabric-client")
+    (state / "authorized_keys").write_text(client_pub + "\n")
+    closed = free_port()
+    targets = [{"name": s["name"], "address": a, "port": closed if s.get("unreachable") else port,
+                "kind": s["kind"], "platform": s["platform"], "role": s.get("role"),
+                "unreachable": bool(s.get("unreachable"))} for a, s in eff["targets"].items()]
+    key_type, key_b64 = host_pub.split()[:2]
+    known = state / "known_hosts"
+    known.write_text("".join(f"[{t['address']}]:{t['port']} {key_type} {key_b64}\n" for t in targets))
+    fabric = Fabric(scenario=scenario, state=state, port=port, client_key=state / "client_key", known_hosts=known,
+                    inventory_path=state / "inventory.yaml", targets=targets, host_key=state / "ssh_host_ed25519_key")
+    write_inventory(fabric, fabric.inventory_path)
+    config = state / "sshd_config"
+    config.write_text("\n".join([
+        f"ListenAddress 0.0.0.0:{port}",
+        f"HostKey {state / 'ssh_host_ed25519_key'}",
+        f"PidFile {state / 'sshd.pid'}",
+        f"AuthorizedKeysFile {state / 'authorized_keys'}",
+        "AllowUsers root@127.0.0.0/8",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "PermitRootLogin prohibit-password",
+        "MaxStartups 1000:30:1000",
+        "MaxSessions 100",
+        "UsePAM no",
+        "StrictModes no",
+        "UseDNS no",
+        "PermitUserEnvironment no",
+        "PrintMotd no",
+        "PrintLastLog no",
+        "X11Forwarding no",
+        "AllowTcpForwarding no",
+        "LogLevel ERROR",
+        f"ForceCommand {sys.executable} -S {HERE / 'wrapper.py'} {state}",
+    ]) + "\n")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    log = state / "sshd.log"
+    fabric._sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        if fabric._sshd.poll() is not None:
+            raise RuntimeError(f"sshd exited with {fabric._sshd.returncode}: {log.read_text() if log.exists() else ''}")
+        try:
+            with socket.create_connection(("127.0.1.1", port), timeout=0.2) as s:
+                if s.recv(4).startswith(b"SSH-"):
+                    break
+        except OSError:
+            if time.time() > deadline:
+                fabric.stop()
+                raise RuntimeError(f"sshd did not start listening on port {port}") from None
+            time.sleep(0.05)
+    return fabric

@@ -1,0 +1,188 @@
+"""perftest shim: ib_write_bw / ib_read_bw / ib_send_bw / ib_write_lat / ib_send_lat / ib_read_lat.
+
+Server mode without a host argument: announces itself with a marker file in <state>/perftest/, waits for a
+client, then prints its report. Client mode with a host argument (address, name or RoCE IP of a simulated host):
+finds the server's marker (else `Couldn't connect to <ip>:<port>`, exit 1), computes the bandwidth from the two
+NICs' rates, the hosts' slow-node factors and the slow-link factor, sleeps a scaled-down time (0.05 s per second
+requested with -D, at least 0.05 s) and prints the report. A host with `perftest_hung_server` never answers.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import time
+
+from tests.fabric.shims._base import Ctx, err
+
+SCALE = 0.05  # real seconds slept per simulated second
+WITH_VALUE = {"-d", "-i", "-x", "-D", "-n", "-s", "-p", "-q", "-m", "-t", "-S", "-I", "-u", "-c", "-M", "-T",
+              "--ib-dev", "--ib-port", "--gid-index", "--duration", "--iters", "--size", "--port", "--qp", "--mtu",
+              "--tx-depth", "--sl", "--inline_size", "--tos", "--connection", "--source_ip"}
+TITLES = {"ib_write_bw": "RDMA_Write BW Test", "ib_read_bw": "RDMA_Read BW Test", "ib_send_bw": "Send BW Test",
+          "ib_write_lat": "RDMA_Write Latency Test", "ib_send_lat": "Send Latency Test",
+          "ib_read_lat": "RDMA_Read Latency Test"}
+DASH = "-" * 87 + "\n"
+BANNER = "\n************************************\n* Waiting for client to connect... *\n************************************\n"
+
+
+def parse_args(argv: list[str]) -> tuple[dict, str | None]:
+    opts: dict[str, str] = {}
+    server = None
+    it = iter(argv)
+    for a in it:
+        if a in WITH_VALUE:
+            opts[a] = next(it, "")
+        elif a.startswith("--") and "=" in a:
+            k, v = a.split("=", 1)
+            opts[k] = v
+        elif a.startswith("-"):
+            opts[a] = ""
+        else:
+            server = a
+    return opts, server
+
+
+def opt(opts: dict, *names: str, default: str | None = None) -> str | None:
+    for n in names:
+        if n in opts:
+            return opts[n]
+    return default
+
+
+def resolve(index: dict, target: str) -> tuple[str, dict] | None:
+    for addr, h in index["hosts"].items():
+        if target in (addr, h["name"], *h.get("ips", [])):
+            return addr, h
+    return None
+
+
+def gid_bytes(nic: dict) -> str:
+    v4 = nic.get("ipv4") or "0.0.0.0"
+    return "00:00:00:00:00:00:00:00:00:00:255:255:" + ":".join(f"{int(x):02d}" for x in v4.split("."))
+
+
+def header(tool: str, nic: dict, port: dict, opts: dict, me: dict, peer: dict, peer_nic: dict) -> str:
+    eth = nic["link_layer"] == "Ethernet"
+    lines = [DASH, f"                    {TITLES[tool]}\n",
+             f" Dual-port       : OFF\t\tDevice         : {nic['device']}\n",
+             f" Number of qps   : {opt(opts, '-q', '--qp', default='1')}\t\tTransport type : IB\n",
+             " Connection type : RC\t\tUsing SRQ      : OFF\n", " PCIe relax order: ON\n",
+             " ibv_wr* API     : ON\n"]
+    if tool.endswith("_bw"):
+        lines += [" TX depth        : 128\n", " CQ Moderation   : 100\n"]
+    lines += [f" Mtu             : {port['mtu']}[B]\n", f" Link type       : {'Ethernet' if eth else 'IB'}\n"]
+    if eth:
+        lines.append(f" GID index       : {opt(opts, '-x', '--gid-index', default='3')}\n")
+    lines += [" Max inline data : 0[B]\n", " rdma_cm QPs\t : OFF\n", " Data ex. method : Ethernet\n", DASH]
+    for label, who, n in (("local", me, nic), ("remote", peer, peer_nic)):
+        lid = "0000" if eth else f"0x{n['ports'][0]['lid']:02x}"
+        seed = sum(map(ord, who["name"]))
+        lines.append(f" {label} address: LID {lid} QPN 0x{0x100 + seed % 0xff:04x} PSN 0x{seed * 7919 % 0xFFFFFF:06x}"
+                     f" RKey 0x{0x200000 + seed:06x} VAddr 0x007f{seed * 104729 % 0xFFFFFFFF:08x}000\n")
+        if eth:
+            lines.append(f" GID: {gid_bytes(n)}\n")
+    lines.append(DASH)
+    return "".join(lines)
+
+
+def report(tool: str, opts: dict, gbps: float, lat_factor: float, eth: bool) -> tuple[str, float]:
+    """(table text, simulated seconds) for the measured bandwidth / latency."""
+    duration = opt(opts, "-D", "--duration")
+    gbits = "--report_gbits" in opts
+    if tool.endswith("_bw"):
+        size = int(opt(opts, "-s", "--size", default="65536"))
+        bytes_s = gbps * 1e9 / 8
+        seconds = float(duration) if duration else int(opt(opts, "-n", "--iters", default="5000")) * size / bytes_s
+        iters = int(bytes_s * seconds / size) if duration else int(opt(opts, "-n", "--iters", default="5000"))
+        unit = "Gb/sec" if gbits else "MB/sec"
+        avg = gbps if gbits else bytes_s / 1048576
+        peak = 0.0 if duration else avg * 1.0004
+        rate = bytes_s / size / 1e6
+        text = ("" if not duration else "WARNING: BW peak won't be measured in this run.\n") + \
+            f" #bytes     #iterations    BW peak[{unit}]    BW average[{unit}]   MsgRate[Mpps]\n" + \
+            f" {size:<10d} {iters:<10d}       {peak:.2f}            {avg:.2f}\t\t   {rate:.6f}\n" + DASH
+        return text, seconds
+    size = int(opt(opts, "-s", "--size", default="2"))
+    iters = int(opt(opts, "-n", "--iters", default="1000"))
+    base = (1.62 if eth else 1.05) * lat_factor
+    vals = [base, base * 3.1, base * 1.04, base * 1.06, base * 0.05, base * 1.3, base * 3.1]
+    text = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
+            "   99% percentile[usec]   99.9% percentile[usec] \n"
+            f" {size:<6d} {iters:<10d}    {vals[0]:<14.2f} {vals[1]:<12.2f} {vals[2]:<18.2f} {vals[3]:<16.2f}"
+            f" {vals[4]:<15.2f} {vals[5]:<23.2f} {vals[6]:.2f}\t\n" + DASH)
+    seconds = float(duration) if duration else iters * base * 2e-6
+    return text, seconds
+
+
+def main(ctx: Ctx, argv: list[str]) -> int:
+    tool = ctx.tool
+    opts, server = parse_args(argv)
+    me = {"name": ctx.spec["name"]}
+    dev = opt(opts, "-d", "--ib-dev")
+    nic = ctx.nic(dev) if dev else ctx.spec["nics"][0]
+    if nic is None:
+        return err(f" IB device {dev} not found\n Unable to find the Infiniband/RoCE device", 1)
+    tcp_port = opt(opts, "-p", "--port", default="18515")
+    index = ctx.index()
+    pdir = f"{ctx.state}/perftest"
+    port = nic["ports"][0]
+    if port["state"] != "Active":
+        return err(" Port number 1 state is PORT_DOWN\n Couldn't set the link layer\n Couldn't get context for the "
+                   "device", 1)
+    if server is None:
+        return serve(ctx, tool, opts, nic, f"{pdir}/{ctx.spec['name']}_{tcp_port}")
+    found = resolve(index, server)
+    marker = f"{pdir}/{found[1]['name']}_{tcp_port}" if found else None
+    deadline = time.time() + 3.0
+    while marker is not None and not os.path.exists(f"{marker}.listen") and time.time() < deadline:
+        time.sleep(0.05)
+    if found is None or found[1]["perf"]["no_server"] or not os.path.exists(f"{marker}.listen"):
+        print(f"Couldn't connect to {server}:{tcp_port}")
+        print("Unable to open file descriptor for socket connection Unable to init the socket connection")
+        return 1
+    peer_addr, peer = found
+    if peer["perf"]["hung_server"]:
+        time.sleep(600)
+        return 1
+    peer_spec = ctx.target_spec(peer_addr)
+    peer_nic = next((n for n in peer_spec["nics"] if n["device"] == nic["device"]), peer_spec["nics"][0])
+    link = index["slow_links"].get("|".join(sorted((me["name"], peer["name"]))), 1.0)
+    factor = ctx.spec["perf"]["factor"] * peer["perf"]["factor"] * link
+    gbps = min(port["rate_gbps"], peer_nic["ports"][0]["rate_gbps"]) * 0.965 * factor
+    text, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+    head = header(tool, nic, port, opts, me, peer, peer_nic)
+    peer_head = header(tool, peer_nic, peer_nic["ports"][0], opts, peer, me, nic)
+    with open(f"{marker}.conn.tmp", "wb") as f:
+        marshal.dump({"text": peer_head + text, "seconds": seconds}, f)
+    os.replace(f"{marker}.conn.tmp", f"{marker}.conn")
+    time.sleep(max(0.05, seconds * SCALE))
+    sys.stdout.write(head + text)
+    return 0
+
+
+def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
+    listen, conn = f"{marker}.listen", f"{marker}.conn"
+    sys.stdout.write(BANNER)
+    sys.stdout.flush()
+    if ctx.spec["perf"]["hung_server"]:
+        time.sleep(600)
+        return 1
+    open(listen, "w").close()
+    try:
+        deadline = time.time() + 600
+        while not os.path.exists(conn):
+            if time.time() > deadline:
+                return err(" Failed to exchange data between server and clients", 1)
+            time.sleep(0.02)
+        time.sleep(0.02)
+        with open(conn, "rb") as f:
+            data = marshal.load(f)
+        time.sleep(max(0.05, data["seconds"] * SCALE))
+        sys.stdout.write(data["text"])
+        return 0
+    finally:
+        for path in (listen, conn):
+            if os.path.exists(path):
+                os.unlink(path)
