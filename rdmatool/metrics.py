@@ -49,7 +49,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("sm_lid", "", GAUGE, "LID of the subnet manager this port sees (0: none, or RoCE)"),
     ("lmc", "", GAUGE, "LID mask control"),
     ("capability_mask", "", STATE, "port capability mask (hex)"),
-    ("gid", "", STATE, "a GID table entry; priority column unused, entity carries the index"),
+    ("gid", "", STATE, "a GID table entry; entity is the port, raw_key carries the index (GID[3])"),
     ("gid_type", "", STATE, "GID type: IB/RoCE v1 or RoCE v2"),
     ("netdev", "", STATE, "the Linux network device bound to an RDMA port or GID"),
     ("ipv4_address", "", STATE, "IPv4 address carried by a RoCE GID"),
@@ -183,6 +183,13 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nccl_time_us", "us", GAUGE, "time of one collective at this size"),
     ("nccl_wrong", "", GAUGE, "values that failed validation (#wrong); > 0 is data corruption"),
     ("nccl_out_of_bounds", "", GAUGE, "out-of-bounds values reported by nccl-tests"),
+    # --- derived by the analysis from two snapshots or joins (frame.py / analysis.py) -----------------------------
+    ("rx_pause_fraction", "ratio", GAUGE, "share of the window this port/priority was paused by received PFC"),
+    ("tx_pause_fraction", "ratio", GAUGE, "share of the window this port/priority kept its peer paused"),
+    ("ecn_mark_ratio", "ratio", GAUGE, "ECN-marked packets / packets on the same port and priority in the window"),
+    ("cnp_handled_ratio", "ratio", GAUGE, "CNPs handled by reaction points / CNPs sent by notification points"),
+    ("bw_efficiency", "ratio", GAUGE, "measured bandwidth / line rate of the port it ran on"),
+    ("counter_reset", "", STATE, "a counter went down between snapshots (reboot, reload, clear); text names it"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
     ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),

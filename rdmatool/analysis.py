@@ -1,0 +1,130 @@
+"""The facts table the rules read: latest values, counter rates and the derived ratios, one tidy frame.
+
+facts columns: target, kind, platform, role, entity, metric, priority, size_bytes, value, text, raw_key, window_s,
+delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as
+`<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rdmatool import frame as frames
+from rdmatool.bundle import Bundle
+from rdmatool.metrics import rate_name
+
+FACT_COLUMNS = [
+    "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
+    "window_s", "delta", "flag",
+]
+
+
+@dataclass
+class Analysis:
+    facts: pd.DataFrame
+    table: frames.SampleTable
+    window_s: float | None
+    links: pd.DataFrame = field(default_factory=pd.DataFrame)  # host netdev ↔ switch port, from LLDP
+
+    @property
+    def targets(self) -> list[dict]:
+        return self.table.targets
+
+
+def analyse_bundle(bundle: Bundle) -> Analysis:
+    return analyse(frames.from_bundle(bundle))
+
+
+def analyse(table: frames.SampleTable) -> Analysis:
+    samples = table.frame
+    meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
+    latest = samples.sort_values("snapshot", kind="stable").drop_duplicates(frames.KEY, keep="last")
+    latest = latest.assign(window_s=np.nan, delta=np.nan, flag="")
+    parts = [latest[FACT_COLUMNS]]
+    rates = frames.rates(samples)
+    window = None
+    if not rates.empty:
+        window = float(np.nanmedian(rates["window_s"].to_numpy(dtype=float))) if len(rates) else None
+        rate_rows = rates.merge(meta, on="target", how="left")
+        rate_rows = rate_rows.assign(
+            metric=rate_rows["metric"].map(rate_name), value=rate_rows["rate"], text=None,
+        )
+        parts.append(rate_rows[FACT_COLUMNS])
+        resets = rate_rows[rate_rows["flag"] == "reset"]
+        if not resets.empty:
+            parts.append(resets.assign(metric="counter_reset", text=resets["metric"].str.removesuffix("_per_s"),
+                                       value=np.nan)[FACT_COLUMNS])
+        parts.append(_derived(rates, meta))
+    facts = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame(
+        columns=FACT_COLUMNS)
+    facts["priority"] = facts["priority"].astype("Int64")
+    facts["size_bytes"] = facts["size_bytes"].astype("Int64")
+    facts = pd.concat([facts, _efficiency(facts)], ignore_index=True)
+    return Analysis(facts=facts, table=table, window_s=window, links=_links(facts))
+
+
+def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
+    """Paused fraction per port/priority, ECN mark ratio, and the fleet's CNP handled/sent ratio."""
+    usable = rates[rates["flag"].isin(["", "wrap32", "wrap64"])]
+    out = []
+    for src, dst in (("rx_pause_duration_us", "rx_pause_fraction"), ("tx_pause_duration_us", "tx_pause_fraction")):
+        part = usable[usable["metric"] == src]
+        if not part.empty:
+            out.append(part.assign(metric=dst, value=(part["delta"] / (part["window_s"] * 1e6)).clip(upper=1.0)))
+    marks = usable[usable["metric"] == "ecn_marked_packets"]
+    if not marks.empty:
+        keys = ["target", "entity", "priority"]
+        packets = usable[usable["metric"].isin(["tx_packets", "rx_packets"])].sort_values("metric", ascending=False)
+        packets = packets.drop_duplicates(keys)[[*keys, "delta"]].rename(columns={"delta": "packets"})
+        joined = marks.merge(packets, on=keys, how="inner")
+        joined = joined[joined["packets"] > 0]
+        if not joined.empty:
+            out.append(joined.assign(metric="ecn_mark_ratio", value=joined["delta"] / joined["packets"]))
+    sent = usable.loc[usable["metric"] == "cnp_sent", "delta"].sum()
+    handled = usable.loc[usable["metric"] == "cnp_handled", "delta"].sum()
+    frames_out = [p.drop(columns=["rate", "previous", "current"], errors="ignore") for p in out]
+    result = pd.concat(frames_out, ignore_index=True) if frames_out else pd.DataFrame(columns=FACT_COLUMNS)
+    if not result.empty:
+        result = result.merge(meta, on="target", how="left").assign(text=None, flag="")
+    if sent > 0:
+        fleet = pd.DataFrame([{
+            "target": "fabric", "kind": "fabric", "platform": None, "role": None, "entity": "fabric",
+            "metric": "cnp_handled_ratio", "priority": pd.NA, "size_bytes": pd.NA, "value": handled / sent,
+            "text": None, "raw_key": "cnp_handled/cnp_sent", "window_s": float(usable["window_s"].median()),
+            "delta": np.nan, "flag": "",
+        }])
+        result = pd.concat([result, fleet], ignore_index=True) if not result.empty else fleet
+    return result.reindex(columns=FACT_COLUMNS) if not result.empty else pd.DataFrame(columns=FACT_COLUMNS)
+
+
+def _efficiency(facts: pd.DataFrame) -> pd.DataFrame:
+    """Measured perftest bandwidth over the line rate of the host's fastest active port (the one it ran on)."""
+    bw = facts[facts["metric"] == "bw_avg_gbps"]
+    if bw.empty:
+        return pd.DataFrame(columns=FACT_COLUMNS)
+    rates = facts[facts["metric"] == "link_rate_gbps"].groupby("target")["value"].max()
+    joined = bw.assign(line=bw["target"].map(rates))
+    joined = joined[joined["line"] > 0]
+    return joined.assign(metric="bw_efficiency", value=joined["value"] / joined["line"],
+                         raw_key="bw_avg_gbps/link_rate_gbps")[FACT_COLUMNS]
+
+
+def _links(facts: pd.DataFrame) -> pd.DataFrame:
+    """Cabling from LLDP as seen by either end: host, host_port, switch, switch_port."""
+    lldp = facts[facts["metric"] == "lldp_neighbor"]
+    rows = []
+    names = set(facts["target"])
+    for target, kind, entity, text in zip(lldp["target"], lldp["kind"], lldp["entity"], lldp["text"]):
+        if not isinstance(text, str) or "|" not in text:
+            continue
+        remote, _, remote_port = text.partition("|")
+        remote = remote.split(".")[0] if remote not in names else remote
+        if kind == "switch":
+            rows.append((remote, remote_port, target, entity))
+        else:
+            rows.append((target, entity, remote, remote_port))
+    links = pd.DataFrame(rows, columns=["host", "host_port", "switch", "switch_port"])
+    return links.drop_duplicates().reset_index(drop=True)

@@ -1,0 +1,76 @@
+"""`rdmatool diagnose`: the on-call view of a bundle, or of a live fabric collected first."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from rdmatool.cli._output import EXIT_USAGE, die, print_json
+from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
+from rdmatool.errors import RdmatoolError
+from rdmatool.fanout import CollectOptions
+from rdmatool.report import markdown, text
+from rdmatool.verdict import EXIT_CODES
+
+FORMATS = ("table", "json", "markdown")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diagnose")(diagnose_command)
+
+
+def diagnose_command(
+    bundle: str = typer.Argument(None, help="A collected bundle directory (omit with -i to collect live)."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Collect live from this inventory first."),
+    save: str = typer.Option(None, "--save", help="With -i: keep the collected bundle here."),
+    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
+    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
+    playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
+    interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
+    limit: str = typer.Option(None, "--limit", help="With -i: names, globs or groups."),
+    forks: int = typer.Option(64, "--forks", min=1),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys"),
+    known_hosts: str = typer.Option(None, "--known-hosts"),
+) -> None:
+    """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
+    from rdmatool.diagnose import diagnose_bundle
+
+    if fmt not in FORMATS:
+        die(f"rdmatool diagnose: --format must be one of {', '.join(FORMATS)}", EXIT_USAGE)
+    if bool(bundle) == bool(inventory_file):
+        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
+    try:
+        stats = _baseline_stats(baseline, store) if baseline else None
+        if inventory_file:
+            targets = load_targets(inventory_file, limit, None)
+            options = CollectOptions(interval_s=max(0.0, interval), forks=forks,
+                                     accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
+            workdir = None if save else tempfile.TemporaryDirectory(prefix="rdmatool-")
+            path = save or str(Path(workdir.name) / "bundle")
+            outcomes, path = collect_to_bundle(targets, options, path)
+            if fmt == "table":
+                print_summary(outcomes)
+            result = diagnose_bundle(path, playbooks_dir=playbooks, baseline=stats)
+            if workdir:
+                workdir.cleanup()
+        else:
+            result = diagnose_bundle(bundle, playbooks_dir=playbooks, baseline=stats)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    if fmt == "json":
+        print_json(result.as_json())
+    elif fmt == "markdown":
+        typer.echo(markdown.render(result), nl=False)
+    else:
+        text.render(result, Console())
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _baseline_stats(ref: str, store: str):
+    from rdmatool import baseline as baselines
+
+    return baselines.stats_for_rules(baselines.resolve(ref, store))

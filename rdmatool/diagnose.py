@@ -1,0 +1,51 @@
+"""The diagnosis pipeline as one call: bundle → facts → rules (+ baseline, profile) → findings → verdict."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from rdmatool import bundle as bundle_io
+from rdmatool.analysis import Analysis, analyse_bundle
+from rdmatool.errors import PlaybookError
+from rdmatool.report.result import DiagnoseResult
+from rdmatool.rules import engine, playbook
+from rdmatool.verdict import verdict
+
+_HERE = Path(__file__).resolve().parent
+
+
+def default_playbooks() -> Path:
+    """The shipped playbooks: beside the package in a checkout, under <prefix>/share when installed."""
+    for candidate in (_HERE.parent / "playbooks", Path(sys.prefix) / "share" / "rdmatool" / "playbooks"):
+        if candidate.is_dir():
+            return candidate
+    raise PlaybookError("the shipped playbooks were not found; pass --playbooks DIR")
+
+
+def failures_of(analysis: Analysis) -> list[dict]:
+    """Targets that could not be collected and outputs that could not be parsed: the inconclusive part."""
+    out = [f for f in analysis.table.collection_failures if "parser" not in f or f.get("parser") is None]
+    out += [{"target": p.target, "parser": p.parser, "qualifier": p.qualifier, "error": p.message}
+            for p in analysis.table.parse_failures]
+    return out
+
+
+def diagnose_analysis(
+    analysis: Analysis, playbooks_dir: str | Path | None = None, baseline: pd.DataFrame | None = None,
+    profile: dict | None = None, source: str = "",
+) -> DiagnoseResult:
+    from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
+
+    rules = playbook.load_dir(playbooks_dir or default_playbooks())
+    findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
+    failures = failures_of(analysis)
+    return DiagnoseResult(verdict(findings, failures), findings, failures, source=source,
+                          window_s=analysis.window_s)
+
+
+def diagnose_bundle(path: str | Path, **kwargs) -> DiagnoseResult:
+    analysis = analyse_bundle(bundle_io.read(path))
+    return diagnose_analysis(analysis, source=str(path), **kwargs)

@@ -1,0 +1,1 @@
+"""Renderers: presentation only, no decisions. Each takes a DiagnoseResult and returns or prints text."""

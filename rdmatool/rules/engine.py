@@ -1,0 +1,118 @@
+"""Evaluate playbook rules over the facts table and turn hits into Findings, deterministically ordered."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from rdmatool.analysis import Analysis
+from rdmatool.model import Finding, Severity, Suggestion
+from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
+from rdmatool.rules.playbook import Rule
+
+SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
+# (rule, one hit's evidence, analysis) → suggestions; the tuning package registers its calculators here.
+Suggester = Callable[[Rule, dict, Analysis], list[Suggestion]]
+
+
+def evaluate(
+    analysis: Analysis,
+    rules: list[Rule],
+    baseline: pd.DataFrame | None = None,
+    profile: dict | None = None,
+    suggesters: dict[str, Suggester] | None = None,
+) -> list[Finding]:
+    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {})
+    findings: list[Finding] = []
+    for rule in rules:
+        hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)
+        for hit in hit_frame.to_dict("records"):
+            evidence = _evidence(rule, hit)
+            suggestions: list[Suggestion] = []
+            for name in rule.suggest:
+                calculator = (suggesters or {}).get(name)
+                if calculator is not None:
+                    suggestions.extend(calculator(rule, evidence, analysis))
+            findings.append(Finding(
+                rule=rule.id,
+                severity=rule.severity,
+                target=str(hit["target"]),
+                entity=_clean(hit.get("entity")),
+                symptom=_fill(rule.symptom, evidence),
+                cause=_fill(rule.cause, evidence),
+                check=_fill(rule.check, evidence),
+                fix=_fill(rule.fix, evidence),
+                evidence=evidence,
+                suggestions=tuple(suggestions),
+            ))
+    return sorted(findings, key=_order)
+
+
+def _order(f: Finding) -> tuple:
+    priority = f.evidence.get("priority")
+    return (SEVERITY_ORDER[f.severity], f.rule, f.target, f.entity or "", -1 if priority is None else priority)
+
+
+def _evidence(rule: Rule, hit: dict) -> dict:
+    metric = rule.params.get("metric") or rule.params.get("numerator") or ",".join(rule.params.get("metrics", []))
+    return {
+        "metric": metric,
+        "target": str(hit["target"]),
+        "entity": _clean(hit.get("entity")),
+        "priority": None if _clean(hit.get("priority")) is None else int(hit["priority"]),
+        "observed": _clean(hit.get("observed")),
+        "expected": _clean(hit.get("expected")),
+        "baseline": _clean(hit.get("baseline")),
+        "window_s": _clean(hit.get("window_s")),
+    }
+
+
+def _clean(value):
+    """NaN/NA become None; numpy scalars become Python numbers (JSON-safe, deterministic printing)."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+        if isinstance(value, float) and math.isnan(value):
+            return None
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+class _Evidence(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(text: str, evidence: dict) -> str:
+    """Plain `{name}` substitution from the evidence; unknown names stay as written (no format spec, no eval)."""
+    values = _Evidence({k: _short(v) for k, v in evidence.items()})
+    out = []
+    i = 0
+    while i < len(text):
+        start = text.find("{", i)
+        if start < 0:
+            out.append(text[i:])
+            break
+        end = text.find("}", start)
+        if end < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:start])
+        key = text[start + 1:end]
+        out.append(values[key] if key.isidentifier() else text[start:end + 1])
+        i = end + 1
+    return "".join(out)
+
+
+def _short(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
