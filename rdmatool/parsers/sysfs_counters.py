@@ -27,9 +27,9 @@ Example:
 Caveats: hw_counters not listed above (rx_write_requests, roce_slow_restart*, *_flush_error, lifespan, and the
 dozens newer drivers add) are skipped on purpose after checking they are numbers; an unknown name under counters/
 (the kernel's fixed PMA set) or an unknown file under a device or port is a ParseError. gids/, gid_attrs/ and
-pkeys/ are skipped (the show_gids parser owns GIDs); so are node_type, node_desc, sm_sl and has_smi. The data and
-packet counters are 64-bit on mlx5 but 32-bit on devices without extended counters, which this dump cannot tell
-apart: they get no saturation check. `N/A` or an empty value gives value None. `grep: PATH: message` lines become
+pkeys/ are skipped (the show_gids parser owns GIDs), as are the ib_cm message counters (cm_rx_msgs/ ...),
+power/, node_type, node_desc, uevent, sm_sl and has_smi. The data and packet counters are 64-bit on mlx5 but
+32-bit on devices without extended counters, which this dump cannot tell apart: they get no saturation check. `N/A` or an empty value gives value None. `grep: PATH: message` lines become
 `tool_error` (entity of the path) unless they concern a skipped subtree; `#` comment lines are skipped.
 """
 
@@ -48,8 +48,18 @@ NAME = "sysfs_counters"
 
 _IB_PATH = re.compile(r"(?:^|/)infiniband/(?P<device>[^/]+)/(?P<rest>.+)$")
 _PORT_PATH = re.compile(r"^ports/(?P<port>\d+)/(?P<file>.+)$")
-_SKIPPED_SUBTREES = ("gids/", "gid_attrs/", "pkeys/")
+# Port subtrees that are not ours (GIDs belong to show_gids) or not port health (ib_cm message counters).
+_SKIPPED_SUBTREES = (
+    "gids/",
+    "gid_attrs/",
+    "pkeys/",
+    "cm_rx_msgs/",
+    "cm_tx_msgs/",
+    "cm_rx_duplicates/",
+    "cm_tx_retries/",
+)
 _SKIPPED_DEVICE_FILES = {"node_type", "node_desc", "uevent"}
+_SKIPPED_DEVICE_SUBTREES = ("power/",)
 _SKIPPED_PORT_FILES = {"sm_sl", "has_smi"}
 
 _DEVICE_TEXT = {
@@ -140,7 +150,7 @@ def _file_samples(entry: FileLine, line_no: int, line: str) -> list[Sample]:
 
 
 def _device_file(device: str, rest: str, value: str, line_no: int, line: str) -> list[Sample]:
-    if rest in _SKIPPED_DEVICE_FILES:
+    if rest in _SKIPPED_DEVICE_FILES or rest.startswith(_SKIPPED_DEVICE_SUBTREES):
         return []
     metric = _DEVICE_TEXT.get(rest)
     if metric is None:
