@@ -57,10 +57,18 @@ def nic_tool_error(line: str) -> str | None:
     return None
 
 
+_ELLIPSIS = re.compile(r"^(?:\.{3,}|\u2026|\[\.\.\.\]|<snip>|\(truncated\))$", re.IGNORECASE)
+
+
 def is_noise(line: str) -> bool:
-    """Blank lines, `#` provenance comments and an echoed command line: recognised and skipped."""
+    """Blank lines, `#` provenance comments, an echoed command line and the `...` a paste was cut at: skipped."""
     stripped = line.strip()
-    return not stripped or stripped.startswith("#") or bool(_PROMPT.match(stripped))
+    return (
+        not stripped
+        or stripped.startswith("#")
+        or bool(_PROMPT.match(stripped))
+        or bool(_ELLIPSIS.match(stripped))
+    )
 
 
 def is_na(raw: str) -> bool:

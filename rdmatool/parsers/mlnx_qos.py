@@ -87,11 +87,12 @@ def _buffer_samples(sizes: str, line_no: int, line: str) -> list[Sample]:
     for token in (t.strip() for t in sizes.split(",")):
         if not token:
             continue
-        if token.lower().startswith("total_size"):
-            total = token.partition("=")[2].strip()
+        if "=" in token:  # `total_size=1027584` (and any other name=value the tool may append)
+            name, _, total = (part.strip() for part in token.partition("="))
             if not total.isdigit():
-                raise _fail(line_no, line, f"bad total_size {token!r}")
-            out.append(Sample(NETDEV, "rx_buffer_total_bytes", int(total), raw_key="total_size"))
+                raise _fail(line_no, line, f"bad buffer figure {token!r}")
+            if name.lower() == "total_size":
+                out.append(Sample(NETDEV, "rx_buffer_total_bytes", int(total), raw_key="total_size"))
             continue
         if not token.isdigit():
             raise _fail(line_no, line, f"bad buffer size {token!r}")
