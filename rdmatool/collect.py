@@ -94,6 +94,7 @@ class SwitchCommand:
     per_port: bool = False
     counters: bool = True  # re-read in the second (counters-only) snapshot
     qualifier: str | None = None  # extra qualifier (e.g. the priority of an Onyx per-priority view)
+    keep_echo: bool = False  # the output names neither port nor priority: keep the echoed command line with it
 
 
 def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
@@ -133,7 +134,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         *(
             SwitchCommand(
                 "onyx_pfc_counters", f"show interfaces ethernet {{port}} counters pfc prio {prio}", per_port=True,
-                qualifier=f"prio{prio}",
+                qualifier=f"prio{prio}", keep_echo=True,
             )
             for prio in range(8)
         ),
@@ -193,19 +194,27 @@ def host_entry_command(timeout_s: int, mode: str) -> str:
     return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
 
 
-def switch_plan(platform: Platform, ports: tuple[str, ...] | list[str], mode: str) -> list[tuple[str, str | None, str]]:
-    """(parser, qualifier, command) for one switch snapshot; per-port commands expand over validated ports."""
-    plan: list[tuple[str, str | None, str]] = []
+@dataclass(frozen=True)
+class PlannedCommand:
+    parser: str
+    qualifier: str | None
+    command: str
+    keep_echo: bool = False
+
+
+def switch_plan(platform: Platform, ports: tuple[str, ...] | list[str], mode: str) -> list[PlannedCommand]:
+    """The commands of one switch snapshot; per-port commands expand over validated ports only."""
+    plan: list[PlannedCommand] = []
     for cmd in SWITCH_COMMANDS[platform]:
         if mode == SNAPSHOT_COUNTERS and not cmd.counters:
             continue
         if not cmd.per_port:
-            plan.append((cmd.parser, cmd.qualifier, cmd.command))
+            plan.append(PlannedCommand(cmd.parser, cmd.qualifier, cmd.command, cmd.keep_echo))
             continue
         for port in ports:
             argument = switch_port_argument(platform, port)
             qualifier = port if cmd.qualifier is None else f"{port}.{cmd.qualifier}"
-            plan.append((cmd.parser, qualifier, cmd.command.format(port=argument)))
+            plan.append(PlannedCommand(cmd.parser, qualifier, cmd.command.format(port=argument), cmd.keep_echo))
     return plan
 
 

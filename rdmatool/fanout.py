@@ -87,7 +87,7 @@ def _collect_target(
                     ports, discovered = _discover_ports(session, target, options, deadline)
                 plan = collect.switch_plan(target.platform, ports, mode)
                 if discovered:  # LLDP was read already to find the ports; do not ask twice
-                    plan = [step for step in plan if step[0] != discovered[0].parser]
+                    plan = [step for step in plan if step.parser != discovered[0].parser]
                 results = discovered + session.run(plan, options.command_timeout, deadline)
                 error = results[0].error if results and all(r.error for r in results) else None
             outcome.snapshots[index] = outcome.snapshots.get(index, []) + results
@@ -113,7 +113,7 @@ def _open(target: Target, known: KnownHosts, timeout: float):
 def _discover_ports(session, target: Target, options: CollectOptions, deadline: float):
     """Ports facing hosts, from the switch's LLDP table: the ones whose per-port counters matter for RoCE."""
     lldp = collect.SWITCH_COMMANDS[target.platform][0]
-    results = session.run([(lldp.parser, None, lldp.command)], options.command_timeout, deadline)
+    results = session.run([collect.PlannedCommand(lldp.parser, None, lldp.command)], options.command_timeout, deadline)
     ports: list[str] = []
     if results and results[0].ok and lldp.parser in parsers.names():
         try:

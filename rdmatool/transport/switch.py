@@ -43,16 +43,17 @@ class SwitchSession:
             fast_cli=True,
         )
 
-    def run(self, plan: list[tuple[str, str | None, str]], command_timeout: int, deadline: float) -> list[CommandResult]:
+    def run(self, plan: list[collect.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
         results = []
-        for parser, qualifier, command in plan:
+        for step in plan:
+            parser, qualifier, command = step.parser, step.qualifier, step.command
             started, t0 = now_iso(), time.monotonic()
             if time.monotonic() > deadline:
                 results.append(self._result(parser, qualifier, command, "", started, 0.0, "target deadline exceeded"))
                 continue
             try:
                 output = self.conn.send_command(command, read_timeout=command_timeout, strip_prompt=True,
-                                                strip_command=True)
+                                                strip_command=not step.keep_echo)
                 error = next((f"{command}: {e}" for e in _CLI_ERRORS if e in output[:200]), None)
             except Exception as exc:  # netmiko raises many types; each is this command's result, not a crash
                 output, error = "", f"{command}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
