@@ -48,7 +48,7 @@ _HEADER = re.compile(
     r"Lid\s+(?P<lid>\d+)\s+port\s+(?P<port>\d+)\s*"
     r"(?:\(\s*CapMask:\s*0x[0-9A-Fa-f]+(?:\s+CapMask2:\s*0x[0-9A-Fa-f]+)?\s*\))?\s*$"
 )
-_PAIR = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9]*):(?:\.+|\s+|\.+\s*)(?P<value>\S.*?)\s*$")
+_PAIR = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9]*):(?:\.+\s*|\s+)(?P<value>\S.*?)\s*$")
 _METADATA = {"PortSelect", "CounterSelect", "CounterSelect2"}
 _IBWARN_FAILURE = re.compile(r"fail|can'?t|cannot|unable", re.IGNORECASE)
 
