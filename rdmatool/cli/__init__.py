@@ -10,7 +10,7 @@ import sys
 import typer
 
 from rdmatool import __version__
-from rdmatool.cli import collect_cmd, diagnose_cmd, parse_cmd
+from rdmatool.cli import baseline_cmd, collect_cmd, diagnose_cmd, parse_cmd
 
 app = typer.Typer(
     name="rdmatool",
@@ -37,6 +37,7 @@ def _root(
 parse_cmd.register(app)
 collect_cmd.register(app)
 diagnose_cmd.register(app)
+baseline_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,467 @@
+"""Baselines: what the fabric looked like on good nights, as robust statistics the deviation rules compare against.
+
+A *store* is a directory (default `./baselines/`); each baseline NAME (default `default`) is one JSON file in it:
+
+```
+STORE/.lock            lock file: every read-modify-write of the store holds fcntl.flock(LOCK_EX) on it
+STORE/<NAME>.json      {"format": "rdmatool-baseline/1", "name", "keep", "updated",
+                        "nights":   [night, ...]          oldest first, at most `keep` of them
+                        "stats":    [fine group, ...]      recomputed over the kept nights on every save
+                        "rule_stats": [coarse group, ...]  the view `stats_for_rules` returns
+                        "reference": {category: {group: {"value", "count", "total"}}}}
+night = {"id", "bundle", "created", "saved", "targets",
+         "values": [{"metric", "kind", "role", "platform", "ca_type", "link_rate_gbps", "priority", "size_bytes",
+                     "values": [...]}],                  every figure of one bundle, per fine group
+         "facts":  {category: {group: {value: count}}}}  counts of configuration facts in that bundle
+```
+
+Figures: every numeric fact of `analysis.analyse_bundle` except cumulative counters and text states, i.e. gauges
+(bw_avg_gbps per size_bytes, link_rate_gbps, lat_*, thresholds...), counter rates (`<metric>_per_s`; reset or
+saturated counters have no rate and are left out) and the derived ratios (pause fractions, ecn_mark_ratio,
+cnp_handled_ratio, bw_efficiency). A *fine group* is (metric, kind, role, platform, ca_type, link_rate_gbps, priority,
+size_bytes): ca_type is the NIC model of the entity's device (else the target's most common one) and link_rate_gbps
+the entity's port rate (else the target's fastest port); both are null on switches without them and link_rate_gbps
+is null for the link_rate_gbps metric itself. A *coarse group* is (metric, kind, role, priority, size_bytes), the
+join key of rules.kinds.deviation. Statistics pool the values of all kept nights: median, MAD (median absolute
+deviation, unscaled: the rule multiplies by 1.4826), p10/p90 (linear interpolation), n (values pooled), nights.
+
+Reference facts (majority over the counts pooled from the kept nights; ties go to the lexically first value):
+`fw_version_by_ca_type`, `fw_version_by_board_id`, `trust_mode_by_role`, `pfc_priorities_by_role` (the comma list of
+PFC-enabled priorities per host interface, `none` if none) and `ecn_by_profile` (`platform/entity` →
+`min=..,max=..,pmax=..,enabled=..` of the switch ECN/WRED profile or queue).
+
+Saving: the bundle is analysed outside the lock; then, under the lock, the file is re-read, the night appended (a
+night with the same id, i.e. the same bundle path and manifest `created`, is replaced: re-running a nightly job is
+idempotent), nights sorted by `created` and the oldest dropped beyond `keep` (`--keep` given → stored as the new
+keep, else the stored one, else 30), statistics recomputed, and the file written to a temporary file in the store,
+fsynced and os.replace'd into place (then the directory is fsynced). Two concurrent saves therefore serialise and
+both nights land. A corrupt or foreign file raises BaselineError("<path>: ...") and is never overwritten: `save`
+into it refuses (move it aside by hand); the other baselines of the store stay readable. Reads take no lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rdmatool import metrics
+from rdmatool.errors import BaselineError, BundleError
+from rdmatool.model import MetricKind
+
+FORMAT = "rdmatool-baseline/1"
+DEFAULT_STORE = "baselines"
+DEFAULT_NAME = "default"
+DEFAULT_KEEP = 30
+LOCK_NAME = ".lock"
+FINE_KEYS = ["metric", "kind", "role", "platform", "ca_type", "link_rate_gbps", "priority", "size_bytes"]
+RULE_KEYS = ["metric", "kind", "role", "priority", "size_bytes"]
+STAT_FIELDS = ["median", "mad", "p10", "p90", "n", "nights"]
+RULE_COLUMNS = [*RULE_KEYS, "median", "mad", "n", "p10", "p90", "nights"]
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SKIP_METRICS = {"counter_reset", "counter_saturated"}
+_ECN_METRICS = {
+    "ecn_min_threshold_bytes": "min", "ecn_max_threshold_bytes": "max", "ecn_max_probability_pct": "pmax",
+    "ecn_enabled": "enabled", "ecn_mode": "mode",
+}
+
+
+# --- names and paths ---------------------------------------------------------------------------------------------
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name or "") or name.endswith(".json"):
+        raise BaselineError(f"{name!r}: a baseline name is letters, digits, '.', '_', '-' (no path, no .json)")
+    return name
+
+
+def path_of(store: str | Path, name: str) -> Path:
+    return Path(store) / f"{check_name(name)}.json"
+
+
+def resolve(ref: str, store: str | Path = DEFAULT_STORE) -> Path:
+    """A baseline file path, a store directory holding `default.json` (or exactly one baseline), or a NAME."""
+    candidate = Path(ref)
+    if candidate.is_file():
+        return candidate
+    if candidate.is_dir():
+        if (candidate / f"{DEFAULT_NAME}.json").is_file():
+            return candidate / f"{DEFAULT_NAME}.json"
+        found = _baseline_files(candidate)
+        if len(found) == 1:
+            return found[0]
+        raise BaselineError(f"{candidate}: a store with {len(found)} baselines and no {DEFAULT_NAME}.json; give a NAME")
+    if ref.endswith(".json") or os.sep in ref:
+        raise BaselineError(f"{ref}: no such baseline file")
+    path = path_of(store, ref)
+    if not path.is_file():
+        have = ", ".join(p.stem for p in _baseline_files(Path(store))) or "none"
+        raise BaselineError(f"{Path(store)}: no baseline named {ref!r} (have: {have})")
+    return path
+
+
+def _baseline_files(store: Path) -> list[Path]:
+    if not store.is_dir():
+        return []
+    return sorted(p for p in store.glob("*.json") if p.is_file() and not p.name.startswith("."))
+
+
+# --- reading -------------------------------------------------------------------------------------------------------
+
+
+def load(path: str | Path) -> dict:
+    """The parsed baseline; BaselineError naming the file on anything unreadable, corrupt or foreign."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such baseline file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"{path}: unreadable ({exc})") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise BaselineError(f"{path}: corrupt baseline, not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise BaselineError(f"{path}: format {found!r} is not {FORMAT!r}")
+    for key, kind in (("nights", list), ("stats", list), ("rule_stats", list), ("reference", dict)):
+        if not isinstance(doc.get(key, kind()), kind):
+            raise BaselineError(f"{path}: corrupt baseline, {key!r} is not a {kind.__name__}")
+    for row in doc.get("rule_stats", []):
+        if not isinstance(row, dict) or any(k not in row for k in (*RULE_KEYS, "median", "mad", "n")):
+            raise BaselineError(f"{path}: corrupt baseline, a rule_stats entry lacks {RULE_KEYS + ['median', 'mad', 'n']}")
+    return doc
+
+
+def stats_for_rules(path: str | Path) -> pd.DataFrame:
+    """The coarse statistics as rules.kinds.deviation reads them: one row per (metric, kind, role, priority,
+    size_bytes) with median, mad, n (and p10, p90, nights)."""
+    doc = load(path)
+    frame = pd.DataFrame.from_records(doc.get("rule_stats", []))
+    frame = frame.reindex(columns=RULE_COLUMNS)
+    frame["priority"] = pd.array([_int_or_na(v) for v in frame["priority"]], dtype="Int64")
+    frame["size_bytes"] = pd.array([_int_or_na(v) for v in frame["size_bytes"]], dtype="Int64")
+    for column in ("median", "mad", "p10", "p90"):
+        frame[column] = frame[column].astype("float64")
+    frame["n"] = frame["n"].astype("int64")
+    frame["role"] = frame["role"].astype("object").where(frame["role"].notna(), None)
+    return frame.reset_index(drop=True)
+
+
+def _int_or_na(value):
+    return pd.NA if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
+
+
+def summary(path: str | Path) -> dict:
+    """A short description for `baseline list`."""
+    doc = load(path)
+    nights = doc.get("nights", [])
+    return {
+        "name": doc.get("name") or Path(path).stem, "path": str(path), "nights": len(nights),
+        "keep": doc.get("keep"), "first": nights[0].get("created") if nights else None,
+        "last": nights[-1].get("created") if nights else None, "groups": len(doc.get("rule_stats", [])),
+        "updated": doc.get("updated"),
+    }
+
+
+def list_store(store: str | Path) -> list[dict]:
+    """Every baseline of the store; a corrupt or foreign one is an entry with `error` (the others still list)."""
+    out = []
+    for path in _baseline_files(Path(store)):
+        try:
+            out.append(summary(path))
+        except BaselineError as exc:
+            out.append({"name": path.stem, "path": str(path), "error": str(exc)})
+    return out
+
+
+# --- one bundle → one night ------------------------------------------------------------------------------------
+
+
+def night_from_bundle(bundle_path: str | Path) -> dict:
+    """Analyse one bundle and reduce it to a night: value lists per fine group and counts of reference facts."""
+    from rdmatool import bundle as bundle_io
+    from rdmatool.analysis import analyse_bundle
+
+    loaded = bundle_io.read(bundle_path)
+    facts = analyse_bundle(loaded).facts
+    values = figures(facts)
+    if not values:
+        raise BundleError(f"{bundle_path}: no numeric figures to baseline")
+    created = loaded.manifest.get("created") or ""
+    where = str(Path(bundle_path).resolve())
+    return {
+        "id": f"{created}|{where}",
+        "bundle": where,
+        "created": created,
+        "saved": _now(),
+        "targets": len(loaded.targets),
+        "values": values,
+        "facts": reference_counts(facts),
+    }
+
+
+def _attributes(facts: pd.DataFrame) -> tuple[dict, dict, dict, dict]:
+    """(target, device) → ca_type, target → most common ca_type, (target, entity) → link rate, target → max rate."""
+    cas = facts[(facts["metric"] == "ca_type") & facts["text"].notna()]
+    by_device = {(t, str(e).split("/")[0]): x for t, e, x in zip(cas["target"], cas["entity"], cas["text"])}
+    by_target: dict = {}
+    for target, group in cas.groupby("target"):
+        counts = Counter(group["text"])
+        by_target[target] = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    links = facts[(facts["metric"] == "link_rate_gbps") & facts["value"].notna()]
+    by_port = {(t, e): float(v) for t, e, v in zip(links["target"], links["entity"], links["value"])}
+    max_rate = links.groupby("target")["value"].max().astype(float).to_dict()
+    return by_device, by_target, by_port, max_rate
+
+
+def _is_figure(metric: str) -> bool:
+    if metric in _SKIP_METRICS:
+        return False
+    if metric.endswith(metrics.RATE_SUFFIX):
+        return True
+    known = metrics.GLOSSARY.get(metric)
+    return known is None or known.kind is MetricKind.GAUGE
+
+
+def figures(facts: pd.DataFrame) -> list[dict]:
+    """The numeric figures of one facts table as value lists per fine group (sorted, deterministic)."""
+    numeric = facts[facts["value"].notna() & np.isfinite(facts["value"].astype(float))]
+    numeric = numeric[numeric["metric"].map(_is_figure)]
+    if numeric.empty:
+        return []
+    by_device, by_target, by_port, max_rate = _attributes(facts)
+    groups: dict[tuple, list[float]] = {}
+    for row in numeric.itertuples(index=False):
+        entity = str(row.entity) if row.entity is not None else ""
+        ca = by_device.get((row.target, entity.split("/")[0])) or by_target.get(row.target)
+        rate = None if row.metric == "link_rate_gbps" else by_port.get((row.target, entity), max_rate.get(row.target))
+        key = (row.metric, _clean(row.kind), _clean(row.role), _clean(row.platform), ca,
+               None if rate is None else float(rate), _int(row.priority), _int(row.size_bytes))
+        groups.setdefault(key, []).append(float(row.value))
+    out = []
+    for key in sorted(groups, key=_sort_key):
+        out.append({**dict(zip(FINE_KEYS, key)), "values": sorted(groups[key])})
+    return out
+
+
+def _clean(value):
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def _int(value):
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value)
+
+
+def _sort_key(key: tuple) -> tuple:
+    return tuple((0, "") if v is None else (1, v) if isinstance(v, str) else (2, f"{v:020.6f}") for v in key)
+
+
+def reference_counts(facts: pd.DataFrame) -> dict[str, dict[str, dict[str, int]]]:
+    """Counts of configuration facts in one bundle: {category: {group: {value: count}}}."""
+    out: dict[str, dict[str, Counter]] = {}
+
+    def add(category: str, group, value) -> None:
+        if group is None or value is None:
+            return
+        out.setdefault(category, {}).setdefault(str(group), Counter())[str(value)] += 1
+
+    by_device, _, _, _ = _attributes(facts)
+    boards = facts[(facts["metric"] == "board_id") & facts["text"].notna()]
+    board_of = {(t, str(e).split("/")[0]): x for t, e, x in zip(boards["target"], boards["entity"], boards["text"])}
+    fw = facts[(facts["metric"] == "fw_version") & facts["text"].notna()]
+    for target, entity, version in zip(fw["target"], fw["entity"], fw["text"]):
+        device = (target, str(entity).split("/")[0])
+        add("fw_version_by_ca_type", by_device.get(device), version)
+        add("fw_version_by_board_id", board_of.get(device), version)
+    hosts = facts[facts["kind"] == "host"]
+    trust = hosts[(hosts["metric"] == "trust_mode") & hosts["text"].notna()]
+    for role, mode in zip(trust["role"], trust["text"]):
+        add("trust_mode_by_role", _clean(role) or "", mode)
+    pfc = hosts[(hosts["metric"] == "pfc_enabled") & hosts["priority"].notna()]
+    for _key, group in pfc.groupby(["target", "entity"], dropna=False):
+        enabled = sorted(int(p) for p, v in zip(group["priority"], group["value"]) if v == 1)
+        role = _clean(group["role"].iloc[0]) or ""
+        add("pfc_priorities_by_role", role, ",".join(map(str, enabled)) or "none")
+    ecn = facts[(facts["kind"] == "switch") & facts["metric"].isin(_ECN_METRICS)]
+    for (_target, platform, entity), group in ecn.groupby(["target", "platform", "entity"], dropna=False):
+        parts = []
+        for metric, value, text in sorted(zip(group["metric"], group["value"], group["text"]),
+                                          key=lambda r: _ECN_METRICS[r[0]]):
+            shown = text if isinstance(text, str) else (f"{value:g}" if value == value else None)
+            if shown is not None:
+                parts.append(f"{_ECN_METRICS[metric]}={shown}")
+        if parts:
+            add("ecn_by_profile", f"{_clean(platform) or ''}/{entity}", ",".join(parts))
+    return {c: {g: dict(sorted(v.items())) for g, v in sorted(groups.items())} for c, groups in sorted(out.items())}
+
+
+# --- statistics over the kept nights ----------------------------------------------------------------------------
+
+
+def robust(values: list[float]) -> dict:
+    arr = np.asarray(values, dtype=float)
+    median = float(np.median(arr))
+    return {
+        "median": median,
+        "mad": float(np.median(np.abs(arr - median))),
+        "p10": float(np.percentile(arr, 10)),
+        "p90": float(np.percentile(arr, 90)),
+        "n": int(arr.size),
+    }
+
+
+def _pooled(nights: list[dict], keys: list[str]) -> list[dict]:
+    pools: dict[tuple, list[float]] = {}
+    seen: dict[tuple, set[int]] = {}
+    for i, night in enumerate(nights):
+        for group in night.get("values", []):
+            key = tuple(group.get(k) for k in keys)
+            pools.setdefault(key, []).extend(group.get("values", []))
+            seen.setdefault(key, set()).add(i)
+    return [{**dict(zip(keys, key)), **robust(pools[key]), "nights": len(seen[key])}
+            for key in sorted(pools, key=_sort_key) if pools[key]]
+
+
+def reference(nights: list[dict]) -> dict:
+    pooled: dict[str, dict[str, Counter]] = {}
+    for night in nights:
+        for category, groups in (night.get("facts") or {}).items():
+            for group, counts in groups.items():
+                pooled.setdefault(category, {}).setdefault(group, Counter()).update(counts)
+    out: dict = {}
+    for category in sorted(pooled):
+        for group in sorted(pooled[category]):
+            counts = pooled[category][group]
+            value, count = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+            out.setdefault(category, {})[group] = {"value": value, "count": count, "total": sum(counts.values())}
+    return out
+
+
+def rebuild(doc: dict) -> dict:
+    """Recompute stats, rule_stats and reference from the kept nights."""
+    nights = doc["nights"]
+    doc["stats"] = _pooled(nights, FINE_KEYS)
+    doc["rule_stats"] = _pooled(nights, RULE_KEYS)
+    doc["reference"] = reference(nights)
+    return doc
+
+
+# --- writing ---------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def locked(store: Path) -> Iterator[None]:
+    store.mkdir(parents=True, exist_ok=True)
+    with open(store / LOCK_NAME, "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def write_atomic(path: Path, doc: dict) -> None:
+    """Temporary file in the same directory, fsync, os.replace, fsync of the directory."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(doc, handle, indent=1, sort_keys=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def add_night(store: str | Path, name: str, night: dict, keep: int | None = None) -> dict:
+    """Append one night to baseline NAME under the store lock; returns the written document."""
+    if keep is not None and keep < 1:
+        raise BaselineError(f"--keep must be at least 1, not {keep}")
+    store = Path(store)
+    path = path_of(store, name)
+    with locked(store):
+        if path.exists():
+            doc = load(path)  # corrupt or foreign: BaselineError, and the file stays as it is
+        else:
+            doc = {"format": FORMAT, "name": name, "keep": DEFAULT_KEEP, "nights": []}
+        keep = keep or int(doc.get("keep") or DEFAULT_KEEP)
+        nights = [n for n in doc.get("nights", []) if n.get("id") != night["id"]]
+        nights.append(night)
+        nights.sort(key=lambda n: (str(n.get("created") or ""), str(n.get("saved") or "")))
+        doc.update(format=FORMAT, name=name, keep=keep, updated=_now(), nights=nights[-keep:])
+        rebuild(doc)
+        write_atomic(path, doc)
+    return doc
+
+
+def save(bundle_path: str | Path, store: str | Path = DEFAULT_STORE, name: str = DEFAULT_NAME,
+         keep: int | None = None) -> dict:
+    """Add one bundle's figures to baseline NAME of the store (created if absent)."""
+    check_name(name)
+    night = night_from_bundle(bundle_path)  # the expensive part, outside the lock
+    return add_night(store, name, night, keep)
+
+
+# --- comparing -------------------------------------------------------------------------------------------------
+
+
+def diff(a: dict, b: dict, top: int = 20) -> dict:
+    """The coarse groups whose medians moved most (relative change, then absolute) and changed reference facts."""
+    def index(doc: dict) -> dict:
+        return {tuple(r.get(k) for k in RULE_KEYS): r for r in doc.get("rule_stats", [])}
+
+    left, right = index(a), index(b)
+    moved = []
+    for key in sorted(set(left) & set(right), key=_sort_key):
+        m0, m1 = float(left[key]["median"]), float(right[key]["median"])
+        change = m1 - m0
+        if change == 0:
+            continue
+        relative = change / abs(m0) if m0 != 0 else math.copysign(math.inf, change)
+        spread = float(left[key].get("mad") or 0.0) * 1.4826
+        moved.append({**dict(zip(RULE_KEYS, key)), "median_a": m0, "median_b": m1, "change": change,
+                      "relative": relative, "mads": change / spread if spread > 0 else None,
+                      "n_a": left[key].get("n"), "n_b": right[key].get("n")})
+    moved.sort(key=lambda r: (-abs(r["relative"]), -abs(r["change"])))
+    facts = []
+    ra, rb = a.get("reference") or {}, b.get("reference") or {}
+    for category in sorted(set(ra) | set(rb)):
+        ga, gb = ra.get(category) or {}, rb.get(category) or {}
+        for group in sorted(set(ga) | set(gb)):
+            va = (ga.get(group) or {}).get("value")
+            vb = (gb.get(group) or {}).get("value")
+            if va != vb:
+                facts.append({"category": category, "group": group, "a": va, "b": vb})
+    return {
+        "moved": moved[:top] if top else moved, "moved_total": len(moved),
+        "only_a": len(set(left) - set(right)), "only_b": len(set(right) - set(left)), "facts": facts,
+    }
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,160 @@
+"""`rdmatool baseline save|list|show|diff`: the nightly record of a healthy fabric (see rdmatool.baseline)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rdmatool import baseline as baselines
+from rdmatool.cli._output import EXIT_USAGE, die, print_json
+from rdmatool.errors import RdmatoolError
+
+baseline_app = typer.Typer(help="Save, list, show and compare baselines.", no_args_is_help=True)
+STORE_HELP = "Baseline store directory."
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(baseline_app, name="baseline")
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+@baseline_app.command("save")
+def save_command(
+    bundle: str = typer.Argument(..., help="A collected bundle directory."),
+    store: str = typer.Option(baselines.DEFAULT_STORE, "--store", help=STORE_HELP),
+    name: str = typer.Option(baselines.DEFAULT_NAME, "--name", help="Baseline name in the store."),
+    keep: int = typer.Option(None, "--keep", help=f"Nights to keep (default: as stored, else {baselines.DEFAULT_KEEP})."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Add one bundle's figures to a baseline (created if absent); the oldest nights beyond --keep are dropped."""
+    if keep is not None and keep < 1:
+        die(f"rdmatool baseline save: --keep must be at least 1, not {keep}", EXIT_USAGE)
+    try:
+        doc = baselines.save(bundle, store, name, keep)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    path = baselines.path_of(store, name)
+    out = {"path": str(path), "name": name, "bundle": doc["nights"][-1]["bundle"] if doc["nights"] else bundle,
+           "nights": len(doc["nights"]), "keep": doc["keep"], "groups": len(doc["rule_stats"])}
+    if as_json:
+        print_json(out)
+        return
+    print(f"saved {bundle} into {path}: {out['nights']} nights (keep {out['keep']}), {out['groups']} groups")
+
+
+@baseline_app.command("list")
+def list_command(
+    store: str = typer.Option(baselines.DEFAULT_STORE, "--store", help=STORE_HELP),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The baselines of a store; a corrupt one is reported on stderr and the others still listed."""
+    try:
+        entries = baselines.list_store(store)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    for entry in entries:
+        if "error" in entry:
+            print(f"rdmatool: {entry['error']}", file=sys.stderr)
+    if as_json:
+        print_json(entries)
+        return
+    good = [e for e in entries if "error" not in e]
+    if not good:
+        print(f"no baselines in {store}")
+        return
+    table = Table(title=f"baselines in {store}")
+    for column in ("name", "nights", "keep", "first", "last", "groups"):
+        table.add_column(column)
+    for e in good:
+        table.add_row(*(_fmt(e.get(c)) for c in ("name", "nights", "keep", "first", "last", "groups")))
+    Console(width=160).print(table)
+
+
+@baseline_app.command("show")
+def show_command(
+    name: str = typer.Argument(..., help="Baseline NAME in the store, or a baseline file PATH."),
+    store: str = typer.Option(baselines.DEFAULT_STORE, "--store", help=STORE_HELP),
+    metric: str = typer.Option(None, "--metric", help="Only metrics containing this text."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Nights, per-group statistics (median, MAD, p10/p90, n) and reference facts of one baseline."""
+    try:
+        path = baselines.resolve(name, store)
+        doc = baselines.load(path)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    stats = [r for r in doc.get("rule_stats", []) if not metric or metric in str(r.get("metric"))]
+    nights = [{k: n.get(k) for k in ("created", "bundle", "targets", "saved")} for n in doc.get("nights", [])]
+    if as_json:
+        print_json({"name": doc.get("name"), "path": str(path), "keep": doc.get("keep"), "nights": nights,
+                    "rule_stats": stats, "reference": doc.get("reference", {})})
+        return
+    console = Console(width=160)
+    console.print(f"[bold]{doc.get('name')}[/bold]  {path}  {len(nights)} nights (keep {doc.get('keep')})")
+    for n in nights:
+        console.print(f"  {n['created']}  {n['targets']} targets  {n['bundle']}", highlight=False)
+    table = Table(title=f"{len(stats)} groups")
+    for column in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights"):
+        table.add_column(column, justify="right" if column not in ("metric", "kind", "role") else "left")
+    for r in stats:
+        table.add_row(*(_fmt(r.get(c)) for c in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights")))
+    console.print(table)
+    reference = doc.get("reference", {})
+    if reference:
+        facts = Table(title="reference facts (majority)")
+        for column in ("category", "group", "value", "share"):
+            facts.add_column(column)
+        for category, groups in reference.items():
+            for group, v in groups.items():
+                facts.add_row(category, group, str(v.get("value")), f"{v.get('count')}/{v.get('total')}")
+        console.print(facts)
+
+
+@baseline_app.command("diff")
+def diff_command(
+    a: str = typer.Argument(..., help="Baseline A (NAME or PATH)."),
+    b: str = typer.Argument(..., help="Baseline B (NAME or PATH)."),
+    store: str = typer.Option(baselines.DEFAULT_STORE, "--store", help=STORE_HELP),
+    top: int = typer.Option(20, "--top", min=0, help="Moved medians to show (0: all)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The metrics whose medians moved most from A to B, and the reference facts that changed."""
+    try:
+        doc_a = baselines.load(baselines.resolve(a, store))
+        doc_b = baselines.load(baselines.resolve(b, store))
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    result = baselines.diff(doc_a, doc_b, top)
+    if as_json:
+        print_json(result)
+        return
+    console = Console(width=160)
+    console.print(f"{result['moved_total']} groups moved; {result['only_a']} only in {a}, {result['only_b']} only in {b}",
+                  highlight=False)
+    if result["moved"]:
+        table = Table(title="medians that moved most")
+        for column in (*baselines.RULE_KEYS, "A", "B", "change", "relative"):
+            table.add_column(column)
+        for r in result["moved"]:
+            table.add_row(*(_fmt(r.get(c)) for c in baselines.RULE_KEYS), _fmt(r["median_a"]), _fmt(r["median_b"]),
+                          _fmt(r["change"]), f"{r['relative']:+.1%}" if abs(r["relative"]) != float("inf") else "new")
+        console.print(table)
+    if result["facts"]:
+        facts = Table(title="reference facts that changed")
+        for column in ("category", "group", "A", "B"):
+            facts.add_column(column)
+        for f in result["facts"]:
+            facts.add_row(f["category"], f["group"], _fmt(f["a"]), _fmt(f["b"]))
+        console.print(facts)
+    else:
+        console.print("reference facts unchanged")
