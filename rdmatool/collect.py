@@ -34,7 +34,9 @@ trap 'rm -f "$E"' EXIT
 HAVE_TIMEOUT=0; command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 sec() {
     p="$1"; q="$2"; shift 2
-    printf '\n%s BEGIN %s %s %s\n' "$M" "$p" "$q" "$*"
+    # Each section carries its own read time: the script runs its commands one after another, and a rate's
+    # window must be the time between two reads of the same counter, not between two script starts.
+    printf '\n%s BEGIN %s %s %s %s\n' "$M" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
     if ! command -v "$1" >/dev/null 2>&1; then
         echo "$1: not installed" >"$E"; rc=127
     elif [ "$HAVE_TIMEOUT" = 1 ]; then
@@ -226,11 +228,20 @@ class Section:
     stdout: str
     stderr: str
     exit_code: int | None  # None: the section never finished (target deadline hit mid-command)
+    started_epoch: float | None = None  # the host's clock when the command started
 
 
-_BEGIN = re.compile(rf"^{re.escape(MARKER)} BEGIN (\S+) (\S+) ?(.*)$")
+_BEGIN = re.compile(rf"^{re.escape(MARKER)} BEGIN (\S+) (\S+) (\S+) ?(.*)$")
 _STDERR = re.compile(rf"^{re.escape(MARKER)} STDERR (\S+) (\S+)$")
 _END = re.compile(rf"^{re.escape(MARKER)} END (\S+) (\S+) (-?\d+)$")
+
+
+def _epoch(stamp: str) -> float | None:
+    try:
+        value = float(stamp)
+    except ValueError:
+        return None  # `date` without %N support (busybox) prints a literal N; the snapshot time is used instead
+    return value if value > 0 else None
 
 
 def split_sections(stream: str) -> list[Section]:
@@ -247,7 +258,8 @@ def split_sections(stream: str) -> list[Section]:
         out = out[:-1] if out.endswith("\n") else out
         err = err[:-1] if err.endswith("\n") else err
         qualifier = None if current["qualifier"] == "-" else current["qualifier"]
-        sections.append(Section(current["parser"], qualifier, current["command"], out, err, exit_code))
+        sections.append(Section(current["parser"], qualifier, current["command"], out, err, exit_code,
+                                _epoch(current["stamp"])))
 
     for line in stream.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
@@ -256,7 +268,8 @@ def split_sections(stream: str) -> list[Section]:
             if begin:
                 if current is not None:
                     finish(None)
-                current = {"parser": begin.group(1), "qualifier": begin.group(2), "command": begin.group(3)}
+                current = {"parser": begin.group(1), "qualifier": begin.group(2), "stamp": begin.group(3),
+                           "command": begin.group(4)}
                 part, buffers = "out", {"out": [], "err": []}
                 continue
             if current is not None and _STDERR.match(bare):

@@ -28,6 +28,9 @@ def evaluate(
     findings: list[Finding] = []
     for rule in rules:
         hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)
+        # The same fact may come from two views (e.g. thresholds in both `nv show qos roce` and the port status):
+        # one finding per place is enough.
+        hit_frame = hit_frame.drop_duplicates(["target", "entity", "priority"])
         for hit in hit_frame.to_dict("records"):
             evidence = _evidence(rule, hit)
             suggestions: list[Suggestion] = []

@@ -194,9 +194,10 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
             attr = attr.assign(**{g: attr["text"].where(attr["text"].notna(), attr["value"].astype(str))})
             attr = attr.assign(device=attr["entity"].str.split("/").str[0]).drop_duplicates(["target", "device"])
             part = part.assign(device=part["entity"].str.split("/").str[0]).merge(
-                attr[["target", "device", g]], on=["target", "device"], how="left")
+                attr[["target", "device", g]], on=["target", "device"], how="inner")  # ungroupable rows drop out
             group_cols.append(g)
-    part = part.assign(_group=part[group_cols].astype(str).agg("|".join, axis=1) if group_cols else "all")
+    part = part.assign(_group=part[group_cols].astype(object).fillna("").astype(str).agg("|".join, axis=1)
+                       if group_cols else "all")
     min_group = int(p.get("min_group", 3))
     textual = part["x"].isna().all()
     out = []

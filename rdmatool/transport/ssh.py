@@ -90,7 +90,7 @@ class Session:
                 exit_code=s.exit_code,
                 stderr=s.stderr,
                 qualifier=s.qualifier,
-                started=started,
+                started=_iso(s.started_epoch) if s.started_epoch else started,
                 duration_s=round(duration, 3),
                 error=_section_error(self.target.name, s),
             )
@@ -104,6 +104,10 @@ class Session:
         self.client.close()
         if self._jump is not None:
             self._jump.close()
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat(timespec="microseconds")
 
 
 def _section_error(target: str, section: collect.Section) -> str | None:
@@ -132,4 +136,5 @@ def describe_connect_error(target: Target, exc: BaseException) -> str:
         return f"{where}: connection refused"
     if isinstance(exc, OSError):
         return f"{where}: unreachable ({exc.strerror or exc})"
-    return f"{where}: {type(exc).__name__}: {exc}"
+    first_line = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return f"{where}: {type(exc).__name__}: {first_line}"
