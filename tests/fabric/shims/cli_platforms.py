@@ -87,9 +87,10 @@ def onyx(ctx: Ctx, cmd: str) -> str | None:
         out = []
         for label, d in (("Rx", "rx"), ("Tx", "tx")):
             pkts = ctx.val(c, f"q{prio}_pkts") if prio in (0, q["roce_prio"]) else 0
-            out += [f"{label}:", f"  {fmt(pkts):<21}packets", f"  {fmt(pkts * 4096 if prio else pkts * 250):<21}bytes",
-                    f"  {fmt(ctx.val(c, f'{d}_pfc{prio}')):<21}pause packets",
-                    f"  {fmt(ctx.val(c, f'{d}_pfc{prio}_duration')):<21}pause duration", ""]
+            octets = ctx.val(c, f"q{prio}_bytes") if prio in (0, q["roce_prio"]) else 0
+            out += [f"{label}:", f"  {fmt(pkts):<20} packets", f"  {fmt(octets):<20} bytes",
+                    f"  {fmt(ctx.val(c, f'{d}_pfc{prio}')):<20} pause packets",
+                    f"  {fmt(ctx.val(c, f'{d}_pfc{prio}_duration')):<20} pause duration", ""]
         return "\n".join(out)
     return None
 
