@@ -13,9 +13,9 @@ import pytest
 
 from rdmatool import baseline
 from rdmatool.errors import BaselineError
+from rdmatool.model import Severity
 from rdmatool.rules import kinds
 from rdmatool.rules.playbook import Rule
-from rdmatool.model import Severity
 from tests.baseline._bundles import Host, Switch, pause_rate, write_bundle
 
 
