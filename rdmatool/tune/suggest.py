@@ -223,7 +223,10 @@ def _profile(ctx: _Ctx, key: str):
 
 def _add(commands: dict[str, list[str]], platform: str, lines: list[str]) -> None:
     if lines:
-        commands.setdefault(platform, []).extend(lines)
+        bucket = commands.setdefault(platform, [])
+        if platform == "cumulus" and bucket and bucket[-1] == "nv config apply":
+            bucket.pop()  # one `nv config apply` at the end of the whole change
+        bucket.extend(lines)
 
 
 def _suggestion(ctx: _Ctx, setting, current, proposed, rationale, commands) -> Suggestion:
@@ -431,6 +434,8 @@ def suggest_cnp_priority(rule, evidence, analysis, profile=None) -> list[Suggest
         rationale = (f"{host.target} {host.entity} marks CNPs {current or 'unknown'}; CNPs must be DSCP {dscp} / "
                      f"802.1p {prio} and ride a strict-priority, never-dropped queue on every hop, or senders miss "
                      f"them ({_REF} §1.1, §4 cnp_dscp/cnp_802p_prio, §7 row 4).")
+        if any(sw.platform in ("sonic", "eos") for sw in switches):
+            rationale += f" SONiC/EOS: strict scheduling of TC {prio} not rendered (SCHEDULER table / EOS default)."
         out.append(_suggestion(ctx, f"CNP marking ({host.target} {host.entity})", current,
                                f"DSCP {dscp} / 802.1p {prio}", rationale, commands))
     return out
