@@ -126,3 +126,14 @@ def test_diagnose_bandwidth_below_baseline(tmp_path: Path) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit)
     found = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "bandwidth_below_baseline"]
     assert [f["target"] for f in found] == ["gpu00"]
+
+
+def test_nightly_examples_collect_then_save() -> None:
+    nightly = REPO / "examples" / "nightly"
+    service = (nightly / "rdmatool-baseline.service").read_text(encoding="utf-8")
+    assert "Type=oneshot" in service and "rdmatool collect -i" in service and "rdmatool baseline save" in service
+    assert "OnCalendar=" in (nightly / "rdmatool-baseline.timer").read_text(encoding="utf-8")
+    cron = [line for line in (nightly / "crontab.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert len(cron) == 1 and len(cron[0].split()) > 5 and "baseline save" in cron[0]
+    assert (nightly / "README.md").is_file()
