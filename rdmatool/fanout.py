@@ -49,26 +49,38 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     snapshot_count = 1 if options.interval_s <= 0 else 2
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
-    lock = threading.Lock()  # the known_hosts table is shared by every worker
+    stop = threading.Event()
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
         try:
-            _collect_target(outcome, options, known, lock, snapshot_count, deadline)
+            _collect_target(outcome, options, known, stop, snapshot_count, deadline)
         except Exception as exc:  # the last line of defence: one broken target never stops the others
             outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
         report(outcome.target.name, "failed" if outcome.error else "done")
 
-    with ThreadPoolExecutor(max_workers=max(1, options.forks), thread_name_prefix="rdmatool") as pool:
-        list(pool.map(work, outcomes))
+    # Ctrl-C must end a collection promptly: workers wait on `stop` instead of sleeping, and the pool is not
+    # joined on the way out (the caller discards the half-written bundle).
+    pool = ThreadPoolExecutor(max_workers=max(1, options.forks), thread_name_prefix="rdmatool")
+    try:
+        futures = [pool.submit(work, outcome) for outcome in outcomes]
+        for future in futures:
+            future.result()
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return outcomes
 
 
 def _collect_target(
-    outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, lock: threading.Lock,
+    outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, stop: threading.Event,
     snapshot_count: int, deadline: float,
 ) -> None:
     target = outcome.target
+    if stop.is_set():
+        return
     try:
         session = _open(target, known, options.connect_timeout)
     except Exception as exc:
@@ -80,7 +92,7 @@ def _collect_target(
             first_read = time.monotonic()
             mode = collect.SNAPSHOT_FULL if index == 0 else collect.SNAPSHOT_COUNTERS
             if target.kind is TargetKind.HOST:
-                results, error = session.run_snapshot(mode, options.command_timeout, deadline)
+                results, error = session.run_snapshot(mode, options.command_timeout, deadline, stop)
             else:
                 discovered: list[CommandResult] = []
                 if index == 0 and not ports:
@@ -96,8 +108,9 @@ def _collect_target(
                 return
             if index + 1 < snapshot_count:
                 wait = first_read + options.interval_s - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
+                if wait > 0 and stop.wait(wait):
+                    outcome.error = f"{target.name}: collection interrupted"
+                    return
     finally:
         session.close()
 

@@ -161,6 +161,7 @@ def deviation(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     right = stats.assign(**{k: stats[k].astype("object").where(stats[k].notna(), "") for k in keys})
     merged = left.merge(right[[*keys, "median", "mad", "n"]], on=keys, how="inner")
     merged = merged[merged["n"] >= p.get("min_baseline_n", 3)]
+    merged = merged.assign(priority=merged["priority"].replace("", None))  # "" was only a join key for "none"
     spread = np.maximum(merged["mad"].to_numpy(dtype=float) * 1.4826 * p.get("mad_factor", 5.0),
                         float(p.get("min_deviation", 0.0)))
     diff = merged["x"].to_numpy(dtype=float) - merged["median"].to_numpy(dtype=float)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -54,7 +55,9 @@ class Session:
             "direct-tcpip", (self.target.address, self.target.port), ("127.0.0.1", 0), timeout=timeout
         )
 
-    def run_snapshot(self, mode: str, command_timeout: int, deadline: float) -> tuple[list[CommandResult], str | None]:
+    def run_snapshot(
+        self, mode: str, command_timeout: int, deadline: float, stop: threading.Event | None = None
+    ) -> tuple[list[CommandResult], str | None]:
         """Run the host script once; returns its sections as CommandResults and an error if the run was cut short."""
         started = now_iso()
         t0 = time.monotonic()
@@ -69,6 +72,9 @@ class Session:
         while True:
             if time.monotonic() > deadline:
                 error = "target deadline exceeded; output so far kept"
+                break
+            if stop is not None and stop.is_set():
+                error = "collection interrupted"
                 break
             try:
                 data = channel.recv(65536)

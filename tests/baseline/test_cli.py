@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from rdmatool.cli import app
@@ -115,8 +114,6 @@ def test_diagnose_reads_a_saved_baseline(tmp_path: Path) -> None:
     assert code == 2 and "nope" in err
 
 
-@pytest.mark.xfail(reason="rules.kinds.deviation hands the ''-normalised priority to hits(); engine._evidence "
-                          "then fails on int(''): any deviation hit without a priority crashes diagnose", strict=False)
 def test_diagnose_bandwidth_below_baseline(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     for n in range(3):
