@@ -1,17 +1,21 @@
-"""The on-call view: findings grouped by severity with symptom / cause / check / fix and evidence, then suggestions."""
+"""The on-call view: findings grouped by severity, then by rule, each with cause / check / fix and the evidence,
+then the suggested changes. Blocks rather than a wide table, so it stays readable in an 80-column terminal."""
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
+from itertools import groupby
+
+from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
-from rdmatool.model import Severity
+from rdmatool.model import Finding, Severity
 from rdmatool.report.result import DiagnoseResult
 
 _STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_MARK = {Severity.CRITICAL: "!!", Severity.ERROR: "x", Severity.WARNING: "!", Severity.INFO: "i"}
 _VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "inconclusive": "bold magenta"}
+PER_RULE = 6  # places shown per rule before "and N more": one bad setting fleet-wide must not bury the rest
 
 
 def render(result: DiagnoseResult, console: Console) -> None:
@@ -25,44 +29,56 @@ def render(result: DiagnoseResult, console: Console) -> None:
         group = [f for f in result.findings if f.severity is severity]
         if not group:
             continue
-        table = Table(title=f"{severity.value.upper()} ({len(group)})", title_style=_STYLE[severity],
-                      show_lines=True, expand=True)
-        table.add_column("where", ratio=2, overflow="fold")
-        table.add_column("symptom / cause", ratio=4, overflow="fold")
-        table.add_column("check", ratio=3, overflow="fold")
-        table.add_column("fix", ratio=3, overflow="fold")
-        table.add_column("evidence", ratio=3, overflow="fold")
-        for f in group:
-            where = f.target + (f"\n{f.entity}" if f.entity else "")
-            if f.evidence.get("priority") is not None:
-                where += f"\nprio {f.evidence['priority']}"
-            table.add_row(where, f"[bold]{f.symptom}[/bold]\n{f.cause}\n[dim]{f.rule}[/dim]", f.check, f.fix,
-                          _evidence_text(f.evidence))
-        console.print(table)
-    suggestions = [(f, s) for f in result.findings for s in f.suggestions]
-    if suggestions:
-        console.print(Text("Suggested changes (printed, never applied)", style="bold"))
-        seen = set()
-        for f, s in suggestions:
-            key = (f.target, s.setting, s.proposed)
-            if key in seen:
-                continue
-            seen.add(key)
-            lines = [f"[bold]{s.setting}[/bold] on {f.target}: {s.current or '?'} → {s.proposed}", s.rationale]
-            for platform, commands in s.commands.items():
-                lines.append(f"[dim]{platform}:[/dim]")
-                lines.extend(f"  {c}" for c in commands)
-            console.print(Panel(Group(*[Text.from_markup(x) if i == 0 else Text(x) for i, x in enumerate(lines)]),
-                                expand=True))
+        console.rule(Text(f"{severity.value.upper()} ({len(group)})", style=_STYLE[severity]), align="left")
+        for _, same_rule in groupby(group, key=lambda f: f.rule):
+            _render_rule(list(same_rule), severity, console)
+    _render_suggestions(result, console)
     if result.failures:
-        table = Table(title=f"collection / parse failures ({len(result.failures)})", title_style="magenta")
-        table.add_column("target")
-        table.add_column("what")
-        table.add_column("error", overflow="fold")
+        console.rule(Text(f"COLLECTION / PARSE FAILURES ({len(result.failures)})", style="magenta"), align="left")
         for failure in result.failures:
-            table.add_row(str(failure.get("target", "")), str(failure.get("parser") or "connection"),
-                          str(failure.get("error", "")))
-        console.print(table)
+            what = failure.get("parser") or "connection"
+            console.print(f"  {escape(str(failure.get('target', '')))} [{escape(what)}]: "
+                          f"{escape(str(failure.get('error', '')))}", highlight=False)
+
+
+def _render_rule(findings: list[Finding], severity: Severity, console: Console) -> None:
+    first = findings[0]
+    for f in findings[:PER_RULE]:
+        where = f.target + (f" {f.entity}" if f.entity else "")
+        if f.evidence.get("priority") is not None:
+            where += f" prio {f.evidence['priority']}"
+        console.print(Text.assemble((f" {_MARK[severity]} ", _STYLE[severity]), (where, "bold"), "  ", f.symptom,
+                                    (f"  [{f.rule}]", "dim")))
+        console.print(Text(f"     evidence: {_evidence_text(f.evidence)}", style="dim"))
+    if len(findings) > PER_RULE:
+        console.print(Text(f"     … and {len(findings) - PER_RULE} more like this (--format json lists all)",
+                           style="dim"))
+    for label, value in (("cause", first.cause), ("check", first.check), ("fix", first.fix)):
+        console.print(Text.assemble((f"     {label}: ", "bold"), value))
+    console.print()
+
+
+def _render_suggestions(result: DiagnoseResult, console: Console) -> None:
+    seen: set[tuple] = set()
+    pending = []
+    for f in result.findings:
+        for s in f.suggestions:
+            key = (s.setting, s.proposed, tuple((p, tuple(c)) for p, c in sorted(s.commands.items())))
+            if key not in seen:
+                seen.add(key)
+                pending.append((f, s))
+    if not pending:
+        return
+    console.rule(Text(f"SUGGESTED CHANGES ({len(pending)}) — printed, never applied", style="bold"), align="left")
+    for f, s in pending:
+        console.print(Text.assemble((f" {s.setting}", "bold"), f" ({f.target}): ", (s.current or "?", "red"), " → ",
+                                    (s.proposed, "green")))
+        console.print(Text(f"     {s.rationale}"))
+        for platform, commands in s.commands.items():
+            console.print(Text(f"     {platform}:", style="dim"))
+            for command in commands:
+                console.print(Text(f"       {command}"), highlight=False)
+        console.print()
 
 
 def _evidence_text(evidence: dict) -> str:
@@ -73,5 +89,5 @@ def _evidence_text(evidence: dict) -> str:
             continue
         if isinstance(value, float):
             value = f"{value:.4g}"
-        parts.append(f"{key}: {value}")
-    return "\n".join(parts)
+        parts.append(f"{key} {value}")
+    return ", ".join(parts)

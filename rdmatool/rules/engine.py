@@ -13,7 +13,7 @@ from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
-# (rule, one hit's evidence, analysis) → suggestions; the tuning package registers its calculators here.
+# (rule, one hit's evidence, analysis, profile=) → suggestions; the tuning package registers its calculators here.
 Suggester = Callable[[Rule, dict, Analysis], list[Suggestion]]
 
 
@@ -37,7 +37,7 @@ def evaluate(
             for name in rule.suggest:
                 calculator = (suggesters or {}).get(name)
                 if calculator is not None:
-                    suggestions.extend(calculator(rule, evidence, analysis))
+                    suggestions.extend(calculator(rule, evidence, analysis, profile=profile))
             findings.append(Finding(
                 rule=rule.id,
                 severity=rule.severity,

@@ -237,8 +237,8 @@ def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         other = other.assign(w=other["value"].where(other["value"].notna(), other["text"]))
         merged = part.merge(other[["target", "entity", "w"]].drop_duplicates(["target", "entity"]),
                             on=["target", "entity"], how="inner")
-        bad = merged[merged["v"].astype(str) != merged["w"].astype(str)]
-        return hits(bad, bad["w"].map(lambda w: f"{p['against_metric']} {w}"))
+        bad = merged[merged["v"].map(fmt) != merged["w"].map(fmt)]
+        return hits(bad, bad["w"].map(lambda w: f"{p['against_metric']} {fmt(w)}"))
     if mode == "expected":
         expected = p.get("expected")
         exp = part["priority"].map(lambda pr: _expected_for(expected, pr))
@@ -276,8 +276,8 @@ def _peer_mismatch(part: pd.DataFrame, facts: pd.DataFrame, ctx: Context, p: dic
         switch_side[["target", "entity", "priority", "w"]].rename(columns={"target": "switch", "entity": "switch_port"}),
         on=["switch", "switch_port", "priority"], how="inner",
     )
-    bad = merged[merged["v"].astype(str) != merged["w"].astype(str)]
-    return hits(bad, bad.apply(lambda r: f"{r['w']} on {r['switch']} {r['switch_port']}", axis=1)
+    bad = merged[merged["v"].map(fmt) != merged["w"].map(fmt)]
+    return hits(bad, bad.apply(lambda r: f"{fmt(r['w'])} on {r['switch']} {r['switch_port']}", axis=1)
                 if not bad.empty else [])
 
 
@@ -340,6 +340,13 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             out.append({"target": target, "entity": None, "priority": None, "observed": "absent: " + ", ".join(absent),
                         "expected": "present", "baseline": None, "window_s": np.nan})
     return pd.DataFrame(out, columns=HIT_COLUMNS) if out else empty_hits()
+
+
+def fmt(value) -> str:
+    """A number as an engineer writes it: 4096, not 4096.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _negate(op: str) -> str:
