@@ -164,18 +164,15 @@ def test_netmiko_real_drivers(fabric: Fabric, switch: str, device_type: str, com
                           system_host_keys=False, alt_host_keys=True, alt_key_file=str(fabric.known_hosts),
                           conn_timeout=10)
     try:
+        if device_type == "mellanox_mlnxos":
+            # Onyx logs in at `>`; netmiko's disconnect() probes config mode by waiting for `#` (10 s at `>`).
+            conn.enable()
+            assert conn.find_prompt().endswith("#")
         out = conn.send_command(command, read_timeout=15)
     finally:
         conn.disconnect()
     for text in expected:
         assert text in out
-
-
-def test_every_parser_has_a_case() -> None:
-    """A new parser for a command the fabric serves should get a PARSER_CASES entry (or be listed here)."""
-    not_served = {"ibstatus", "fw_query", "mlxlink", "nccl_tests", "cumulus_counters_drops", "cumulus_counters_qos"}
-    missing = set(parsers.names()) - set(PARSER_CASES) - not_served
-    assert not missing, f"no fabric command for parsers {sorted(missing)}"
 
 
 @pytest.mark.parametrize("parser", sorted(PARSER_CASES))

@@ -24,8 +24,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.fabric import render
+from tests.fabric import fastpath, render
 from tests.fabric.scenario import Fault, Scenario
+from tests.fabric.shims._base import Ctx
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -52,7 +53,7 @@ def tools_of(spec: dict) -> dict[str, str]:
 def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> dict:
     """Write everything the wrapper and the shims read; (re)callable: set_fault rewrites the state in place."""
     eff = scenario.effective()
-    for sub in ("targets", "sys", "bin", "launchers", "tmp", "pids", "perftest"):
+    for sub in ("targets", "sys", "bin", "launchers", "tmp", "pids", "perftest", "out"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     if epoch is None:
         epoch_file = state / "epoch"
@@ -77,6 +78,10 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
         shutil.rmtree(bindir, ignore_errors=True)
         bindir.mkdir()
         faults = spec["tools"]
+        fast = {}
+        if spec["kind"] == "host":
+            ctx = Ctx(str(state), address, spec, "", time.time())
+            fast = fastpath.write_static(ctx, str(state / "out" / spec["name"]), str(state / "launchers"))
         for tool in tools_of(spec):
             path = bindir / tool
             if tool in faults["missing"]:
@@ -86,6 +91,9 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
                 path.chmod(0o755)
             elif tool in faults["hanging"]:
                 path.write_text("#!/bin/sh\nexec sleep 600\n")
+                path.chmod(0o755)
+            elif tool in fast:
+                path.write_text(fast[tool])
                 path.chmod(0o755)
             else:
                 path.symlink_to(state / "launchers" / tool)

@@ -19,6 +19,7 @@ import marshal
 import os
 import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -98,8 +99,15 @@ def main(argv: list[str]) -> int:
     pidfile = f"{state}/pids/{os.getpid()}"
     os.mkdir(tmp)
     try:
+        now = time.time()
         binds = [(f"{state}/sys/{spec['name']}", "/sys/class")]
-        binds += render.dynamic(spec, tmp, spec["epoch"])
+        binds += render.dynamic(spec, tmp, spec["epoch"], now)
+        if spec["kind"] == "host":  # counter outputs of the fast-path tool scripts (see fastpath.py)
+            from tests.fabric import fastpath
+            from tests.fabric.shims._base import Ctx
+
+            fastpath.write_dynamic(Ctx(state, address, spec, "", now), tmp)
+            env["FABRIC_DYN"] = tmp
         _enter_namespace(binds)
         if command is not None:
             args, new_group = ["sh", "-c", command], True

@@ -134,11 +134,12 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     if server is None:
         return serve(ctx, tool, opts, nic, f"{pdir}/{ctx.spec['name']}_{tcp_port}")
     found = resolve(index, server)
-    marker = f"{pdir}/{found[1]['name']}_{tcp_port}" if found else None
-    deadline = time.time() + 3.0
-    while marker is not None and not os.path.exists(f"{marker}.listen") and time.time() < deadline:
+    reachable = found is not None and not found[1]["perf"]["no_server"]
+    marker = f"{pdir}/{found[1]['name']}_{tcp_port}" if reachable else ""
+    deadline = time.time() + 3.0  # a server started a moment ago may not listen yet
+    while reachable and not os.path.exists(f"{marker}.listen") and time.time() < deadline:
         time.sleep(0.05)
-    if found is None or found[1]["perf"]["no_server"] or not os.path.exists(f"{marker}.listen"):
+    if not reachable or not os.path.exists(f"{marker}.listen"):
         print(f"Couldn't connect to {server}:{tcp_port}")
         print("Unable to open file descriptor for socket connection Unable to init the socket connection")
         return 1
@@ -166,11 +167,11 @@ def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
     listen, conn = f"{marker}.listen", f"{marker}.conn"
     sys.stdout.write(BANNER)
     sys.stdout.flush()
-    if ctx.spec["perf"]["hung_server"]:
-        time.sleep(600)
-        return 1
     open(listen, "w").close()
     try:
+        if ctx.spec["perf"]["hung_server"]:  # listens, never answers: its clients hang too
+            time.sleep(600)
+            return 1
         deadline = time.time() + 600
         while not os.path.exists(conn):
             if time.time() > deadline:
