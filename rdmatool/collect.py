@@ -10,6 +10,9 @@ client passes are two validated integers/keywords, so nothing from an inventory 
 
 Switches get the per-platform show commands below through netmiko; per-port commands are filled in only with port
 names that passed `valid_port_name`.
+
+`rdmatool perf` and the gate also start perftest (bounded, between two hosts) with the commands of the last
+section; they are the only commands that put load on a host.
 """
 
 from __future__ import annotations
@@ -285,3 +288,84 @@ def split_sections(stream: str) -> list[Section]:
     if current is not None:
         finish(None)
     return sections
+
+
+# --- perftest orchestration (`rdmatool perf run`, the gate) ---------------------------------------------------------
+#
+# Bandwidth/latency tests are the one place rdmatool starts a load on a host: a perftest server on A and a client
+# on B for a bounded time, never a configuration change. Three more exec requests exist for it, all below:
+# a read-only discovery script (on stdin, like HOST_SCRIPT, no arguments), the perftest command itself (server or
+# client, always under `timeout -k 2` so it can never outlive its pair), and the kill of exactly the `timeout`
+# process such a command started (its PID is echoed first; the kill checks it is still a `timeout`).
+# Every value comes from a fixed set, is an integer, or passed a strict pattern; all are shlex-quoted anyway.
+
+PERF_DISCOVER_COMMAND = "sh -s"
+# For each RDMA port: link layer, state, rate and the GID table with types and netdevs (sysfs gid_attrs); for each
+# netdev its IPv4 addresses (`ip`, when installed). Lines are `path:value` from grep, or tagged `netdev:` / `ipv4:`.
+PERF_DISCOVER_SCRIPT = r"""
+for dev in /sys/class/infiniband/*; do
+    [ -d "$dev" ] || continue
+    for port in "$dev"/ports/*; do
+        [ -d "$port" ] || continue
+        grep -H -s . "$port/link_layer" "$port/state" "$port/rate" "$port"/gid_attrs/types/* "$port"/gids/* \
+            "$port"/gid_attrs/ndevs/* 2>/dev/null
+    done
+    for nd in "$dev"/device/net/*; do
+        [ -e "$nd" ] || continue
+        n="${nd##*/}"
+        echo "netdev:${dev##*/}:$n"
+        command -v ip >/dev/null 2>&1 && ip -4 -o addr show dev "$n" 2>/dev/null | sed "s|^|ipv4:$n:|"
+    done
+done
+exit 0
+"""
+PERF_TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat", "ib_read_lat")
+PERF_PID_MARK = f"{MARKER} PID"
+# `$$` of `sh -c` survives `exec`: it is the PID of `timeout`, which forwards a TERM to perftest and KILLs it 2 s later.
+PERF_COMMAND = "echo " + PERF_PID_MARK + " $$; exec timeout -k 2 {limit} {tool} {args}"
+PERF_KILL_COMMAND = '[ "$(cat /proc/{pid}/comm 2>/dev/null)" = timeout ] && kill -TERM {pid}; exit 0'
+_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_FABRIC_ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}|[0-9A-Fa-f:]+)$")
+
+
+def perftest_command(
+    tool: str, device: str, ib_port: int, gid_index: int | None, tcp_port: int, limit_s: int,
+    duration_s: int | None = None, size_bytes: int | None = None, qps: int | None = None,
+    iterations: int | None = None, server_address: str | None = None,
+) -> str:
+    """One perftest server (no `server_address`) or client command, bounded by `timeout -k 2 limit_s`.
+
+    `-F` (no CPU-frequency check) and `--report_gbits` for bandwidth tests; `-x` only for RoCE (IB has no GID
+    index); `-D` for bandwidth tests, `-n` for latency tests (duration mode would drop the percentiles)."""
+    if tool not in PERF_TESTS:
+        raise ValueError(f"unknown perftest {tool!r}")
+    if not _RDMA_DEVICE.match(device):
+        raise ValueError(f"refusing RDMA device name {device!r}")
+    args = ["-d", device, "-i", str(int(ib_port))]
+    if gid_index is not None:
+        args += ["-x", str(int(gid_index))]
+    args.append("-F")
+    if tool.endswith("_bw"):
+        args += ["--report_gbits", "-D", str(max(1, int(duration_s or 10)))]
+        if qps:
+            args += ["-q", str(int(qps))]
+    elif iterations:
+        args += ["-n", str(int(iterations))]
+    if size_bytes:
+        args += ["-s", str(int(size_bytes))]
+    if not 1024 <= int(tcp_port) <= 65535:
+        raise ValueError(f"perftest port {tcp_port} out of range")
+    args += ["-p", str(int(tcp_port))]
+    if server_address is not None:
+        if not _FABRIC_ADDRESS.match(server_address):
+            raise ValueError(f"refusing fabric address {server_address!r}")
+        args.append(server_address)
+    return PERF_COMMAND.format(limit=max(1, int(limit_s)), tool=tool, args=" ".join(shlex.quote(a) for a in args))
+
+
+def perftest_kill_command(pid: int) -> str:
+    """End the `timeout` (and with it the perftest) a PERF_COMMAND started; nothing if that PID is something else."""
+    pid = int(pid)
+    if pid <= 1:
+        raise ValueError(f"refusing PID {pid}")
+    return PERF_KILL_COMMAND.format(pid=pid)
