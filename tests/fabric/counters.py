@@ -122,7 +122,7 @@ def host_profile(link_layer: str, rate_gbps: float, roce_prio: int, key: str) ->
               port_xmit_wait=up(2000.0), link_downed=[seed(key, "ld") % 2, 0.0])
     hw = {n: [0, 0.0] for n in HW_COUNTERS}
     hw.update(rx_write_requests=up(pkts_s * 0.6), rx_read_requests=up(pkts_s * 0.1), lifespan=[12, 0.0],
-              out_of_sequence=up(0.02), duplicate_request=up(0.01))
+              out_of_sequence=[seed(key, "oos") % 40, 0.0], duplicate_request=[seed(key, "dup") % 9, 0.0])
     out = {"ib": ib, "hw": hw}
     if link_layer != "Ethernet":
         return out

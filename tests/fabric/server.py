@@ -109,7 +109,7 @@ class Fabric:
     client_key: Path
     known_hosts: Path
     inventory_path: Path
-    targets: list[dict] = field(default_factory=list)  # [{name, address, port, kind, platform, role, unreachable}]
+    targets: list[dict] = field(default_factory=list)  # [{name, address, port, kind, platform, role, unreachable, ports}]
     host_key: Path | None = None
     _sshd: subprocess.Popen | None = None
 
@@ -197,6 +197,8 @@ def write_inventory(fabric: Fabric, path: Path) -> None:
             group = f"leaf_{t['platform']}"
             groups[group] = {"kind": "switch", "platform": t["platform"]}
         e = {"name": t["name"], "address": t["address"], "group": group}
+        if t["ports"]:  # switch ports the per-port show commands expand over
+            e["ports"] = t["ports"]
         if t["port"] != fabric.port:
             e["port"] = t["port"]
         entries.append(e)
@@ -225,7 +227,8 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
     closed = free_port()
     targets = [{"name": s["name"], "address": a, "port": closed if s.get("unreachable") else port,
                 "kind": s["kind"], "platform": s["platform"], "role": s.get("role"),
-                "unreachable": bool(s.get("unreachable"))} for a, s in eff["targets"].items()]
+                "unreachable": bool(s.get("unreachable")), "ports": [p["name"] for p in s.get("ports", [])]}
+               for a, s in eff["targets"].items()]
     key_type, key_b64 = host_pub.split()[:2]
     known = state / "known_hosts"
     known.write_text("".join(f"[{t['address']}]:{t['port']} {key_type} {key_b64}\n" for t in targets))
