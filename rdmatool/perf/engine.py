@@ -1,0 +1,332 @@
+"""Run perftest schedules over SSH: rounds in sequence, the pairs of a round in parallel; failures are values.
+
+Each pair: the server on A (`timeout -k 2 <ready + D + slack>`), once it says it waits for a client (or after
+`server_ready_s`) the client on B toward A's fabric address, both outputs parsed. Every server and client gets
+cleaned up whatever happens (client done, timeout, error, Ctrl-C): the pair's `finally`, then the session's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+
+from rdmatool import collect
+from rdmatool.errors import ParseError
+from rdmatool.model import Target, TargetKind
+from rdmatool.parsers import perftest as perftest_parser
+from rdmatool.perf import discovery
+from rdmatool.perf.attribution import OK, attribute, classify
+from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, HostInfo, PairResult, PerfOptions
+from rdmatool.perf.remote import Background, Remote
+from rdmatool.perf.schedule import Pair, confirmation_pairs, gate_rounds, split_conflicts
+from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.ssh import describe_connect_error
+
+Progress = Callable[[str], None]
+_DISCOVER_TIMEOUT = 20.0
+
+
+@dataclass
+class HostState:
+    target: Target
+    remote: Remote | None = None
+    info: HostInfo | None = None
+    error: str | None = None  # unreachable (connection) error
+    unusable: str | None = None  # reachable, but no port to test with
+
+
+class PerfSession:
+    """Connections to the hosts (one each), what discovery found, and the port counter; close() cleans up."""
+
+    def __init__(self, targets: list[Target], options: PerfOptions, stop: threading.Event | None = None) -> None:
+        self.options = options
+        self.stop = stop or threading.Event()
+        self.hosts = {t.name: HostState(t) for t in targets if t.kind is TargetKind.HOST}
+        self._ports = itertools.count()
+        self._lock = threading.Lock()
+        self.opened = False
+
+    def __enter__(self) -> PerfSession:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        if self.opened:
+            return
+        self.opened = True
+        known = KnownHosts(self.options.known_hosts, self.options.accept_new_host_keys)
+        per_host: dict[str, list[HostInfo]] = {}
+
+        def connect(state: HostState) -> None:
+            try:
+                state.remote = Remote(state.target, known, self.options.connect_timeout)
+            except Exception as exc:
+                state.error = describe_connect_error(state.target, exc)
+                return
+            try:
+                found = state.remote.run(collect.PERF_DISCOVER_COMMAND, _DISCOVER_TIMEOUT,
+                                         stdin=collect.PERF_DISCOVER_SCRIPT, stop=self.stop)
+                per_host[state.target.name] = discovery.candidates(state.target.name, state.target.address,
+                                                                   found.stdout)
+            except Exception as exc:
+                state.unusable = f"{state.target.name}: discovery failed: {type(exc).__name__}: {exc}"
+
+        with ThreadPoolExecutor(max_workers=max(1, min(self.options.forks, len(self.hosts) or 1))) as pool:
+            list(pool.map(connect, self.hosts.values()))
+        for name, choice in discovery.choose(per_host, self.options.device, self.options.link_layer).items():
+            if isinstance(choice, str):
+                self.hosts[name].unusable = choice
+            else:
+                self.hosts[name].info = choice
+
+    def close(self) -> None:
+        for state in self.hosts.values():
+            if state.remote is not None:
+                with contextlib.suppress(Exception):  # closing never masks what happened before
+                    state.remote.close()
+                state.remote = None
+
+    def cleanup_all(self) -> None:
+        for state in self.hosts.values():
+            if state.remote is not None:
+                state.remote.cleanup_all()
+
+    @property
+    def missing(self) -> dict[str, str]:
+        return {n: s.error for n, s in self.hosts.items() if s.error}
+
+    @property
+    def reachable(self) -> list[str]:
+        return [n for n, s in self.hosts.items() if not s.error]
+
+    @property
+    def discovered(self) -> dict[str, dict]:
+        return {n: (s.info.as_dict() if s.info else {"error": s.error or s.unusable}) for n, s in self.hosts.items()}
+
+    def expected_gbps(self) -> dict[str, float]:
+        return {n: s.info.rate_gbps for n, s in self.hosts.items() if s.info and s.info.rate_gbps}
+
+    def next_port(self) -> int:
+        with self._lock:
+            return self.options.port_base + next(self._ports) % 2000
+
+
+# --------------------------------------------------------------------------------------------------- one pair
+
+
+def _limits(options: PerfOptions) -> tuple[int, int]:
+    """(client bound, server bound) in seconds for `timeout`: duration + slack; the server also waits for us."""
+    run = options.duration_s if options.is_bw else options.iterations / 1000.0
+    client = int(run + options.slack_s + 0.999)
+    return client, int(client + options.server_ready_s + 1)
+
+
+def _command(options: PerfOptions, info: HostInfo, port: int, limit: int, server_address: str | None) -> str:
+    return collect.perftest_command(
+        options.test, info.device, info.ib_port, info.gid_index, port, limit, duration_s=options.duration_s,
+        size_bytes=options.size, qps=options.qps, iterations=options.iterations, server_address=server_address)
+
+
+@dataclass
+class _Side:
+    bw_avg: float | None = None
+    bw_peak: float | None = None
+    lat: dict | None = None
+    error: str | None = None
+
+
+def _read(output: str, exit_code: int | None, role: str, name: str, bound: int) -> _Side:
+    side = _Side()
+    messages: list[str] = []
+    try:
+        samples = perftest_parser.parse(output)
+    except ParseError as exc:
+        samples = []
+        messages.append(f"unparsed output ({exc})")
+    lat: dict = {}
+    for s in samples:
+        if s.metric == "bw_avg_gbps" and s.value is not None:
+            side.bw_avg = float(s.value)
+        elif s.metric == "bw_peak_gbps" and s.value is not None:
+            side.bw_peak = float(s.value)
+        elif s.metric.startswith("lat_") and s.value is not None:
+            lat[s.metric] = float(s.value)
+        elif s.metric == "tool_error":
+            messages.insert(0, s.text or "perftest error")
+    side.lat = lat or None
+    if exit_code is None or exit_code in (124, 137):
+        messages.insert(0, f"timed out (bound {bound} s)")
+    elif exit_code == 127:
+        messages.insert(0, "perftest not installed")
+    elif exit_code != 0 and not messages:
+        messages.append(f"exited with status {exit_code}")
+    if messages:
+        side.error = f"{role} {name}: {messages[0]}"
+    return side
+
+
+def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> PairResult:
+    options = session.options
+    t0 = time.monotonic()
+
+    def result(error: str | None, srv: _Side | None = None, cli: _Side | None = None, srv_out: str = "",
+               cli_out: str = "") -> PairResult:
+        srv, cli = srv or _Side(), cli or _Side()
+        return PairResult(
+            server, client, options.test, options.size,
+            cli.bw_avg if cli.bw_avg is not None else srv.bw_avg,
+            cli.bw_peak if cli.bw_avg is not None else srv.bw_peak,
+            cli.lat or srv.lat, error, round_no, srv_out, cli_out, round(time.monotonic() - t0, 3))
+
+    a, b = session.hosts.get(server), session.hosts.get(client)
+    for name, state in ((server, a), (client, b)):
+        if state is None:
+            return result(f"{NOT_RUN}{name} is not a host of this run")
+        if state.error:
+            return result(f"{UNREACHABLE}{state.error}")
+    for state in (a, b):
+        if state.unusable:
+            return result(state.unusable)
+    if session.stop.is_set():
+        return result(f"{NOT_RUN}interrupted")
+    client_bound, server_bound = _limits(options)
+    port = session.next_port()
+    srv_job: Background | None = None
+    cli_job: Background | None = None
+    try:
+        srv_job = a.remote.start(_command(options, a.info, port, server_bound, None))
+        srv_job.wait(options.server_ready_s, session.stop, until=lambda out: "waiting for client" in out.lower())
+        if srv_job.done and srv_job.exit_code != 0:  # the server failed before any client came
+            srv = _read(srv_job.output(), srv_job.exit_code, "server", server, server_bound)
+            return result(srv.error or f"server {server}: exited with status {srv_job.exit_code}", srv_out=srv_job.output())
+        if session.stop.is_set():
+            return result(f"{NOT_RUN}interrupted", srv_out=srv_job.output())
+        cli_job = b.remote.start(_command(options, b.info, port, client_bound, a.info.fabric_address))
+        finished = cli_job.wait(client_bound + 3, session.stop)
+        if not finished:
+            cli_job.cleanup()
+        srv_job.wait(2.0 if finished else 0.0, session.stop)
+        srv_job.cleanup()
+        srv = _read(srv_job.output(), srv_job.exit_code if srv_job.done else None, "server", server, server_bound)
+        cli = _read(cli_job.output(), cli_job.exit_code if finished else None, "client", client, client_bound)
+        have = (cli.bw_avg is not None or bool(cli.lat)) and finished and cli_job.exit_code == 0
+        if have:
+            error = None
+        elif session.stop.is_set():
+            error = f"{NOT_RUN}interrupted"
+        else:
+            error = cli.error or srv.error or f"client {client}: no result in the perftest output"
+            if not finished and srv.error and "timed out" in (cli.error or ""):
+                error = f"{cli.error}; {srv.error}"
+        return result(error, srv, cli, srv_job.output(), cli_job.output())
+    except Exception as exc:  # a broken connection or a refused command is this pair's result, never a crash
+        return result(f"{type(exc).__name__}: {exc}", srv_out=srv_job.output() if srv_job else "",
+                      cli_out=cli_job.output() if cli_job else "")
+    finally:
+        for job in (cli_job, srv_job):
+            if job is not None:
+                job.cleanup()
+
+
+# --------------------------------------------------------------------------------------------------- schedules
+
+
+def _run_round(session: PerfSession, pairs: list[Pair], round_no: int) -> list[PairResult]:
+    pool = ThreadPoolExecutor(max_workers=max(1, len(pairs)), thread_name_prefix="rdmatool-perf")
+    futures = [pool.submit(run_pair, session, s, c, round_no) for s, c in pairs]
+    try:
+        while True:
+            done, pending = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+            if not pending:
+                break
+    except BaseException:
+        # Ctrl-C: every pair sees `stop`, ends its commands and returns; then whatever is left is killed.
+        session.stop.set()
+        wait(futures, timeout=30)
+        session.cleanup_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return [f.result() for f in futures]
+
+
+def run_schedule(targets: list[Target], rounds: list[list[Pair]], options: PerfOptions,
+                 deadline: float | None = None, session: PerfSession | None = None,
+                 progress: Progress | None = None, first_round: int = 0) -> list[PairResult]:
+    """Run `rounds` in sequence, the pairs of a round in parallel (a round in which a node appears twice is split
+    into conflict-free sub-rounds). `deadline` is a time.monotonic() value: a round that cannot finish before it
+    is not started, its pairs come back as `not run: deadline` results."""
+    own = session is None
+    session = session or PerfSession(targets, options)
+    session.open()
+    client_bound, server_bound = _limits(options)
+    results: list[PairResult] = []
+    try:
+        for index, pairs in enumerate(rounds):
+            round_no = first_round + index
+            for sub in split_conflicts(list(pairs)):
+                late = deadline is not None and time.monotonic() + options.server_ready_s + client_bound > deadline
+                if late or session.stop.is_set():
+                    why = "deadline reached" if late else "interrupted"
+                    results += [PairResult(s, c, options.test, options.size, None, None, None, f"{NOT_RUN}{why}",
+                                           round_no, "", "", 0.0) for s, c in sub]
+                    continue
+                if progress:
+                    progress(f"round {round_no}: {len(sub)} pairs")
+                results += _run_round(session, sub, round_no)
+    finally:
+        if own:
+            session.close()
+    _ = server_bound
+    return results
+
+
+def run_gate_perf(targets: list[Target], options: PerfOptions, expected_gbps: dict[str, float] | float | None,
+                  rounds: int = 3, deadline: float | None = None, session: PerfSession | None = None,
+                  threshold: float = 0.9, seed: int = 0,
+                  progress: Progress | None = None) -> tuple[list[PairResult], Attribution]:
+    """gate_rounds over the reachable hosts, a confirmation round for the suspects against known-good peers, then
+    attribute(). `expected_gbps` None: each node's discovered line rate (explicit values win per node)."""
+    own = session is None
+    session = session or PerfSession(targets, options)
+    session.open()
+    try:
+        expected = _expected(session, expected_gbps)
+        nodes = session.reachable
+        plan = gate_rounds(nodes, rounds=rounds, seed=seed)
+        results = run_schedule(targets, plan, options, deadline, session, progress)
+        verdicts = classify(results, expected, threshold)
+        suspects, good = [], []
+        for node in nodes:
+            mine = [v for v in verdicts.values() if node in (v.a, v.b)]
+            if any(v.status != OK for v in mine):
+                suspects.append(node)
+            elif mine:
+                good.append(node)
+        previous = set(verdicts)
+        confirm = confirmation_pairs(suspects, good, previous)
+        if confirm:
+            results += run_schedule(targets, [confirm], options, deadline, session, progress, first_round=len(plan))
+        attribution = attribute(results, expected, threshold)
+    finally:
+        if own:
+            session.close()
+    missing = tuple(sorted(set(attribution.missing) | set(session.missing)))
+    return results, replace(attribution, missing=missing)
+
+
+def _expected(session: PerfSession, expected_gbps: dict[str, float] | float | None) -> dict[str, float]:
+    rates = session.expected_gbps()
+    if isinstance(expected_gbps, dict):
+        return {**rates, **expected_gbps}
+    if expected_gbps is not None:
+        return dict.fromkeys(session.hosts, float(expected_gbps))
+    return rates
