@@ -25,7 +25,7 @@ def _tree(rows: list[tuple[str, str, str, str]], columns: tuple[str, ...]) -> st
     out = [head.rstrip(), "  ".join("-" * x for x in w)]
     for key, r in zip(keys, rows, strict=True):
         cells = [key.ljust(w[0]), *(r[2 + i].ljust(w[1 + i]) for i in range(len(columns)))]
-        out.append("  ".join(cells).rstrip() if not any(r[2:]) else "  ".join(cells).rstrip())
+        out.append("  ".join(cells).rstrip())
     return "\n".join(out) + "\n"
 
 
