@@ -1,0 +1,129 @@
+"""`rdmatool perf run`: perftest between hosts (all-pairs, ring, or the gate's pairs with confirmation)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli.collect_cmd import load_targets
+from rdmatool.model import TargetKind
+from rdmatool.perf import schedule
+from rdmatool.perf.attribution import attribute
+from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
+from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
+from rdmatool.perf.output import write_results
+
+perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
+                            "attribution.", no_args_is_help=True)
+stderr = Console(stderr=True)
+MODES = ("pairs", "ring", "all-pairs")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(perf_app, name="perf")
+
+
+@perf_app.command("run")
+def perf_run(
+    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
+    mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | ring | all-pairs."),
+    test: str = typer.Option("ib_write_bw", "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)}."),
+    duration: int = typer.Option(10, "--duration", min=1, help="Seconds per bandwidth test (-D)."),
+    size: int = typer.Option(None, "--size", min=1, help="Message size in bytes (default 65536 for bandwidth)."),
+    qps: int = typer.Option(2, "--qps", min=1, help="Queue pairs per bandwidth test."),
+    iterations: int = typer.Option(5000, "--iterations", min=1, help="Iterations per latency test (-n)."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="pairs mode: rounds with distinct partners."),
+    seed: int = typer.Option(0, "--seed", help="pairs mode: shuffle seed."),
+    threshold: float = typer.Option(0.9, "--threshold", help="Pass line: fraction of the expected bandwidth."),
+    expected_gbps: float = typer.Option(None, "--expected-gbps", help="Expected Gb/s (default: each line rate)."),
+    device: str = typer.Option(None, "--device", help="RDMA device on every host (default: discovered)."),
+    link_layer: str = typer.Option(None, "--link-layer", help="roce | ib (default: what every host has)."),
+    slack: float = typer.Option(15.0, "--slack", min=1.0, help="Seconds beyond the test a command may take."),
+    port_base: int = typer.Option(18515, "--port-base", min=1024, max=63000, help="First perftest TCP port."),
+    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups, comma-separated."),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+) -> None:
+    """Run perftest pairs; write the matrix CSVs, a heatmap, the attribution. Exit 1 bad nodes/links found,
+    3 errors or unreachable hosts (inconclusive), 0 all pairs at speed."""
+    if mode not in MODES:
+        die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
+    if test not in BW_TESTS + LAT_TESTS:
+        die(f"rdmatool: --test {test!r}: choose one of {', '.join(BW_TESTS + LAT_TESTS)}", EXIT_USAGE)
+    layers = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
+    if (link_layer.lower() if link_layer else None) not in layers:
+        die(f"rdmatool: --link-layer {link_layer!r}: roce or ib", EXIT_USAGE)
+    hosts = [t for t in load_targets(inventory_file, limit, None) if t.kind is TargetKind.HOST]
+    if len(hosts) < 2:
+        die(f"rdmatool: {inventory_file}: perf needs at least two hosts", EXIT_USAGE)
+    folder = Path(out)
+    if (folder / "manifest.json").is_file():
+        folder = folder / "perf"
+    options = PerfOptions(
+        test=test, duration_s=duration, size_bytes=size, qps=qps, iterations=iterations, port_base=port_base,
+        slack_s=slack, device=device, link_layer=layers[link_layer.lower() if link_layer else None],
+        known_hosts=known_hosts, accept_new_host_keys=accept_new_host_keys,
+    )
+
+    def progress(message: str) -> None:
+        if sys.stderr.isatty():
+            stderr.print(message)
+
+    with PerfSession(hosts, options) as session:
+        expected = session.expected_gbps()
+        if expected_gbps is not None:
+            expected = dict.fromkeys(session.hosts, expected_gbps)
+        if mode == "pairs":
+            results, attribution = run_gate_perf(hosts, options, expected, rounds=rounds, session=session,
+                                                 threshold=threshold, seed=seed, progress=progress)
+        else:
+            plan = (schedule.all_pairs if mode == "all-pairs" else schedule.ring)(session.reachable)
+            results = run_schedule(hosts, plan, options, session=session, progress=progress)
+            attribution = attribute(results, expected, threshold)
+            attribution = replace(attribution,
+                                  missing=tuple(sorted(set(attribution.missing) | set(session.missing))))
+        discovered = session.discovered
+    write_results(results, attribution, folder)
+    (folder / "discovery.json").write_text(json.dumps(discovered, indent=2) + "\n")
+    _summary(results, attribution, folder, session.missing)
+    if attribution.bad_nodes or attribution.bad_links:
+        raise typer.Exit(EXIT_FAIL)
+    if attribution.errors or attribution.missing or attribution.suspects or \
+            any(r.error and r.error.startswith(NOT_RUN) for r in results):
+        raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+def _summary(results: list[PairResult], attribution: Attribution, folder: Path, missing: dict[str, str]) -> None:
+    ok = sum(1 for r in results if r.error is None)
+    stderr.print(f"{len(results)} pairs run, {ok} measured, {len(attribution.errors)} errored; results in {folder}")
+    table = Table(title="perf attribution", show_lines=False)
+    for column in ("verdict", "where", "evidence"):
+        table.add_column(column, overflow="fold")
+    nodes = attribution.evidence.get("nodes", {})
+    for node in attribution.bad_nodes:
+        ev = nodes.get(node, {})
+        values = [f"{p}={'/'.join(f'{x:.1f}' for x in m['measured']) or 'error'}" for p, m in ev.get("measured", {}).items()]
+        table.add_row("bad node", node, f"expected {ev.get('expected_gbps')} Gb/s; " + ", ".join(values))
+    links = attribution.evidence.get("links", {})
+    for a, b in attribution.bad_links:
+        ev = links.get(f"{a}|{b}", {})
+        table.add_row("bad link", f"{a} <-> {b}",
+                      f"measured {ev.get('measured')} of {ev.get('expected')} Gb/s; both ends fine with others")
+    for node in attribution.suspects:
+        table.add_row("suspect", node, "low or errored, not enough partners to decide")
+    for name, error in missing.items():
+        table.add_row("missing", name, error)
+    for server, client, error in attribution.errors[:20]:
+        table.add_row("error", f"{server} -> {client}", error)
+    if table.row_count:
+        stderr.print(table)
+    else:
+        stderr.print("all pairs at speed")
