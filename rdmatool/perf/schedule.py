@@ -16,23 +16,36 @@ def _check(nodes: list[str]) -> list[str]:
 
 def all_pairs(nodes: list[str]) -> list[list[Pair]]:
     """Round-robin 1-factorisation (circle method): every unordered pair exactly once, n-1 rounds for even n, n
-    rounds for odd n (one node idles per round). Server and client roles alternate so load is spread."""
+    rounds for odd n (one node idles per round). Server and client roles are balanced (`_orient`)."""
     nodes = _check(nodes)
     if len(nodes) < 2:
         return []
     ring: list[str | None] = [*nodes, None] if len(nodes) % 2 else list(nodes)
     m = len(ring)
+    position = {node: i for i, node in enumerate(nodes)}
+    odd = len(nodes) if len(nodes) % 2 else len(nodes) - 1
     rounds: list[list[Pair]] = []
-    for r in range(m - 1):
+    for _ in range(m - 1):
         pairs: list[Pair] = []
         for i in range(m // 2):
             a, b = ring[i], ring[m - 1 - i]
             if a is None or b is None:
                 continue
-            pairs.append((a, b) if (r + i) % 2 == 0 else (b, a))
+            pairs.append(_orient(a, b, position, odd))
         rounds.append(pairs)
         ring = [ring[0], ring[-1], *ring[1:-1]]  # rotate every position but the first
     return rounds
+
+
+def _orient(a: str, b: str, position: dict[str, int], odd: int) -> Pair:
+    """Who serves: a balanced tournament (each of the first `odd` nodes serves (odd-1)/2 of them; the extra node
+    of an even count serves every other node), so server and client load spread evenly."""
+    x, y = position[a], position[b]
+    if x >= odd or y >= odd:  # the extra node of an even count
+        other = y if x >= odd else x
+        extra = a if x >= odd else b
+        return (extra, a if extra == b else b) if other % 2 == 0 else (a if extra == b else b, extra)
+    return (a, b) if (y - x) % odd <= (odd - 1) // 2 else (b, a)
 
 
 def ring(nodes: list[str]) -> list[list[Pair]]:
