@@ -166,6 +166,10 @@ NETMIKO_DEVICE_TYPE: dict[Platform, str] = {
     Platform.NXOS: "cisco_nxos",
 }
 
+# Platforms whose CLI starts in a restricted mode and needs `enable` (a privilege level, not a configuration
+# change) before its show commands answer fully; without it netmiko also stalls on logout waiting for `#`.
+ENTER_ENABLE = {Platform.ONYX}
+
 LLDP_PARSER: dict[Platform, str] = {p: cmds[0].parser for p, cmds in SWITCH_COMMANDS.items()}
 
 # Per-platform spelling of a port name accepted into a command line. Anything else is refused, not quoted:

@@ -10,7 +10,7 @@ import sys
 import typer
 
 from rdmatool import __version__
-from rdmatool.cli import baseline_cmd, collect_cmd, diagnose_cmd, parse_cmd
+from rdmatool.cli import baseline_cmd, collect_cmd, diagnose_cmd, gate_cmd, parse_cmd, perf_cmd
 
 app = typer.Typer(
     name="rdmatool",
@@ -37,7 +37,9 @@ def _root(
 parse_cmd.register(app)
 collect_cmd.register(app)
 diagnose_cmd.register(app)
+gate_cmd.register(app)
 baseline_cmd.register(app)
+perf_cmd.register(app)
 
 
 def main() -> None:

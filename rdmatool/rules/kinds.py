@@ -270,6 +270,8 @@ def _peer_mismatch(part: pd.DataFrame, facts: pd.DataFrame, ctx: Context, p: dic
         return empty_hits()
     peer_metric = p.get("against_metric", p["metric"])
     hosts = part[part["kind"] == "host"].merge(links, left_on=["target", "entity"], right_on=["host", "host_port"])
+    if "when_value" in p:  # only the host rows in this state matter (e.g. a priority the host made lossless)
+        hosts = hosts[hosts["v"].map(fmt) == fmt(p["when_value"])]
     switch_side = facts[(facts["metric"] == peer_metric) & (facts["kind"] == "switch")]
     switch_side = switch_side.assign(w=switch_side["value"].where(switch_side["value"].notna(), switch_side["text"]))
     merged = hosts.merge(

@@ -27,7 +27,7 @@ _PARAMS: dict[str, set[str]] = {
     "rate": {"metric", "op", "value", "field", "also"},
     "deviation": {"metric", "field", "min_deviation", "direction", "mad_factor", "min_baseline_n"},
     "fleet_outlier": {"metric", "group_by", "min_group", "tolerance_pct", "direction", "also"},
-    "mismatch": {"metric", "against", "against_metric", "expected", "compare"},
+    "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
     "missing": {"metrics", "require_any"},
 }

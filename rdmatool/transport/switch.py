@@ -30,6 +30,7 @@ class SwitchSession:
             port=target.port,
             username=target.user or os.environ.get("USER") or "admin",
             password=os.environ.get(target.password_env, "") if target.password_env else "",
+            secret=os.environ.get(target.password_env, "") if target.password_env else "",
             use_keys=target.identity_file is not None,
             key_file=target.identity_file,
             allow_agent=False,
@@ -42,6 +43,8 @@ class SwitchSession:
             banner_timeout=connect_timeout,
             fast_cli=True,
         )
+        if target.platform in collect.ENTER_ENABLE:
+            self.conn.enable()
 
     def run(self, plan: list[collect.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
         results = []

@@ -1,0 +1,104 @@
+"""`rdmatool gate`: pass/fail before a training job, with an exit code and the nodes to drain."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from rdmatool.cli._output import EXIT_USAGE, die, print_json
+from rdmatool.cli.collect_cmd import load_targets
+from rdmatool.errors import RdmatoolError
+from rdmatool.fanout import CollectOptions
+from rdmatool.model import TargetKind, Verdict
+from rdmatool.report.result import finding_json
+from rdmatool.verdict import EXIT_CODES
+
+
+def register(app: typer.Typer) -> None:
+    app.command("gate")(gate_command)
+
+
+def gate_command(
+    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory of the job's nodes and switches."),
+    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups (e.g. the job's nodelist)."),
+    profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines)."),
+    budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
+    as_json: bool = typer.Option(False, "--json", help="Print the diagnose JSON shape plus `drain` and `stages`."),
+    junit: str = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per node and stage)."),
+    drain_file: str = typer.Option(None, "--drain-file", help="Write the nodes to drain, one per line."),
+    save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
+    allow_missing: int = typer.Option(None, "--allow-missing", help="Unreachable targets tolerated."),
+    forks: int = typer.Option(64, "--forks", min=1),
+    playbooks: str = typer.Option(None, "--playbooks"),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys"),
+    known_hosts: str = typer.Option(None, "--known-hosts"),
+) -> None:
+    """Gate a training job on fabric health: exit 0 pass, 1 fail (drain the listed nodes), 3 inconclusive."""
+    from dataclasses import replace
+
+    from rdmatool.gate import profile as profiles
+    from rdmatool.gate.run import run_gate
+
+    try:
+        profile = profiles.load(profile_file)
+        if allow_missing is not None:
+            profile = replace(profile, allow_missing=allow_missing)
+        targets = load_targets(inventory_file, limit, None)
+        options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
+        result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
+    except RdmatoolError as exc:
+        die(f"rdmatool gate: {exc}", EXIT_USAGE)
+    hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
+    if drain_file:
+        _atomic_write(drain_file, "".join(f"{name}\n" for name in result.drain))
+    if junit:
+        from rdmatool.report import junit as junit_report
+
+        _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
+    if as_json:
+        print_json({
+            "verdict": result.verdict.value,
+            "findings": [finding_json(f) for f in result.findings],
+            "failures": result.failures,
+            "drain": result.drain,
+            "bad_links": [list(link) for link in result.bad_links],
+            "stages": [s.as_json() for s in result.stages],
+            "elapsed_s": round(result.elapsed_s, 3),
+        })
+    else:
+        _print(result, Console())
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _print(result, console: Console) -> None:
+    style = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "inconclusive": "bold magenta"}
+    console.print(Text.assemble(("gate: ", "bold"), (result.verdict.value.upper(), style[result.verdict.value]),
+                                f"  in {result.elapsed_s:.1f} s"))
+    for stage in result.stages:
+        console.print(f"  {stage.name:10} {stage.status:12} {stage.detail}", highlight=False)
+    for f in result.findings:
+        if f.severity.value in ("error", "critical"):
+            where = f.target + (f" {f.entity}" if f.entity else "")
+            console.print(f"  [{f.severity.value}] {where}: {f.symptom} [{f.rule}]", highlight=False, markup=False)
+    if result.bad_links:
+        console.print("  bad links: " + ", ".join(f"{a}<->{b}" for a, b in result.bad_links), highlight=False)
+    if result.failures:
+        for failure in result.failures[:20]:
+            console.print(f"  missing: {failure.get('target')}: {failure.get('error')}", highlight=False, markup=False)
+    if result.verdict is Verdict.FAIL or result.drain:
+        console.print("drain: " + (" ".join(result.drain) if result.drain else "(none: fabric-level failure)"),
+                      highlight=False)
+
+
+def _atomic_write(path: str, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, target)

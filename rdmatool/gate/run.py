@@ -1,0 +1,207 @@
+"""The pre-training fabric health gate: staged checks within a budget, the verdict and the nodes to drain.
+
+Stages: 1 state (one snapshot) and 2 counters (a second snapshot `counters_window_s` later) come from one
+collection; 3 bandwidth (perftest pairs with bad-node / bad-link attribution) and 4 latency (optional) use the perf
+engine. A hard failure stops the later stages: no point measuring bandwidth on a fabric already known to be broken.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rdmatool import bundle as bundle_io
+from rdmatool.analysis import Analysis, analyse_bundle
+from rdmatool.cli.collect_cmd import collect_to_bundle
+from rdmatool.diagnose import default_playbooks, failures_of
+from rdmatool.fanout import CollectOptions
+from rdmatool.gate import policy
+from rdmatool.gate.profile import GateProfile
+from rdmatool.model import Finding, Severity, Target, TargetKind, Verdict
+from rdmatool.rules import engine, playbook
+
+
+@dataclass
+class GateResult:
+    verdict: Verdict
+    stages: list[policy.StageResult]
+    findings: list[Finding]
+    failures: list[dict]
+    drain: list[str]
+    bad_links: list[tuple[str, str]] = field(default_factory=list)
+    bundle: str | None = None
+    elapsed_s: float = 0.0
+
+
+def run_gate(
+    targets: list[Target], profile: GateProfile, collect_options: CollectOptions, budget_s: float,
+    save: str | None = None, playbooks_dir: str | None = None, perf_options: dict | None = None,
+) -> GateResult:
+    start = time.monotonic()
+    deadline = start + budget_s
+    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
+    stages: list[policy.StageResult] = []
+    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
+
+    # Stages 1 and 2: one collection, two snapshots a window apart (the window is skipped if the budget is short).
+    window = profile.counters_window_s
+    remaining = deadline - time.monotonic()
+    counters_possible = remaining > window + 5
+    per_target = min(profile.deadlines_s["state"], max(5.0, remaining))
+    options = CollectOptions(
+        interval_s=window if counters_possible else 0.0, forks=collect_options.forks,
+        connect_timeout=min(collect_options.connect_timeout, per_target), command_timeout=collect_options.command_timeout,
+        target_deadline=per_target, accept_new_host_keys=collect_options.accept_new_host_keys,
+        known_hosts=collect_options.known_hosts,
+    )
+    workdir = None if save else tempfile.TemporaryDirectory(prefix="rdmatool-gate-")
+    path = save or str(Path(workdir.name) / "bundle")
+    t0 = time.monotonic()
+    # A temporary bundle lives until the end: the perf stage adds its matrix to it.
+    _, path = collect_to_bundle(targets, options, path)
+    analysis = analyse_bundle(bundle_io.read(path))
+    collected_s = time.monotonic() - t0
+    all_findings = engine.evaluate(analysis, rules)
+    by_stage: dict[str, list[Finding]] = {s: [] for s in ("state", "counters", "bandwidth", "latency")}
+    stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
+    for f in all_findings:
+        by_stage[stage_for_rule.get(f.rule, "state")].append(f)
+    failures = failures_of(analysis)
+    missing = sorted({f["target"] for f in failures if not f.get("parser")})
+    stages.append(policy.StageResult("state", policy.stage_status(by_stage["state"]), collected_s, by_stage["state"],
+                                     f"{len(targets) - len(missing)}/{len(targets)} targets read"))
+    if counters_possible:
+        stages.append(policy.StageResult("counters", policy.stage_status(by_stage["counters"]), 0.0,
+                                         by_stage["counters"], f"window {window:g} s"))
+    else:
+        stages.append(policy.StageResult("counters", "timeout", 0.0, [], "budget too short for the counter window"))
+    findings = by_stage["state"] + by_stage["counters"]
+    hard = any(f.severity in policy.HARD for f in findings)
+    bad_nodes: tuple[str, ...] = ()
+    bad_links: list[tuple[str, str]] = []
+
+    # Stage 3: bandwidth between pairs of reachable, healthy hosts.
+    if not profile.bandwidth.enabled:
+        stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "disabled in the profile"))
+    elif hard:
+        stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "hard failure in an earlier stage"))
+    else:
+        stage, perf_findings, bad_nodes, bad_links = _bandwidth_stage(
+            targets, analysis, profile, collect_options, deadline, missing, perf_options or {}, path)
+        stages.append(stage)
+        findings += perf_findings
+    if profile.latency.enabled:
+        stages.append(policy.StageResult("latency", "skipped", 0.0, [], "latency stage not yet implemented"))
+    if workdir is not None:
+        workdir.cleanup()
+    verdict = policy.gate_verdict(stages, findings, len(missing), profile.allow_missing)
+    return GateResult(
+        verdict=verdict, stages=stages, findings=sorted(findings, key=engine._order), failures=failures,
+        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=save,
+        elapsed_s=time.monotonic() - start,
+    )
+
+
+def expected_gbps(analysis: Analysis, fraction: float) -> dict[str, float]:
+    """Per host: the required share of its fastest active port's line rate (reference §6.2)."""
+    facts = analysis.facts
+    rates = facts[(facts["metric"] == "link_rate_gbps") & (facts["kind"] == "host")]
+    active = facts[(facts["metric"] == "port_state") & (facts["text"] == "Active")][["target", "entity"]]
+    rates = rates.merge(active, on=["target", "entity"], how="inner")
+    return {t: float(v) * fraction for t, v in rates.groupby("target")["value"].max().items()}
+
+
+def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, missing, perf_options, bundle_path):
+    from rdmatool.perf import engine as perf_engine
+    from rdmatool.perf import output as perf_output
+    from rdmatool.perf.engine import PerfOptions
+
+    t0 = time.monotonic()
+    hosts = [t for t in targets if t.kind is TargetKind.HOST and t.name not in missing]
+    if len(hosts) < 2:
+        return policy.StageResult("bandwidth", "inconclusive", 0.0, [], "fewer than two reachable hosts"), [], (), []
+    expected = expected_gbps(analysis, profile.bandwidth.min_fraction_of_line_rate)
+    options = PerfOptions(
+        test=profile.bandwidth.test, duration_s=profile.bandwidth.duration_s, size_bytes=profile.bandwidth.size_bytes,
+        qps=profile.bandwidth.qps, known_hosts=collect_options.known_hosts,
+        accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options,
+    )
+    stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["bandwidth"])
+    results, attribution = perf_engine.run_gate_perf(hosts, options, expected, rounds=profile.bandwidth.rounds,
+                                                     deadline=stage_deadline)
+    perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
+    findings = perf_findings(results, attribution, expected)
+    duration = time.monotonic() - t0
+    if time.monotonic() > stage_deadline:
+        return (policy.StageResult("bandwidth", "timeout", duration, findings, "budget exceeded; partial results"),
+                findings, attribution.bad_nodes, list(attribution.bad_links))
+    untested = _untested(hosts, results)
+    status = policy.stage_status(findings)
+    detail = f"{len(results)} pair runs"
+    if untested and status == "passed":
+        status, detail = "inconclusive", f"{detail}; no successful pair for {', '.join(untested)}"
+    return (policy.StageResult("bandwidth", status, duration, findings, detail), findings,
+            attribution.bad_nodes, list(attribution.bad_links))
+
+
+def _untested(hosts: list[Target], results) -> list[str]:
+    ok = {r.server for r in results if r.error is None} | {r.client for r in results if r.error is None}
+    return sorted(h.name for h in hosts if h.name not in ok)
+
+
+def perf_findings(results, attribution, expected: dict[str, float]) -> list[Finding]:
+    """Attribution → findings, in the same four columns as every playbook rule."""
+    findings = []
+    for node in attribution.bad_nodes:
+        evidence = {"metric": "bw_avg_gbps", "target": node, "entity": None, "priority": None,
+                    **_evidence(attribution.evidence.get(node, {}), expected.get(node))}
+        findings.append(Finding(
+            rule="perf_bad_node", severity=Severity.ERROR, target=node, entity=None,
+            symptom=f"RDMA bandwidth far below expected on {node} with every partner",
+            cause="A host-side bottleneck or a degraded NIC link on this node: slow with several partners, confirmed "
+                  "against a known-good peer (bad node, not a bad link)",
+            check=f"ibstat / ibv_devinfo -v on {node} (rate, width, MTU); lspci -vv link of the NIC; "
+                  f"ib_write_bw -F --report_gbits against a known-good peer",
+            fix=f"Drain {node}; fix the link or host bottleneck before it rejoins the pool",
+            evidence=evidence,
+        ))
+    for a, b in attribution.bad_links:
+        key = f"{a}<->{b}"
+        evidence = {"metric": "bw_avg_gbps", "target": "fabric", "entity": key, "priority": None,
+                    **_evidence(attribution.evidence.get(key, {}), None)}
+        findings.append(Finding(
+            rule="perf_bad_link", severity=Severity.ERROR, target="fabric", entity=key,
+            symptom=f"RDMA bandwidth far below expected between {a} and {b} only",
+            cause="A slow path between two nodes that are fine with other partners: a bad cable, switch port, "
+                  "uplink or routing (topology mismatch), not either node",
+            check=f"perfquery / ethtool -S on both NIC ports and their switch ports; the path {a} → {b} through the "
+                  "leaf and spine; per-port error and pause counters",
+            fix="Fix the path (cable, switch port, uplink); neither node needs draining",
+            evidence=evidence,
+        ))
+    failed = [r for r in results if r.error]
+    seen = set()
+    for r in failed:
+        key = (r.server, r.client)
+        if key in seen or r.server in attribution.bad_nodes or r.client in attribution.bad_nodes:
+            continue
+        seen.add(key)
+        findings.append(Finding(
+            rule="perf_pair_failed", severity=Severity.WARNING, target=r.client, entity=f"{r.client}->{r.server}",
+            symptom=f"perftest {r.test} from {r.client} to {r.server} failed",
+            cause="The pair could not run: no server, connection refused, QP error or timeout",
+            check=f"Run {r.test} by hand between the two hosts; firewall and GID index",
+            fix="See the tool's message in the evidence",
+            evidence={"metric": "tool_error", "target": r.client, "entity": f"{r.client}->{r.server}",
+                      "priority": None, "observed": r.error, "expected": "a completed run", "baseline": None,
+                      "window_s": None},
+        ))
+    return findings
+
+
+def _evidence(details: dict, expected: float | None) -> dict:
+    observed = details.get("median_gbps", details.get("bw_avg_gbps"))
+    return {"observed": observed, "expected": None if expected is None else f">= {expected:.1f} Gb/s",
+            "baseline": None, "window_s": None, "details": details}

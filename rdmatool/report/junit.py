@@ -1,0 +1,34 @@
+"""JUnit XML for CI dashboards: one testsuite per gate stage, one testcase per node (and one for the fabric)."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree as ET
+
+from rdmatool.gate.policy import HARD, StageResult
+
+
+def render(stages: list[StageResult], nodes: list[str], drain: list[str]) -> str:
+    root = ET.Element("testsuites", name="rdmatool gate")
+    for stage in stages:
+        suite = ET.SubElement(root, "testsuite", name=stage.name, time=f"{stage.duration_s:.3f}")
+        cases = 0
+        failures = 0
+        for node in [*nodes, "fabric"]:
+            mine = [f for f in stage.findings if f.target == node]
+            case = ET.SubElement(suite, "testcase", classname=f"gate.{stage.name}", name=node)
+            cases += 1
+            hard = [f for f in mine if f.severity in HARD]
+            if stage.status in ("skipped",):
+                ET.SubElement(case, "skipped", message=stage.detail or "skipped")
+            elif hard:
+                failures += 1
+                failure = ET.SubElement(case, "failure", message=hard[0].symptom, type=hard[0].rule)
+                failure.text = "\n".join(f"[{f.severity.value}] {f.rule}: {f.symptom} — {f.cause}" for f in hard)
+            elif stage.status in ("timeout", "inconclusive") and node != "fabric":
+                ET.SubElement(case, "error", message=f"{stage.name}: {stage.status}: {stage.detail}")
+            if node in drain and stage.name == stages[-1].name:
+                ET.SubElement(case, "system-out").text = "drain"
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
