@@ -152,6 +152,7 @@ def _read(output: str, exit_code: int | None, role: str, name: str, bound: int) 
         samples = []
         messages.append(f"unparsed output ({exc})")
     lat: dict = {}
+    tool_errors: list[str] = []
     for s in samples:
         if s.metric == "bw_avg_gbps" and s.value is not None:
             side.bw_avg = float(s.value)
@@ -160,7 +161,8 @@ def _read(output: str, exit_code: int | None, role: str, name: str, bound: int) 
         elif s.metric.startswith("lat_") and s.value is not None:
             lat[s.metric] = float(s.value)
         elif s.metric == "tool_error":
-            messages.insert(0, s.text or "perftest error")
+            tool_errors.append(s.text or "perftest error")
+    messages[:0] = tool_errors  # perftest's own first complaint says most
     side.lat = lat or None
     if exit_code is None or exit_code in (124, 137):
         messages.insert(0, f"timed out (bound {bound} s)")
@@ -213,7 +215,7 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> P
         finished = cli_job.wait(client_bound + 3, session.stop)
         if not finished:
             cli_job.cleanup()
-        srv_job.wait(2.0 if finished else 0.0, session.stop)
+        srv_job.wait(2.0 if finished and cli_job.exit_code == 0 else 0.0, session.stop)  # its report
         srv_job.cleanup()
         srv = _read(srv_job.output(), srv_job.exit_code if srv_job.done else None, "server", server, server_bound)
         cli = _read(cli_job.output(), cli_job.exit_code if finished else None, "client", client, client_bound)
