@@ -107,14 +107,12 @@ def _summary(results: list[PairResult], attribution: Attribution, folder: Path, 
     table = Table(title="perf attribution", show_lines=False)
     for column in ("verdict", "where", "evidence"):
         table.add_column(column, overflow="fold")
-    nodes = attribution.evidence.get("nodes", {})
     for node in attribution.bad_nodes:
-        ev = nodes.get(node, {})
+        ev = attribution.evidence.get(node, {})
         values = [f"{p}={'/'.join(f'{x:.1f}' for x in m['measured']) or 'error'}" for p, m in ev.get("measured", {}).items()]
         table.add_row("bad node", node, f"expected {ev.get('expected_gbps')} Gb/s; " + ", ".join(values))
-    links = attribution.evidence.get("links", {})
     for a, b in attribution.bad_links:
-        ev = links.get(f"{a}|{b}", {})
+        ev = attribution.evidence.get(f"{a}<->{b}", {})
         table.add_row("bad link", f"{a} <-> {b}",
                       f"measured {ev.get('measured')} of {ev.get('expected')} Gb/s; both ends fine with others")
     for node in attribution.suspects:

@@ -9,6 +9,11 @@ errors (or is low) with everyone is bad like a slow one. Unreachable hosts are `
 Bandwidth: a pair is low when bw_avg < threshold x expected, expected = the smaller of the two nodes' expected
 Gb/s (their line rate by default). Latency tests: a pair is high when its typical latency exceeds LAT_FACTOR x
 the median of all pairs (tuning.md §6.2: no absolute figure; alarm on deviation).
+
+Evidence: one entry per node that had a low/errored pair (verdict bad|suspect|ok, expected_gbps, partners_ok /
+_low / _error, measured per partner, median_gbps) and per bad or unexplained link `a<->b` (measured, expected,
+median_gbps, the partners each end is fine with); run-wide facts under `_threshold`, `_expected_gbps`,
+`_pairs_measured`, `_pairs_low`, `_pairs_error`, `_unexplained`.
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ def _lat_value(result: PairResult) -> float | None:
         if lat.get(key) is not None:
             return float(lat[key])
     return None
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 3) if values else None
 
 
 def expected_of(expected_gbps: dict[str, float] | float | None, node: str) -> float | None:
@@ -138,26 +147,29 @@ def attribute(results: list[PairResult], expected_gbps: dict[str, float] | float
             "partners_low": sorted(p for p, v in partners.items() if v.status == LOW),
             "partners_error": sorted(p for p, v in partners.items() if v.status == ERROR),
             "measured": {p: v.as_dict() for p, v in sorted(partners.items())},
+            "median_gbps": _median([x for v in partners.values() for x in v.values]),
         }
     links_ev: dict[str, dict] = {}
     for a, b in bad_links + [tuple(x.split("|")) for x in unexplained]:
         v = verdicts[frozenset((a, b))]
-        links_ev[f"{a}|{b}"] = {
+        links_ev[f"{a}<->{b}"] = {
             **v.as_dict(),
+            "median_gbps": _median(v.values),
             "verdict": "bad" if (a, b) in bad_links else "unexplained",
             f"{a}_ok_with": sorted(p for p, w in per_node[a].items() if w.status == OK),
             f"{b}_ok_with": sorted(p for p, w in per_node[b].items() if w.status == OK),
         }
     nodes_all = sorted(set(per_node) | {n for r in results for n in (r.server, r.client)})
-    evidence = {
-        "threshold": threshold,
-        "expected_gbps": {n: expected_of(expected_gbps, n) for n in nodes_all},
-        "pairs_measured": len(verdicts),
-        "pairs_low": sum(v.status == LOW for v in verdicts.values()),
-        "pairs_error": sum(v.status == ERROR for v in verdicts.values()),
-        "nodes": nodes_ev,
-        "links": links_ev,
-        "unexplained": unexplained,
-    }
+    # Per node and per link `a<->b` at the top (the gate looks them up by name); run-wide facts under `_` keys,
+    # which no inventory name can take (names start with a letter or digit).
+    evidence: dict = {**nodes_ev, **links_ev}
+    evidence.update({
+        "_threshold": threshold,
+        "_expected_gbps": {n: expected_of(expected_gbps, n) for n in nodes_all},
+        "_pairs_measured": len(verdicts),
+        "_pairs_low": sum(v.status == LOW for v in verdicts.values()),
+        "_pairs_error": sum(v.status == ERROR for v in verdicts.values()),
+        "_unexplained": [k.replace("|", "<->") for k in unexplained],
+    })
     errors = tuple((r.server, r.client, r.error) for r in results if r.error and _counts(r))
     return Attribution(tuple(bad_nodes), tuple(bad_links), evidence, tuple(missing), tuple(suspects), errors)

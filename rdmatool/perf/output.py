@@ -33,7 +33,7 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
     folder = Path(folder)
     (folder / "raw").mkdir(parents=True, exist_ok=True)
     _pairs_csv(results, folder / "pairs.csv")
-    expected = attribution.evidence.get("expected_gbps", {}) if attribution.evidence else {}
+    expected = attribution.evidence.get("_expected_gbps", {}) if attribution.evidence else {}
     for test in sorted({r.test for r in results}):
         mine = [r for r in results if r.test == test]
         nodes = sorted({n for r in mine for n in (r.server, r.client)})

@@ -32,14 +32,15 @@ def run(rounds, slow_nodes=(), slow_links=(), errors=(), line=200.0, unreachable
 def test_one_bad_node_all_pairs() -> None:
     a = attribute(run(all_pairs(NODES), slow_nodes={"h3"}), 200.0)
     assert a.bad_nodes == ("h3",) and a.bad_links == ()
-    ev = a.evidence["nodes"]["h3"]
+    ev = a.evidence["h3"]
     assert ev["verdict"] == "bad" and len(ev["partners_low"]) == 7 and ev["expected_gbps"] == 200.0
+    assert ev["median_gbps"] == 96.5 and a.evidence["_pairs_low"] == 7
 
 
 def test_one_bad_link_all_pairs() -> None:
     a = attribute(run(all_pairs(NODES), slow_links=[("h1", "h5")]), {n: 200.0 for n in NODES})
     assert a.bad_nodes == () and a.bad_links == (("h1", "h5"),)
-    link = a.evidence["links"]["h1|h5"]
+    link = a.evidence["h1<->h5"]
     assert link["verdict"] == "bad" and link["measured"] == [200.0 * 0.965 * 0.3]
     assert len(link["h1_ok_with"]) == 6 and len(link["h5_ok_with"]) == 6
 
@@ -66,7 +67,7 @@ def test_errors_are_reported_and_a_node_failing_with_everyone_is_bad() -> None:
     a = attribute(run(all_pairs(NODES), errors={"h4"}), 200.0)
     assert a.bad_nodes == ("h4",)
     assert len(a.errors) == 7 and all("Couldn't connect" in e for _, _, e in a.errors)
-    assert a.evidence["nodes"]["h4"]["partners_error"] == [n for n in NODES if n != "h4"]
+    assert a.evidence["h4"]["partners_error"] == [n for n in NODES if n != "h4"]
 
 
 def test_a_single_low_partner_is_only_a_suspect() -> None:
