@@ -70,9 +70,17 @@ def run_gate(
         by_stage[stage_for_rule.get(f.rule, "state")].append(f)
     failures = failures_of(analysis)
     missing = sorted({f["target"] for f in failures if not f.get("parser")})
-    stages.append(policy.StageResult("state", policy.stage_status(by_stage["state"]), collected_s, by_stage["state"],
-                                     f"{len(targets) - len(missing)}/{len(targets)} targets read"))
-    if counters_possible:
+    read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
+    out_of_budget = time.monotonic() > deadline
+    if out_of_budget:  # whatever was read is still reported, but the gate cannot vouch for the rest
+        stages.append(policy.StageResult("state", "timeout", collected_s, by_stage["state"],
+                                         f"budget exhausted during collection; {read}"))
+    else:
+        stages.append(policy.StageResult("state", policy.stage_status(by_stage["state"]), collected_s,
+                                         by_stage["state"], read))
+    if out_of_budget:
+        stages.append(policy.StageResult("counters", "timeout", 0.0, by_stage["counters"], "budget exhausted"))
+    elif counters_possible:
         stages.append(policy.StageResult("counters", policy.stage_status(by_stage["counters"]), 0.0,
                                          by_stage["counters"], f"window {window:g} s"))
     else:
@@ -85,6 +93,8 @@ def run_gate(
     # Stage 3: bandwidth between pairs of reachable, healthy hosts.
     if not profile.bandwidth.enabled:
         stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "disabled in the profile"))
+    elif time.monotonic() > deadline:
+        stages.append(policy.StageResult("bandwidth", "timeout", 0.0, [], "budget exhausted before this stage"))
     elif hard:
         stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "hard failure in an earlier stage"))
     else:
@@ -116,22 +126,26 @@ def expected_gbps(analysis: Analysis, fraction: float) -> dict[str, float]:
 def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, missing, perf_options, bundle_path):
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
-    from rdmatool.perf.engine import PerfOptions
+    from rdmatool.perf.model import PerfOptions
 
     t0 = time.monotonic()
     hosts = [t for t in targets if t.kind is TargetKind.HOST and t.name not in missing]
     if len(hosts) < 2:
         return policy.StageResult("bandwidth", "inconclusive", 0.0, [], "fewer than two reachable hosts"), [], (), []
-    expected = expected_gbps(analysis, profile.bandwidth.min_fraction_of_line_rate)
+    # The engine judges a pair against `threshold` × the line rate of the port it actually tests on (it discovers
+    # that port itself: a GPU node's RoCE NIC may be slower than its InfiniBand one), so no rates are passed in.
+    fraction = profile.bandwidth.min_fraction_of_line_rate
     options = PerfOptions(
         test=profile.bandwidth.test, duration_s=profile.bandwidth.duration_s, size_bytes=profile.bandwidth.size_bytes,
         qps=profile.bandwidth.qps, known_hosts=collect_options.known_hosts,
         accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options,
     )
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["bandwidth"])
-    results, attribution = perf_engine.run_gate_perf(hosts, options, expected, rounds=profile.bandwidth.rounds,
-                                                     deadline=stage_deadline)
+    results, attribution = perf_engine.run_gate_perf(
+        hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction)
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
+    expected = {node: details["expected_gbps"] * fraction for node, details in attribution.evidence.items()
+                if isinstance(details, dict) and details.get("expected_gbps")}
     findings = perf_findings(results, attribution, expected)
     duration = time.monotonic() - t0
     if time.monotonic() > stage_deadline:
