@@ -12,6 +12,7 @@ The site profile (defaults in DEFAULT_PROFILE) comes from the `profile` argument
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,12 +91,42 @@ class _Ctx:
         self.links = links if isinstance(links, pd.DataFrame) else pd.DataFrame()
         self.profile = {**DEFAULT_PROFILE, **(getattr(analysis, "profile", None) or {}), **(profile or {})}
         self.notes: list[str] = []
+        self.by_target = self._split_by_target(analysis)
+        self.indexes = self._shared(analysis, "_facts_index", {})
+
+    @staticmethod
+    def _shared(analysis, name: str, default):
+        """A cache kept on the analysis so that every suggester call of one diagnosis shares it."""
+        cached = getattr(analysis, name, None)
+        if cached is None:
+            cached = default
+            with contextlib.suppress(AttributeError):
+                setattr(analysis, name, cached)
+        return cached
+
+    def _split_by_target(self, analysis) -> dict:
+        """Facts per target, computed once per analysis: suggesters look up a few values many times, and
+        filtering the whole fleet's facts on every look-up made a 1,000-host diagnosis crawl."""
+        cached = getattr(analysis, "_facts_by_target", None)
+        if cached is not None:
+            return cached
+        if self.facts.empty or "target" not in self.facts.columns:
+            split: dict = {}
+        else:
+            split = {t: group for t, group in self.facts.groupby("target", sort=False)}
+        # A plain object without attributes (tests may pass one) gets no cache; the results are the same.
+        with contextlib.suppress(AttributeError):
+            analysis._facts_by_target = split
+        return split
 
     # raw access
     def rows(self, target=None, entity=None, metric=None, prio=None) -> pd.DataFrame:
         df = self.facts
         if df.empty or "metric" not in df.columns:
             return df.iloc[0:0]
+        if isinstance(target, str):
+            df = self.by_target.get(target, df.iloc[0:0])
+            target = None
         mask = pd.Series(True, index=df.index)
         for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
             if wanted is not None:
@@ -108,16 +139,38 @@ class _Ctx:
             mask &= pd.to_numeric(df["priority"], errors="coerce") == prio
         return df[mask]
 
+    def _lookup(self, target, entity, metric, prio) -> list[tuple] | None:
+        """(value, text) pairs for one exact (target, entity, metric[, priority]) from a per-target dict index,
+        or None when the question is not that simple (lists of names, no target) and rows() must answer."""
+        if not all(isinstance(x, str) for x in (target, entity, metric)):
+            return None
+        index = self.indexes.get(target)
+        if index is None:
+            frame = self.by_target.get(target)
+            index = {}
+            if frame is not None and {"entity", "metric", "priority", "value", "text"} <= set(frame.columns):
+                priorities = pd.to_numeric(frame["priority"], errors="coerce")
+                for e, m, p, v, t in zip(frame["entity"], frame["metric"], priorities, frame["value"], frame["text"]):
+                    index.setdefault((e, m, None), []).append((v, t))
+                    if pd.notna(p):
+                        index.setdefault((e, m, int(p)), []).append((v, t))
+            self.indexes[target] = index
+        return index.get((entity, metric, None if prio is None else int(prio)), [])
+
     def value(self, target, entity, metric, prio=None):
-        rows = self.rows(target, entity, metric, prio)
-        for v in rows["value"] if "value" in rows.columns else ():
+        found = self._lookup(target, entity, metric, prio)
+        values = [v for v, _ in found] if found is not None else (
+            self.rows(target, entity, metric, prio).get("value", pd.Series(dtype=float)))
+        for v in values:
             if _num(v) is not None:
                 return _num(v)
         return None
 
     def text(self, target, entity, metric, prio=None):
-        rows = self.rows(target, entity, metric, prio)
-        for v in rows["text"] if "text" in rows.columns else ():
+        found = self._lookup(target, entity, metric, prio)
+        texts = [t for _, t in found] if found is not None else (
+            self.rows(target, entity, metric, prio).get("text", pd.Series(dtype=object)))
+        for v in texts:
             if isinstance(_clean(v), str):
                 return v
         return None
