@@ -103,7 +103,15 @@ def run_gate(
         stages.append(stage)
         findings += perf_findings
     if profile.latency.enabled:
-        stages.append(policy.StageResult("latency", "skipped", 0.0, [], "latency stage not yet implemented"))
+        if any(f.severity in policy.HARD for f in findings):
+            stages.append(policy.StageResult("latency", "skipped", 0.0, [], "hard failure in an earlier stage"))
+        elif time.monotonic() > deadline:
+            stages.append(policy.StageResult("latency", "timeout", 0.0, [], "budget exhausted before this stage"))
+        else:
+            stage, latency_findings = _latency_stage(targets, profile, collect_options, deadline, missing,
+                                                     perf_options or {}, path)
+            stages.append(stage)
+            findings += latency_findings
     if workdir is not None:
         workdir.cleanup()
     verdict = policy.gate_verdict(stages, findings, len(missing), profile.allow_missing)
@@ -158,6 +166,76 @@ def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, miss
         status, detail = "inconclusive", f"{detail}; no successful pair for {', '.join(untested)}"
     return (policy.StageResult("bandwidth", status, duration, findings, detail), findings,
             attribution.bad_nodes, list(attribution.bad_links))
+
+
+def _latency_stage(targets, profile, collect_options, deadline, missing, perf_options, bundle_path):
+    """ib_send_lat / ib_write_lat pairs: p99 against the profile's ceiling, p99.9 over typical as jitter."""
+    from rdmatool.perf import engine as perf_engine
+    from rdmatool.perf import output as perf_output
+    from rdmatool.perf.model import PerfOptions
+
+    t0 = time.monotonic()
+    hosts = [t for t in targets if t.kind is TargetKind.HOST and t.name not in missing]
+    if len(hosts) < 2:
+        return policy.StageResult("latency", "inconclusive", 0.0, [], "fewer than two reachable hosts"), []
+    options = PerfOptions(test=profile.latency.test, known_hosts=collect_options.known_hosts,
+                          accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options)
+    stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["latency"])
+    results, attribution = perf_engine.run_gate_perf(hosts, options, None, rounds=1, deadline=stage_deadline)
+    perf_output.write_results(results, attribution, Path(bundle_path) / "perf-latency")
+    findings = latency_findings(results, profile.latency) + [
+        Finding(rule="perf_latency_bad_node", severity=Severity.ERROR, target=node, entity=None,
+                symptom=f"{node} is slow with every latency partner",
+                cause="A host-side delay on this node (CPU frequency, interrupts, NUMA) or its NIC link",
+                check=f"{profile.latency.test} -a from {node} to a known-good peer; cpupower frequency-info on {node}",
+                fix=f"Drain {node} until the latency is back in line with the fleet",
+                evidence={"metric": "lat_typical_us", "target": node, "entity": None, "priority": None,
+                          "observed": attribution.evidence.get(node, {}).get("median_us"),
+                          "expected": "within 1.5x of the fleet median", "baseline": None, "window_s": None})
+        for node in attribution.bad_nodes
+    ]
+    duration = time.monotonic() - t0
+    if time.monotonic() > stage_deadline:
+        return policy.StageResult("latency", "timeout", duration, findings, "budget exceeded; partial results"), \
+            findings
+    measured = [r for r in results if r.ok and r.lat]
+    status = policy.stage_status(findings) if measured else "inconclusive"
+    return policy.StageResult("latency", status, duration, findings, f"{len(measured)} pairs measured"), findings
+
+
+def latency_findings(results, policy_) -> list[Finding]:
+    findings = []
+    for r in results:
+        if not r.ok or not r.lat:
+            continue
+        p99, p999, typical = r.lat.get("lat_p99_us"), r.lat.get("lat_p999_us"), r.lat.get("lat_typical_us")
+        pair = f"{r.client}->{r.server}"
+        if p99 is not None and p99 > policy_.max_p99_us:
+            findings.append(Finding(
+                # a pair's latency is the path's, not one node's: node blame comes from the attribution
+                rule="perf_latency_high", severity=Severity.ERROR, target="fabric", entity=pair,
+                symptom=f"{r.test} p99 latency {p99:g} us between {r.client} and {r.server}",
+                cause="Queueing on the path (pauses, other traffic on the priority) or a host-side delay",
+                check=f"{r.test} -a between the two hosts; pause and ECN counters on both NIC ports and switch ports",
+                fix="Find the queueing hop; move other traffic off the RoCE priority; pin cores on latency nodes",
+                evidence={"metric": "lat_p99_us", "target": r.client, "entity": pair, "priority": None,
+                          "observed": p99, "expected": f"<= {policy_.max_p99_us:g} us", "baseline": None,
+                          "window_s": None},
+            ))
+        if p999 is not None and typical and p999 / typical > policy_.max_p999_over_typical:
+            findings.append(Finding(
+                rule="perf_latency_jitter", severity=Severity.WARNING, target="fabric", entity=pair,
+                symptom=f"Latency jitter: p99.9 is {p999 / typical:.1f}x the typical latency ({r.client} -> {r.server})",
+                cause="Periodic interference: other traffic on the same priority or port, CPU frequency scaling, "
+                      "interrupts",
+                check="Per-priority counters on the port; cpupower frequency-info; irqbalance / core pinning",
+                fix="Separate the traffic classes; pin and isolate cores for latency-sensitive work",
+                evidence={"metric": "lat_p999_us", "target": r.client, "entity": pair, "priority": None,
+                          "observed": round(p999 / typical, 3),
+                          "expected": f"<= {policy_.max_p999_over_typical:g}x typical", "baseline": typical,
+                          "window_s": None},
+            ))
+    return findings
 
 
 def _untested(hosts: list[Target], results) -> list[str]:

@@ -116,3 +116,18 @@ def test_hard_state_failure_stops_before_bandwidth(clean, tmp_path: Path) -> Non
     stages = {s["name"]: (s["status"], s["detail"]) for s in payload["stages"]}
     assert stages["state"][0] == "failed"
     assert stages["bandwidth"] == ("skipped", "hard failure in an earlier stage")
+
+
+def test_latency_stage_reports_pairs_over_the_ceiling(clean, tmp_path: Path) -> None:
+    profile = tmp_path / "latency.yaml"
+    profile.write_text("counters_window_s: 1\nbandwidth: {enabled: false}\n"
+                       "latency: {enabled: true, max_p99_us: 0.01}\n")  # no real link is this fast
+    result = rdmatool("gate", "-i", str(clean.inventory_path), "--known-hosts", str(clean.known_hosts),
+                      "--limit", "gpu0[1-4]", "--profile", str(profile), "--json", timeout=300)
+    payload = json.loads(result.stdout)
+    assert result.returncode == 1
+    stages = {s["name"]: s["status"] for s in payload["stages"]}
+    assert stages["latency"] == "failed"
+    high = [f for f in payload["findings"] if f["rule"] == "perf_latency_high"]
+    assert high and all(f["target"] == "fabric" and f["evidence"]["observed"] > 0.01 for f in high)
+    assert payload["drain"] == []  # a slow pair is the path's problem, not a node to drain
