@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
 
 
 def gate_command(
-    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory of the job's nodes and switches."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches."),
+    replay: str = typer.Option(None, "--replay", help="Recompute the verdict offline from a bundle saved with --save."),
     limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups (e.g. the job's nodelist)."),
     profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines)."),
     budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
@@ -44,13 +45,23 @@ def gate_command(
     from rdmatool.gate import profile as profiles
     from rdmatool.gate.run import run_gate
 
+    if bool(inventory_file) == bool(replay):
+        die("rdmatool gate: give either -i INVENTORY or --replay BUNDLE", EXIT_USAGE)
     try:
         profile = profiles.load(profile_file)
         if allow_missing is not None:
             profile = replace(profile, allow_missing=allow_missing)
-        targets = load_targets(inventory_file, limit, None)
-        options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
-        result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
+        if replay:
+            from rdmatool import bundle as bundle_io
+            from rdmatool.gate.run import replay_gate
+            from rdmatool.transport.replay import targets as recorded_targets
+
+            result = replay_gate(replay, profile, playbooks_dir=playbooks)
+            targets = recorded_targets(bundle_io.read(replay))
+        else:
+            targets = load_targets(inventory_file, limit, None)
+            options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
+            result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
     except RdmatoolError as exc:
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]

@@ -35,6 +35,78 @@ class GateResult:
     elapsed_s: float = 0.0
 
 
+def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | None = None) -> GateResult:
+    """The gate's verdict recomputed offline from a saved gate bundle (state, counters and the recorded perftest
+    results): why did last night's gate drain gpu05?"""
+    from rdmatool.perf.model import Attribution, PairResult
+    from rdmatool.transport import replay
+
+    start = time.monotonic()
+    loaded = bundle_io.read(bundle_path)
+    targets = replay.targets(loaded)
+    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
+    analysis = analyse_bundle(loaded)
+    stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
+                                                              counters_possible=analysis.window_s is not None,
+                                                              window=analysis.window_s or 0.0)
+    bad_nodes: tuple[str, ...] = ()
+    bad_links: list[tuple[str, str]] = []
+    records = replay.perf_records(loaded)
+    if records is None:
+        stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "no perftest results in this bundle"))
+    else:
+        raw_results, raw_attribution = records
+        results = [PairResult(**{k: r.get(k) for k in PairResult.__dataclass_fields__ if k in r},
+                              **{k: "" for k in ("server_output", "client_output") if k not in r}) for r in raw_results]
+        attribution = Attribution(
+            bad_nodes=tuple(raw_attribution.get("bad_nodes", ())),
+            bad_links=tuple(tuple(link) for link in raw_attribution.get("bad_links", ())),
+            evidence=raw_attribution.get("evidence", {}),
+        )
+        fraction = profile.bandwidth.min_fraction_of_line_rate
+        expected = {node: d["expected_gbps"] * fraction for node, d in attribution.evidence.items()
+                    if isinstance(d, dict) and d.get("expected_gbps")}
+        perf = perf_findings(results, attribution, expected)
+        stages.append(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
+                                         f"{len(results)} recorded pair runs"))
+        findings += perf
+        bad_nodes, bad_links = attribution.bad_nodes, list(attribution.bad_links)
+    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
+    return GateResult(
+        verdict=policy.gate_verdict(stages, findings, len(missing), profile.allow_missing), stages=stages,
+        findings=sorted(findings, key=engine._order), failures=failures,
+        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=bundle_path,
+        elapsed_s=time.monotonic() - start,
+    )
+
+
+def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, counters_possible, window):
+    """Stages 1 and 2 from one analysed bundle: findings split by the stage their rule belongs to."""
+    all_findings = engine.evaluate(analysis, rules)
+    by_stage: dict[str, list[Finding]] = {s: [] for s in ("state", "counters", "bandwidth", "latency")}
+    stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
+    for f in all_findings:
+        by_stage[stage_for_rule.get(f.rule, "state")].append(f)
+    failures = failures_of(analysis)
+    missing = sorted({f["target"] for f in failures if not f.get("parser")})
+    read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
+    stages = []
+    if out_of_budget:  # whatever was read is still reported, but the gate cannot vouch for the rest
+        stages.append(policy.StageResult("state", "timeout", collected_s, by_stage["state"],
+                                         f"budget exhausted during collection; {read}"))
+        stages.append(policy.StageResult("counters", "timeout", 0.0, by_stage["counters"], "budget exhausted"))
+    else:
+        stages.append(policy.StageResult("state", policy.stage_status(by_stage["state"]), collected_s,
+                                         by_stage["state"], read))
+        if counters_possible:
+            stages.append(policy.StageResult("counters", policy.stage_status(by_stage["counters"]), 0.0,
+                                             by_stage["counters"], f"window {window:g} s"))
+        else:
+            stages.append(policy.StageResult("counters", "timeout", 0.0, [],
+                                             "budget too short for the counter window"))
+    return stages, by_stage["state"] + by_stage["counters"], failures, missing
+
+
 def run_gate(
     targets: list[Target], profile: GateProfile, collect_options: CollectOptions, budget_s: float,
     save: str | None = None, playbooks_dir: str | None = None, perf_options: dict | None = None,
@@ -42,7 +114,6 @@ def run_gate(
     start = time.monotonic()
     deadline = start + budget_s
     rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
-    stages: list[policy.StageResult] = []
     hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
 
     # Stages 1 and 2: one collection, two snapshots a window apart (the window is skipped if the budget is short).
@@ -63,29 +134,9 @@ def run_gate(
     _, path = collect_to_bundle(targets, options, path)
     analysis = analyse_bundle(bundle_io.read(path))
     collected_s = time.monotonic() - t0
-    all_findings = engine.evaluate(analysis, rules)
-    by_stage: dict[str, list[Finding]] = {s: [] for s in ("state", "counters", "bandwidth", "latency")}
-    stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
-    for f in all_findings:
-        by_stage[stage_for_rule.get(f.rule, "state")].append(f)
-    failures = failures_of(analysis)
-    missing = sorted({f["target"] for f in failures if not f.get("parser")})
-    read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
-    out_of_budget = time.monotonic() > deadline
-    if out_of_budget:  # whatever was read is still reported, but the gate cannot vouch for the rest
-        stages.append(policy.StageResult("state", "timeout", collected_s, by_stage["state"],
-                                         f"budget exhausted during collection; {read}"))
-    else:
-        stages.append(policy.StageResult("state", policy.stage_status(by_stage["state"]), collected_s,
-                                         by_stage["state"], read))
-    if out_of_budget:
-        stages.append(policy.StageResult("counters", "timeout", 0.0, by_stage["counters"], "budget exhausted"))
-    elif counters_possible:
-        stages.append(policy.StageResult("counters", policy.stage_status(by_stage["counters"]), 0.0,
-                                         by_stage["counters"], f"window {window:g} s"))
-    else:
-        stages.append(policy.StageResult("counters", "timeout", 0.0, [], "budget too short for the counter window"))
-    findings = by_stage["state"] + by_stage["counters"]
+    stages, findings, failures, missing = _state_and_counters(
+        analysis, rules, targets, collected_s, out_of_budget=time.monotonic() > deadline,
+        counters_possible=counters_possible, window=window)
     hard = any(f.severity in policy.HARD for f in findings)
     bad_nodes: tuple[str, ...] = ()
     bad_links: list[tuple[str, str]] = []

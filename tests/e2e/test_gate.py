@@ -60,12 +60,18 @@ def test_healthy_fabric_passes(clean, tmp_path: Path) -> None:
 
 def test_one_bad_node_is_drained_alone(clean, tmp_path: Path) -> None:
     clean.set_fault("slow_node", "gpu05", value=0.4)
-    result, payload, drained, junit = gate(clean, tmp_path)
+    result, payload, drained, junit = gate(clean, tmp_path, "--save", str(tmp_path / "saved"))
     assert result.returncode == 1
     assert drained == ["gpu05"] and payload["drain"] == ["gpu05"]
     assert payload["bad_links"] == []
     bad = [f for f in payload["findings"] if f["rule"] == "perf_bad_node"]
     assert [f["target"] for f in bad] == ["gpu05"]
+    # the saved bundle replays offline to the same verdict and drain list, with no network
+    replayed = rdmatool("gate", "--replay", str(tmp_path / "saved"), "--json")
+    assert replayed.returncode == 1, replayed.stderr
+    again = json.loads(replayed.stdout)
+    assert again["drain"] == ["gpu05"] and again["verdict"] == "fail"
+    assert [f["rule"] for f in again["findings"]] == [f["rule"] for f in payload["findings"]]
     failed = [c.get("name") for s in ET.parse(junit).getroot().findall("testsuite") if s.get("name") == "bandwidth"
               for c in s.findall("testcase") if c.find("failure") is not None]
     assert failed == ["gpu05"]
