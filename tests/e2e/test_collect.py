@@ -220,3 +220,25 @@ def test_inventory_values_never_reach_a_shell_unquoted(healthy, tmp_path: Path) 
     result = collect(healthy, tmp_path / "b", "--interval", "0", inventory=inventory)
     assert result.returncode == 2
     assert "invalid target name" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_proxy_jump_reaches_a_host_through_a_bastion(healthy, tmp_path: Path) -> None:
+    def through_gpu01(data: dict) -> None:
+        data["targets"] = [{"name": "gpu02", "address": healthy.address("gpu02"), "group": "gpu",
+                            "proxy_jump": f"root@{healthy.address('gpu01')}:{healthy.port}"}]
+
+    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_gpu01)
+    result = collect(healthy, tmp_path / "b", "--interval", "0", inventory=inventory)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "b" / "snapshots/0/gpu02/ibstat.txt").read_text().startswith("CA '")
+    assert manifest(tmp_path / "b")["targets"][0]["proxy_jump"].startswith("root@")
+
+
+def test_diagnose_live_collects_then_diagnoses(healthy, tmp_path: Path) -> None:
+    saved = tmp_path / "live"
+    result = rdmatool("diagnose", "-i", str(healthy.inventory_path), "--known-hosts", str(healthy.known_hosts),
+                      "--interval", "1", "--save", str(saved), "--format", "json", "--limit", "gpu0[1-4],leaf01")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["verdict"] in ("pass", "warn") and payload["failures"] == []
+    assert {t["name"] for t in manifest(saved)["targets"]} == {"gpu01", "gpu02", "gpu03", "gpu04", "leaf01"}

@@ -255,7 +255,7 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
         "PrintMotd no",
         "PrintLastLog no",
         "X11Forwarding no",
-        "AllowTcpForwarding no",
+        "AllowTcpForwarding local",  # direct-tcpip only: lets the tests reach a target through a ProxyJump bastion
         "LogLevel ERROR",
         f"ForceCommand {sys.executable} -S {HERE / 'wrapper.py'} {state}",
     ]) + "\n")
