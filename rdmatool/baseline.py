@@ -380,6 +380,9 @@ def locked(store: Path) -> Iterator[None]:
 def write_atomic(path: Path, doc: dict) -> None:
     """Temporary file in the same directory, fsync, os.replace, fsync of the directory."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp makes the file private; a baseline holds no secret and the on-call engineer must read what the
+    # nightly job wrote.
+    os.fchmod(fd, 0o644)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(doc, handle, indent=1, sort_keys=False)
