@@ -22,7 +22,7 @@ def rdmatool(*args: str, timeout: float = 240, env: dict | None = None) -> subpr
 
 def collect(fabric, out: Path, *extra: str, inventory: Path | None = None, known_hosts: Path | None = None):
     return rdmatool("collect", "-i", str(inventory or fabric.inventory_path), "-o", str(out),
-                    "--known-hosts", str(known_hosts or fabric.known_hosts), "--timeout", "4", *extra)
+                    "--known-hosts", str(known_hosts or fabric.known_hosts), "--timeout", "10", *extra)
 
 
 def manifest(bundle: Path) -> dict:
