@@ -1,0 +1,214 @@
+"""Fan-out benchmark: `rdmatool collect --interval 0` against `clush` (ClusterShell) over the same sshd.
+
+    python benchmarks/fanout.py            # 128 simulated hosts: 3 alternated runs of rdmatool and clush-script*,
+                                           # clush-commands* in the first run only (--commands-runs); ~30 min
+    python benchmarks/fanout.py --quick    # 8 hosts, rdmatool and clush-script*, 1 run each (< 1 min)
+
+Needs root, openssh-server (the simulated fabric of tests/fabric) and ClusterShell for the comparison:
+`pip install ClusterShell` (a benchmark dependency only, deliberately not in pyproject.toml). Without it only the
+rdmatool figures are printed.
+
+Variants (all against one simulated fabric of N hosts, the same sshd, key, port and known_hosts, --forks/--fanout F):
+- `rdmatool`: `python -m rdmatool collect -i INV -o BUNDLE --interval 0 --forks F` (paramiko, one exec per host
+  running collect.HOST_SCRIPT).
+- `clush-commands`: the raw commands the host script runs, one clush invocation per logical command, as a fleet
+  tool user would run them: the command lines are taken from the warm-up bundle's side files (`ibstat`,
+  `ibv_devinfo -v`, `grep -H -r . <sysfs files>` per device, `perfquery -x -C dev -P port`, `ethtool -S/-i` per
+  netdev, `grep -H -r . /sys/class/net/<nd>/ecn`, `mlnx_qos -i`, `show_gids`, `lldpctl -f json`,
+  `cat /proc/loadavg`, `grep -H . /proc/pressure/io /proc/pressure/cpu`), each sent to exactly the hosts that ran it.
+- `clush-script`: clush running the very same batched script once per host (`sh -s -- 20 full`, script on stdin):
+  the transport-only comparison.
+- `...-x25519`: the same with `-o KexAlgorithms=curve25519-sha256`. OpenSSH 9.2's default key exchange,
+  sntrup761x25519-sha512, costs the ssh client ~0.1 s of CPU per connection here; paramiko negotiates
+  curve25519-sha256 with this sshd, so the x25519 variants compare like with like.
+
+Client CPU = user+sys of the whole client process tree (os.wait4 on the child: clush and every ssh it forked;
+rdmatool and its threads). Server-side work (sshd, the fabric's wrapper, the tools) is not in it but shares the two
+cores, so it weighs on every wall time alike. Variant order rotates from run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import _common
+from _common import REPO, fmt_ms, median_spread, timed
+
+ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x25519", "clush-script-x25519")
+
+
+def clush_binary() -> str | None:
+    return shutil.which("clush")
+
+
+def fold(addresses: list[str]) -> str:
+    try:
+        from ClusterShell.NodeSet import NodeSet
+
+        return str(NodeSet.fromlist(addresses))
+    except ImportError:
+        return ",".join(addresses)
+
+
+def command_plan(bundle: Path) -> list[tuple[str, list[str]]]:
+    """(command line, addresses that ran it) for every logical command of snapshot 0 of a collected bundle."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    address = {t["name"]: t["address"] for t in manifest["targets"]}
+    by_command: dict[str, list[str]] = defaultdict(list)
+    for side in sorted((bundle / "snapshots" / "0").glob("*/*.json")):
+        command = json.loads(side.read_text())["command"]
+        by_command[command].append(address[side.parent.name])
+    return sorted(by_command.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="8 hosts, 1 run, no clush-commands variants")
+    ap.add_argument("--hosts", type=int, default=None, help="simulated hosts (default 128; --quick 8)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per variant (default 3; --quick 1)")
+    ap.add_argument("--forks", type=int, default=64, help="rdmatool --forks and clush --fanout")
+    ap.add_argument("--commands-runs", type=int, default=1,
+                    help="runs in which the (slow: ~16 ssh per host) clush-commands variants take part (default 1)")
+    ap.add_argument("--variants", default=None, help=f"comma list of {', '.join(ALL_VARIANTS)} (default: all; "
+                                                     "--quick: the ones without clush-commands)")
+    ap.add_argument("--json", help="also write the raw figures to this file")
+    args = ap.parse_args()
+    hosts = args.hosts or (8 if args.quick else 128)
+    runs = args.runs or (1 if args.quick else 3)
+    default = [v for v in ALL_VARIANTS if not (args.quick and v.startswith("clush-commands"))]
+    variants = [v for v in args.variants.split(",") if v] if args.variants else default
+    unknown = set(variants) - set(ALL_VARIANTS)
+    if unknown:
+        ap.error(f"unknown variants {sorted(unknown)}")
+
+    from tests.fabric import scenario
+    from tests.fabric.fixtures import missing_prerequisite
+    from tests.fabric.server import start
+
+    reason = missing_prerequisite()
+    if reason:
+        print(f"fanout benchmark: the simulated fabric cannot run here: {reason}", file=sys.stderr)
+        return 2
+    clush = clush_binary()
+    if clush is None:
+        print("clush not found: `pip install ClusterShell` for the comparison; measuring rdmatool only",
+              file=sys.stderr)
+        variants = [v for v in variants if v == "rdmatool"]
+
+    info = _common.machine(("rdmatool", "paramiko", "ClusterShell", "pandas"))
+    _common.print_machine(info)
+    openssh = os.popen("ssh -V 2>&1").read().strip()
+    print(f"         {openssh}; {hosts} hosts (no switches), forks/fanout {args.forks}, {runs} run(s) per variant")
+
+    work = Path(tempfile.mkdtemp(prefix="rdmatool-bench-fanout-"))
+    fabric = start(scenario.build(hosts, platforms=(), name=f"bench-{hosts}"))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    try:
+        inv, kh, key, port = str(fabric.inventory_path), str(fabric.known_hosts), str(fabric.client_key), fabric.port
+        rdmatool_argv = [sys.executable, "-m", "rdmatool", "collect", "-i", inv, "--interval", "0",
+                         "--forks", str(args.forks), "--known-hosts", kh, "--timeout", "20"]
+        # warm-up (page cache, sshd, the fabric's renders) and the command plan for clush-commands
+        warm = timed([*rdmatool_argv, "-o", str(work / "warmup")], env=env, cwd=str(REPO),
+                     stdout=str(work / "warmup.log"))
+        if warm.returncode != 0:
+            print((work / "warmup.log").read_text(), file=sys.stderr)
+            return 1
+        plan = command_plan(work / "warmup")
+        script = work / "host_script.sh"
+        from rdmatool import collect
+
+        script.write_text(collect.HOST_SCRIPT)
+        all_nodes = fold([t["address"] for t in fabric.targets])
+        print(f"clush-commands: {len(plan)} invocations, {sum(len(a) for _, a in plan)} ssh connections per run:")
+        for command, addresses in plan:
+            print(f"  {len(addresses):4d} hosts  {command[:100]}{'...' if len(command) > 100 else ''}")
+
+        def ssh_options(x25519: bool) -> str:
+            opts = f"-p {port} -i {key} -F none -o UserKnownHostsFile={kh} -o StrictHostKeyChecking=yes -o BatchMode=yes"
+            return opts + (" -o KexAlgorithms=curve25519-sha256" if x25519 else "")
+
+        def clush_argv(nodes: str, x25519: bool, command: str) -> list[str]:
+            return [clush, "-w", nodes, "-l", "root", "-f", str(args.forks), "-t", "10", "-u", "60",
+                    "-o", ssh_options(x25519), command]
+
+        def run_variant(name: str, index: int) -> dict:
+            log = work / f"{name}.{index}.out"
+            if name == "rdmatool":
+                out = work / f"bundle.{index}"
+                r = timed([*rdmatool_argv, "-o", str(out)], env=env, cwd=str(REPO), stdout=str(log))
+                ok = r.returncode == 0 and "no errors" in log.read_text()
+                shutil.rmtree(out, ignore_errors=True)
+                return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
+                        "invocations": 1}
+            x25519 = name.endswith("-x25519")
+            if name.startswith("clush-script"):
+                r = timed(clush_argv(all_nodes, x25519, "sh -s -- 20 full"), stdin=str(script), stdout=str(log))
+                text = log.read_text()
+                ok = r.returncode == 0 and text.count(f"{collect.MARKER} END loadavg") == hosts
+                return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
+                        "invocations": 1}
+            total = {"wall_s": 0.0, "cpu_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "ok": True, "invocations": 0}
+            for i, (command, addresses) in enumerate(plan):
+                part = work / f"{name}.{index}.{i}.out"
+                r = timed(clush_argv(fold(addresses), x25519, command), stdout=str(part))
+                failed = "exited with exit code 255" in part.read_text() or r.returncode not in (0, 1)
+                total["ok"] = total["ok"] and not failed
+                for k in ("wall_s", "cpu_s", "user_s", "sys_s"):
+                    total[k] += getattr(r, k)
+                total["invocations"] += 1
+                part.unlink()
+            return total
+
+        results: dict[str, list[dict]] = {v: [] for v in variants}
+        for index in range(runs):
+            order = variants[index % len(variants):] + variants[:index % len(variants)]
+            for name in order:
+                if name.startswith("clush-commands") and index >= args.commands_runs:
+                    continue
+                fig = run_variant(name, index)
+                results[name].append(fig)
+                print(f"run {index + 1}/{runs} {name:22s} wall {fig['wall_s']:7.2f} s  client CPU {fig['cpu_s']:7.2f} s"
+                      f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  {'ok' if fig['ok'] else 'FAILED'}",
+                      flush=True)
+    finally:
+        fabric.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+    print()
+    print(f"{hosts} hosts, {runs} run(s): median [min-max]")
+    print(f"{'variant':24s} {'runs':>4s} {'wall s':>24s} {'client CPU s':>24s} {'CPU/host ms':>12s}")
+    for name, figs in results.items():
+        walls = [f["wall_s"] for f in figs]
+        cpus = [f["cpu_s"] for f in figs]
+        per_host = median_spread(cpus)[0] / hosts * 1000
+        print(f"{name:24s} {len(figs):4d} {fmt_ms(walls):>24s} {fmt_ms(cpus):>24s} {per_host:12.1f}"
+              + ("" if all(f["ok"] for f in figs) else "   (some runs FAILED)"))
+    if "rdmatool" in results:
+        base = results["rdmatool"]
+        print()
+        print("rdmatool / clush (ratio of medians; per-run ratios of the side-by-side runs in brackets):")
+        for name, figs in results.items():
+            if name == "rdmatool":
+                continue
+            cpu_r = [a["cpu_s"] / b["cpu_s"] for a, b in zip(base, figs)]  # run i of both: side by side
+            wall_r = [a["wall_s"] / b["wall_s"] for a, b in zip(base, figs)]
+            cpu_m = median_spread([f["cpu_s"] for f in base])[0] / median_spread([f["cpu_s"] for f in figs])[0]
+            wall_m = median_spread([f["wall_s"] for f in base])[0] / median_spread([f["wall_s"] for f in figs])[0]
+            print(f"  vs {name:22s} CPU {cpu_m:.3f} [{min(cpu_r):.3f}-{max(cpu_r):.3f}]  goal <= 0.2: "
+                  f"{'met' if cpu_m <= 0.2 else 'MISSED'};  wall {wall_m:.3f} [{min(wall_r):.3f}-{max(wall_r):.3f}]"
+                  f"  goal <= 1: {'met' if wall_m <= 1.0 else 'MISSED'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs, "forks": args.forks,
+                                               "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
