@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from rdmatool.parsers._common import tool_error_message
+from rdmatool.parsers._common import any_of, tool_error_message
 
 NETDEV = "netdev"  # placeholder entity: ethtool / mlnx_qos output never names the interface
 PORT = "port"  # placeholder entity: mlxlink output never names the device/port it was pointed at
@@ -46,13 +46,16 @@ def strip_ansi(line: str) -> str:
     return _ANSI.sub("", line)
 
 
+_ANY_LOCAL_TOOL_ERROR = any_of(_LOCAL_TOOL_ERRORS)
+
+
 def nic_tool_error(line: str) -> str | None:
     """The stripped line when it is a failure message of the tool (shared patterns plus the NIC tools' own)."""
     message = tool_error_message(line)
     if message is not None:
         return message
     stripped = line.strip()
-    if any(p.search(stripped) for p in _LOCAL_TOOL_ERRORS):
+    if _ANY_LOCAL_TOOL_ERROR.search(stripped):
         return stripped
     return None
 
