@@ -316,7 +316,8 @@ def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             "target": "fabric", "entity": None, "priority": None, "observed": value,
             "expected": f"{_negate(p['op'])} {p['value']}", "baseline": None, "window_s": float(den["window_s"].median()),
         }])
-    keys = ["target", "entity", "priority"]
+    # size_bytes too: a perftest sweep's p99 at 1 MB over its typical latency at 2 B is no jitter
+    keys = ["target", "entity", "priority", "size_bytes"]
     merged = num.merge(den[[*keys, "x"]].rename(columns={"x": "d"}), on=keys, how="inner")
     merged = merged[merged["d"] >= minimum]
     merged = merged.assign(x=merged["x"] / merged["d"])
