@@ -41,7 +41,14 @@ def analyse_bundle(bundle: Bundle) -> Analysis:
 def analyse(table: frames.SampleTable) -> Analysis:
     samples = table.frame
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
-    latest = samples.sort_values("snapshot", kind="stable").drop_duplicates(frames.KEY, keep="last")
+    ordered = samples.sort_values("snapshot", kind="stable")
+    errors = ordered["metric"] == "tool_error"
+    # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages, first
+    # first: the first is usually the cause, the rest its consequences.
+    joined = ordered[errors].groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
+        lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
+    ordered = ordered.assign(text=ordered["text"].where(~errors, joined))
+    latest = ordered.drop_duplicates(frames.KEY, keep="last")
     latest = latest.assign(window_s=np.nan, delta=np.nan, flag="")
     parts = [latest[FACT_COLUMNS]]
     rates = frames.rates(samples)
@@ -102,7 +109,8 @@ def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
 
 def _efficiency(facts: pd.DataFrame) -> pd.DataFrame:
     """Measured perftest bandwidth over the line rate of the host's fastest active port (the one it ran on)."""
-    bw = facts[facts["metric"] == "bw_avg_gbps"]
+    # Only large messages can reach line rate (reference §6.2): a -a sweep's 2-byte row is no bandwidth problem.
+    bw = facts[(facts["metric"] == "bw_avg_gbps") & ~(facts["size_bytes"].fillna(1 << 20) < 65536)]
     if bw.empty:
         return pd.DataFrame(columns=FACT_COLUMNS)
     rates = facts[facts["metric"] == "link_rate_gbps"].groupby("target")["value"].max()

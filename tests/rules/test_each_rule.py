@@ -187,10 +187,11 @@ CASES: list[Case] = [
     # --- 30-fleet-and-pitfalls ---
     Case("bandwidth_below_line_rate", lambda p: put(p.host("gpu02"), bw={65536: 196.0, 1048576: 196.0}),
          (("gpu02", "ib_write_bw", None),), 0.49),
-    # perftest prints two complaints; they share one fact key, and the analysis keeps the last one
+    # perftest prints two complaints; they share one fact key, and the analysis keeps both, the cause first
     Case("perftest_failed",
          lambda p: put(p.host("gpu01"), bw=None, perftest_error="Couldn't connect to 10.0.0.2:18515"),
          (("gpu01", "perftest", None),),
+         "Couldn't connect to 10.0.0.2:18515 | "
          "Unable to open file descriptor for socket connection Unable to init the socket connection"),
     Case("latency_jitter", lambda p: put(p.host("gpu03"), lat=[(2, 1.05, 1.21), (4096, 2.31, 9.5)]),
          (("gpu03", "ib_write_lat", None),), 9.5 / 2.31),
