@@ -521,3 +521,17 @@ def groups_of(paths: Iterable[str]) -> set[str]:
         parts = path.split(".")
         found.update(".".join(parts[:i]) for i in range(1, len(parts)))
     return found
+
+
+def parse_port_view(name: str, text: str, table, from_json) -> list[Sample]:
+    """The shape every per-port counter view shares: empty output, the `-o json` form, or the table; then the tool's
+    own failure line if any. `table(name, lines)` and `from_json(name, document, locate)` read the two forms."""
+    output = read_output(text)
+    if not output.lines:
+        samples: list[Sample] = []
+    elif is_json(output):
+        document, locate = load_json(name, output)
+        samples = from_json(name, document, locate)
+    else:
+        samples = table(name, output.lines)
+    return with_tool_error(samples, output, PORT)

@@ -38,12 +38,5 @@ def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
 
 
 def parse(text: str) -> list[Sample]:
-    output = nv.read_output(text)
-    if not output.lines:
-        samples: list[Sample] = []
-    elif nv.is_json(output):
-        document, locate = nv.load_json(NAME, output)
-        samples = nv.indexed_json(NAME, document, locate, COLUMNS)
-    else:
-        samples = table_samples(NAME, output.lines)
-    return nv.with_tool_error(samples, output, nv.PORT)
+    return nv.parse_port_view(NAME, text, table_samples,
+                              lambda name, document, locate: nv.indexed_json(name, document, locate, COLUMNS))
