@@ -219,3 +219,15 @@ def row_error(parser: str, row: Row, message: str) -> ParseError:
 
 def header_error(parser: str, table: Table, message: str = "unexpected table header") -> ParseError:
     return ParseError(parser, table.header.line_no, table.header.line, message)
+
+
+def each_table(name: str, text: str, read_table) -> list[Sample]:
+    """The common outline of a SONiC show command: every table through `read_table`, and any line outside a table
+    either the tool's own failure message (a `tool_error` sample) or a ParseError."""
+    samples: list[Sample] = []
+    for item in scan(name, text):
+        if isinstance(item, Loose):
+            samples.append(tool_error_or_fail(name, item))
+        else:
+            samples.extend(read_table(item))
+    return samples

@@ -22,14 +22,12 @@ import re
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch._sonic import (
-    Loose,
     Row,
     Table,
     counter,
+    each_table,
     header_error,
     row_error,
-    scan,
-    tool_error_or_fail,
 )
 
 NAME = "sonic_pfcwd_stats"
@@ -51,13 +49,7 @@ _STATUS = {"stormed": "stormed", "operational": "operational", "n/a": None}
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for item in scan(NAME, text):
-        if isinstance(item, Loose):
-            samples.append(tool_error_or_fail(NAME, item))
-        else:
-            samples.extend(_stats_table(item))
-    return samples
+    return each_table(NAME, text, _stats_table)
 
 
 def _stats_table(table: Table) -> list[Sample]:

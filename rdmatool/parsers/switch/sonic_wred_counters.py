@@ -24,14 +24,12 @@ import re
 from rdmatool.model import Sample
 from rdmatool.parsers.switch._sonic import (
     SWITCH_ENTITY,
-    Loose,
     Row,
     Table,
     counter,
+    each_table,
     header_error,
     row_error,
-    scan,
-    tool_error_or_fail,
 )
 
 NAME = "sonic_wred_counters"
@@ -47,13 +45,7 @@ _EMITTED_KINDS = {"UC", "VOQ"}
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for item in scan(NAME, text):
-        if isinstance(item, Loose):
-            samples.append(tool_error_or_fail(NAME, item))
-        else:
-            samples.extend(_wred_table(item))
-    return samples
+    return each_table(NAME, text, _wred_table)
 
 
 def _wred_table(table: Table) -> list[Sample]:
