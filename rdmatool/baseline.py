@@ -4,16 +4,43 @@ A *store* is a directory (default `./baselines/`); each baseline NAME (default `
 
 ```
 STORE/.lock            lock file: every read-modify-write of the store holds fcntl.flock(LOCK_EX) on it
-STORE/<NAME>.json      {"format": "rdmatool-baseline/1", "name", "keep", "updated",
-                        "nights":   [night, ...]          oldest first, at most `keep` of them
+STORE/<NAME>.json      {"format": "rdmatool-baseline/2", "name", "keep", "updated",   header scalars, always first
+                        "rule_stats": [coarse group, ...]  the view `stats_for_rules` returns, right after the header
+                        "reference": {category: {group: {"value", "count", "total"}}}
                         "stats":    [fine group, ...]      recomputed over the kept nights on every save
-                        "rule_stats": [coarse group, ...]  the view `stats_for_rules` returns
-                        "reference": {category: {group: {"value", "count", "total"}}}}
+                        "nights":   [night, ...]}         oldest first, at most `keep` of them, last in the file
 night = {"id", "bundle", "created", "saved", "targets",
          "values": [{"metric", "kind", "role", "platform", "ca_type", "link_rate_gbps", "priority", "size_bytes",
-                     "values": [...]}],                  every figure of one bundle, per fine group
+                     "values": [...]                     the figures of one bundle for this fine group (<= K of them)
+                     | "quantiles": [q0, q5, ..., q100], "n": n}],   a sketch instead when the group had > K
          "facts":  {category: {group: {value: count}}}}  counts of configuration facts in that bundle
 ```
+
+Bounded nights: a fine group of one night with more than K = SKETCH_POINTS (21) figures is stored as a sketch, its
+21 evenly spaced quantiles (0 %, 5 %, ..., 100 %, linear interpolation, so the min and max are kept) and its true
+count n; smaller groups keep their raw values. A night of a 1,000-host fleet is therefore a few hundred groups of at
+most 21 numbers, whatever the fleet size. Pooling weights each stored point by n / len(points) (1 for raw values):
+weighted median, weighted MAD around it and weighted p10/p90 on the step function of the weighted points (the linear
+interpolation of numpy's default `percentile`, generalised to weights: a point of weight w stands for w copies), and
+n is the sum of the true counts. When every pooled group is raw (no group ever had more than 21 figures in a night)
+the statistics are computed exactly as before, from the raw values. With sketches they are approximations: each
+night contributes its distribution at 5-percentile resolution and its min/max carry a full 1/21 of its weight. On
+3 nights x 5,000 values (normal, log-normal and bimodal fleets, 100 seeded trials each) the pooled median was within
+0.05 MAD of the exact one, the MAD within 10 % and p10/p90 within 0.3 MAD; the tests bound the median within 0.1 MAD
+and the MAD within 15 %. A sketched night is never expanded back: the raw figures of a large group are gone once
+saved.
+
+Fast rule view: `stats_for_rules` (every `rdmatool diagnose --baseline`) does not parse the nights. The file is
+written header scalars first, then `rule_stats`; the reader decodes the file from its beginning, key by key, and
+stops after `rule_stats` (a few hundred kB at 1,000 hosts whatever the number of nights). It uses that only when the
+file is `/2`, every key before `rule_stats` is a scalar header field, the entries have the rule columns and the file
+ends with its closing brace (a truncated file is not trusted); anything else (a `/1` file, a file rewritten by hand
+with another key order) falls back to the full `load`, which also raises the one-line errors. One file, written
+atomically, so there is no second file to go stale.
+
+Formats: `rdmatool-baseline/2` is written; `/1` files (raw values in every night, nights first) are still read:
+`load` converts them (the large groups of their nights become sketches, their stored statistics are kept as they
+are) and the next save writes `/2`.
 
 Figures: every numeric fact of `analysis.analyse_bundle` except cumulative counters and text states, i.e. gauges
 (bw_avg_gbps per size_bytes, link_rate_gbps, lat_*, thresholds...), counter rates (`<metric>_per_s`; reset or
@@ -23,7 +50,8 @@ size_bytes): ca_type is the NIC model of the entity's device (else the target's 
 the entity's port rate (else the target's fastest port); both are null on switches without them and link_rate_gbps
 is null for the link_rate_gbps metric itself. A *coarse group* is (metric, kind, role, priority, size_bytes), the
 join key of rules.kinds.deviation. Statistics pool the values of all kept nights: median, MAD (median absolute
-deviation, unscaled: the rule multiplies by 1.4826), p10/p90 (linear interpolation), n (values pooled), nights.
+deviation, unscaled: the rule multiplies by 1.4826), p10/p90 (linear interpolation), n (values pooled), nights
+(see "Bounded nights" for groups stored as sketches).
 
 Reference facts (majority over the counts pooled from the kept nights; ties go to the lexically first value):
 `fw_version_by_ca_type`, `fw_version_by_board_id`, `trust_mode_by_role`, `pfc_priorities_by_role` (the comma list of
@@ -32,15 +60,17 @@ PFC-enabled priorities per host interface, `none` if none) and `ecn_by_profile` 
 
 Saving: the bundle is analysed outside the lock; then, under the lock, the file is re-read, the night appended (a
 night with the same id, i.e. the same bundle path and manifest `created`, is replaced: re-running a nightly job is
-idempotent), nights sorted by `created` and the oldest dropped beyond `keep` (`--keep` given → stored as the new
-keep, else the stored one, else 30), statistics recomputed, and the file written to a temporary file in the store,
-fsynced and os.replace'd into place (then the directory is fsynced). Two concurrent saves therefore serialise and
-both nights land. A corrupt or foreign file raises BaselineError("<path>: ...") and is never overwritten: `save`
-into it refuses (move it aside by hand); the other baselines of the store stay readable. Reads take no lock.
+idempotent), nights sorted by `created` and the oldest dropped beyond `keep` (`--keep` given → stored as the new keep,
+else the stored one, else 30), large groups of the new night sketched, statistics recomputed, and the file written to
+a temporary file in the store, fsynced and os.replace'd into place (then the directory is fsynced). Two concurrent
+saves therefore serialise and both nights land. A corrupt or foreign file raises BaselineError("<path>: ...") and is
+never overwritten: `save` into it refuses (move it aside by hand); the other baselines of the store stay readable.
+Reads take no lock.
 """
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import json
 import math
@@ -60,7 +90,12 @@ from rdmatool import metrics
 from rdmatool.errors import BaselineError, BundleError
 from rdmatool.model import MetricKind
 
-FORMAT = "rdmatool-baseline/1"
+FORMAT = "rdmatool-baseline/2"
+FORMAT_V1 = "rdmatool-baseline/1"  # still read: converted on load
+SKETCH_POINTS = 21  # K: a night's fine group with more figures than this is stored as its K quantiles + n
+SKETCH_PERCENTS = np.linspace(0.0, 100.0, SKETCH_POINTS)  # 0, 5, ..., 100
+HEADER_KEYS = ["format", "name", "keep", "updated"]
+KEY_ORDER = [*HEADER_KEYS, "rule_stats", "reference", "stats", "nights"]  # the order of a written file
 DEFAULT_STORE = "baselines"
 DEFAULT_NAME = "default"
 DEFAULT_KEEP = 30
@@ -133,23 +168,109 @@ def load(path: str | Path) -> dict:
         doc = json.loads(text)
     except ValueError as exc:
         raise BaselineError(f"{path}: corrupt baseline, not JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") not in (FORMAT, FORMAT_V1):
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise BaselineError(f"{path}: format {found!r} is not {FORMAT!r}")
     for key, kind in (("nights", list), ("stats", list), ("rule_stats", list), ("reference", dict)):
         if not isinstance(doc.get(key, kind()), kind):
             raise BaselineError(f"{path}: corrupt baseline, {key!r} is not a {kind.__name__}")
-    for row in doc.get("rule_stats", []):
+    _check_rule_stats(path, doc.get("rule_stats", []))
+    if doc["format"] == FORMAT_V1:
+        doc["format"] = FORMAT
+        for night in doc.get("nights", []):
+            if isinstance(night, dict) and isinstance(night.get("values"), list):
+                sketch_night(night)
+    return doc
+
+
+def _check_rule_stats(path: Path, rows: list) -> None:
+    for row in rows:
         if not isinstance(row, dict) or any(k not in row for k in (*RULE_KEYS, "median", "mad", "n")):
             raise BaselineError(f"{path}: corrupt baseline, a rule_stats entry lacks {RULE_KEYS + ['median', 'mad', 'n']}")
-    return doc
+
+
+def leading_rule_stats(path: str | Path) -> list | None:
+    """`rule_stats` of a /2 file decoded from the file's beginning (header scalars, then rule_stats) without reading
+    the nights; None when the file is not laid out that way, or is truncated or foreign (the caller then loads)."""
+    decoder = json.JSONDecoder()
+    chunk = 1 << 16
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 64))
+            if not handle.read().rstrip().endswith(b"}"):
+                return None  # truncated (or not an object): the full load says what is wrong
+            handle.seek(0)
+            utf8 = codecs.getincrementaldecoder("utf-8")()
+            state = {"buf": "", "eof": False}
+
+            def more() -> bool:
+                if state["eof"]:
+                    return False
+                data = handle.read(max(chunk, len(state["buf"])))  # doubling: linear in what is read
+                state["eof"] = not data
+                state["buf"] += utf8.decode(data, final=not data)
+                return True
+
+            def skip(i: int) -> int:  # index of the next non-blank character, reading on as needed
+                while True:
+                    buf = state["buf"]
+                    while i < len(buf) and buf[i] in " \t\r\n":
+                        i += 1
+                    if i < len(buf) or not more():
+                        return i
+
+            def value(i: int):
+                while True:
+                    try:
+                        found, end = decoder.raw_decode(state["buf"], i)
+                        if end < len(state["buf"]) or state["eof"]:  # a number may go on in the next chunk
+                            return found, end
+                    except ValueError:
+                        pass
+                    if not more():
+                        raise ValueError("truncated")
+
+            header: dict = {}
+            i = skip(0)
+            if state["buf"][i:i + 1] != "{":
+                return None
+            i += 1
+            while True:
+                key, i = value(skip(i))
+                i = skip(i)
+                if not isinstance(key, str) or state["buf"][i:i + 1] != ":":
+                    return None
+                i = skip(i + 1)
+                if key == "rule_stats":
+                    if header.get("format") != FORMAT:
+                        return None
+                    rows, _ = value(i)
+                    return rows if isinstance(rows, list) else None
+                if state["buf"][i:i + 1] in ("[", "{"):
+                    return None  # a container before rule_stats (a /1 file, another order): not the fast layout
+                header[key], i = value(i)
+                i = skip(i)
+                if state["buf"][i:i + 1] != ",":
+                    return None
+                i += 1
+    except (OSError, ValueError):
+        return None
 
 
 def stats_for_rules(path: str | Path) -> pd.DataFrame:
     """The coarse statistics as rules.kinds.deviation reads them: one row per (metric, kind, role, priority,
-    size_bytes) with median, mad, n (and p10, p90, nights)."""
-    doc = load(path)
-    frame = pd.DataFrame.from_records(doc.get("rule_stats", []))
+    size_bytes) with median, mad, n (and p10, p90, nights). Reads only the head of a /2 file (module docstring)."""
+    rows = leading_rule_stats(path)
+    if rows is not None:
+        try:
+            _check_rule_stats(Path(path), rows)
+        except BaselineError:
+            rows = None
+    if rows is None:
+        rows = load(path).get("rule_stats", [])
+    frame = pd.DataFrame.from_records(rows)
     frame = frame.reindex(columns=RULE_COLUMNS)
     frame["priority"] = pd.array([_int_or_na(v) for v in frame["priority"]], dtype="Int64")
     frame["size_bytes"] = pd.array([_int_or_na(v) for v in frame["size_bytes"]], dtype="Int64")
@@ -315,6 +436,62 @@ def reference_counts(facts: pd.DataFrame) -> dict[str, dict[str, dict[str, int]]
 # --- statistics over the kept nights ----------------------------------------------------------------------------
 
 
+def sketch(values: list[float]) -> dict:
+    """A fine group's figures of one night as stored: the raw values up to K, else K quantiles + the true count."""
+    if len(values) <= SKETCH_POINTS:
+        return {"values": sorted(float(v) for v in values)}
+    arr = np.asarray(values, dtype=float)
+    return {"quantiles": [float(q) for q in np.percentile(arr, SKETCH_PERCENTS)], "n": int(arr.size)}
+
+
+def sketch_night(night: dict) -> dict:
+    """Replace, in place, every group of the night with more than K raw values by its sketch (idempotent)."""
+    groups = []
+    for group in night.get("values", []):
+        raw = group.get("values") if isinstance(group, dict) else None
+        if isinstance(raw, list) and len(raw) > SKETCH_POINTS:
+            group = {k: v for k, v in group.items() if k != "values"} | sketch(raw)
+        groups.append(group)
+    night["values"] = groups
+    return night
+
+
+def _points(group: dict) -> tuple[list[float], float, int]:
+    """(stored points, weight of each, true count) of one night's fine group."""
+    if "quantiles" in group:
+        points = list(group.get("quantiles") or [])
+        count = int(group.get("n") or len(points))
+        return points, (count / len(points) if points else 1.0), count
+    points = list(group.get("values") or [])
+    return points, 1.0, len(points)
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """numpy's linear-interpolation quantile generalised to weights: a point of weight w stands for w copies
+    (exactly the same as np.percentile on the expanded list when the weights are integers)."""
+    order = np.argsort(values, kind="stable")
+    x, w = values[order], weights[order]
+    ends = np.cumsum(w) - 1.0  # last position of each point in the expanded list
+    starts = ends - w + 1.0
+    h = q * ends[-1]
+    i = min(int(np.searchsorted(ends, h, side="left")), len(x) - 1)
+    if i == 0 or h >= starts[i]:
+        return float(x[i])
+    return float(x[i - 1] + (h - ends[i - 1]) * (x[i] - x[i - 1]))
+
+
+def robust_weighted(values: list[float], weights: list[float], n: int) -> dict:
+    arr, w = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
+    median = weighted_quantile(arr, w, 0.5)
+    return {
+        "median": median,
+        "mad": weighted_quantile(np.abs(arr - median), w, 0.5),
+        "p10": weighted_quantile(arr, w, 0.1),
+        "p90": weighted_quantile(arr, w, 0.9),
+        "n": int(n),
+    }
+
+
 def robust(values: list[float]) -> dict:
     arr = np.asarray(values, dtype=float)
     median = float(np.median(arr))
@@ -328,15 +505,28 @@ def robust(values: list[float]) -> dict:
 
 
 def _pooled(nights: list[dict], keys: list[str]) -> list[dict]:
+    """Statistics per group over the kept nights: exact from the raw values when no night of the group is a
+    sketch, else weighted (module docstring)."""
     pools: dict[tuple, list[float]] = {}
+    weights: dict[tuple, list[float]] = {}
+    counts: dict[tuple, int] = {}
     seen: dict[tuple, set[int]] = {}
     for i, night in enumerate(nights):
         for group in night.get("values", []):
             key = tuple(group.get(k) for k in keys)
-            pools.setdefault(key, []).extend(group.get("values", []))
+            points, weight, count = _points(group)
+            pools.setdefault(key, []).extend(points)
+            weights.setdefault(key, []).extend([weight] * len(points))
+            counts[key] = counts.get(key, 0) + count
             seen.setdefault(key, set()).add(i)
-    return [{**dict(zip(keys, key)), **robust(pools[key]), "nights": len(seen[key])}
-            for key in sorted(pools, key=_sort_key) if pools[key]]
+    out = []
+    for key in sorted(pools, key=_sort_key):
+        if not pools[key]:
+            continue
+        exact = all(w == 1.0 for w in weights[key])
+        stats = robust(pools[key]) if exact else robust_weighted(pools[key], weights[key], counts[key])
+        out.append({**dict(zip(keys, key)), **stats, "nights": len(seen[key])})
+    return out
 
 
 def reference(nights: list[dict]) -> dict:
@@ -355,8 +545,9 @@ def reference(nights: list[dict]) -> dict:
 
 
 def rebuild(doc: dict) -> dict:
-    """Recompute stats, rule_stats and reference from the kept nights."""
-    nights = doc["nights"]
+    """Sketch the large groups of the kept nights, then recompute stats, rule_stats and reference from them."""
+    nights = [sketch_night(night) for night in doc["nights"]]
+    doc["nights"] = nights
     doc["stats"] = _pooled(nights, FINE_KEYS)
     doc["rule_stats"] = _pooled(nights, RULE_KEYS)
     doc["reference"] = reference(nights)
@@ -378,7 +569,9 @@ def locked(store: Path) -> Iterator[None]:
 
 
 def write_atomic(path: Path, doc: dict) -> None:
-    """Temporary file in the same directory, fsync, os.replace, fsync of the directory."""
+    """Temporary file in the same directory, fsync, os.replace, fsync of the directory. The keys are written in
+    KEY_ORDER (header scalars, rule_stats, reference, stats, nights; any other key last) for `leading_rule_stats`."""
+    doc = {k: doc[k] for k in KEY_ORDER if k in doc} | {k: v for k, v in doc.items() if k not in KEY_ORDER}
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     # mkstemp makes the file private; a baseline holds no secret and the on-call engineer must read what the
     # nightly job wrote.
