@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
 
 import typer
@@ -72,29 +71,34 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) 
     writer = bundle_io.BundleWriter(out)
     try:
         started = timestamp()
-        t0 = time.monotonic()
         outcomes = _run_with_progress(targets, options)
         finished = timestamp()
-        snapshot_indices = sorted({i for o in outcomes for i in o.snapshots} or {0})
         for outcome in outcomes:
             for index, results in outcome.snapshots.items():
                 for result in results:
                     writer.add(index, result)
-        snapshots = [{"index": i, "started": started if i == 0 else None, "finished": finished}
-                     for i in snapshot_indices]
-        if len(snapshots) == 2:
-            snapshots[1]["started"] = None  # each target's own read times are in the side files
         failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
         failures += [
             {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
             for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
         ]
-        path = writer.commit(targets, snapshots, failures, options.interval_s)
-        _ = t0
+        path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s)
     except BaseException:
         writer.abort()  # never a half bundle under any name
         raise
     return outcomes, str(path)
+
+
+def _snapshot_times(outcomes: list[TargetOutcome], started: str, finished: str) -> list[dict]:
+    """Each snapshot's first and last read over the fleet (each output's own read time is in its side file)."""
+    times: dict[int, list[str]] = {}
+    for outcome in outcomes:
+        for index, results in outcome.snapshots.items():
+            times.setdefault(index, []).extend(r.started for r in results if r.started)
+    if not times:
+        return [{"index": 0, "started": started, "finished": finished}]
+    return [{"index": i, "started": min(stamps, default=started), "finished": max(stamps, default=finished)}
+            for i, stamps in sorted(times.items())]
 
 
 def _run_with_progress(targets: list[Target], options: CollectOptions) -> list[TargetOutcome]:
