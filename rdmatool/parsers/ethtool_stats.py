@@ -31,6 +31,7 @@ Counters").
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -108,8 +109,12 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _map(name: str) -> tuple[str, int | None, int] | None:
-    """(metric, priority, rank) for a raw counter name, or None when it is not one we emit."""
+    """(metric, priority, rank) for a raw counter name, or None when it is not one we emit.
+
+    Cached: a fleet's NICs print the same few hundred names, and trying the rules in order for each was the
+    costliest step of parsing a large bundle."""
     for rule in _RULES:
         match = rule.pattern.match(name)
         if match:
