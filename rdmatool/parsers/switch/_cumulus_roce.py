@@ -188,3 +188,24 @@ def _scheduler(name: str, where: nv.Line, raw: str) -> tuple[str, int | None]:
     if re.fullmatch(r"(?i)strict[- ]priority", raw.strip()):
         return "strict", None
     raise nv.fail(name, where, f"unknown scheduler {raw!r}")
+
+
+def parse_view(name: str, entity: str, sections: dict, text: str) -> list[Sample]:
+    """`nv show qos roce` and `nv show interface <if> qos roce status` share one layout: an operational/applied
+    tree, then titled sections read by `sections[title]`; or the same tree as `-o json`."""
+    output = nv.read_output(text)
+    if not output.lines:
+        samples: list[Sample] = []
+    elif nv.is_json(output):
+        samples = tree_samples(name, entity, nv.json_leaves(name, *nv.load_json(name, output)))
+    else:
+        samples = []
+        for section in nv.split_sections(output.lines):
+            if section.title is None:
+                samples.extend(tree_samples(name, entity, nv.tree_leaves(name, section.body, GROUPS)))
+                continue
+            reader = sections.get(section.title.lower())
+            if reader is None or section.title_line is None:
+                raise nv.fail(name, section.title_line or (0, ""), "unknown section")
+            samples.extend(reader(name, section.body))
+    return nv.with_tool_error(samples, output, entity)

@@ -38,25 +38,5 @@ SECTIONS: dict[str, Callable[[str, list[nv.Line]], list[Sample]]] = {
 }
 
 
-def text_samples(output: nv.Output) -> list[Sample]:
-    samples: list[Sample] = []
-    for section in nv.split_sections(output.lines):
-        if section.title is None:
-            samples.extend(roce.tree_samples(NAME, nv.PORT, nv.tree_leaves(NAME, section.body, roce.GROUPS)))
-            continue
-        reader = SECTIONS.get(section.title.lower())
-        if reader is None or section.title_line is None:
-            raise nv.fail(NAME, section.title_line or (0, ""), "unknown section")
-        samples.extend(reader(NAME, section.body))
-    return samples
-
-
 def parse(text: str) -> list[Sample]:
-    output = nv.read_output(text)
-    if not output.lines:
-        samples: list[Sample] = []
-    elif nv.is_json(output):
-        samples = roce.tree_samples(NAME, nv.PORT, nv.json_leaves(NAME, *nv.load_json(NAME, output)))
-    else:
-        samples = text_samples(output)
-    return nv.with_tool_error(samples, output, nv.PORT)
+    return roce.parse_view(NAME, nv.PORT, SECTIONS, text)
