@@ -16,7 +16,7 @@ from rdmatool import collect, parsers
 from rdmatool.errors import ParseError
 from rdmatool.model import CommandResult, Target, TargetKind
 from rdmatool.transport.hostkeys import KnownHosts
-from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
+from rdmatool.transport.ssh import Session, describe_connect_error
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,3 @@ def _discover_ports(session, target: Target, options: CollectOptions, deadline: 
             pass  # recorded when the bundle is analysed; the per-port views are then skipped
     return tuple(ports), results
 
-
-def timestamp() -> str:
-    return now_iso()

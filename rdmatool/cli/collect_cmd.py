@@ -14,8 +14,9 @@ from rdmatool import bundle as bundle_io
 from rdmatool import inventory
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.errors import BundleError, InventoryError
-from rdmatool.fanout import CollectOptions, TargetOutcome, collect_all, timestamp
+from rdmatool.fanout import CollectOptions, TargetOutcome, collect_all
 from rdmatool.model import Target
+from rdmatool.transport.ssh import now_iso
 
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
 bundle_app = typer.Typer(help="Inspect a collected bundle.", no_args_is_help=True)
@@ -70,9 +71,9 @@ def collect_command(
 def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) -> tuple[list[TargetOutcome], str]:
     writer = bundle_io.BundleWriter(out)
     try:
-        started = timestamp()
+        started = now_iso()
         outcomes = _run_with_progress(targets, options)
-        finished = timestamp()
+        finished = now_iso()
         for outcome in outcomes:
             for index, results in outcome.snapshots.items():
                 for result in results:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import Analysis, analyse_bundle
+from rdmatool.analysis import analyse_bundle
 from rdmatool.cli.collect_cmd import collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of
 from rdmatool.fanout import CollectOptions
@@ -171,15 +171,6 @@ def run_gate(
         drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=save,
         elapsed_s=time.monotonic() - start,
     )
-
-
-def expected_gbps(analysis: Analysis, fraction: float) -> dict[str, float]:
-    """Per host: the required share of its fastest active port's line rate (reference §6.2)."""
-    facts = analysis.facts
-    rates = facts[(facts["metric"] == "link_rate_gbps") & (facts["kind"] == "host")]
-    active = facts[(facts["metric"] == "port_state") & (facts["text"] == "Active")][["target", "entity"]]
-    rates = rates.merge(active, on=["target", "entity"], how="inner")
-    return {t: float(v) * fraction for t, v in rates.groupby("target")["value"].max().items()}
 
 
 def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, missing, perf_options, bundle_path):
