@@ -8,6 +8,7 @@ delta, flag. A counter appears twice: as its cumulative value (`metric`) and, wi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,11 @@ class Analysis:
 
 def analyse_bundle(bundle: Bundle) -> Analysis:
     return analyse(frames.from_bundle(bundle))
+
+
+def analyse_path(path: str | Path) -> Analysis:
+    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.samples_store)."""
+    return analyse(frames.load(path))
 
 
 def analyse(table: frames.SampleTable) -> Analysis:

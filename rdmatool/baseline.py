@@ -314,21 +314,21 @@ def list_store(store: str | Path) -> list[dict]:
 def night_from_bundle(bundle_path: str | Path) -> dict:
     """Analyse one bundle and reduce it to a night: value lists per fine group and counts of reference facts."""
     from rdmatool import bundle as bundle_io
-    from rdmatool.analysis import analyse_bundle
+    from rdmatool.analysis import analyse_path
 
-    loaded = bundle_io.read(bundle_path)
-    facts = analyse_bundle(loaded).facts
+    manifest = bundle_io.read_manifest(Path(bundle_path))
+    facts = analyse_path(bundle_path).facts
     values = figures(facts)
     if not values:
         raise BundleError(f"{bundle_path}: no numeric figures to baseline")
-    created = loaded.manifest.get("created") or ""
+    created = manifest.get("created") or ""
     where = str(Path(bundle_path).resolve())
     return {
         "id": f"{created}|{where}",
         "bundle": where,
         "created": created,
         "saved": _now(),
-        "targets": len(loaded.targets),
+        "targets": len(manifest.get("targets", [])),
         "values": values,
         "facts": reference_counts(facts),
     }

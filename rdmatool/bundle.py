@@ -50,12 +50,14 @@ class BundleWriter:
         if self.tmp.exists():
             shutil.rmtree(self.tmp)
         (self.tmp / "snapshots").mkdir(parents=True)
+        self.written: list[tuple[int, str, Path, CommandResult]] = []
 
     def add(self, snapshot: int, result: CommandResult) -> None:
         folder = self.tmp / "snapshots" / str(snapshot) / result.target
         folder.mkdir(parents=True, exist_ok=True)
         stem = file_stem(result.parser, result.qualifier)
-        (folder / f"{stem}.txt").write_text(result.stdout, encoding="utf-8")
+        raw = folder / f"{stem}.txt"
+        raw.write_text(result.stdout, encoding="utf-8")
         side = {
             "command": result.command,
             "exit_code": result.exit_code,
@@ -67,6 +69,7 @@ class BundleWriter:
         if result.qualifier:
             side["qualifier"] = result.qualifier
         (folder / f"{stem}.json").write_text(json.dumps(side, indent=1) + "\n", encoding="utf-8")
+        self.written.append((snapshot, result.target, raw, result))
 
     def commit(self, targets: list[Target], snapshots: list[dict], failures: list[dict], interval_s: float) -> Path:
         manifest = {
@@ -82,6 +85,11 @@ class BundleWriter:
         (self.tmp / "inventory.yaml").write_text(
             yaml.safe_dump({"targets": [t.public() for t in targets]}, sort_keys=False), encoding="utf-8"
         )
+        # The parsed samples go with the bundle (a cache its readers check against the raw files' size and time).
+        # Paths are recorded under the temporary name; signatures (size, mtime) survive the rename below.
+        from rdmatool import samples_store
+
+        samples_store.write_for(self.tmp, self.written)
         _fsync_tree(self.tmp)
         if self.final.exists():
             # Swap: the old bundle stays whole until the new one is complete under its own name.
@@ -129,6 +137,14 @@ class Bundle:
 def read(path: str | Path) -> Bundle:
     """Load a bundle (manifest + every raw output); BundleError with the path on anything foreign or corrupt."""
     root = Path(path)
+    bundle = Bundle(root, read_manifest(root))
+    for index, target, raw in list_outputs(root):
+        bundle.entries.append(BundleEntry(index, target, read_result(target, raw)))
+    return bundle
+
+
+def read_manifest(root: Path) -> dict:
+    """The manifest of a bundle directory, checked to be ours; BundleError naming the file otherwise."""
     manifest_path = root / "manifest.json"
     if not root.is_dir():
         raise BundleError(f"{root}: no such bundle directory")
@@ -141,16 +157,42 @@ def read(path: str | Path) -> Bundle:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise BundleError(f"{manifest_path}: format {found!r} is not {FORMAT!r}")
-    bundle = Bundle(root, manifest)
+    return manifest
+
+
+def list_outputs(root: Path) -> list[tuple[int, str, Path]]:
+    """(snapshot, target, raw file) of every raw output, in the bundle's canonical order (snapshot, target, file)."""
+    return [(index, target, Path(raw)) for index, target, raw, _, _ in scan_outputs(root)]
+
+
+def scan_outputs(root: Path) -> list[tuple[int, str, str, list[int], list[int] | None]]:
+    """(snapshot, target, raw path, raw (size, mtime_ns), side (size, mtime_ns) or None) of every raw output, in the
+    canonical order — one directory read per target (scandir), because a 1,000-host bundle has 50,000 files."""
     snapshots_dir = root / "snapshots"
     if not snapshots_dir.is_dir():
         raise BundleError(f"{snapshots_dir}: missing")
+    found = []
     for snap_dir in sorted((p for p in snapshots_dir.iterdir() if p.is_dir()), key=_snapshot_index):
         index = _snapshot_index(snap_dir)
-        for target_dir in sorted(p for p in snap_dir.iterdir() if p.is_dir()):
-            for raw in sorted(target_dir.glob("*.txt")):
-                bundle.entries.append(BundleEntry(index, target_dir.name, _read_result(target_dir.name, raw)))
-    return bundle
+        with os.scandir(snap_dir) as targets:
+            target_dirs = sorted((t.name, t.path) for t in targets if t.is_dir())
+        for target, target_path in target_dirs:
+            raws, sides = [], {}
+            with os.scandir(target_path) as files:
+                for f in files:
+                    if f.name.endswith(".txt"):
+                        raws.append(f)
+                    elif f.name.endswith(".json"):
+                        sides[f.name[:-5]] = f
+            for raw in sorted(raws, key=lambda f: f.name):
+                st = raw.stat()
+                side = sides.get(raw.name[:-4])
+                side_sig = None
+                if side is not None:
+                    side_st = side.stat()
+                    side_sig = [side_st.st_size, side_st.st_mtime_ns]
+                found.append((index, target, raw.path, [st.st_size, st.st_mtime_ns], side_sig))
+    return found
 
 
 def _snapshot_index(path: Path) -> int:
@@ -160,7 +202,7 @@ def _snapshot_index(path: Path) -> int:
         raise BundleError(f"{path}: snapshot folders must be named 0, 1, ...") from None
 
 
-def _read_result(target: str, raw: Path) -> CommandResult:
+def read_result(target: str, raw: Path) -> CommandResult:
     parser, _, qualifier = raw.stem.partition(".")
     side_path = raw.with_suffix(".json")
     side: dict = {}

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdmatool import bundle as bundle_io
-from rdmatool.analysis import Analysis, analyse_bundle
+from rdmatool.analysis import Analysis, analyse_path
 from rdmatool.errors import PlaybookError
 from rdmatool.report.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
@@ -47,5 +46,5 @@ def diagnose_analysis(
 
 
 def diagnose_bundle(path: str | Path, **kwargs) -> DiagnoseResult:
-    analysis = analyse_bundle(bundle_io.read(path))
+    analysis = analyse_path(path)
     return diagnose_analysis(analysis, source=str(path), **kwargs)

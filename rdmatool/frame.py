@@ -7,22 +7,19 @@ int, because a 64-bit counter near its wrap does not fit a float's 53-bit mantis
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from rdmatool import bundle as bundle_io
 from rdmatool import metrics, parsers
+from rdmatool import samples_store as store
 from rdmatool.bundle import Bundle
-from rdmatool.errors import ParseError
 from rdmatool.model import MetricKind
-
-# Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
-# qualifier (what the command was run for) supplies the real name.
-PLACEHOLDER_ENTITIES = {"netdev", "port"}
-# perfquery knows only LID and port; the collector ran it per `<device>.<port>`, the name every other view uses.
-_QUALIFIER_IS_ENTITY = {"perfquery"}
 
 COLUMNS = [
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
@@ -50,49 +47,109 @@ class SampleTable:
 
 
 def from_bundle(bundle: Bundle) -> SampleTable:
-    """Parse every output of a bundle; an unparsable output is recorded and the rest go on."""
-    info = {t["name"]: t for t in bundle.targets}
-    rows: list[tuple] = []
-    failures: list[ParseFailure] = []
+    """Parse every output of a bundle held in memory; an unparsable output is recorded and the rest go on."""
     known = set(parsers.names())
+    columns = store.Columns()
+    outputs = []
     for entry in bundle.entries:
-        result = entry.result
-        if result.parser not in known:
-            failures.append(ParseFailure(entry.target, entry.snapshot, result.parser, result.qualifier,
-                                         f"no parser named {result.parser!r}"))
-            continue
-        if result.exit_code not in (0, None) and not result.stdout.strip():
-            continue  # a failed command with no output: already a collection failure, nothing to parse
-        try:
-            samples = parsers.parse(result.parser, result.stdout)
-        except ParseError as exc:
-            name = f"snapshots/{entry.snapshot}/{entry.target}/{result.parser}"
-            failures.append(ParseFailure(entry.target, entry.snapshot, result.parser, result.qualifier,
-                                         exc.located(name + (f".{result.qualifier}" if result.qualifier else ""))))
-            continue
-        t = info.get(entry.target, {})
-        when = _epoch(result.started)
-        for s in samples:
-            entity = s.entity
-            if result.qualifier and (entity in PLACEHOLDER_ENTITIES or result.parser in _QUALIFIER_IS_ENTITY):
-                entity = result.qualifier.replace(".", "/") if result.parser in _QUALIFIER_IS_ENTITY else result.qualifier
-            exact = s.value if isinstance(s.value, int) and not isinstance(s.value, bool) else None
-            rows.append((
-                entry.snapshot, when, entry.target, t.get("kind", "host"), t.get("platform", "linux"), t.get("role"),
-                result.parser, result.qualifier, entity, s.metric, s.priority, s.size_bytes,
-                None if s.value is None else float(s.value), s.text, s.raw_key, exact,
-            ))
-    frame = pd.DataFrame.from_records(rows, columns=COLUMNS)
-    frame = _typed(frame)
-    return SampleTable(frame, failures, list(bundle.failures), list(bundle.targets))
+        r = entry.result
+        out = store.Output(entry.snapshot, entry.target, "", None, None, r.parser, r.qualifier, r.started, r.exit_code)
+        store.parse_output(out, r.stdout, columns, known)
+        outputs.append(out)
+    return _table(outputs, columns.strings, columns.arrays(), columns.big, bundle.manifest)
 
 
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["priority"] = frame["priority"].astype("Int64")
-    frame["size_bytes"] = frame["size_bytes"].astype("Int64")
-    frame["value"] = frame["value"].astype("float64")
-    frame["time"] = frame["time"].astype("float64")
-    return frame
+def load(path: str | Path, write_store: bool = True) -> SampleTable:
+    """The sample table of a bundle directory: from its stored parsed samples where they are still current, parsing
+    only the outputs that are new or changed since (all of them for a bundle without a store). When something had to
+    be parsed, the store is written back for the next reader (best effort)."""
+    root = Path(path)
+    manifest = bundle_io.read_manifest(root)
+    listing = bundle_io.scan_outputs(root)
+    stored = store.load(root)
+    index: dict[tuple, tuple[store.Output, int]] = {}
+    n_stored = 0
+    if stored is not None:
+        for out in stored.outputs:
+            index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
+            n_stored += out.rows
+    fresh = store.Columns().with_pool(stored.strings if stored else [])
+    fresh.offset = n_stored
+    known = set(parsers.names())
+    outputs: list[store.Output] = []
+    starts = np.empty(len(listing), dtype=np.int64)
+    parsed_any = stored is None or len(stored.outputs) != len(listing)
+    for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
+        stem = os.path.basename(raw_path)[:-4]
+        hit = index.get((snapshot, target, stem))
+        if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
+            outputs.append(hit[0])
+            starts[i] = hit[1]
+            continue
+        parsed_any = True
+        result = bundle_io.read_result(target, Path(raw_path))
+        out = store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
+                           result.started, result.exit_code)
+        starts[i] = n_stored + len(fresh.value)
+        store.parse_output(out, result.stdout, fresh, known)
+        outputs.append(out)
+    arrays = stored.arrays if stored is not None else fresh.arrays()
+    big = dict(stored.big) if stored is not None else dict(fresh.big)
+    if stored is not None and fresh.value:
+        new = fresh.arrays()
+        arrays = {k: np.concatenate([arrays[k], new[k]]) for k in store.ARRAY_NAMES}
+        big.update(fresh.big)
+    counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
+    begins = np.cumsum(counts) - counts
+    if len(outputs) and not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
+        # Outputs changed, moved or went away: gather each one's rows in the bundle's order.
+        take = np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))
+        arrays = {k: v[take] for k, v in arrays.items()}
+        if big:
+            where = {old: new for new, old in enumerate(take.tolist()) if old in big}
+            big = {where[old]: text for old, text in big.items() if old in where}
+    if parsed_any and write_store:
+        store.save(root, outputs, fresh.strings, arrays, big)
+    return _table(outputs, fresh.strings, arrays, big, manifest)
+
+
+def _table(outputs: list, strings: list[str], arrays: dict[str, np.ndarray], big: dict[int, str],
+           manifest: dict) -> SampleTable:
+    """The sample frame from per-output facts and per-row arrays; parse failures in output order."""
+    info = {t["name"]: t for t in manifest.get("targets", [])}
+    counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
+
+    def per_output(values: list) -> np.ndarray:
+        return np.repeat(np.array(values, dtype=object), counts)
+
+    pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
+    exact = np.full(len(arrays["value"]), None, dtype=object)
+    ints = arrays["is_int"]
+    exact[ints] = arrays["exact"][ints].astype(object)
+    for row, text in big.items():
+        exact[row] = int(text)
+    columns = {
+        "snapshot": np.repeat(np.array([o.snapshot for o in outputs], dtype=np.int64), counts),
+        "time": np.repeat(np.array([_epoch(o.started) for o in outputs], dtype=np.float64), counts),
+        "target": per_output([o.target for o in outputs]),
+        "kind": per_output([info.get(o.target, {}).get("kind", "host") for o in outputs]),
+        "platform": per_output([info.get(o.target, {}).get("platform", "linux") for o in outputs]),
+        "role": per_output([info.get(o.target, {}).get("role") for o in outputs]),
+        "parser": per_output([o.parser for o in outputs]),
+        "qualifier": per_output([o.qualifier for o in outputs]),
+        "entity": pool[arrays["entity"]],
+        "metric": pool[arrays["metric"]],
+    }
+    for name in ("priority", "size_bytes"):
+        missing = arrays[name] == store.MISSING_INT
+        columns[name] = pd.arrays.IntegerArray(np.where(missing, 0, arrays[name]), missing)
+    columns["value"] = arrays["value"]
+    columns["text"] = pool[arrays["text"]]
+    columns["raw_key"] = pool[arrays["raw_key"]]
+    frame = pd.DataFrame(columns, columns=COLUMNS[:-1])
+    frame["exact"] = pd.Series(exact, dtype=object, index=frame.index)
+    failures = [ParseFailure(o.target, o.snapshot, o.parser, o.qualifier, o.failure) for o in outputs if o.failure]
+    return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])))
 
 
 def _epoch(stamp: str | None) -> float:

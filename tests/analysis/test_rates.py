@@ -18,7 +18,10 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
         records.append((snapshot, time, "gpu01", "host", "linux", "compute", "sysfs_counters", None, entity, metric,
                         None, None, None if value is None else float(value), text[0] if text else None, metric,
                         value if isinstance(value, int) else None))
-    return frames._typed(pd.DataFrame.from_records(records, columns=frames.COLUMNS))
+    frame = pd.DataFrame.from_records(records, columns=frames.COLUMNS).astype(
+        {"priority": "Int64", "size_bytes": "Int64", "value": "float64", "time": "float64"})
+    frame["exact"] = pd.Series([r[-1] for r in records], dtype=object)  # Python ints, as the bundle loader keeps them
+    return frame
 
 
 def _one(rates: pd.DataFrame, metric: str) -> dict:

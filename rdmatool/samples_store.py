@@ -1,0 +1,265 @@
+"""The parsed samples of a bundle, kept beside its raw outputs in `BUNDLE/samples.npz`.
+
+Parsing 20,000 command outputs of a 1,000-host fleet takes Python ten seconds or more; reading back numbers parsed
+once takes a fraction of one. `rdmatool collect` writes the store with the bundle, and any reader that had to parse
+something writes it back (best effort: a read-only bundle is simply parsed each time).
+
+The store is a cache, never the record — the raw outputs stay the truth:
+- every output's entry remembers the size and modification time of its raw and side files, so an output that was
+  edited, added or removed since (a hand-written or hand-fixed bundle) is parsed again, alone;
+- the store names a digest of the code that produced it (parsers, sample model, this module); other code ignores it;
+- it is read with `allow_pickle=False`: a bundle from someone else is data and never runs code.
+
+Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
+  meta      {"format", "digest", "outputs": [[snapshot, target, stem, raw_sig, side_sig, parser, qualifier,
+             started, exit_code, rows, failure], ...], "big": {row: "int"}}
+  strings   the string pool (JSON list); the code columns index it, -1 is None
+  entity, metric, raw_key, text      int32 codes per sample row
+  priority, size_bytes               int64 per row; MISSING_INT when absent
+  value                              float64 per row (NaN when absent)
+  exact                              int64 per row when `is_int` (an exact integer counter), else 0
+  is_int                             bool per row; integers beyond int64 live in meta["big"] as decimal strings
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from rdmatool import parsers
+from rdmatool.errors import ParseError
+
+STORE_NAME = "samples.npz"
+FORMAT = "rdmatool-samples/1"
+MISSING_INT = np.iinfo(np.int64).min
+_INT64 = (-(2**63), 2**63)
+# Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
+# qualifier (what the command was run for) supplies the real name.
+PLACEHOLDER_ENTITIES = {"netdev", "port"}
+# perfquery knows only LID and port; the collector ran it per `<device>.<port>`, the name every other view uses.
+QUALIFIER_IS_ENTITY = {"perfquery"}
+_ROW_COLUMNS = ("entity", "metric", "raw_key", "text")
+
+
+@cache
+def code_digest() -> str:
+    """What produced a store: the parser sources, the sample model and this module. Any edit makes old stores stale."""
+    root = Path(__file__).resolve().parent
+    files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", Path(__file__).resolve()]
+    digest = hashlib.sha256(FORMAT.encode())
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def signature(path: Path) -> list[int] | None:
+    """(size, mtime in ns) of a file, or None when it is absent: enough to notice an edit without reading it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+@dataclass
+class Output:
+    """One raw output as the store knows it: where it is, what it was, which sample rows it produced."""
+
+    snapshot: int
+    target: str
+    stem: str
+    raw_sig: list[int] | None
+    side_sig: list[int] | None
+    parser: str
+    qualifier: str | None
+    started: str | None
+    exit_code: int | None
+    rows: int = 0
+    failure: str | None = None
+
+    def row(self) -> list:
+        return [self.snapshot, self.target, self.stem, self.raw_sig, self.side_sig, self.parser, self.qualifier,
+                self.started, self.exit_code, self.rows, self.failure]
+
+    @classmethod
+    def from_row(cls, row: list) -> Output:
+        return cls(*row)
+
+
+@dataclass
+class Columns:
+    """Sample rows as code and number arrays over one string pool (what the store holds and the frame is built from)."""
+
+    strings: list[str] = field(default_factory=list)
+    codes: dict[str, list[int]] = field(default_factory=lambda: {c: [] for c in _ROW_COLUMNS})
+    priority: list[int] = field(default_factory=list)
+    size_bytes: list[int] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+    exact: list[int] = field(default_factory=list)
+    is_int: list[bool] = field(default_factory=list)
+    big: dict[int, str] = field(default_factory=dict)
+    offset: int = 0  # rows already held elsewhere (a loaded store) before these
+    _index: dict[str, int] = field(default_factory=dict)
+
+    def with_pool(self, strings: list[str]) -> Columns:
+        self.strings = list(strings)
+        self._index = {s: i for i, s in enumerate(self.strings)}
+        return self
+
+    def code(self, text: str | None) -> int:
+        if text is None:
+            return -1
+        found = self._index.get(text)
+        if found is None:
+            found = self._index[text] = len(self.strings)
+            self.strings.append(text)
+        return found
+
+    def add(self, parser: str, qualifier: str | None, samples: list) -> int:
+        """Append one output's samples (placeholder entities replaced by the qualifier); returns how many."""
+        code, codes = self.code, self.codes
+        entity_col, metric_col, raw_col, text_col = (codes[c] for c in _ROW_COLUMNS)
+        qualifier_entity = None
+        if qualifier:
+            qualifier_entity = qualifier.replace(".", "/") if parser in QUALIFIER_IS_ENTITY else qualifier
+        by_qualifier = parser in QUALIFIER_IS_ENTITY
+        for s in samples:
+            entity = s.entity
+            if qualifier_entity is not None and (by_qualifier or entity in PLACEHOLDER_ENTITIES):
+                entity = qualifier_entity
+            entity_col.append(code(entity))
+            metric_col.append(code(s.metric))
+            raw_col.append(code(s.raw_key))
+            text_col.append(code(s.text))
+            self.priority.append(MISSING_INT if s.priority is None else int(s.priority))
+            self.size_bytes.append(MISSING_INT if s.size_bytes is None else int(s.size_bytes))
+            v = s.value
+            if v is None:
+                self.value.append(np.nan)
+                self.exact.append(0)
+                self.is_int.append(False)
+            elif isinstance(v, int) and not isinstance(v, bool):
+                self.value.append(float(v))
+                inside = _INT64[0] <= v < _INT64[1]
+                self.exact.append(v if inside else 0)
+                self.is_int.append(True)
+                if not inside:
+                    self.big[self.offset + len(self.value) - 1] = str(v)
+            else:
+                self.value.append(float(v))
+                self.exact.append(0)
+                self.is_int.append(False)
+        return len(samples)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {c: np.asarray(self.codes[c], dtype=np.int32) for c in _ROW_COLUMNS}
+        out["priority"] = np.asarray(self.priority, dtype=np.int64)
+        out["size_bytes"] = np.asarray(self.size_bytes, dtype=np.int64)
+        out["value"] = np.asarray(self.value, dtype=np.float64)
+        out["exact"] = np.asarray(self.exact, dtype=np.int64)
+        out["is_int"] = np.asarray(self.is_int, dtype=bool)
+        return out
+
+
+ARRAY_NAMES = (*_ROW_COLUMNS, "priority", "size_bytes", "value", "exact", "is_int")
+
+
+def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) -> None:
+    """Parse one raw output into `columns`; an unparsable output records its one-line failure and adds nothing."""
+    if out.parser not in known:
+        out.rows, out.failure = 0, f"no parser named {out.parser!r}"
+        return
+    if out.exit_code not in (0, None) and not stdout.strip():
+        out.rows, out.failure = 0, None  # a failed command with no output: a collection failure, nothing to parse
+        return
+    try:
+        samples = parsers.parse(out.parser, stdout)
+    except ParseError as exc:
+        name = f"snapshots/{out.snapshot}/{out.target}/{out.parser}"
+        out.rows, out.failure = 0, exc.located(name + (f".{out.qualifier}" if out.qualifier else ""))
+        return
+    out.rows, out.failure = columns.add(out.parser, out.qualifier, samples), None
+
+
+# ------------------------------------------------------------------------------------------------ on disk
+
+
+@dataclass
+class Stored:
+    outputs: list[Output]
+    strings: list[str]
+    arrays: dict[str, np.ndarray]
+    big: dict[int, str]
+
+
+def load(bundle_dir: Path) -> Stored | None:
+    """The bundle's store when it exists, is ours and was written by this code; None otherwise (parse instead)."""
+    path = bundle_dir / STORE_NAME
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("digest") != code_digest():
+                return None
+            strings = json.loads(data["strings"].tobytes().decode("utf-8"))
+            arrays = {name: data[name] for name in ARRAY_NAMES}
+        outputs = [Output.from_row(r) for r in meta["outputs"]]
+        big = {int(k): v for k, v in meta.get("big", {}).items()}
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError):
+        return None  # a damaged cache is no error: the raw outputs are still there
+    n = len(arrays["value"])
+    if sum(o.rows for o in outputs) != n or any(len(a) != n for a in arrays.values()):
+        return None
+    return Stored(outputs, strings, arrays, big)
+
+
+def save(bundle_dir: Path, outputs: list[Output], strings: list[str], arrays: dict[str, np.ndarray],
+         big: dict[int, str]) -> bool:
+    """Write the store atomically (temporary file, fsync, rename); False when the bundle is not writable."""
+    meta = {"format": FORMAT, "digest": code_digest(), "outputs": [o.row() for o in outputs],
+            "big": {str(k): v for k, v in big.items()}}
+    members = {"meta": _json_bytes(meta), "strings": _json_bytes(strings), **arrays}
+    final = bundle_dir / STORE_NAME
+    tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.tmp"
+    try:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **members)
+        with open(tmp, "wb") as handle:
+            handle.write(buffer.getbuffer())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return False
+    return True
+
+
+def _json_bytes(doc) -> np.ndarray:
+    return np.frombuffer(json.dumps(doc, separators=(",", ":")).encode("utf-8"), dtype=np.uint8)
+
+
+def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) -> bool:
+    """Parse freshly written outputs — (snapshot, target, raw file, CommandResult) — and store them with the bundle."""
+    known = set(parsers.names())
+    columns = Columns()
+    outputs = []
+    latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
+    for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
+        out = Output(snapshot, target, raw.stem, signature(raw), signature(raw.with_suffix(".json")), result.parser,
+                     result.qualifier, result.started, result.exit_code)
+        parse_output(out, result.stdout, columns, known)
+        outputs.append(out)
+    return save(bundle_dir, outputs, columns.strings, columns.arrays(), columns.big)

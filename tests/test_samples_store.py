@@ -1,0 +1,199 @@
+"""The parsed-samples store of a bundle: written with the bundle, read back to the very frame a fresh parse gives,
+and never trusted over the raw outputs (edited, added, removed outputs; damaged, foreign or stale stores)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rdmatool import bundle as bundle_io
+from rdmatool import frame, samples_store
+from rdmatool.bundle import BundleWriter
+from rdmatool.model import CommandResult, Target
+
+FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
+HOSTS = ("gpu01", "gpu02", "gpu03")
+
+
+def _ethtool(rx_packets: int, pauses: int) -> str:
+    return f"NIC statistics:\n     rx_packets: {rx_packets}\n     rx_prio3_pause: {pauses}\n"
+
+
+def _write(path: Path, *, broken_on: str | None = None) -> Path:
+    writer = BundleWriter(path)
+    for snapshot in (0, 1):
+        when = f"2024-05-01T02:00:{10 * snapshot:02d}+00:00"
+        for i, host in enumerate(HOSTS):
+            outputs = [
+                ("sysfs_counters", None, (FIXTURES / "sysfs_counters" / "ndr_healthy.txt").read_text()),
+                ("ethtool_stats", "eth0", _ethtool(1000 * (i + 1) + snapshot * 500, 7 + snapshot)),
+                ("loadavg", None, "0.50 0.40 0.30 2/400 12345\n"),
+            ]
+            if host == broken_on:
+                outputs.append(("loadavg", "broken", "this is not a load average\n"))
+            for parser, qualifier, text in outputs:
+                writer.add(snapshot, CommandResult(target=host, parser=parser, command=parser, stdout=text,
+                                                   qualifier=qualifier, started=when))
+    return writer.commit([Target(name=h, address=f"10.0.0.{i}") for i, h in enumerate(HOSTS)],
+                         [{"index": 0}, {"index": 1}], [], 10.0)
+
+
+def _parsed_afresh(path: Path) -> frame.SampleTable:
+    return frame.from_bundle(bundle_io.read(path))
+
+
+def _same(a: frame.SampleTable, b: frame.SampleTable) -> None:
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert a.parse_failures == b.parse_failures
+
+
+def _touch_later(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_collected_bundle_carries_its_store_and_reads_back_the_same_frame(tmp_path: Path) -> None:
+    path = _write(tmp_path / "b", broken_on="gpu02")
+    assert (path / samples_store.STORE_NAME).is_file()
+    stored = samples_store.load(path)
+    assert stored is not None and len(stored.outputs) == 2 * (3 * len(HOSTS) + 1)
+    fresh = _parsed_afresh(path)
+    loaded = frame.load(path)
+    _same(fresh, loaded)
+    assert len(loaded.frame) > 50 and loaded.frame["target"].nunique() == len(HOSTS)
+    assert [f.qualifier for f in loaded.parse_failures] == ["broken", "broken"]
+    assert "snapshots/0/gpu02/loadavg.broken" in loaded.parse_failures[0].message
+
+
+def test_exact_integers_survive_the_store(tmp_path: Path) -> None:
+    """A 64-bit counter near its wrap does not fit a float; the store keeps it exact, as the fresh parse does."""
+    near_wrap = 2**64 - 3
+    writer = BundleWriter(tmp_path / "b")
+    writer.add(0, CommandResult(target="gpu01", parser="ethtool_stats", command="ethtool -S eth0", qualifier="eth0",
+                                stdout=_ethtool(near_wrap, 2**40 + 1), started="2024-05-01T02:00:00+00:00"))
+    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}], [], 0.0)
+    loaded = frame.load(path, write_store=False)
+    exact = dict(zip(loaded.frame["metric"], loaded.frame["exact"]))
+    assert exact["rx_packets"] == near_wrap and isinstance(exact["rx_packets"], int)
+    assert exact["rx_pause_frames"] == 2**40 + 1
+    _same(_parsed_afresh(path), loaded)
+
+
+def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> None:
+    path = _write(tmp_path / "b")
+    raw = path / "snapshots" / "1" / "gpu03" / "ethtool_stats.eth0.txt"
+    before = raw.read_text()
+    after = before.replace("rx_prio3_pause: 8", "rx_prio3_pause: 9")
+    assert after != before and len(after) == len(before)
+    raw.write_text(after)
+    _touch_later(raw)  # a file system with coarse timestamps must still see the edit
+    loaded = frame.load(path)
+    pauses = loaded.frame[(loaded.frame["target"] == "gpu03") & (loaded.frame["snapshot"] == 1)
+                          & (loaded.frame["metric"] == "rx_pause_frames")]
+    assert pauses["value"].tolist() == [9.0]
+    _same(_parsed_afresh(path), loaded)
+    # ...and the store was rewritten: the next reader takes the edited figure from it without parsing
+    stored = samples_store.load(path)
+    entry = next(o for o in stored.outputs if o.target == "gpu03" and o.snapshot == 1 and o.parser == "ethtool_stats")
+    assert entry.raw_sig == samples_store.signature(raw)
+
+
+def test_added_and_removed_outputs_are_noticed(tmp_path: Path) -> None:
+    path = _write(tmp_path / "b")
+    (path / "snapshots" / "0" / "gpu01" / "loadavg.txt").unlink()
+    (path / "snapshots" / "0" / "gpu01" / "loadavg.json").unlink()
+    extra = path / "snapshots" / "1" / "gpu02" / "ethtool_stats.eth1.txt"
+    extra.write_text(_ethtool(42, 1))
+    loaded = frame.load(path)
+    _same(_parsed_afresh(path), loaded)
+    f = loaded.frame
+    assert f[(f["target"] == "gpu01") & (f["snapshot"] == 0) & (f["parser"] == "loadavg")].empty
+    assert f[(f["target"] == "gpu02") & (f["entity"] == "eth1")]["value"].max() == 42.0
+
+
+def test_a_changed_side_file_is_noticed(tmp_path: Path) -> None:
+    """The side file says when the output was read and whether the command failed: part of what was parsed."""
+    path = _write(tmp_path / "b")
+    side = path / "snapshots" / "1" / "gpu01" / "loadavg.json"
+    doc = json.loads(side.read_text())
+    doc["started"] = "2024-05-01T02:00:40+00:00"
+    side.write_text(json.dumps(doc))
+    _touch_later(side)
+    loaded = frame.load(path)
+    times = loaded.frame[(loaded.frame["target"] == "gpu01") & (loaded.frame["parser"] == "loadavg")]["time"]
+    first, last = sorted(times.unique())
+    assert last - first == 40.0
+    _same(_parsed_afresh(path), loaded)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "pickled", "foreign_digest", "row_count"])
+def test_a_damaged_or_foreign_store_is_ignored_and_rebuilt(tmp_path: Path, damage: str) -> None:
+    path = _write(tmp_path / "b")
+    store_file = path / samples_store.STORE_NAME
+    good = store_file.read_bytes()
+    if damage == "garbage":
+        store_file.write_bytes(b"not a zip file at all")
+    elif damage == "truncated":
+        store_file.write_bytes(good[: len(good) // 2])
+    elif damage == "pickled":  # object arrays need pickle to load: refused, never unpickled
+        np.savez(store_file, meta=np.array([{"format": samples_store.FORMAT}], dtype=object))
+    else:
+        with np.load(store_file, allow_pickle=False) as data:
+            members = {k: data[k] for k in data.files}
+        meta = json.loads(members["meta"].tobytes())
+        if damage == "foreign_digest":
+            meta["digest"] = "written-by-other-parser-code"
+        else:
+            meta["outputs"][0][9] += 1
+        members["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        with open(store_file, "wb") as handle:
+            np.savez(handle, **members)
+    assert samples_store.load(path) is None
+    _same(_parsed_afresh(path), frame.load(path))
+    assert samples_store.load(path) is not None  # rebuilt for the next reader
+
+
+def test_a_bundle_without_a_store_is_parsed_and_gets_one(tmp_path: Path) -> None:
+    """Hand-written bundles (raw files and a manifest only) are first-class."""
+    path = _write(tmp_path / "b")
+    (path / samples_store.STORE_NAME).unlink()
+    loaded = frame.load(path)
+    _same(_parsed_afresh(path), loaded)
+    assert samples_store.load(path) is not None
+
+
+def test_an_unwritable_bundle_is_parsed_without_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundle on a read-only share: nothing can be written back, the analysis goes on all the same."""
+    path = _write(tmp_path / "b")
+    (path / samples_store.STORE_NAME).unlink()
+    real_open = open
+
+    def read_only(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            raise PermissionError(13, "Read-only file system", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", read_only)
+    loaded = frame.load(path)
+    monkeypatch.undo()
+    assert sorted(p.name for p in path.iterdir()) == ["inventory.yaml", "manifest.json", "snapshots"]
+    _same(_parsed_afresh(path), loaded)
+
+
+def test_store_write_failure_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "b")
+    before = (path / samples_store.STORE_NAME).read_bytes()
+
+    def refuse(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(samples_store.os, "replace", refuse)
+    stored = samples_store.load(path)
+    assert not samples_store.save(path, stored.outputs, stored.strings, stored.arrays, stored.big)
+    assert (path / samples_store.STORE_NAME).read_bytes() == before
+    assert not [p.name for p in path.iterdir() if p.name.endswith(".tmp")]
