@@ -46,25 +46,35 @@ def analyse_path(path: str | Path) -> Analysis:
 
 def analyse(table: frames.SampleTable) -> Analysis:
     samples = table.frame
+    series = frames.series_ids(samples, table.key_codes)
+    snapshot = samples["snapshot"].to_numpy()
+    if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():  # a bundle's rows come in snapshot order
+        order = np.argsort(snapshot, kind="stable")
+        samples, series = samples.iloc[order].reset_index(drop=True), series[order]
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
-    ordered = samples.sort_values("snapshot", kind="stable")
-    errors = ordered["metric"] == "tool_error"
-    # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages, first
-    # first: the first is usually the cause, the rest its consequences.
-    joined = ordered[errors].groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
-        lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
-    ordered = ordered.assign(text=ordered["text"].where(~errors, joined))
-    latest = ordered.drop_duplicates(frames.KEY, keep="last")
+    latest_rows = ~pd.Series(series).duplicated(keep="last").to_numpy()
+    latest = samples.loc[latest_rows, FACT_COLUMNS[:11]]
+    errors = (latest["metric"] == "tool_error").to_numpy()
+    if errors.any():
+        # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages, first
+        # first: the first is usually the cause, the rest its consequences.
+        every = samples[(samples["metric"] == "tool_error").to_numpy()]
+        joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
+            lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
+        last_text = joined[~every.duplicated(frames.KEY, keep="last")]
+        text = latest["text"].copy()
+        text[errors] = last_text.to_numpy()
+        latest = latest.assign(text=text)
     latest = latest.assign(window_s=np.nan, delta=np.nan, flag="")
-    parts = [latest[FACT_COLUMNS]]
-    rates = frames.rates(samples)
+    parts = [latest]
+    rates = frames.rates(samples, series)
     window = None
     if not rates.empty:
         window = float(np.nanmedian(rates["window_s"].to_numpy(dtype=float))) if len(rates) else None
-        rate_rows = rates.merge(meta, on="target", how="left")
-        rate_rows = rate_rows.assign(
-            metric=rate_rows["metric"].map(rate_name), value=rate_rows["rate"], text=None,
-        )
+        by_target = meta.set_index("target")
+        rate_rows = rates.assign(**{c: rates["target"].map(by_target[c]) for c in ("kind", "platform", "role")})
+        names = {m: rate_name(m) for m in rate_rows["metric"].unique()}
+        rate_rows = rate_rows.assign(metric=rate_rows["metric"].map(names), value=rate_rows["rate"], text=None)
         parts.append(rate_rows[FACT_COLUMNS])
         resets = rate_rows[rate_rows["flag"] == "reset"]
         if not resets.empty:
@@ -75,7 +85,9 @@ def analyse(table: frames.SampleTable) -> Analysis:
         columns=FACT_COLUMNS)
     facts["priority"] = facts["priority"].astype("Int64")
     facts["size_bytes"] = facts["size_bytes"].astype("Int64")
-    facts = pd.concat([facts, _efficiency(facts)], ignore_index=True)
+    efficiency = _efficiency(facts)
+    if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
+        facts = pd.concat([facts, efficiency], ignore_index=True)
     return Analysis(facts=facts, table=table, window_s=window, links=_links(facts))
 
 
@@ -130,7 +142,7 @@ def _links(facts: pd.DataFrame) -> pd.DataFrame:
     """Cabling from LLDP as seen by either end: host, host_port, switch, switch_port."""
     lldp = facts[facts["metric"] == "lldp_neighbor"]
     rows = []
-    names = set(facts["target"])
+    names = set(facts["target"].unique())
     for target, kind, entity, text in zip(lldp["target"], lldp["kind"], lldp["entity"], lldp["text"]):
         if not isinstance(text, str) or "|" not in text:
             continue

@@ -44,6 +44,27 @@ class SampleTable:
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
+    # Integer stand-ins of the KEY columns when the loader has them (string pool codes): identifying each counter's
+    # series over 700,000 rows by integers is ten times faster than hashing the strings again.
+    key_codes: dict[str, np.ndarray] | None = field(default=None, repr=False)
+
+
+def series_ids(frame: pd.DataFrame, key_codes: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """One int64 per row naming its series (its KEY tuple; a missing part is a value of its own, as in a merge)."""
+    ids: np.ndarray | None = None
+    for column in KEY:
+        raw = key_codes[column] if key_codes is not None and column in key_codes else frame[column]
+        codes, uniques = pd.factorize(raw, use_na_sentinel=False)
+        codes = codes.astype(np.int64)
+        if ids is None:
+            ids, span = codes, len(uniques)
+            continue
+        width = max(len(uniques), 1)
+        if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
+            ids, dense = pd.factorize(ids)
+            ids, span = ids.astype(np.int64), len(dense)
+        ids, span = ids * width + codes, span * width
+    return ids if ids is not None else np.zeros(len(frame), dtype=np.int64)
 
 
 def from_bundle(bundle: Bundle) -> SampleTable:
@@ -149,7 +170,11 @@ def _table(outputs: list, strings: list[str], arrays: dict[str, np.ndarray], big
     frame = pd.DataFrame(columns, columns=COLUMNS[:-1])
     frame["exact"] = pd.Series(exact, dtype=object, index=frame.index)
     failures = [ParseFailure(o.target, o.snapshot, o.parser, o.qualifier, o.failure) for o in outputs if o.failure]
-    return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])))
+    target_codes = np.repeat(pd.factorize(np.array([o.target for o in outputs], dtype=object))[0], counts)
+    key_codes = {"target": target_codes, "entity": arrays["entity"], "metric": arrays["metric"],
+                 "priority": arrays["priority"], "size_bytes": arrays["size_bytes"], "raw_key": arrays["raw_key"]}
+    return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])),
+                       key_codes)
 
 
 def _epoch(stamp: str | None) -> float:
@@ -166,41 +191,41 @@ def counter_mask(frame: pd.DataFrame) -> pd.Series:
     return frame["metric"].isin(counters)
 
 
-def rates(frame: pd.DataFrame) -> pd.DataFrame:
+def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
     """One row per counter seen in both the first and the last snapshot: delta, window and `<metric>_per_s`.
 
     `flag` says why a rate is absent or adjusted: `wrap32`/`wrap64` (counter wrapped: delta corrected), `reset`
     (value went down: reboot, driver reload, cleared counters — no rate), `saturated` (a legacy counter pinned at
-    its maximum — no rate), `no_window` (read times unknown).
+    its maximum — no rate), `no_window` (read times unknown). `series`: the rows' series ids (`series_ids`), when
+    the caller already has them.
     """
     empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
     if frame.empty or frame["snapshot"].nunique() < 2:
         return empty
+    if series is None:
+        series = series_ids(frame)
     first, last = frame["snapshot"].min(), frame["snapshot"].max()
-    counters = frame[counter_mask(frame) & frame["value"].notna()]
-    a = counters[counters["snapshot"] == first]
-    b = counters[counters["snapshot"] == last]
-    key = KEY
-    a = a.drop_duplicates(key, keep="last")
-    b = b.drop_duplicates(key, keep="last")
-    merged = a[[*key, "time", "value", "exact"]].merge(
-        b[[*key, "time", "value", "exact"]], on=key, suffixes=("_0", "_1"), how="inner"
-    )
-    if merged.empty:
+    usable = (counter_mask(frame) & frame["value"].notna()).to_numpy()
+    snapshot = frame["snapshot"].to_numpy()
+    # The last reading of each series within the first and within the last snapshot, in row order.
+    a_rows = _last_of_each(np.flatnonzero(usable & (snapshot == first)), series)
+    b_rows = _last_of_each(np.flatnonzero(usable & (snapshot == last)), series)
+    position = pd.Index(series[b_rows]).get_indexer(series[a_rows])
+    found = position >= 0
+    a_rows, b_rows = a_rows[found], b_rows[position[found]]
+    if not len(a_rows):
         return empty
-    window = (merged["time_1"] - merged["time_0"]).to_numpy()
-    v0, v1 = merged["value_0"].to_numpy(), merged["value_1"].to_numpy()
+    time, value, exact = frame["time"].to_numpy(), frame["value"].to_numpy(), frame["exact"].to_numpy()
+    window = time[b_rows] - time[a_rows]
+    v0, v1 = value[a_rows], value[b_rows]
     delta = v1 - v0
-    flag = np.full(len(merged), "", dtype=object)
-    down = np.flatnonzero(delta < 0)
-    if len(down):
-        exact0, exact1 = merged["exact_0"].to_numpy(), merged["exact_1"].to_numpy()
-        for i in down:  # rare: decide wrap or reset on exact integers
-            d, f = _went_down(exact0[i], exact1[i], v0[i], v1[i])
-            delta[i], flag[i] = d, f
+    flag = np.full(len(a_rows), "", dtype=object)
+    for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
+        delta[i], flag[i] = _went_down(exact[a_rows[i]], exact[b_rows[i]], v0[i], v1[i])
+    out = frame.iloc[a_rows][KEY].reset_index(drop=True)
     saturated = _saturated_keys(frame)
     if saturated:
-        keys = list(zip(merged["target"], merged["entity"], merged["metric"]))
+        keys = list(zip(out["target"], out["entity"], out["metric"]))
         for i, k in enumerate(keys):
             if k in saturated:
                 delta[i], flag[i] = np.nan, "saturated"
@@ -208,14 +233,21 @@ def rates(frame: pd.DataFrame) -> pd.DataFrame:
     flag[bad_window & (flag == "")] = "no_window"
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(window > 0, delta / window, np.nan)
-    out = merged[key].copy()
     out["window_s"] = window
     out["delta"] = delta
     out["rate"] = rate
     out["flag"] = flag
     out["previous"] = v0
     out["current"] = v1
-    return out.reset_index(drop=True)
+    return out
+
+
+def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
+    """Of `rows` (ascending), the last one of each series, still ascending."""
+    if not len(rows):
+        return rows
+    keep = ~pd.Series(series[rows]).duplicated(keep="last").to_numpy()
+    return rows[keep]
 
 
 def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
