@@ -22,13 +22,82 @@ _OPS: dict[str, Callable] = {
 }
 
 
+class FactIndex:
+    """Row positions of one facts frame per metric, built once per evaluation.
+
+    A fleet's facts run to hundreds of thousands of rows and the rules ask for a few metrics each; comparing every
+    row's metric name for every question made the rules stage take seconds. Selections through the index keep the
+    facts' row order and labels, so they are the very frames a boolean mask would give.
+    """
+
+    def __init__(self, facts: pd.DataFrame):
+        self.facts = facts
+        self._by_metric: dict = _positions(facts, "metric")
+        self._target_codes: np.ndarray | None = None
+        self._target_names: np.ndarray | None = None
+        self._targets_where: dict[str, set] = {}
+
+    def positions(self, names) -> np.ndarray:
+        """Ascending row positions of one metric or of several."""
+        if isinstance(names, str):
+            return self._by_metric.get(names, _NO_ROWS)
+        found = [self._by_metric[n] for n in dict.fromkeys(names) if n in self._by_metric]
+        if not found:
+            return _NO_ROWS
+        return found[0] if len(found) == 1 else np.sort(np.concatenate(found))
+
+    def metric_rows(self, names) -> pd.DataFrame:
+        return self.facts.take(self.positions(names))
+
+    def targets_where(self, where: dict) -> set:
+        """The targets with at least one fact row passing `where` (the `missing` kind's population)."""
+        row_keys = {k: v for k, v in where.items() if k != "link_layer"}
+        key = repr(sorted(row_keys.items()))
+        if key not in self._targets_where:
+            if self._target_codes is None:
+                codes, names = pd.factorize(self.facts["target"])
+                self._target_codes, self._target_names = codes, np.asarray(names, dtype=object)
+            codes = self._target_codes
+            keep = codes >= 0
+            for k, wanted in row_keys.items():
+                keep &= self.facts[k].isin(wanted if isinstance(wanted, list) else [wanted]).to_numpy(dtype=bool)
+            seen = np.bincount(codes[keep], minlength=len(self._target_names)) > 0
+            self._targets_where[key] = set(self._target_names[seen])
+        found = self._targets_where[key]
+        if "link_layer" in where:
+            wanted = where["link_layer"]
+            found = found & _layer_targets(self.metric_rows("link_layer"), wanted if isinstance(wanted, list)
+                                           else [wanted])
+        return found
+
+
+_NO_ROWS = np.array([], dtype=np.intp)
+
+
+def _positions(facts: pd.DataFrame, column: str) -> dict:
+    if column not in facts.columns or facts.empty:
+        return {}
+    return {name: np.asarray(at, dtype=np.intp) for name, at in facts.groupby(column, sort=False).indices.items()}
+
+
+def _layer_targets(layers: pd.DataFrame, allowed: list) -> set:
+    return set(layers.loc[layers["text"].isin(allowed), "target"])
+
+
 @dataclass
 class Context:
-    """What a rule may look at besides the facts: cabling, the baseline's statistics and the site profile."""
+    """What a rule may look at besides the facts: cabling, the baseline's statistics and the site profile; and the
+    facts' index, built on first use for the facts frame in hand."""
 
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     baseline: pd.DataFrame | None = None  # columns: metric, kind, role, priority, size_bytes, median, mad, n
     profile: dict = field(default_factory=dict)
+    index: FactIndex | None = field(default=None, repr=False, compare=False)
+
+    def index_of(self, facts: pd.DataFrame) -> FactIndex:
+        if self.index is None or self.index.facts is not facts:
+            self.index = FactIndex(facts)
+        return self.index
 
 
 def empty_hits() -> pd.DataFrame:
@@ -38,21 +107,22 @@ def empty_hits() -> pd.DataFrame:
 # --- shared selection ------------------------------------------------------------------------------------------
 
 
-def rows(facts: pd.DataFrame, metric: str, field_name: str = "value", where: dict | None = None) -> pd.DataFrame:
+def rows(facts: pd.DataFrame, metric: str, field_name: str = "value", where: dict | None = None,
+         index: FactIndex | None = None) -> pd.DataFrame:
     """The facts for one metric, already narrowed by `where`, with the compared number in `x`."""
     name = metric if field_name == "value" else rate_name(metric)
-    part = facts[facts["metric"] == name]
-    part = apply_where(part, facts, where or {})
+    part = index.metric_rows(name) if index is not None else facts[facts["metric"] == name]
+    part = apply_where(part, facts, where or {}, index)
     x = part["delta"] if field_name == "delta" else part["value"]
     return part.assign(x=x)
 
 
-def apply_where(part: pd.DataFrame, facts: pd.DataFrame, where: dict) -> pd.DataFrame:
+def apply_where(part: pd.DataFrame, facts: pd.DataFrame, where: dict, index: FactIndex | None = None) -> pd.DataFrame:
     for key, wanted in where.items():
         allowed = wanted if isinstance(wanted, list) else [wanted]
         if key == "link_layer":
-            layers = facts[(facts["metric"] == "link_layer") & facts["text"].isin(allowed)]
-            part = part[part["target"].isin(set(layers["target"]))]
+            layers = index.metric_rows("link_layer") if index is not None else facts[facts["metric"] == "link_layer"]
+            part = part[part["target"].isin(_layer_targets(layers, allowed))]
         elif key == "priority":
             part = part[part["priority"].isin(allowed)]
         else:
@@ -76,12 +146,14 @@ def observed_of(part: pd.DataFrame) -> pd.Series:
     return part["x"].where(part["x"].notna(), part["text"]) if "text" in part else part["x"]
 
 
-def apply_also(part: pd.DataFrame, facts: pd.DataFrame, conditions: list[dict], where: dict) -> pd.DataFrame:
+def apply_also(part: pd.DataFrame, facts: pd.DataFrame, conditions: list[dict], where: dict,
+               index: FactIndex | None = None) -> pd.DataFrame:
     """Keep rows for which every extra condition holds on the same target and entity (and priority if both have
     one) — or, with `scope: target`, on the target's total. Lets a rule say "pauses high AND marks low"."""
     for cond in conditions or []:
         narrowed = {k: v for k, v in where.items() if k not in ("priority", "entity", "raw_key")}
-        other = rows(facts, cond["metric"], cond.get("field", "value"), {**narrowed, **(cond.get("where") or {})})
+        other = rows(facts, cond["metric"], cond.get("field", "value"), {**narrowed, **(cond.get("where") or {})},
+                     index)
         if cond.get("scope") == "target":
             totals = other.groupby("target")["x"].sum(min_count=1)
             good = totals[compare(totals, cond["op"], cond["value"])].index
@@ -119,11 +191,12 @@ def _expected_text(op: str, value) -> str:
 def threshold(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "value" if rule.kind == "threshold" else "rate")
-    part = rows(facts, p["metric"], field_name, rule.where)
+    index = ctx.index_of(facts)
+    part = rows(facts, p["metric"], field_name, rule.where, index)
     subject = part["text"] if isinstance(p["value"], str) or (
         isinstance(p["value"], list) and p["value"] and isinstance(p["value"][0], str)) else part["x"]
     part = part[compare(subject, p["op"], p["value"])]
-    part = apply_also(part, facts, p.get("also"), rule.where)
+    part = apply_also(part, facts, p.get("also"), rule.where, index)
     if part.empty:
         return empty_hits()
     aggregate = p.get("aggregate")
@@ -152,7 +225,7 @@ def deviation(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "value")
     metric = p["metric"] if field_name == "value" else rate_name(p["metric"])
-    part = rows(facts, p["metric"], field_name, rule.where)
+    part = rows(facts, p["metric"], field_name, rule.where, ctx.index_of(facts))
     stats = ctx.baseline[ctx.baseline["metric"] == metric]
     if part.empty or stats.empty:
         return empty_hits()
@@ -182,8 +255,9 @@ def deviation(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     """Against the fleet's majority (text) or median (numbers), within groups of comparable things."""
     p = rule.params
-    part = rows(facts, p["metric"], "value", rule.where)
-    part = apply_also(part, facts, p.get("also"), rule.where)
+    index = ctx.index_of(facts)
+    part = rows(facts, p["metric"], "value", rule.where, index)
+    part = apply_also(part, facts, p.get("also"), rule.where, index)
     if part.empty:
         return empty_hits()
     group_cols = []
@@ -191,7 +265,7 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
         if g in part.columns:
             group_cols.append(g)
         else:  # a metric used as an attribute (e.g. ca_type): its text on the same target and device
-            attr = facts[facts["metric"] == g][["target", "entity", "text", "value"]]
+            attr = index.metric_rows(g)[["target", "entity", "text", "value"]]
             attr = attr.assign(**{g: attr["text"].where(attr["text"].notna(), attr["value"].astype(str))})
             attr = attr.assign(device=attr["entity"].str.split("/").str[0]).drop_duplicates(["target", "device"])
             part = part.assign(device=part["entity"].str.split("/").str[0]).merge(
@@ -228,12 +302,13 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
 def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     mode = p.get("compare") or ("peer" if p.get("against") else "metric" if p.get("against_metric") else "expected")
-    part = rows(facts, p["metric"], "value", rule.where)
+    index = ctx.index_of(facts)
+    part = rows(facts, p["metric"], "value", rule.where, index)
     if part.empty:
         return empty_hits()
     part = part.assign(v=part["x"].where(part["x"].notna(), part["text"]))
     if mode == "metric":
-        other = facts[facts["metric"] == p["against_metric"]]
+        other = index.metric_rows(p["against_metric"])
         other = other.assign(w=other["value"].where(other["value"].notna(), other["text"]))
         merged = part.merge(other[["target", "entity", "w"]].drop_duplicates(["target", "entity"]),
                             on=["target", "entity"], how="inner")
@@ -272,7 +347,8 @@ def _peer_mismatch(part: pd.DataFrame, facts: pd.DataFrame, ctx: Context, p: dic
     hosts = part[part["kind"] == "host"].merge(links, left_on=["target", "entity"], right_on=["host", "host_port"])
     if "when_value" in p:  # only the host rows in this state matter (e.g. a priority the host made lossless)
         hosts = hosts[hosts["v"].map(fmt) == fmt(p["when_value"])]
-    switch_side = facts[(facts["metric"] == peer_metric) & (facts["kind"] == "switch")]
+    switch_side = ctx.index_of(facts).metric_rows(peer_metric)
+    switch_side = switch_side[switch_side["kind"] == "switch"]
     switch_side = switch_side.assign(w=switch_side["value"].where(switch_side["value"].notna(), switch_side["text"]))
     merged = hosts.merge(
         switch_side[["target", "entity", "priority", "w"]].rename(columns={"target": "switch", "entity": "switch_port"}),
@@ -300,8 +376,9 @@ def _roles_overlap(part: pd.DataFrame, p: dict) -> pd.DataFrame:
 def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "delta")
-    num = rows(facts, p["numerator"], field_name, rule.where)
-    den = rows(facts, p["denominator"], field_name, rule.where)
+    index = ctx.index_of(facts)
+    num = rows(facts, p["numerator"], field_name, rule.where, index)
+    den = rows(facts, p["denominator"], field_name, rule.where, index)
     if num.empty or den.empty:
         return empty_hits()
     minimum = float(p.get("min_denominator", 1))
@@ -328,11 +405,15 @@ def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     """Expected metrics absent on a target: monitoring gaps must show, never read as healthy."""
     p = rule.params
-    base = apply_where(facts, facts, {k: v for k, v in rule.where.items() if k in ("kind", "role", "platform",
+    index = ctx.index_of(facts)
+    population = index.targets_where({k: v for k, v in rule.where.items() if k in ("kind", "role", "platform",
                                                                                    "link_layer")})
-    targets = sorted(set(base["target"]) - {"fabric"})
+    targets = sorted(population - {"fabric"})
     wanted = list(p["metrics"])
-    present = facts[facts["metric"].isin(wanted)].groupby("target")["metric"].agg(set)
+    present: dict = {}
+    at = index.positions(wanted)
+    for target, metric in zip(facts["target"].take(at), facts["metric"].take(at)):
+        present.setdefault(target, set()).add(metric)
     out = []
     for target in targets:
         have = present.get(target, set())
