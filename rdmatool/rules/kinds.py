@@ -271,8 +271,7 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
             part = part.assign(device=part["entity"].str.split("/").str[0]).merge(
                 attr[["target", "device", g]], on=["target", "device"], how="inner")  # ungroupable rows drop out
             group_cols.append(g)
-    part = part.assign(_group=part[group_cols].astype(object).fillna("").astype(str).agg("|".join, axis=1)
-                       if group_cols else "all")
+    part = part.assign(_group=_group_key(part, group_cols) if group_cols else "all")
     min_group = int(p.get("min_group", 3))
     textual = part["x"].isna().all()
     out = []
@@ -297,6 +296,15 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
             out.append(hits(bad, f"fleet median {median:g} ±{p.get('tolerance_pct', 10.0)}%", median))
     out = [o for o in out if not o.empty]
     return pd.concat(out, ignore_index=True) if out else empty_hits()
+
+
+def _group_key(part: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """The columns' values as text joined by `|` ("" for a missing one), one string per row, built column-wise."""
+    texts = [part[c].astype(object).fillna("").astype(str) for c in columns]
+    key = texts[0]
+    for text in texts[1:]:
+        key = key + "|" + text
+    return key
 
 
 def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
