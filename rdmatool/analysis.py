@@ -54,7 +54,15 @@ def analyse(table: frames.SampleTable) -> Analysis:
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
     latest_rows = ~pd.Series(series).duplicated(keep="last").to_numpy()
     latest = samples.loc[latest_rows, FACT_COLUMNS[:11]]
-    errors = (latest["metric"] == "tool_error").to_numpy()
+    # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
+    # one pass names their metrics, then each selection is an integer comparison.
+    metric_codes, metric_names = pd.factorize(latest["metric"].to_numpy())
+    code_of = {name: code for code, name in enumerate(metric_names)}
+
+    def latest_of(metric: str) -> pd.DataFrame:
+        return latest[metric_codes == code_of.get(metric, -2)]
+
+    errors = metric_codes == code_of.get("tool_error", -2)
     if errors.any():
         # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages, first
         # first: the first is usually the cause, the rest its consequences.
@@ -85,10 +93,10 @@ def analyse(table: frames.SampleTable) -> Analysis:
         columns=FACT_COLUMNS)
     facts["priority"] = facts["priority"].astype("Int64")
     facts["size_bytes"] = facts["size_bytes"].astype("Int64")
-    efficiency = _efficiency(facts)
+    efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
         facts = pd.concat([facts, efficiency], ignore_index=True)
-    return Analysis(facts=facts, table=table, window_s=window, links=_links(facts))
+    return Analysis(facts=facts, table=table, window_s=window, links=_links(latest_of("lldp_neighbor"), facts))
 
 
 def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
@@ -122,25 +130,29 @@ def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
             "delta": np.nan, "flag": "",
         }])
         result = pd.concat([result, fleet], ignore_index=True) if not result.empty else fleet
-    return result.reindex(columns=FACT_COLUMNS) if not result.empty else pd.DataFrame(columns=FACT_COLUMNS)
+    if result.empty:
+        return pd.DataFrame(columns=FACT_COLUMNS)
+    # The facts' integer columns stay nullable integers: an object column here would make the concat of 700,000
+    # facts re-coerce them row by row.
+    return result.reindex(columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
-def _efficiency(facts: pd.DataFrame) -> pd.DataFrame:
-    """Measured perftest bandwidth over the line rate of the host's fastest active port (the one it ran on)."""
+def _efficiency(bw: pd.DataFrame, link_rates: pd.DataFrame) -> pd.DataFrame:
+    """Measured perftest bandwidth (bw_avg_gbps facts) over the line rate of the host's fastest active port (the one
+    it ran on, from link_rate_gbps facts)."""
     # Only large messages can reach line rate (reference §6.2): a -a sweep's 2-byte row is no bandwidth problem.
-    bw = facts[(facts["metric"] == "bw_avg_gbps") & ~(facts["size_bytes"].fillna(1 << 20) < 65536)]
+    bw = bw[~(bw["size_bytes"].fillna(1 << 20) < 65536)]
     if bw.empty:
         return pd.DataFrame(columns=FACT_COLUMNS)
-    rates = facts[facts["metric"] == "link_rate_gbps"].groupby("target")["value"].max()
+    rates = link_rates.groupby("target")["value"].max()
     joined = bw.assign(line=bw["target"].map(rates))
     joined = joined[joined["line"] > 0]
     return joined.assign(metric="bw_efficiency", value=joined["value"] / joined["line"],
                          raw_key="bw_avg_gbps/link_rate_gbps")[FACT_COLUMNS]
 
 
-def _links(facts: pd.DataFrame) -> pd.DataFrame:
-    """Cabling from LLDP as seen by either end: host, host_port, switch, switch_port."""
-    lldp = facts[facts["metric"] == "lldp_neighbor"]
+def _links(lldp: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """Cabling from LLDP (lldp_neighbor facts) as seen by either end: host, host_port, switch, switch_port."""
     rows = []
     names = set(facts["target"].unique())
     for target, kind, entity, text in zip(lldp["target"], lldp["kind"], lldp["entity"], lldp["text"]):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -74,10 +73,11 @@ def from_bundle(bundle: Bundle) -> SampleTable:
     outputs = []
     for entry in bundle.entries:
         r = entry.result
-        out = store.Output(entry.snapshot, entry.target, "", None, None, r.parser, r.qualifier, r.started, r.exit_code)
+        out = store.Output(entry.snapshot, entry.target, "", None, None, r.parser, r.qualifier, store.epoch(r.started),
+                           r.exit_code)
         store.parse_output(out, r.stdout, columns, known)
         outputs.append(out)
-    return _table(outputs, columns.strings, columns.arrays(), columns.big, bundle.manifest)
+    return _table(store.output_columns(outputs), columns.strings, columns.arrays(), columns.big, bundle.manifest)
 
 
 def load(path: str | Path, write_store: bool = True) -> SampleTable:
@@ -88,18 +88,19 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     manifest = bundle_io.read_manifest(root)
     listing = bundle_io.scan_outputs(root)
     stored = store.load(root)
+    if stored is not None and _unchanged(stored.outputs, listing):
+        return _table(stored.outputs, stored.strings, stored.arrays, stored.big, manifest)
+    previous = store.output_list(stored.outputs) if stored is not None else []
     index: dict[tuple, tuple[store.Output, int]] = {}
     n_stored = 0
-    if stored is not None:
-        for out in stored.outputs:
-            index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
-            n_stored += out.rows
+    for out in previous:
+        index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
+        n_stored += out.rows
     fresh = store.Columns().with_pool(stored.strings if stored else [])
     fresh.offset = n_stored
     known = set(parsers.names())
     outputs: list[store.Output] = []
     starts = np.empty(len(listing), dtype=np.int64)
-    parsed_any = stored is None or len(stored.outputs) != len(listing)
     for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
         stem = os.path.basename(raw_path)[:-4]
         hit = index.get((snapshot, target, stem))
@@ -107,10 +108,9 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
             outputs.append(hit[0])
             starts[i] = hit[1]
             continue
-        parsed_any = True
         result = bundle_io.read_result(target, Path(raw_path))
         out = store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
-                           result.started, result.exit_code)
+                           store.epoch(result.started), result.exit_code)
         starts[i] = n_stored + len(fresh.value)
         store.parse_output(out, result.stdout, fresh, known)
         outputs.append(out)
@@ -129,19 +129,42 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         if big:
             where = {old: new for new, old in enumerate(take.tolist()) if old in big}
             big = {where[old]: text for old, text in big.items() if old in where}
-    if parsed_any and write_store:
-        store.save(root, outputs, fresh.strings, arrays, big)
-    return _table(outputs, fresh.strings, arrays, big, manifest)
+    columns = store.output_columns(outputs)
+    if write_store:
+        store.save(root, columns, fresh.strings, arrays, big)
+    return _table(columns, fresh.strings, arrays, big, manifest)
 
 
-def _table(outputs: list, strings: list[str], arrays: dict[str, np.ndarray], big: dict[int, str],
+def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
+    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times."""
+    if len(outputs["rows"]) != len(listing):
+        return False
+    if not listing:
+        return True
+    snapshot, target, path, raw_sig, side_sig = zip(*listing)
+    missing = [store.MISSING_INT, store.MISSING_INT]
+    raw = np.array(raw_sig, dtype=np.int64)
+    side = np.array([s or missing for s in side_sig], dtype=np.int64)
+    stems = np.array([os.path.basename(p)[:-4] for p in path], dtype=object)
+    return bool((outputs["snapshot"] == np.array(snapshot, dtype=np.int64)).all()
+                and (outputs["raw_size"] == raw[:, 0]).all() and (outputs["raw_mtime"] == raw[:, 1]).all()
+                and (outputs["side_size"] == side[:, 0]).all() and (outputs["side_mtime"] == side[:, 1]).all()
+                and (outputs["target"] == np.array(target, dtype=object)).all() and (outputs["stem"] == stems).all())
+
+
+def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray], big: dict[int, str],
            manifest: dict) -> SampleTable:
-    """The sample frame from per-output facts and per-row arrays; parse failures in output order."""
+    """The sample frame from per-output columns and per-row arrays; parse failures in output order."""
     info = {t["name"]: t for t in manifest.get("targets", [])}
-    counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
+    counts = outputs["rows"]
+    target_codes, target_names = pd.factorize(outputs["target"])
+    per_target = [info.get(name, {}) for name in target_names]
 
-    def per_output(values: list) -> np.ndarray:
-        return np.repeat(np.array(values, dtype=object), counts)
+    def per_output(values: np.ndarray) -> np.ndarray:
+        return np.repeat(values, counts)
+
+    def of_target(field: str, default: str | None) -> np.ndarray:
+        return per_output(np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes])
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = np.full(len(arrays["value"]), None, dtype=object)
@@ -150,14 +173,14 @@ def _table(outputs: list, strings: list[str], arrays: dict[str, np.ndarray], big
     for row, text in big.items():
         exact[row] = int(text)
     columns = {
-        "snapshot": np.repeat(np.array([o.snapshot for o in outputs], dtype=np.int64), counts),
-        "time": np.repeat(np.array([_epoch(o.started) for o in outputs], dtype=np.float64), counts),
-        "target": per_output([o.target for o in outputs]),
-        "kind": per_output([info.get(o.target, {}).get("kind", "host") for o in outputs]),
-        "platform": per_output([info.get(o.target, {}).get("platform", "linux") for o in outputs]),
-        "role": per_output([info.get(o.target, {}).get("role") for o in outputs]),
-        "parser": per_output([o.parser for o in outputs]),
-        "qualifier": per_output([o.qualifier for o in outputs]),
+        "snapshot": per_output(outputs["snapshot"]),
+        "time": per_output(outputs["time"]),
+        "target": per_output(outputs["target"]),
+        "kind": of_target("kind", "host"),
+        "platform": of_target("platform", "linux"),
+        "role": of_target("role", None),
+        "parser": per_output(outputs["parser"]),
+        "qualifier": per_output(outputs["qualifier"]),
         "entity": pool[arrays["entity"]],
         "metric": pool[arrays["metric"]],
     }
@@ -167,23 +190,18 @@ def _table(outputs: list, strings: list[str], arrays: dict[str, np.ndarray], big
     columns["value"] = arrays["value"]
     columns["text"] = pool[arrays["text"]]
     columns["raw_key"] = pool[arrays["raw_key"]]
-    frame = pd.DataFrame(columns, columns=COLUMNS[:-1])
-    frame["exact"] = pd.Series(exact, dtype=object, index=frame.index)
-    failures = [ParseFailure(o.target, o.snapshot, o.parser, o.qualifier, o.failure) for o in outputs if o.failure]
-    target_codes = np.repeat(pd.factorize(np.array([o.target for o in outputs], dtype=object))[0], counts)
-    key_codes = {"target": target_codes, "entity": arrays["entity"], "metric": arrays["metric"],
+    columns["exact"] = exact
+    # Text columns stay plain object arrays: inferring pandas' string dtype costs a pass over every row and buys
+    # nothing the analysis uses.
+    frame = pd.DataFrame({name: pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
+                          for name, values in columns.items()}, columns=COLUMNS, copy=False)
+    failed = np.flatnonzero(pd.notna(outputs["failure"]))
+    failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
+                             outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
+    key_codes = {"target": per_output(target_codes), "entity": arrays["entity"], "metric": arrays["metric"],
                  "priority": arrays["priority"], "size_bytes": arrays["size_bytes"], "raw_key": arrays["raw_key"]}
     return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])),
                        key_codes)
-
-
-def _epoch(stamp: str | None) -> float:
-    if not stamp:
-        return float("nan")
-    try:
-        return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
-        return float("nan")
 
 
 def counter_mask(frame: pd.DataFrame) -> pd.Series:

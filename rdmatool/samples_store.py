@@ -11,9 +11,11 @@ The store is a cache, never the record — the raw outputs stay the truth:
 - it is read with `allow_pickle=False`: a bundle from someone else is data and never runs code.
 
 Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
-  meta      {"format", "digest", "outputs": [[snapshot, target, stem, raw_sig, side_sig, parser, qualifier,
-             started, exit_code, rows, failure], ...], "big": {row: "int"}}
+  meta      {"format", "digest", "big": {row: "int"}}
   strings   the string pool (JSON list); the code columns index it, -1 is None
+  out_*     one entry per raw output, in the bundle's order: snapshot, raw_size, raw_mtime, side_size, side_mtime,
+            exit_code, rows (int64; MISSING_INT when absent), time (float64, epoch s of the read) and the codes of
+            target, stem (file name without .txt), parser, qualifier, failure (a parse error's one line)
   entity, metric, raw_key, text      int32 codes per sample row
   priority, size_bytes               int64 per row; MISSING_INT when absent
   value                              float64 per row (NaN when absent)
@@ -30,6 +32,7 @@ import json
 import os
 import zipfile
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
@@ -82,18 +85,47 @@ class Output:
     side_sig: list[int] | None
     parser: str
     qualifier: str | None
-    started: str | None
+    time: float  # epoch seconds of the read (NaN when unknown)
     exit_code: int | None
     rows: int = 0
     failure: str | None = None
 
-    def row(self) -> list:
-        return [self.snapshot, self.target, self.stem, self.raw_sig, self.side_sig, self.parser, self.qualifier,
-                self.started, self.exit_code, self.rows, self.failure]
 
-    @classmethod
-    def from_row(cls, row: list) -> Output:
-        return cls(*row)
+OUT_TEXT = ("target", "stem", "parser", "qualifier", "failure")
+OUT_INT = ("snapshot", "raw_size", "raw_mtime", "side_size", "side_mtime", "exit_code", "rows")
+
+
+def output_columns(outputs: list[Output]) -> dict[str, np.ndarray]:
+    """The per-output facts as columns (what the store keeps and the frame is built from)."""
+    def ints(values) -> np.ndarray:
+        return np.fromiter((MISSING_INT if v is None else v for v in values), dtype=np.int64, count=len(outputs))
+
+    cols = {name: np.array([getattr(o, name) for o in outputs], dtype=object) for name in OUT_TEXT}
+    cols["snapshot"] = ints(o.snapshot for o in outputs)
+    cols["raw_size"] = ints(o.raw_sig[0] if o.raw_sig else None for o in outputs)
+    cols["raw_mtime"] = ints(o.raw_sig[1] if o.raw_sig else None for o in outputs)
+    cols["side_size"] = ints(o.side_sig[0] if o.side_sig else None for o in outputs)
+    cols["side_mtime"] = ints(o.side_sig[1] if o.side_sig else None for o in outputs)
+    cols["exit_code"] = ints(o.exit_code for o in outputs)
+    cols["rows"] = ints(o.rows for o in outputs)
+    cols["time"] = np.fromiter((o.time for o in outputs), dtype=np.float64, count=len(outputs))
+    return cols
+
+
+def output_list(cols: dict[str, np.ndarray]) -> list[Output]:
+    """Columns back to Output records (only when some outputs must be parsed again)."""
+    def sig(size: int, mtime: int) -> list[int] | None:
+        return None if size == MISSING_INT else [size, mtime]
+
+    def opt(v: int) -> int | None:
+        return None if v == MISSING_INT else v
+
+    lists = {k: v.tolist() for k, v in cols.items()}
+    return [Output(lists["snapshot"][i], lists["target"][i], lists["stem"][i],
+                   sig(lists["raw_size"][i], lists["raw_mtime"][i]), sig(lists["side_size"][i], lists["side_mtime"][i]),
+                   lists["parser"][i], lists["qualifier"][i], lists["time"][i], opt(lists["exit_code"][i]),
+                   lists["rows"][i], lists["failure"][i])
+            for i in range(len(lists["rows"]))]
 
 
 @dataclass
@@ -196,7 +228,7 @@ def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) ->
 
 @dataclass
 class Stored:
-    outputs: list[Output]
+    outputs: dict[str, np.ndarray]  # output_columns
     strings: list[str]
     arrays: dict[str, np.ndarray]
     big: dict[int, str]
@@ -214,22 +246,28 @@ def load(bundle_dir: Path) -> Stored | None:
                 return None
             strings = json.loads(data["strings"].tobytes().decode("utf-8"))
             arrays = {name: data[name] for name in ARRAY_NAMES}
-        outputs = [Output.from_row(r) for r in meta["outputs"]]
+            outputs = {name: data["out_" + name] for name in (*OUT_INT, "time")}
+            pool = np.array([*strings, None], dtype=object)
+            outputs.update({name: pool[data["out_" + name]] for name in OUT_TEXT})
         big = {int(k): v for k, v in meta.get("big", {}).items()}
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
         return None  # a damaged cache is no error: the raw outputs are still there
-    n = len(arrays["value"])
-    if sum(o.rows for o in outputs) != n or any(len(a) != n for a in arrays.values()):
+    n, m = len(arrays["value"]), len(outputs["rows"])
+    if int(outputs["rows"].sum()) != n or any(len(a) != n for a in arrays.values()) or any(
+            len(a) != m for a in outputs.values()):
         return None
     return Stored(outputs, strings, arrays, big)
 
 
-def save(bundle_dir: Path, outputs: list[Output], strings: list[str], arrays: dict[str, np.ndarray],
+def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
          big: dict[int, str]) -> bool:
     """Write the store atomically (temporary file, fsync, rename); False when the bundle is not writable."""
-    meta = {"format": FORMAT, "digest": code_digest(), "outputs": [o.row() for o in outputs],
-            "big": {str(k): v for k, v in big.items()}}
-    members = {"meta": _json_bytes(meta), "strings": _json_bytes(strings), **arrays}
+    meta = {"format": FORMAT, "digest": code_digest(), "big": {str(k): v for k, v in big.items()}}
+    pool = Columns().with_pool(strings)
+    members = {f"out_{name}": outputs[name] for name in (*OUT_INT, "time")}
+    members.update({f"out_{name}": np.fromiter((pool.code(v) for v in outputs[name]), dtype=np.int32,
+                                               count=len(outputs[name])) for name in OUT_TEXT})
+    members.update({"meta": _json_bytes(meta), "strings": _json_bytes(pool.strings), **arrays})
     final = bundle_dir / STORE_NAME
     tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.tmp"
     try:
@@ -259,7 +297,17 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
     latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
     for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
         out = Output(snapshot, target, raw.stem, signature(raw), signature(raw.with_suffix(".json")), result.parser,
-                     result.qualifier, result.started, result.exit_code)
+                     result.qualifier, epoch(result.started), result.exit_code)
         parse_output(out, result.stdout, columns, known)
         outputs.append(out)
-    return save(bundle_dir, outputs, columns.strings, columns.arrays(), columns.big)
+    return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays(), columns.big)
+
+
+def epoch(stamp: str | None) -> float:
+    """An ISO 8601 read time as epoch seconds; NaN when unknown or unreadable."""
+    if not stamp:
+        return float("nan")
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return float("nan")

@@ -61,7 +61,7 @@ def test_collected_bundle_carries_its_store_and_reads_back_the_same_frame(tmp_pa
     path = _write(tmp_path / "b", broken_on="gpu02")
     assert (path / samples_store.STORE_NAME).is_file()
     stored = samples_store.load(path)
-    assert stored is not None and len(stored.outputs) == 2 * (3 * len(HOSTS) + 1)
+    assert stored is not None and len(stored.outputs["rows"]) == 2 * (3 * len(HOSTS) + 1)
     fresh = _parsed_afresh(path)
     loaded = frame.load(path)
     _same(fresh, loaded)
@@ -99,7 +99,8 @@ def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> No
     _same(_parsed_afresh(path), loaded)
     # ...and the store was rewritten: the next reader takes the edited figure from it without parsing
     stored = samples_store.load(path)
-    entry = next(o for o in stored.outputs if o.target == "gpu03" and o.snapshot == 1 and o.parser == "ethtool_stats")
+    entry = next(o for o in samples_store.output_list(stored.outputs)
+                 if o.target == "gpu03" and o.snapshot == 1 and o.parser == "ethtool_stats")
     assert entry.raw_sig == samples_store.signature(raw)
 
 
@@ -149,7 +150,7 @@ def test_a_damaged_or_foreign_store_is_ignored_and_rebuilt(tmp_path: Path, damag
         if damage == "foreign_digest":
             meta["digest"] = "written-by-other-parser-code"
         else:
-            meta["outputs"][0][9] += 1
+            members["out_rows"] = members["out_rows"] + np.eye(1, len(members["out_rows"]), dtype=np.int64)[0]
         members["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         with open(store_file, "wb") as handle:
             np.savez(handle, **members)
