@@ -22,6 +22,6 @@ def test_small_messages_are_not_judged_against_line_rate() -> None:
         _fact("bw_avg_gbps", 392.0, 1048576),
     ], columns=FACT_COLUMNS)
     facts["size_bytes"] = facts["size_bytes"].astype("Int64")
-    out = _efficiency(facts)
+    out = _efficiency(facts[facts["metric"] == "bw_avg_gbps"], facts[facts["metric"] == "link_rate_gbps"])
     assert sorted(zip(out["size_bytes"].tolist(), out["value"].round(3).tolist())) == [(65536, 0.45), (1048576, 0.98)]
     assert set(out["metric"]) == {"bw_efficiency"}
