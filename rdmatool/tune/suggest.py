@@ -82,6 +82,25 @@ class _Side:
     profile: str | None = None  # SONiC WRED profile a switch-wide ECN finding names
 
 
+class _ByTarget:
+    """The facts of one target at a time, cut on first use from the row positions of every target: a diagnosis
+    asks about a handful of targets, so splitting the whole fleet's facts up front was wasted work."""
+
+    def __init__(self, facts: pd.DataFrame):
+        self.facts = facts
+        self._at = {} if facts.empty or "target" not in facts.columns else facts.groupby("target", sort=False).indices
+        self._frames: dict = {}
+
+    def get(self, target, default=None):
+        frame = self._frames.get(target)
+        if frame is None:
+            at = self._at.get(target)
+            if at is None:
+                return default
+            frame = self._frames[target] = self.facts.take(at)
+        return frame
+
+
 class _Ctx:
     def __init__(self, evidence, analysis, profile):
         self.evidence = evidence if isinstance(evidence, dict) else {}
@@ -104,16 +123,13 @@ class _Ctx:
                 setattr(analysis, name, cached)
         return cached
 
-    def _split_by_target(self, analysis) -> dict:
+    def _split_by_target(self, analysis) -> _ByTarget:
         """Facts per target, computed once per analysis: suggesters look up a few values many times, and
         filtering the whole fleet's facts on every look-up made a 1,000-host diagnosis crawl."""
         cached = getattr(analysis, "_facts_by_target", None)
-        if cached is not None:
+        if isinstance(cached, _ByTarget) and cached.facts is self.facts:
             return cached
-        if self.facts.empty or "target" not in self.facts.columns:
-            split: dict = {}
-        else:
-            split = {t: group for t, group in self.facts.groupby("target", sort=False)}
+        split = _ByTarget(self.facts)
         # A plain object without attributes (tests may pass one) gets no cache; the results are the same.
         with contextlib.suppress(AttributeError):
             analysis._facts_by_target = split
