@@ -68,15 +68,11 @@ def series_ids(frame: pd.DataFrame, key_codes: dict[str, np.ndarray] | None = No
 
 def from_bundle(bundle: Bundle) -> SampleTable:
     """Parse every output of a bundle held in memory; an unparsable output is recorded and the rest go on."""
-    known = set(parsers.names())
     columns = store.Columns()
-    outputs = []
-    for entry in bundle.entries:
-        r = entry.result
-        out = store.Output(entry.snapshot, entry.target, "", None, None, r.parser, r.qualifier, store.epoch(r.started),
-                           r.exit_code)
-        store.parse_output(out, r.stdout, columns, known)
-        outputs.append(out)
+    jobs = [(store.Output(e.snapshot, e.target, "", None, None, e.result.parser, e.result.qualifier,
+                          store.epoch(e.result.started), e.result.exit_code), e.result.stdout) for e in bundle.entries]
+    store.parse_all(jobs, columns, set(parsers.names()))
+    outputs = [out for out, _ in jobs]
     return _table(store.output_columns(outputs), columns.strings, columns.arrays(), columns.big, bundle.manifest)
 
 
@@ -98,9 +94,9 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         n_stored += out.rows
     fresh = store.Columns().with_pool(stored.strings if stored else [])
     fresh.offset = n_stored
-    known = set(parsers.names())
     outputs: list[store.Output] = []
-    starts = np.empty(len(listing), dtype=np.int64)
+    starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
+    jobs = []
     for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
         stem = os.path.basename(raw_path)[:-4]
         hit = index.get((snapshot, target, stem))
@@ -111,9 +107,12 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         result = bundle_io.read_result(target, Path(raw_path))
         out = store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
                            store.epoch(result.started), result.exit_code)
-        starts[i] = n_stored + len(fresh.value)
-        store.parse_output(out, result.stdout, fresh, known)
+        jobs.append((out, result.stdout))
         outputs.append(out)
+    store.parse_all(jobs, fresh, set(parsers.names()))
+    parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in job order
+    rows = np.fromiter((out.rows for out, _ in jobs), dtype=np.int64, count=len(jobs))
+    starts[parsed] = n_stored + np.cumsum(rows) - rows
     arrays = stored.arrays if stored is not None else fresh.arrays()
     big = dict(stored.big) if stored is not None else dict(fresh.big)
     if stored is not None and fresh.value:

@@ -198,3 +198,36 @@ def test_store_write_failure_leaves_no_temporary_file(tmp_path: Path, monkeypatc
     assert not samples_store.save(path, stored.outputs, stored.strings, stored.arrays, stored.big)
     assert (path / samples_store.STORE_NAME).read_bytes() == before
     assert not [p.name for p in path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_parsing_on_every_core_gives_the_same_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big bundles are parsed by forked workers; the table must not depend on how the work was shared."""
+    path = _write(tmp_path / "b", broken_on="gpu03")
+    (path / samples_store.STORE_NAME).unlink()
+    serial = frame.load(path, write_store=False)
+    monkeypatch.setattr(samples_store, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(samples_store, "_workers", lambda jobs: 3)  # more shares than cores: order still kept
+    shared = frame.load(path)
+    _same(serial, shared)
+    assert len(serial.parse_failures) == 2 and len(serial.frame) > 50
+    _same(serial, frame.load(path))  # ...and the store the workers' results were written to reads back the same
+
+
+def test_a_worker_that_dies_has_its_share_parsed_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "b")
+    (path / samples_store.STORE_NAME).unlink()
+    serial = frame.load(path, write_store=False)
+    parent = os.getpid()
+    real = samples_store.parse_output
+    died = tmp_path / "died"
+
+    def dies_in_a_worker(*args):
+        if os.getpid() != parent:
+            died.touch()
+            os._exit(9)  # a worker killed (out of memory, a signal)
+        return real(*args)
+
+    monkeypatch.setattr(samples_store, "parse_output", dies_in_a_worker)
+    monkeypatch.setattr(samples_store, "_workers", lambda jobs: 2)
+    _same(serial, frame.load(path, write_store=False))
+    assert died.exists()  # the worker really ran and really died
