@@ -19,19 +19,25 @@ Baseline: a healthy bundle of the same fleet, reduced to a night by rdmatool.bas
 nights of it with every figure jittered (+-3 %, seeded), written in the store's documented format
 (baseline.rebuild + baseline.write_atomic): 30 nights of 1,000 hosts each.
 
+The bundle carries its parsed samples (`samples.npz`, written by BundleWriter as `rdmatool collect` does); the
+"afresh" figures are the same bundle without it (a hand-written bundle, one copied without its modification times,
+or the first read after an rdmatool upgrade changed the parsers).
+
 Stages timed (in-process, same interpreter, warm imports; median [min-max] of the runs):
-  read      bundle.read (every raw output and side file from disk)
-  parse     frame.from_bundle (every parser, the sample frame)            (a) = read + parse
+  load      frame.load with the stored samples (checks every raw and side file against the store)   (a)
+  afresh    frame.load without a store: read every raw output, parse it (on every core)             (a')
   analyse   analysis.analyse (latest values, rates, derived facts)
   baseline  baseline.stats_for_rules (the CLI's --baseline load)
   rules     playbook.load_dir + engine.evaluate with the shipped playbooks, the baseline and the suggesters
                                                                            (b) = analyse + baseline + rules
-  cli       `python -m rdmatool diagnose BUNDLE --baseline FILE --format json` as a subprocess, wall and CPU (c)
+  cli       `python -m rdmatool diagnose BUNDLE --baseline FILE --format json` as a subprocess, wall and CPU of the
+            process tree (c); (c') the same with the store removed first (the CLI parses and writes it back)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import cProfile
 import io
@@ -202,7 +208,7 @@ def write_baseline(path: Path, healthy_bundle: Path, nights: int, seed: int) -> 
 
 
 def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], dict]:
-    from rdmatool import baseline, bundle, frame
+    from rdmatool import baseline, frame
     from rdmatool.analysis import analyse
     from rdmatool.diagnose import default_playbooks
     from rdmatool.rules import engine, playbook
@@ -216,10 +222,13 @@ def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], di
         t[name] = marks[-1][0] - marks[-2][0]
         t[name + "_cpu"] = marks[-1][1] - marks[-2][1]
 
-    loaded = bundle.read(bundle_path)
-    mark("read")
-    table = frame.from_bundle(loaded)
-    mark("parse")
+    with without_store(bundle_path):
+        marks.append((time.perf_counter(), time.process_time()))
+        afresh = frame.load(bundle_path, write_store=False)
+        mark("afresh")
+    marks.append((time.perf_counter(), time.process_time()))
+    table = frame.load(bundle_path)
+    mark("load")
     analysis = analyse(table)
     mark("analyse")
     stats = baseline.stats_for_rules(baseline_path)
@@ -227,13 +236,28 @@ def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], di
     rules = playbook.load_dir(default_playbooks())
     findings = engine.evaluate(analysis, rules, baseline=stats, suggesters=SUGGESTERS)
     mark("rules")
+    if len(afresh.frame) != len(table.frame) or afresh.parse_failures != table.parse_failures:
+        raise SystemExit("the stored samples and a fresh parse disagree: benchmark invalid")
     by_rule: dict[str, int] = {}
     for f in findings:
         by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
-    facts = {"entries": len(loaded.entries), "samples": len(table.frame), "facts": len(analysis.facts),
+    facts = {"samples": len(table.frame), "facts": len(analysis.facts),
              "parse_failures": len(table.parse_failures), "rules": len(rules), "findings": len(findings),
              "by_rule": dict(sorted(by_rule.items())), "targets_with_findings": sorted({f.target for f in findings})}
     return t, facts
+
+
+@contextlib.contextmanager
+def without_store(bundle_path: Path):
+    """The bundle as if it had no stored samples; the store it had is put back afterwards."""
+    from rdmatool.samples_store import STORE_NAME
+
+    store, aside = bundle_path / STORE_NAME, bundle_path.parent / f"{bundle_path.name}.{STORE_NAME}.aside"
+    store.replace(aside)
+    try:
+        yield
+    finally:
+        aside.replace(store)
 
 
 def profile(label: str, fn, top: int) -> str:
@@ -282,9 +306,9 @@ def main() -> int:
               f"baseline {args.nights} nights: {baseline_path.stat().st_size / 1e6:.1f} MB "
               f"(generated in {time.perf_counter() - g0:.0f} s)")
 
-        times: dict[str, list[float]] = {k + cpu: [] for k in ("read", "parse", "analyse", "baseline", "rules")
-                                         for cpu in ("", "_cpu")}
-        cli_wall, cli_cpu = [], []
+        stage_names = ("load", "afresh", "analyse", "baseline", "rules")
+        times: dict[str, list[float]] = {k + cpu: [] for k in stage_names for cpu in ("", "_cpu")}
+        cli_wall, cli_cpu, cold_wall, cold_cpu = [], [], [], []
         facts = {}
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         cli = [sys.executable, "-m", "rdmatool", "diagnose", str(bundle_path), "--baseline", str(baseline_path),
@@ -297,9 +321,16 @@ def main() -> int:
             r = timed(cli, env=env, cwd=str(REPO), stdout=str(out))
             cli_wall.append(r.wall_s)
             cli_cpu.append(r.cpu_s)
+            with without_store(bundle_path):
+                cold = timed(cli, env=env, cwd=str(REPO), stdout=str(work / "diagnose-afresh.json"))
+            cold_wall.append(cold.wall_s)
+            cold_cpu.append(cold.cpu_s)
+            if (work / "diagnose-afresh.json").read_bytes() != out.read_bytes():
+                raise SystemExit("diagnose with and without the stored samples disagree: benchmark invalid")
             print(f"run {i + 1}/{runs} (wall/cpu s): " + "  ".join(f"{k} {t[k]:.2f}/{t[k + '_cpu']:.2f}" for k in
-                                                                   ("read", "parse", "analyse", "baseline", "rules"))
-                  + f"  | cli wall {r.wall_s:.2f} cpu {r.cpu_s:.2f} exit {r.returncode}", flush=True)
+                                                                   stage_names)
+                  + f"  | cli wall {r.wall_s:.2f} cpu {r.cpu_s:.2f} exit {r.returncode}"
+                  + f"  | cli afresh wall {cold.wall_s:.2f} cpu {cold.cpu_s:.2f}", flush=True)
         try:
             verdict = json.loads(out.read_text()).get("verdict")
         except ValueError:
@@ -317,34 +348,35 @@ def main() -> int:
         print(f"{hosts} hosts, {runs} run(s), seconds, median [min-max]; goal: diagnose under {GOAL_S:g} s "
               f"(load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
         print(f"  {'stage':40s} {'wall':>26s} {'CPU (process_time / wait4)':>28s}")
-        rows = [("read (bundle.read)", ("read",)), ("parse (frame.from_bundle)", ("parse",)),
-                ("(a) read + parse", ("read", "parse")), ("analyse (analysis.analyse)", ("analyse",)),
+        rows = [("(a) load (stored samples)", ("load",)), ("(a') load afresh (parse, no store)", ("afresh",)),
+                ("analyse (analysis.analyse)", ("analyse",)),
                 ("baseline (stats_for_rules)", ("baseline",)), ("rules + suggestions (engine.evaluate)", ("rules",)),
                 ("(b) analyse + baseline + rules", ("analyse", "baseline", "rules"))]
         for label, keys in rows:
             wall, cpu = total(*keys), total(*keys, cpu=True)
-            goal = "" if len(keys) == 1 and label[0] != "(" else \
+            goal = "" if label[0] != "(" else \
                 ("  under goal" if median_spread(wall)[0] < GOAL_S else "  OVER GOAL")
             print(f"  {label:40s} {fmt_ms(wall):>26s} {fmt_ms(cpu):>28s}{goal}")
         goal = "  under goal" if median_spread(cli_wall)[0] < GOAL_S else "  OVER GOAL"
         print(f"  {'(c) CLI diagnose --format json':40s} {fmt_ms(cli_wall):>26s} {fmt_ms(cli_cpu):>28s}{goal}")
+        goal = "  under goal" if median_spread(cold_wall)[0] < GOAL_S else "  OVER GOAL"
+        label = "(c') the same, no stored samples"
+        print(f"  {label:40s} {fmt_ms(cold_wall):>26s} {fmt_ms(cold_cpu):>28s}{goal}")
 
         if not args.quick and not args.no_profile and median_spread(cli_wall)[0] >= GOAL_S:
-            from rdmatool import baseline, bundle, frame
+            from rdmatool import baseline, frame
             from rdmatool.analysis import analyse
             from rdmatool.diagnose import default_playbooks
             from rdmatool.rules import engine, playbook
             from rdmatool.tune import SUGGESTERS
 
-            loaded = bundle.read(bundle_path)
-            table = frame.from_bundle(loaded)
+            table = frame.load(bundle_path)
             analysis = analyse(table)
             stats = baseline.stats_for_rules(baseline_path)
             rules = playbook.load_dir(default_playbooks())
             print()
             for label, fn, value in (
-                ("(a) bundle.read", lambda: bundle.read(bundle_path), times["read"]),
-                ("(a) frame.from_bundle", lambda: frame.from_bundle(loaded), times["parse"]),
+                ("(a) frame.load", lambda: frame.load(bundle_path), times["load"]),
                 ("(b) analysis.analyse", lambda: analyse(table), times["analyse"]),
                 ("(b) baseline.stats_for_rules", lambda: baseline.stats_for_rules(baseline_path), times["baseline"]),
                 ("(b) engine.evaluate", lambda: engine.evaluate(analysis, rules, baseline=stats,
@@ -354,7 +386,9 @@ def main() -> int:
                     print(profile(label, fn, args.top))
         if args.json:
             Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs, "times": times,
-                                                   "cli_wall": cli_wall, "cli_cpu": cli_cpu, "facts": facts},
+                                                   "cli_wall": cli_wall, "cli_cpu": cli_cpu,
+                                                   "cli_afresh_wall": cold_wall, "cli_afresh_cpu": cold_cpu,
+                                                   "facts": facts},
                                                   indent=1))
     finally:
         if not args.keep:

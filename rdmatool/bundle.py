@@ -7,6 +7,7 @@ BUNDLE/inventory.yaml    resolved targets, no secrets
 BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].txt    raw output of one logical command
 BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].json   {"command", "exit_code", "stderr", "started",
                                                               "duration_s", "error"[, "qualifier"]}
+BUNDLE/samples.npz       optional: the parsed samples, a cache checked against the raw files (rdmatool.samples_store)
 ```
 The side file is optional when reading (absent = exit 0). A bundle is built in a hidden sibling directory and
 renamed into place, so an interrupted run never leaves a half bundle under the final name, and an existing bundle
