@@ -6,6 +6,7 @@ here evaluates strings from playbooks; operators are looked up in a fixed table.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ _OPS: dict[str, Callable] = {
 
 
 class FactIndex:
-    """Row positions of one facts frame per metric, built once per evaluation.
+    """Row positions of one facts frame per metric (and per target), built on first use and kept for a diagnosis.
 
     A fleet's facts run to hundreds of thousands of rows and the rules ask for a few metrics each; comparing every
     row's metric name for every question made the rules stage take seconds. Selections through the index keep the
@@ -32,13 +33,15 @@ class FactIndex:
 
     def __init__(self, facts: pd.DataFrame):
         self.facts = facts
-        self._by_metric: dict = _positions(facts, "metric")
-        self._target_codes: np.ndarray | None = None
-        self._target_names: np.ndarray | None = None
+        self._by_metric: dict | None = None
+        self._by_target: dict | None = None
         self._targets_where: dict[str, set] = {}
+        self._layers: dict[str, set] = {}
 
     def positions(self, names) -> np.ndarray:
         """Ascending row positions of one metric or of several."""
+        if self._by_metric is None:
+            self._by_metric = _positions(self.facts, "metric")
         if isinstance(names, str):
             return self._by_metric.get(names, _NO_ROWS)
         found = [self._by_metric[n] for n in dict.fromkeys(names) if n in self._by_metric]
@@ -46,29 +49,76 @@ class FactIndex:
             return _NO_ROWS
         return found[0] if len(found) == 1 else np.sort(np.concatenate(found))
 
+    def target_positions(self) -> dict:
+        """Ascending row positions of each target."""
+        if self._by_target is None:
+            self._by_target = _positions(self.facts, "target")
+        return self._by_target
+
     def metric_rows(self, names) -> pd.DataFrame:
         return self.facts.take(self.positions(names))
+
+    def column(self, name: str, at: np.ndarray) -> pd.Series:
+        """One column of the facts at these row positions (labels kept): tests run on it before whole rows are cut."""
+        return self.facts[name].take(at)
+
+    def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
+        """Some columns of the facts at these row positions: `facts.take(at)[columns]` without cutting the rest."""
+        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self.facts.index.take(at),
+                            columns=columns)
+
+    def select(self, metric: str, where: dict) -> np.ndarray:
+        """Row positions of one metric's facts that pass `where` (apply_where's filters, one column at a time)."""
+        at = self.positions(metric)
+        for key, wanted in where.items():
+            allowed = wanted if isinstance(wanted, list) else [wanted]
+            if key == "link_layer":
+                ok = self.column("target", at).isin(self.layer_targets(allowed))
+            else:
+                ok = self.column(key, at).isin(allowed)
+            at = at[ok.to_numpy(dtype=bool)]
+        return at
+
+    def select_matching(self, metric: str, field_name: str, where: dict, textual: bool, op: str, value) -> np.ndarray:
+        """select() narrowed to the rows where compare(text, or the number in `field_name`, op, value) holds."""
+        name = metric if field_name == "value" else rate_name(metric)
+        at = self.select(name, where)
+        subject = self.column("text" if textual else "delta" if field_name == "delta" else "value", at)
+        return at[compare(subject, op, value).to_numpy(dtype=bool)]
+
+    def layer_targets(self, allowed: list) -> set:
+        """Targets with a link_layer fact among `allowed` (e.g. Ethernet)."""
+        key = repr(allowed)
+        if key not in self._layers:
+            self._layers[key] = _layer_targets(self.metric_rows("link_layer"), allowed)
+        return self._layers[key]
 
     def targets_where(self, where: dict) -> set:
         """The targets with at least one fact row passing `where` (the `missing` kind's population)."""
         row_keys = {k: v for k, v in where.items() if k != "link_layer"}
         key = repr(sorted(row_keys.items()))
         if key not in self._targets_where:
-            if self._target_codes is None:
-                codes, names = pd.factorize(self.facts["target"])
-                self._target_codes, self._target_names = codes, np.asarray(names, dtype=object)
-            codes = self._target_codes
-            keep = codes >= 0
+            keep = np.ones(len(self.facts), dtype=bool)
             for k, wanted in row_keys.items():
                 keep &= self.facts[k].isin(wanted if isinstance(wanted, list) else [wanted]).to_numpy(dtype=bool)
-            seen = np.bincount(codes[keep], minlength=len(self._target_names)) > 0
-            self._targets_where[key] = set(self._target_names[seen])
+            self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
         found = self._targets_where[key]
         if "link_layer" in where:
             wanted = where["link_layer"]
-            found = found & _layer_targets(self.metric_rows("link_layer"), wanted if isinstance(wanted, list)
-                                           else [wanted])
+            found = found & self.layer_targets(wanted if isinstance(wanted, list) else [wanted])
         return found
+
+
+def shared_index(analysis) -> FactIndex:
+    """The index of `analysis.facts`, kept on the analysis so that the rules and the suggesters of one diagnosis
+    build it once. An object that takes no attributes gets a fresh index each time; the answers are the same."""
+    facts = analysis.facts
+    index = getattr(analysis, "_fact_index", None)
+    if not isinstance(index, FactIndex) or index.facts is not facts:
+        index = FactIndex(facts)
+        with contextlib.suppress(AttributeError):
+            analysis._fact_index = index
+    return index
 
 
 _NO_ROWS = np.array([], dtype=np.intp)
@@ -111,18 +161,31 @@ def rows(facts: pd.DataFrame, metric: str, field_name: str = "value", where: dic
          index: FactIndex | None = None) -> pd.DataFrame:
     """The facts for one metric, already narrowed by `where`, with the compared number in `x`."""
     name = metric if field_name == "value" else rate_name(metric)
-    part = index.metric_rows(name) if index is not None else facts[facts["metric"] == name]
-    part = apply_where(part, facts, where or {}, index)
+    if index is None:
+        part = apply_where(facts[facts["metric"] == name], facts, where or {})
+    else:
+        part = facts.take(index.select(name, where or {}))
     x = part["delta"] if field_name == "delta" else part["value"]
     return part.assign(x=x)
 
 
-def apply_where(part: pd.DataFrame, facts: pd.DataFrame, where: dict, index: FactIndex | None = None) -> pd.DataFrame:
+def matching(facts: pd.DataFrame, metric: str, field_name: str, where: dict | None, textual: bool, op: str, value,
+             index: FactIndex | None = None) -> pd.DataFrame:
+    """rows() for which `compare(text or x, op, value)` holds. With an index the test runs on the one column it
+    reads, and only the matching rows are cut from the facts."""
+    if index is None:
+        part = rows(facts, metric, field_name, where)
+        return part[compare(part["text"] if textual else part["x"], op, value)]
+    part = facts.take(index.select_matching(metric, field_name, where or {}, textual, op, value))
+    return part.assign(x=part["delta"] if field_name == "delta" else part["value"])
+
+
+def apply_where(part: pd.DataFrame, facts: pd.DataFrame, where: dict) -> pd.DataFrame:
     for key, wanted in where.items():
         allowed = wanted if isinstance(wanted, list) else [wanted]
         if key == "link_layer":
-            layers = index.metric_rows("link_layer") if index is not None else facts[facts["metric"] == "link_layer"]
-            part = part[part["target"].isin(_layer_targets(layers, allowed))]
+            layers = facts[(facts["metric"] == "link_layer") & facts["text"].isin(allowed)]
+            part = part[part["target"].isin(set(layers["target"]))]
         elif key == "priority":
             part = part[part["priority"].isin(allowed)]
         else:
@@ -152,17 +215,25 @@ def apply_also(part: pd.DataFrame, facts: pd.DataFrame, conditions: list[dict], 
     one) — or, with `scope: target`, on the target's total. Lets a rule say "pauses high AND marks low"."""
     for cond in conditions or []:
         narrowed = {k: v for k, v in where.items() if k not in ("priority", "entity", "raw_key")}
-        other = rows(facts, cond["metric"], cond.get("field", "value"), {**narrowed, **(cond.get("where") or {})},
-                     index)
+        field_name = cond.get("field", "value")
+        cond_where = {**narrowed, **(cond.get("where") or {})}
         if cond.get("scope") == "target":
+            other = rows(facts, cond["metric"], field_name, cond_where, index)
             totals = other.groupby("target")["x"].sum(min_count=1)
             good = totals[compare(totals, cond["op"], cond["value"])].index
             part = part[part["target"].isin(set(good))]
             continue
-        subject = other["text"] if isinstance(cond["value"], str) else other["x"]
-        other = other[compare(subject, cond["op"], cond["value"])]
-        keep = other[["target", "entity", "priority"]].rename(columns={"priority": "p_other"})
-        merged = part.reset_index().merge(keep, on=["target", "entity"], how="inner")
+        textual = isinstance(cond["value"], str)
+        if index is None:
+            other = matching(facts, cond["metric"], field_name, cond_where, textual, cond["op"], cond["value"])
+            keep = other[["target", "entity", "priority"]]
+        else:  # only the three columns the join reads
+            keep = index.frame(index.select_matching(cond["metric"], field_name, cond_where, textual, cond["op"],
+                                                     cond["value"]), ["target", "entity", "priority"])
+        keep = keep.rename(columns={"priority": "p_other"})
+        # The join decides which rows of `part` stay; it reads only their label, target, entity and priority.
+        merged = part.reset_index()[["index", "target", "entity", "priority"]].merge(keep, on=["target", "entity"],
+                                                                                    how="inner")
         same_priority = merged["priority"].isna() | merged["p_other"].isna() | (merged["priority"] == merged["p_other"])
         part = part.loc[sorted(set(merged.loc[same_priority, "index"]))]
     return part
@@ -192,10 +263,9 @@ def threshold(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "value" if rule.kind == "threshold" else "rate")
     index = ctx.index_of(facts)
-    part = rows(facts, p["metric"], field_name, rule.where, index)
-    subject = part["text"] if isinstance(p["value"], str) or (
-        isinstance(p["value"], list) and p["value"] and isinstance(p["value"][0], str)) else part["x"]
-    part = part[compare(subject, p["op"], p["value"])]
+    textual = isinstance(p["value"], str) or (
+        isinstance(p["value"], list) and p["value"] and isinstance(p["value"][0], str))
+    part = matching(facts, p["metric"], field_name, rule.where, textual, p["op"], p["value"], index)
     part = apply_also(part, facts, p.get("also"), rule.where, index)
     if part.empty:
         return empty_hits()
@@ -265,10 +335,10 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
         if g in part.columns:
             group_cols.append(g)
         else:  # a metric used as an attribute (e.g. ca_type): its text on the same target and device
-            attr = index.metric_rows(g)[["target", "entity", "text", "value"]]
+            attr = index.frame(index.positions(g), ["target", "entity", "text", "value"])
             attr = attr.assign(**{g: attr["text"].where(attr["text"].notna(), attr["value"].astype(str))})
-            attr = attr.assign(device=attr["entity"].str.split("/").str[0]).drop_duplicates(["target", "device"])
-            part = part.assign(device=part["entity"].str.split("/").str[0]).merge(
+            attr = attr.assign(device=_device(attr["entity"])).drop_duplicates(["target", "device"])
+            part = part.assign(device=_device(part["entity"])).merge(
                 attr[["target", "device", g]], on=["target", "device"], how="inner")  # ungroupable rows drop out
             group_cols.append(g)
     part = part.assign(_group=_group_key(part, group_cols) if group_cols else "all")
@@ -298,6 +368,13 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
     return pd.concat(out, ignore_index=True) if out else empty_hits()
 
 
+def _device(entity: pd.Series) -> pd.Series:
+    """The device of an RDMA port (`mlx5_0` of `mlx5_0/1`), NaN where the entity is no text: what
+    `.str.split("/").str[0]` gives, in one pass."""
+    return pd.Series([e.split("/", 1)[0] if isinstance(e, str) else np.nan for e in entity], index=entity.index,
+                     dtype=object, name=entity.name)
+
+
 def _group_key(part: pd.DataFrame, columns: list[str]) -> pd.Series:
     """The columns' values as text joined by `|` ("" for a missing one), one string per row, built column-wise."""
     texts = [part[c].astype(object).fillna("").astype(str) for c in columns]
@@ -311,31 +388,44 @@ def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     mode = p.get("compare") or ("peer" if p.get("against") else "metric" if p.get("against_metric") else "expected")
     index = ctx.index_of(facts)
+    if mode == "expected":
+        return _expected_mismatch(facts, rule, index)
+    if mode == "peer" and (ctx.links is None or ctx.links.empty):
+        return empty_hits()  # no cabling known: no switch port to compare with
     part = rows(facts, p["metric"], "value", rule.where, index)
     if part.empty:
         return empty_hits()
     part = part.assign(v=part["x"].where(part["x"].notna(), part["text"]))
     if mode == "metric":
-        other = index.metric_rows(p["against_metric"])
+        other = index.frame(index.positions(p["against_metric"]), ["target", "entity", "value", "text"])
         other = other.assign(w=other["value"].where(other["value"].notna(), other["text"]))
         merged = part.merge(other[["target", "entity", "w"]].drop_duplicates(["target", "entity"]),
                             on=["target", "entity"], how="inner")
         bad = merged[merged["v"].map(fmt) != merged["w"].map(fmt)]
         return hits(bad, bad["w"].map(lambda w: f"{p['against_metric']} {fmt(w)}"))
-    if mode == "expected":
-        expected = p.get("expected")
-        exp = part["priority"].map(lambda pr: _expected_for(expected, pr))
-        bad_mask = exp.notna() & (part["v"].astype(str) != exp.astype(str))
-        numeric = pd.to_numeric(part["v"], errors="coerce")
-        exp_num = pd.to_numeric(exp, errors="coerce")
-        bad_mask &= ~(numeric.notna() & exp_num.notna() & (numeric == exp_num))
-        bad = part[bad_mask]
-        return hits(bad, exp[bad_mask].astype(str))
     if mode == "peer":
         return _peer_mismatch(part, facts, ctx, p)
     if mode == "roles":
         return _roles_overlap(part, p)
     return empty_hits()
+
+
+def _expected_mismatch(facts: pd.DataFrame, rule: Rule, index: FactIndex) -> pd.DataFrame:
+    """The setting against the playbook's value (per priority or one for all). The test reads three columns; only
+    the rows that fail it are cut from the facts."""
+    at = index.select(rule.params["metric"], rule.where)
+    if not len(at):
+        return empty_hits()
+    narrow = index.frame(at, ["priority", "value", "text"])
+    v = narrow["value"].where(narrow["value"].notna(), narrow["text"])
+    expected = rule.params.get("expected")
+    exp = narrow["priority"].map(lambda pr: _expected_for(expected, pr))
+    bad_mask = exp.notna() & (v.astype(str) != exp.astype(str))
+    numeric = pd.to_numeric(v, errors="coerce")
+    exp_num = pd.to_numeric(exp, errors="coerce")
+    bad_mask &= ~(numeric.notna() & exp_num.notna() & (numeric == exp_num))
+    bad = facts.take(at[bad_mask.to_numpy(dtype=bool)])
+    return hits(bad.assign(x=bad["value"]), exp[bad_mask].astype(str))
 
 
 def _expected_for(expected, priority):
@@ -418,14 +508,10 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
                                                                                    "link_layer")})
     targets = sorted(population - {"fabric"})
     wanted = list(p["metrics"])
-    present: dict = {}
-    at = index.positions(wanted)
-    for target, metric in zip(facts["target"].take(at), facts["metric"].take(at)):
-        present.setdefault(target, set()).add(metric)
+    holders = {m: set(index.column("target", index.positions(m)).unique()) for m in dict.fromkeys(wanted)}
     out = []
     for target in targets:
-        have = present.get(target, set())
-        absent = [m for m in wanted if m not in have]
+        absent = [m for m in wanted if target not in holders[m]]
         if p.get("require_any") and len(absent) < len(wanted):
             continue
         if absent:
