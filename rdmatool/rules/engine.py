@@ -9,7 +9,7 @@ import pandas as pd
 
 from rdmatool.analysis import Analysis
 from rdmatool.model import Finding, Severity, Suggestion
-from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
+from rdmatool.rules.kinds import KIND_FUNCTIONS, Context, shared_index
 from rdmatool.rules.playbook import Rule
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
@@ -24,10 +24,13 @@ def evaluate(
     profile: dict | None = None,
     suggesters: dict[str, Suggester] | None = None,
 ) -> list[Finding]:
-    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {})
+    # The facts' index is built once and shared with the suggesters through the analysis.
+    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, index=shared_index(analysis))
     findings: list[Finding] = []
     for rule in rules:
         hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)
+        if hit_frame.empty:
+            continue
         # The same fact may come from two views (e.g. thresholds in both `nv show qos roce` and the port status):
         # one finding per place is enough.
         hit_frame = hit_frame.drop_duplicates(["target", "entity", "priority"])

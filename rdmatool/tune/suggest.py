@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rdmatool.model import Suggestion
+from rdmatool.rules.kinds import shared_index
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
 
@@ -86,9 +87,9 @@ class _ByTarget:
     """The facts of one target at a time, cut on first use from the row positions of every target: a diagnosis
     asks about a handful of targets, so splitting the whole fleet's facts up front was wasted work."""
 
-    def __init__(self, facts: pd.DataFrame):
+    def __init__(self, facts: pd.DataFrame, positions: dict):
         self.facts = facts
-        self._at = {} if facts.empty or "target" not in facts.columns else facts.groupby("target", sort=False).indices
+        self._at = positions  # target → ascending row positions
         self._frames: dict = {}
 
     def get(self, target, default=None):
@@ -129,7 +130,9 @@ class _Ctx:
         cached = getattr(analysis, "_facts_by_target", None)
         if isinstance(cached, _ByTarget) and cached.facts is self.facts:
             return cached
-        split = _ByTarget(self.facts)
+        # The row positions come from the facts' index the rules engine keeps on the analysis.
+        split = _ByTarget(self.facts, shared_index(analysis).target_positions() if self.facts is getattr(
+            analysis, "facts", None) else {})
         # A plain object without attributes (tests may pass one) gets no cache; the results are the same.
         with contextlib.suppress(AttributeError):
             analysis._facts_by_target = split
