@@ -14,10 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from rdmatool import bundle as bundle_io
 from rdmatool import frame as frames
+from rdmatool import samples_store
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
 
@@ -60,6 +62,10 @@ def test_healthy_fabric_is_collected_and_every_file_parses(healthy, healthy_bund
     states = table.frame[(table.frame["metric"] == "port_state") & (table.frame["kind"] == "host")]
     assert set(states["target"]) == {t["name"] for t in hosts}
     assert set(states["text"]) == {"Active"}
+    # the collector stored what it parsed: reading the bundle back takes it from the store, to the same table
+    stored = samples_store.load(healthy_bundle)
+    assert stored is not None and len(stored.arrays["value"]) == len(table.frame)
+    pd.testing.assert_frame_equal(frames.load(healthy_bundle, write_store=False).frame, table.frame)
 
 
 def test_second_snapshot_rereads_only_counters(healthy_bundle: Path) -> None:
@@ -103,6 +109,7 @@ def test_degraded_collection_records_failures_and_keeps_going(degraded_bundle) -
 def test_garbage_output_is_a_parse_failure_of_that_file_only(degraded_bundle) -> None:
     out, _ = degraded_bundle
     table = frames.from_bundle(bundle_io.read(out))
+    assert frames.load(out, write_store=False).parse_failures == table.parse_failures  # the store kept them
     garbage = [p for p in table.parse_failures if p.target == "gpu10"]
     assert [p.parser for p in garbage] == ["ibstat"]
     assert "gpu10/ibstat" in garbage[0].message and ":1:" in garbage[0].message
