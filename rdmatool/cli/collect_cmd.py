@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from rdmatool import bundle as bundle_io
-from rdmatool import inventory
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.errors import BundleError, InventoryError
-from rdmatool.fanout import CollectOptions, TargetOutcome, collect_all
 from rdmatool.model import Target
-from rdmatool.transport.ssh import now_iso
+
+if TYPE_CHECKING:
+    from rdmatool.fanout import CollectOptions, TargetOutcome
+
+# The inventory, SSH fan-out and bundle modules (paramiko among them) are imported by the commands that use them:
+# every `rdmatool` invocation imports this module to register the commands.
 
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
 bundle_app = typer.Typer(help="Inspect a collected bundle.", no_args_is_help=True)
@@ -30,6 +32,8 @@ def register(app: typer.Typer) -> None:
 
 
 def load_targets(path: str, limit: str | None, shard: str | None) -> list[Target]:
+    from rdmatool import inventory
+
     try:
         targets = inventory.select(inventory.load(path), limit, shard)
     except InventoryError as exc:
@@ -52,6 +56,8 @@ def collect_command(
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
 ) -> None:
     """Collect a bundle from every target over SSH (read-only commands only)."""
+    from rdmatool.fanout import CollectOptions
+
     targets = load_targets(inventory_file, limit, shard)
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
@@ -69,6 +75,9 @@ def collect_command(
 
 
 def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) -> tuple[list[TargetOutcome], str]:
+    from rdmatool import bundle as bundle_io
+    from rdmatool.transport.ssh import now_iso
+
     writer = bundle_io.BundleWriter(out)
     try:
         started = now_iso()
@@ -103,6 +112,10 @@ def _snapshot_times(outcomes: list[TargetOutcome], started: str, finished: str) 
 
 
 def _run_with_progress(targets: list[Target], options: CollectOptions) -> list[TargetOutcome]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from rdmatool.fanout import collect_all
+
     if not sys.stderr.isatty():
         return collect_all(targets, options)
     with Progress(
@@ -158,6 +171,8 @@ def inventory_show(
 @bundle_app.command("show")
 def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
+    from rdmatool import bundle as bundle_io
+
     try:
         loaded = bundle_io.read(path)
     except BundleError as exc:

@@ -11,8 +11,6 @@ from rich.console import Console
 from rdmatool.cli._output import EXIT_USAGE, die, print_json
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
 from rdmatool.errors import RdmatoolError
-from rdmatool.fanout import CollectOptions
-from rdmatool.report import markdown, text
 from rdmatool.verdict import EXIT_CODES
 
 FORMATS = ("table", "json", "markdown")
@@ -38,6 +36,7 @@ def diagnose_command(
 ) -> None:
     """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
     from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.report import markdown, text
 
     if fmt not in FORMATS:
         die(f"rdmatool diagnose: --format must be one of {', '.join(FORMATS)}", EXIT_USAGE)
@@ -46,6 +45,8 @@ def diagnose_command(
     try:
         stats = _baseline_stats(baseline, store) if baseline else None
         if inventory_file:
+            from rdmatool.fanout import CollectOptions
+
             targets = load_targets(inventory_file, limit, None)
             options = CollectOptions(interval_s=max(0.0, interval), forks=forks,
                                      accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)

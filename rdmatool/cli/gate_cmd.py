@@ -13,7 +13,6 @@ from rich.text import Text
 from rdmatool.cli._output import EXIT_USAGE, die, print_json
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.errors import RdmatoolError
-from rdmatool.fanout import CollectOptions
 from rdmatool.model import TargetKind, Verdict
 from rdmatool.report.result import finding_json
 from rdmatool.verdict import EXIT_CODES
@@ -59,6 +58,8 @@ def gate_command(
             result = replay_gate(replay, profile, playbooks_dir=playbooks)
             targets = recorded_targets(bundle_io.read(replay))
         else:
+            from rdmatool.fanout import CollectOptions
+
             targets = load_targets(inventory_file, limit, None)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
             result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)

@@ -14,11 +14,7 @@ from rich.table import Table
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.model import TargetKind
-from rdmatool.perf import schedule
-from rdmatool.perf.attribution import attribute
-from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
 from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
-from rdmatool.perf.output import write_results
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
@@ -54,6 +50,12 @@ def perf_run(
 ) -> None:
     """Run perftest pairs; write the matrix CSVs, a heatmap, the attribution. Exit 1 bad nodes/links found,
     3 errors or unreachable hosts (inconclusive), 0 all pairs at speed."""
+    # The perftest engine brings the SSH transport (paramiko): imported here, not when the CLI starts.
+    from rdmatool.perf import schedule
+    from rdmatool.perf.attribution import attribute
+    from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
+    from rdmatool.perf.output import write_results
+
     if mode not in MODES:
         die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
     if test not in BW_TESTS + LAT_TESTS:
