@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from rdmatool.model import Suggestion
@@ -91,6 +92,8 @@ class _ByTarget:
         self.facts = facts
         self._at = positions  # target → ascending row positions
         self._frames: dict = {}
+        self._metric_at: dict = {}  # target → {metric: ascending positions in that target's frame}
+        self.memo: dict = {}  # answers that depend on the facts alone (a target's platform, a netdev's port)
 
     def get(self, target, default=None):
         frame = self._frames.get(target)
@@ -100,6 +103,17 @@ class _ByTarget:
                 return default
             frame = self._frames[target] = self.facts.take(at)
         return frame
+
+    def metric_rows(self, target: str, metrics) -> pd.DataFrame:
+        """The target's rows of these metrics, in the facts' order (what a metric mask on its frame keeps)."""
+        frame = self.get(target)
+        if frame is None:
+            return self.facts.iloc[0:0]
+        at = self._metric_at.get(target)
+        if at is None:
+            at = self._metric_at[target] = frame.groupby("metric", sort=False).indices if len(frame) else {}
+        found = [at[m] for m in dict.fromkeys(metrics) if m in at]
+        return frame.take(np.sort(np.concatenate(found)) if len(found) > 1 else found[0] if found else [])
 
 
 class _Ctx:
@@ -144,7 +158,11 @@ class _Ctx:
         if df.empty or "metric" not in df.columns:
             return df.iloc[0:0]
         if isinstance(target, str):
-            df = self.by_target.get(target, df.iloc[0:0])
+            if metric is not None:  # that target's rows of these metrics, from its own index
+                df = self.by_target.metric_rows(target, metric if isinstance(metric, (list, tuple, set)) else [metric])
+                metric = None
+            else:
+                df = self.by_target.get(target, df.iloc[0:0])
             target = None
         mask = pd.Series(True, index=df.index)
         for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
@@ -195,6 +213,14 @@ class _Ctx:
         return None
 
     def platform(self, target) -> str | None:
+        if isinstance(target, str):
+            key = ("platform", target)
+            if key not in self.by_target.memo:
+                self.by_target.memo[key] = self._platform(target)
+            return self.by_target.memo[key]
+        return self._platform(target)
+
+    def _platform(self, target) -> str | None:
         rows = self.rows(target=target)
         if rows.empty:
             return None
@@ -209,6 +235,14 @@ class _Ctx:
         return self.text(target, rdma_port, "netdev")
 
     def rdma_port_of(self, target, netdev) -> str | None:
+        if isinstance(target, str) and (netdev is None or isinstance(netdev, str)):
+            key = ("rdma_port", target, netdev)
+            if key not in self.by_target.memo:
+                self.by_target.memo[key] = self._rdma_port_of(target, netdev)
+            return self.by_target.memo[key]
+        return self._rdma_port_of(target, netdev)
+
+    def _rdma_port_of(self, target, netdev) -> str | None:
         rows = self.rows(target=target, metric="netdev")
         if rows.empty:
             return None
