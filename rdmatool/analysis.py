@@ -46,7 +46,7 @@ def analyse_path(path: str | Path) -> Analysis:
 
 def analyse(table: frames.SampleTable) -> Analysis:
     samples = table.frame
-    series = frames.series_ids(samples, table.key_codes)
+    series = table.series if table.series is not None else frames.series_ids(samples)
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():  # a bundle's rows come in snapshot order
         order = np.argsort(snapshot, kind="stable")
@@ -75,12 +75,12 @@ def analyse(table: frames.SampleTable) -> Analysis:
         latest = latest.assign(text=text)
     latest = latest.assign(window_s=np.nan, delta=np.nan, flag="")
     parts = [latest]
-    rates = frames.rates(samples, series)
+    rates, first_rows = frames.rates_with_rows(samples, series)
     window = None
     if not rates.empty:
         window = float(np.nanmedian(rates["window_s"].to_numpy(dtype=float))) if len(rates) else None
-        by_target = meta.set_index("target")
-        rate_rows = rates.assign(**{c: rates["target"].map(by_target[c]) for c in ("kind", "platform", "role")})
+        rate_rows = rates.assign(**{c: pd.Series(samples[c].to_numpy()[first_rows], dtype=object, index=rates.index)
+                                    for c in ("kind", "platform", "role")})
         names = {m: rate_name(m) for m in rate_rows["metric"].unique()}
         rate_rows = rate_rows.assign(metric=rate_rows["metric"].map(names), value=rate_rows["rate"], text=None)
         parts.append(rate_rows[FACT_COLUMNS])
@@ -102,22 +102,29 @@ def analyse(table: frames.SampleTable) -> Analysis:
 def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     """Paused fraction per port/priority, ECN mark ratio, and the fleet's CNP handled/sent ratio."""
     usable = rates[rates["flag"].isin(["", "wrap32", "wrap64"])]
+    # one pass names the metrics; each selection below is then a take of its own rows
+    by_metric = pd.Series(np.arange(len(usable))).groupby(usable["metric"].to_numpy(), sort=False).indices
+
+    def metric(*names: str) -> pd.DataFrame:
+        rows = [by_metric[n] for n in names if n in by_metric]
+        return usable.iloc[np.sort(np.concatenate(rows))] if rows else usable.iloc[:0]
+
     out = []
     for src, dst in (("rx_pause_duration_us", "rx_pause_fraction"), ("tx_pause_duration_us", "tx_pause_fraction")):
-        part = usable[usable["metric"] == src]
+        part = metric(src)
         if not part.empty:
             out.append(part.assign(metric=dst, value=(part["delta"] / (part["window_s"] * 1e6)).clip(upper=1.0)))
-    marks = usable[usable["metric"] == "ecn_marked_packets"]
+    marks = metric("ecn_marked_packets")
     if not marks.empty:
         keys = ["target", "entity", "priority"]
-        packets = usable[usable["metric"].isin(["tx_packets", "rx_packets"])].sort_values("metric", ascending=False)
+        packets = metric("tx_packets", "rx_packets").sort_values("metric", ascending=False)
         packets = packets.drop_duplicates(keys)[[*keys, "delta"]].rename(columns={"delta": "packets"})
         joined = marks.merge(packets, on=keys, how="inner")
         joined = joined[joined["packets"] > 0]
         if not joined.empty:
             out.append(joined.assign(metric="ecn_mark_ratio", value=joined["delta"] / joined["packets"]))
-    sent = usable.loc[usable["metric"] == "cnp_sent", "delta"].sum()
-    handled = usable.loc[usable["metric"] == "cnp_handled", "delta"].sum()
+    sent = metric("cnp_sent")["delta"].sum()
+    handled = metric("cnp_handled")["delta"].sum()
     frames_out = [p.drop(columns=["rate", "previous", "current"], errors="ignore") for p in out]
     result = pd.concat(frames_out, ignore_index=True) if frames_out else pd.DataFrame(columns=FACT_COLUMNS)
     if not result.empty:

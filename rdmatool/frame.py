@@ -1,8 +1,8 @@
 """Samples → one tidy pandas DataFrame; two snapshots → counter rates that survive wraps, resets and saturation.
 
 Columns of the sample frame: snapshot, time (epoch s of the read), target, kind, platform, role, parser,
-qualifier, entity, metric, priority, size_bytes, value, text, raw_key — plus `exact`, the counter value as a Python
-int, because a 64-bit counter near its wrap does not fit a float's 53-bit mantissa.
+qualifier, entity, metric, priority, size_bytes, value, text, raw_key — plus `exact`, an integer reading as an exact
+unsigned 64-bit integer (nullable), because a 64-bit counter near its wrap does not fit a float's 53-bit mantissa.
 """
 
 from __future__ import annotations
@@ -43,17 +43,16 @@ class SampleTable:
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
-    # Integer stand-ins of the KEY columns when the loader has them (string pool codes): identifying each counter's
-    # series over 700,000 rows by integers is ten times faster than hashing the strings again.
-    key_codes: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    # Each row's series (which counter it reads: one id per KEY tuple) when the loader knows it from its string
+    # codes; computed from the KEY columns otherwise (`series_ids`).
+    series: np.ndarray | None = field(default=None, repr=False)
 
 
-def series_ids(frame: pd.DataFrame, key_codes: dict[str, np.ndarray] | None = None) -> np.ndarray:
+def series_ids(frame: pd.DataFrame) -> np.ndarray:
     """One int64 per row naming its series (its KEY tuple; a missing part is a value of its own, as in a merge)."""
     ids: np.ndarray | None = None
     for column in KEY:
-        raw = key_codes[column] if key_codes is not None and column in key_codes else frame[column]
-        codes, uniques = pd.factorize(raw, use_na_sentinel=False)
+        codes, uniques = pd.factorize(frame[column], use_na_sentinel=False)
         codes = codes.astype(np.int64)
         if ids is None:
             ids, span = codes, len(uniques)
@@ -73,7 +72,7 @@ def from_bundle(bundle: Bundle) -> SampleTable:
                           store.epoch(e.result.started), e.result.exit_code), e.result.stdout) for e in bundle.entries]
     store.parse_all(jobs, columns, set(parsers.names()))
     outputs = [out for out, _ in jobs]
-    return _table(store.output_columns(outputs), columns.strings, columns.arrays(), columns.big, bundle.manifest)
+    return _table(store.output_columns(outputs), columns.strings, columns.arrays(), bundle.manifest)
 
 
 def load(path: str | Path, write_store: bool = True) -> SampleTable:
@@ -85,7 +84,7 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     listing = bundle_io.scan_outputs(root)
     stored = store.load(root)
     if stored is not None and _unchanged(stored.outputs, listing):
-        return _table(stored.outputs, stored.strings, stored.arrays, stored.big, manifest)
+        return _table(stored.outputs, stored.strings, stored.arrays, manifest)
     previous = store.output_list(stored.outputs) if stored is not None else []
     index: dict[tuple, tuple[store.Output, int]] = {}
     n_stored = 0
@@ -93,7 +92,6 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
         n_stored += out.rows
     fresh = store.Columns().with_pool(stored.strings if stored else [])
-    fresh.offset = n_stored
     outputs: list[store.Output] = []
     starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
     jobs = []
@@ -113,25 +111,21 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in job order
     rows = np.fromiter((out.rows for out, _ in jobs), dtype=np.int64, count=len(jobs))
     starts[parsed] = n_stored + np.cumsum(rows) - rows
-    arrays = stored.arrays if stored is not None else fresh.arrays()
-    big = dict(stored.big) if stored is not None else dict(fresh.big)
+    arrays = {k: stored.arrays[k] for k in store.ARRAY_NAMES} if stored is not None else fresh.arrays()
     if stored is not None and fresh.value:
         new = fresh.arrays()
         arrays = {k: np.concatenate([arrays[k], new[k]]) for k in store.ARRAY_NAMES}
-        big.update(fresh.big)
     counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
     begins = np.cumsum(counts) - counts
     if len(outputs) and not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
         # Outputs changed, moved or went away: gather each one's rows in the bundle's order.
         take = np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))
         arrays = {k: v[take] for k, v in arrays.items()}
-        if big:
-            where = {old: new for new, old in enumerate(take.tolist()) if old in big}
-            big = {where[old]: text for old, text in big.items() if old in where}
     columns = store.output_columns(outputs)
+    arrays["series"] = store.series_of(columns, arrays)
     if write_store:
-        store.save(root, columns, fresh.strings, arrays, big)
-    return _table(columns, fresh.strings, arrays, big, manifest)
+        store.save(root, columns, fresh.strings, arrays)
+    return _table(columns, fresh.strings, arrays, manifest)
 
 
 def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
@@ -151,7 +145,7 @@ def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
                 and (outputs["target"] == np.array(target, dtype=object)).all() and (outputs["stem"] == stems).all())
 
 
-def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray], big: dict[int, str],
+def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
            manifest: dict) -> SampleTable:
     """The sample frame from per-output columns and per-row arrays; parse failures in output order."""
     info = {t["name"]: t for t in manifest.get("targets", [])}
@@ -166,11 +160,7 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
         return per_output(np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes])
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
-    exact = np.full(len(arrays["value"]), None, dtype=object)
-    ints = arrays["is_int"]
-    exact[ints] = arrays["exact"][ints].astype(object)
-    for row, text in big.items():
-        exact[row] = int(text)
+    exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64), ~arrays["is_int"])
     columns = {
         "snapshot": per_output(outputs["snapshot"]),
         "time": per_output(outputs["time"]),
@@ -189,18 +179,17 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     columns["value"] = arrays["value"]
     columns["text"] = pool[arrays["text"]]
     columns["raw_key"] = pool[arrays["raw_key"]]
-    columns["exact"] = exact
     # Text columns stay plain object arrays: inferring pandas' string dtype costs a pass over every row and buys
     # nothing the analysis uses.
-    frame = pd.DataFrame({name: pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
-                          for name, values in columns.items()}, columns=COLUMNS, copy=False)
+    columns = {name: pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
+               for name, values in columns.items()}
+    frame = pd.DataFrame({**columns, "exact": exact}, columns=COLUMNS, copy=False)
     failed = np.flatnonzero(pd.notna(outputs["failure"]))
     failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
-    key_codes = {"target": per_output(target_codes), "entity": arrays["entity"], "metric": arrays["metric"],
-                 "priority": arrays["priority"], "size_bytes": arrays["size_bytes"], "raw_key": arrays["raw_key"]}
+    series = arrays["series"] if "series" in arrays else store.series_of(outputs, arrays)
     return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])),
-                       key_codes)
+                       series)
 
 
 def counter_mask(frame: pd.DataFrame) -> pd.Series:
@@ -209,16 +198,22 @@ def counter_mask(frame: pd.DataFrame) -> pd.Series:
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
+    """See `rates_with_rows`; the rates alone."""
+    return rates_with_rows(frame, series)[0]
+
+
+def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """One row per counter seen in both the first and the last snapshot: delta, window and `<metric>_per_s`.
 
     `flag` says why a rate is absent or adjusted: `wrap32`/`wrap64` (counter wrapped: delta corrected), `reset`
     (value went down: reboot, driver reload, cleared counters — no rate), `saturated` (a legacy counter pinned at
     its maximum — no rate), `no_window` (read times unknown). `series`: the rows' series ids (`series_ids`), when
-    the caller already has them.
+    the caller already has them. Also returns, per rate, the frame row of its first reading (for its other columns).
     """
     empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
+    none = np.array([], dtype=np.int64)
     if frame.empty or frame["snapshot"].nunique() < 2:
-        return empty
+        return empty, none
     if series is None:
         series = series_ids(frame)
     first, last = frame["snapshot"].min(), frame["snapshot"].max()
@@ -231,14 +226,14 @@ def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame
     found = position >= 0
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
-        return empty
-    time, value, exact = frame["time"].to_numpy(), frame["value"].to_numpy(), frame["exact"].to_numpy()
+        return empty, none
+    time, value, exact = frame["time"].to_numpy(), frame["value"].to_numpy(), frame["exact"]
     window = time[b_rows] - time[a_rows]
     v0, v1 = value[a_rows], value[b_rows]
     delta = v1 - v0
     flag = np.full(len(a_rows), "", dtype=object)
     for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
-        delta[i], flag[i] = _went_down(exact[a_rows[i]], exact[b_rows[i]], v0[i], v1[i])
+        delta[i], flag[i] = _went_down(exact.iat[a_rows[i]], exact.iat[b_rows[i]], v0[i], v1[i])
     out = frame.iloc[a_rows][KEY].reset_index(drop=True)
     saturated = _saturated_keys(frame)
     if saturated:
@@ -256,7 +251,7 @@ def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame
     out["flag"] = flag
     out["previous"] = v0
     out["current"] = v1
-    return out
+    return out, a_rows
 
 
 def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
@@ -268,8 +263,8 @@ def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
 
 
 def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
-    old = int(e0) if e0 is not None and e0 == e0 else int(v0)
-    new = int(e1) if e1 is not None and e1 == e1 else int(v1)
+    old = int(v0) if pd.isna(e0) else int(e0)  # the exact reading when there is one (None/NaN/NA: the float)
+    new = int(v1) if pd.isna(e1) else int(e1)
     # A wrap is only believable when the old value sat in the top half of the width and the new one in the
     # bottom half; anything else (a value merely lower) is a reset, and a reset has no rate.
     if U32 // 2 <= old < U32 and new < U32 // 2:

@@ -11,7 +11,7 @@ The store is a cache, never the record — the raw outputs stay the truth:
 - it is read with `allow_pickle=False`: a bundle from someone else is data and never runs code.
 
 Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
-  meta      {"format", "digest", "big": {row: "int"}}
+  meta      {"format", "digest"}
   strings   the string pool (JSON list); the code columns index it, -1 is None
   out_*     one entry per raw output, in the bundle's order: snapshot, raw_size, raw_mtime, side_size, side_mtime,
             exit_code, rows (int64; MISSING_INT when absent), time (float64, epoch s of the read) and the codes of
@@ -19,8 +19,10 @@ Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
   entity, metric, raw_key, text      int32 codes per sample row
   priority, size_bytes               int64 per row; MISSING_INT when absent
   value                              float64 per row (NaN when absent)
-  exact                              int64 per row when `is_int` (an exact integer counter), else 0
-  is_int                             bool per row; integers beyond int64 live in meta["big"] as decimal strings
+  exact                              uint64 per row: the reading as an exact integer when `is_int`, else 0
+  is_int                             bool per row: the reading was an integer in [0, 2**64) (what counters are)
+  series                             int64 per row: one id per (target, entity, metric, priority, size_bytes,
+                                     raw_key) — which rows are readings of the same counter
 """
 
 from __future__ import annotations
@@ -29,25 +31,23 @@ import contextlib
 import hashlib
 import io
 import json
-import multiprocessing
 import os
-import threading
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from rdmatool import parsers
+from rdmatool import parallel, parsers
 from rdmatool.errors import ParseError
 
 STORE_NAME = "samples.npz"
 FORMAT = "rdmatool-samples/1"
 MISSING_INT = np.iinfo(np.int64).min
-_INT64 = (-(2**63), 2**63)
+_U64 = 2**64
 # Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
 # qualifier (what the command was run for) supplies the real name.
 PLACEHOLDER_ENTITIES = {"netdev", "port"}
@@ -142,8 +142,6 @@ class Columns:
     value: list[float] = field(default_factory=list)
     exact: list[int] = field(default_factory=list)
     is_int: list[bool] = field(default_factory=list)
-    big: dict[int, str] = field(default_factory=dict)
-    offset: int = 0  # rows already held elsewhere (a loaded store) before these
     _index: dict[str, int] = field(default_factory=dict)
 
     def with_pool(self, strings: list[str]) -> Columns:
@@ -184,34 +182,30 @@ class Columns:
                 self.exact.append(0)
                 self.is_int.append(False)
             elif isinstance(v, int) and not isinstance(v, bool):
-                self.value.append(float(v))
-                inside = _INT64[0] <= v < _INT64[1]
-                self.exact.append(v if inside else 0)
-                self.is_int.append(True)
-                if not inside:
-                    self.big[self.offset + len(self.value) - 1] = str(v)
+                self.value.append(float(v))  # a 64-bit counter near its wrap does not fit a float's 53-bit mantissa
+                counter = 0 <= v < _U64
+                self.exact.append(v if counter else 0)
+                self.is_int.append(counter)
             else:
                 self.value.append(float(v))
                 self.exact.append(0)
                 self.is_int.append(False)
         return len(samples)
 
-    def extend(self, strings: list[str], arrays: dict[str, np.ndarray], big: dict[int, str]) -> None:
+    def extend(self, strings: list[str], arrays: dict[str, np.ndarray]) -> None:
         """Append rows parsed elsewhere (another process, its own string pool) after the rows held here."""
         remap = np.array([self.code(text) for text in strings] + [-1], dtype=np.int64)  # -1 (None) stays -1
-        start = self.offset + len(self.value)
         for name in _ROW_COLUMNS:
             self.codes[name].extend(remap[arrays[name]].tolist())
         for name in ("priority", "size_bytes", "value", "exact", "is_int"):
             getattr(self, name).extend(arrays[name].tolist())
-        self.big.update({start + row: text for row, text in big.items()})
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {c: np.asarray(self.codes[c], dtype=np.int32) for c in _ROW_COLUMNS}
         out["priority"] = np.asarray(self.priority, dtype=np.int64)
         out["size_bytes"] = np.asarray(self.size_bytes, dtype=np.int64)
         out["value"] = np.asarray(self.value, dtype=np.float64)
-        out["exact"] = np.asarray(self.exact, dtype=np.int64)
+        out["exact"] = np.asarray(self.exact, dtype=np.uint64)
         out["is_int"] = np.asarray(self.is_int, dtype=bool)
         return out
 
@@ -238,54 +232,47 @@ def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) ->
 
 # Below this many outputs a worker process costs more than it saves.
 PARALLEL_MIN = 1000
-_JOBS: list[tuple[Output, str]] = []  # what forked workers parse: inherited, never pickled
 
 
 def parse_all(jobs: list[tuple[Output, str]], columns: Columns, known: set[str]) -> None:
     """Parse (output, raw text) jobs into `columns`, in order — on every core for a big bundle (20,000 outputs of a
-    1,000-host fleet take one core ten seconds or more). Workers are forked, so only a process with no other threads
-    uses them (a fork copies a lock some other thread may hold); results are the same either way."""
-    workers = _workers(len(jobs))
-    if workers < 2:
+    1,000-host fleet take one core ten seconds or more); the table is the same either way."""
+    n = parallel.workers(len(jobs), PARALLEL_MIN)
+    if n < 2:
         for out, text in jobs:
             parse_output(out, text, columns, known)
         return
-    global _JOBS
-    _JOBS = jobs
-    bounds = [(len(jobs) * k // workers, len(jobs) * (k + 1) // workers) for k in range(workers)]
-    try:
-        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_parse_chunk, b) for b in bounds[1:]]
-            results = [_parse_chunk(bounds[0])]  # this process takes the first share itself
-            for bound, future in zip(bounds[1:], futures):
-                try:
-                    results.append(future.result())
-                except Exception:  # a worker that died (memory, signal): its share is parsed here instead
-                    results.append(_parse_chunk(bound))
-    except OSError:  # no processes to be had: parse here
-        results = [_parse_chunk(b) for b in bounds]
-    finally:
-        _JOBS = []
-    for (start, stop), (done, strings, arrays, big) in zip(bounds, results):
+    bounds = [(len(jobs) * k // n, len(jobs) * (k + 1) // n) for k in range(n)]
+    results = parallel.fork_map(lambda bound: _parse_chunk(jobs[bound[0]:bound[1]]), bounds)
+    for (start, stop), (done, strings, arrays) in zip(bounds, results):
         for (out, _), (rows, failure) in zip(jobs[start:stop], done):
             out.rows, out.failure = rows, failure
-        columns.extend(strings, arrays, big)
+        columns.extend(strings, arrays)
 
 
-def _workers(jobs: int) -> int:
-    if jobs < PARALLEL_MIN or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(os.cpu_count() or 1, 8))
-
-
-def _parse_chunk(bound: tuple[int, int]) -> tuple[list, list[str], dict[str, np.ndarray], dict[int, str]]:
+def _parse_chunk(jobs: list[tuple[Output, str]]) -> tuple[list, list[str], dict[str, np.ndarray]]:
     known = set(parsers.names())
     columns = Columns()
     done = []
-    for out, text in _JOBS[bound[0]:bound[1]]:
+    for out, text in jobs:
         parse_output(out, text, columns, known)
         done.append((out.rows, out.failure))
-    return done, columns.strings, columns.arrays(), columns.big
+    return done, columns.strings, columns.arrays()
+
+
+def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key): integers
+    made from the codes, so telling 700,000 readings apart never hashes a string."""
+    target = np.repeat(pd.factorize(outputs["target"])[0], outputs["rows"])
+    ids, span = target.astype(np.int64), max(int(target.max()) + 1 if len(target) else 1, 1)
+    for name in ("entity", "metric", "priority", "size_bytes", "raw_key"):
+        codes, uniques = pd.factorize(arrays[name])
+        width = max(len(uniques), 1)
+        if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
+            ids, dense = pd.factorize(ids)
+            span = len(dense)
+        ids, span = ids * width + codes, span * width
+    return ids.astype(np.int64)
 
 
 # ------------------------------------------------------------------------------------------------ on disk
@@ -295,8 +282,7 @@ def _parse_chunk(bound: tuple[int, int]) -> tuple[list, list[str], dict[str, np.
 class Stored:
     outputs: dict[str, np.ndarray]  # output_columns
     strings: list[str]
-    arrays: dict[str, np.ndarray]
-    big: dict[int, str]
+    arrays: dict[str, np.ndarray]  # ARRAY_NAMES and "series"
 
 
 def load(bundle_dir: Path) -> Stored | None:
@@ -310,29 +296,29 @@ def load(bundle_dir: Path) -> Stored | None:
             if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("digest") != code_digest():
                 return None
             strings = json.loads(data["strings"].tobytes().decode("utf-8"))
-            arrays = {name: data[name] for name in ARRAY_NAMES}
+            arrays = {name: data[name] for name in (*ARRAY_NAMES, "series")}
             outputs = {name: data["out_" + name] for name in (*OUT_INT, "time")}
             pool = np.array([*strings, None], dtype=object)
             outputs.update({name: pool[data["out_" + name]] for name in OUT_TEXT})
-        big = {int(k): v for k, v in meta.get("big", {}).items()}
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
         return None  # a damaged cache is no error: the raw outputs are still there
     n, m = len(arrays["value"]), len(outputs["rows"])
     if int(outputs["rows"].sum()) != n or any(len(a) != n for a in arrays.values()) or any(
             len(a) != m for a in outputs.values()):
         return None
-    return Stored(outputs, strings, arrays, big)
+    return Stored(outputs, strings, arrays)
 
 
-def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
-         big: dict[int, str]) -> bool:
+def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray]) -> bool:
     """Write the store atomically (temporary file, fsync, rename); False when the bundle is not writable."""
-    meta = {"format": FORMAT, "digest": code_digest(), "big": {str(k): v for k, v in big.items()}}
+    meta = {"format": FORMAT, "digest": code_digest()}
     pool = Columns().with_pool(strings)
     members = {f"out_{name}": outputs[name] for name in (*OUT_INT, "time")}
     members.update({f"out_{name}": np.fromiter((pool.code(v) for v in outputs[name]), dtype=np.int32,
                                                count=len(outputs[name])) for name in OUT_TEXT})
     members.update({"meta": _json_bytes(meta), "strings": _json_bytes(pool.strings), **arrays})
+    if "series" not in members:
+        members["series"] = series_of(outputs, arrays)
     final = bundle_dir / STORE_NAME
     tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.tmp"
     try:
@@ -364,7 +350,7 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
                      result.qualifier, epoch(result.started), result.exit_code)
         jobs.append((out, result.stdout))
     parse_all(jobs, columns, set(parsers.names()))
-    return save(bundle_dir, output_columns([out for out, _ in jobs]), columns.strings, columns.arrays(), columns.big)
+    return save(bundle_dir, output_columns([out for out, _ in jobs]), columns.strings, columns.arrays())
 
 
 def epoch(stamp: str | None) -> float:

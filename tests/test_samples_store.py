@@ -79,7 +79,7 @@ def test_exact_integers_survive_the_store(tmp_path: Path) -> None:
     path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}], [], 0.0)
     loaded = frame.load(path, write_store=False)
     exact = dict(zip(loaded.frame["metric"], loaded.frame["exact"]))
-    assert exact["rx_packets"] == near_wrap and isinstance(exact["rx_packets"], int)
+    assert int(exact["rx_packets"]) == near_wrap and float(near_wrap) != near_wrap
     assert exact["rx_pause_frames"] == 2**40 + 1
     _same(_parsed_afresh(path), loaded)
 
@@ -195,7 +195,7 @@ def test_store_write_failure_leaves_no_temporary_file(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(samples_store.os, "replace", refuse)
     stored = samples_store.load(path)
-    assert not samples_store.save(path, stored.outputs, stored.strings, stored.arrays, stored.big)
+    assert not samples_store.save(path, stored.outputs, stored.strings, stored.arrays)
     assert (path / samples_store.STORE_NAME).read_bytes() == before
     assert not [p.name for p in path.iterdir() if p.name.endswith(".tmp")]
 
@@ -206,7 +206,7 @@ def test_parsing_on_every_core_gives_the_same_table(tmp_path: Path, monkeypatch:
     (path / samples_store.STORE_NAME).unlink()
     serial = frame.load(path, write_store=False)
     monkeypatch.setattr(samples_store, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(samples_store, "_workers", lambda jobs: 3)  # more shares than cores: order still kept
+    monkeypatch.setattr(samples_store.parallel, "workers", lambda size, minimum: 3)  # more shares than cores
     shared = frame.load(path)
     _same(serial, shared)
     assert len(serial.parse_failures) == 2 and len(serial.frame) > 50
@@ -228,6 +228,20 @@ def test_a_worker_that_dies_has_its_share_parsed_here(tmp_path: Path, monkeypatc
         return real(*args)
 
     monkeypatch.setattr(samples_store, "parse_output", dies_in_a_worker)
-    monkeypatch.setattr(samples_store, "_workers", lambda jobs: 2)
+    monkeypatch.setattr(samples_store.parallel, "workers", lambda size, minimum: 2)
     _same(serial, frame.load(path, write_store=False))
     assert died.exists()  # the worker really ran and really died
+
+
+def test_a_64bit_wrap_is_exact_through_the_store(tmp_path: Path) -> None:
+    """2**64 - 10 then 5: the counter moved by 15, which only exact integers can tell (floats see 2**64 - 10 = 2**64)."""
+    writer = BundleWriter(tmp_path / "b")
+    for snapshot, value in ((0, 2**64 - 10), (1, 5)):
+        writer.add(snapshot, CommandResult(target="gpu01", parser="ethtool_stats", command="ethtool -S eth0",
+                                           qualifier="eth0", stdout=_ethtool(value, 1),
+                                           started=f"2024-05-01T02:00:{10 * snapshot:02d}+00:00"))
+    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}, {"index": 1}], [], 10.0)
+    for table in (frame.load(path), _parsed_afresh(path)):
+        rates = frame.rates(table.frame)
+        row = rates[rates["metric"] == "rx_packets"].iloc[0]
+        assert row["flag"] == "wrap64" and row["delta"] == 15.0 and row["rate"] == 1.5
