@@ -298,15 +298,34 @@ def load(bundle_dir: Path) -> Stored | None:
             strings = json.loads(data["strings"].tobytes().decode("utf-8"))
             arrays = {name: data[name] for name in (*ARRAY_NAMES, "series")}
             outputs = {name: data["out_" + name] for name in (*OUT_INT, "time")}
+            text_codes = {name: data["out_" + name] for name in OUT_TEXT}
+            if not _well_formed(strings, arrays, outputs, text_codes):
+                return None
             pool = np.array([*strings, None], dtype=object)
-            outputs.update({name: pool[data["out_" + name]] for name in OUT_TEXT})
+            outputs.update({name: pool[codes] for name, codes in text_codes.items()})
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
         return None  # a damaged cache is no error: the raw outputs are still there
-    n, m = len(arrays["value"]), len(outputs["rows"])
-    if int(outputs["rows"].sum()) != n or any(len(a) != n for a in arrays.values()) or any(
-            len(a) != m for a in outputs.values()):
-        return None
     return Stored(outputs, strings, arrays)
+
+
+def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
+                 text_codes: dict[str, np.ndarray]) -> bool:
+    """Shapes, types and ranges a reader relies on — a damaged or doctored file must not get further than here."""
+    if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
+        return False
+    n, m = len(arrays["value"]), len(outputs["rows"])
+    if any(a.ndim != 1 for a in (*arrays.values(), *outputs.values(), *text_codes.values())):
+        return False
+    if any(len(a) != n for a in arrays.values()) or any(len(a) != m for a in (*outputs.values(),
+                                                                               *text_codes.values())):
+        return False
+    codes = [arrays[c] for c in _ROW_COLUMNS] + list(text_codes.values())
+    if any(c.dtype.kind != "i" or (len(c) and (c.min() < -1 or c.max() >= len(strings))) for c in codes):
+        return False
+    rows = outputs["rows"]
+    return rows.dtype.kind == "i" and bool((rows >= 0).all()) and int(rows.sum()) == n and (
+        arrays["series"].dtype.kind == "i" and arrays["is_int"].dtype == bool
+        and arrays["exact"].dtype == np.uint64 and arrays["value"].dtype.kind == "f")
 
 
 def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray]) -> bool:

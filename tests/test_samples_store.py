@@ -132,7 +132,8 @@ def test_a_changed_side_file_is_noticed(tmp_path: Path) -> None:
     _same(_parsed_afresh(path), loaded)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "pickled", "foreign_digest", "row_count"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "pickled", "foreign_digest", "row_count", "code_range",
+                                    "negative_rows", "float_codes"])
 def test_a_damaged_or_foreign_store_is_ignored_and_rebuilt(tmp_path: Path, damage: str) -> None:
     path = _write(tmp_path / "b")
     store_file = path / samples_store.STORE_NAME
@@ -149,8 +150,17 @@ def test_a_damaged_or_foreign_store_is_ignored_and_rebuilt(tmp_path: Path, damag
         meta = json.loads(members["meta"].tobytes())
         if damage == "foreign_digest":
             meta["digest"] = "written-by-other-parser-code"
-        else:
+        elif damage == "row_count":
             members["out_rows"] = members["out_rows"] + np.eye(1, len(members["out_rows"]), dtype=np.int64)[0]
+        elif damage == "code_range":  # a string code past the pool's end
+            members["metric"] = members["metric"].copy()
+            members["metric"][0] = len(json.loads(members["strings"].tobytes()))
+        elif damage == "negative_rows":  # same total, impossible counts
+            rows = members["out_rows"].copy()
+            rows[0], rows[1] = rows[0] + rows[1] + 5, -5
+            members["out_rows"] = rows
+        else:
+            members["entity"] = members["entity"].astype(np.float64)
         members["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         with open(store_file, "wb") as handle:
             np.savez(handle, **members)
