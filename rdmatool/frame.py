@@ -70,8 +70,7 @@ def from_bundle(bundle: Bundle) -> SampleTable:
     columns = store.Columns()
     jobs = [(store.Output(e.snapshot, e.target, "", None, None, e.result.parser, e.result.qualifier,
                           store.epoch(e.result.started), e.result.exit_code), e.result.stdout) for e in bundle.entries]
-    store.parse_all(jobs, columns, set(parsers.names()))
-    outputs = [out for out, _ in jobs]
+    outputs = store.parse_all(jobs, columns, set(parsers.names()))
     return _table(store.output_columns(outputs), columns.strings, columns.arrays(), bundle.manifest)
 
 
@@ -92,9 +91,9 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
         n_stored += out.rows
     fresh = store.Columns().with_pool(stored.strings if stored else [])
-    outputs: list[store.Output] = []
+    outputs: list[store.Output | None] = []
     starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
-    jobs = []
+    pending = []
     for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
         stem = os.path.basename(raw_path)[:-4]
         hit = index.get((snapshot, target, stem))
@@ -102,14 +101,13 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
             outputs.append(hit[0])
             starts[i] = hit[1]
             continue
-        result = bundle_io.read_result(target, Path(raw_path))
-        out = store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
-                           store.epoch(result.started), result.exit_code)
-        jobs.append((out, result.stdout))
-        outputs.append(out)
-    store.parse_all(jobs, fresh, set(parsers.names()))
-    parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in job order
-    rows = np.fromiter((out.rows for out, _ in jobs), dtype=np.int64, count=len(jobs))
+        pending.append((snapshot, target, stem, raw_path, raw_sig, side_sig))
+        outputs.append(None)
+    parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in the order of the listing
+    fresh_outputs = store.parse_all(pending, fresh, set(parsers.names()), prepare=_read_output)
+    for i, out in zip(parsed, fresh_outputs):
+        outputs[i] = out
+    rows = np.fromiter((out.rows for out in fresh_outputs), dtype=np.int64, count=len(fresh_outputs))
     starts[parsed] = n_stored + np.cumsum(rows) - rows
     arrays = {k: stored.arrays[k] for k in store.ARRAY_NAMES} if stored is not None else fresh.arrays()
     if stored is not None and fresh.value:
@@ -126,6 +124,14 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     if write_store:
         store.save(root, columns, fresh.strings, arrays)
     return _table(columns, fresh.strings, arrays, manifest)
+
+
+def _read_output(spec: tuple) -> tuple[store.Output, str]:
+    """One raw output and its side file from disk, as the store records it (run where it is parsed)."""
+    snapshot, target, stem, raw_path, raw_sig, side_sig = spec
+    result = bundle_io.read_result(target, Path(raw_path))
+    return store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
+                        store.epoch(result.started), result.exit_code), result.stdout
 
 
 def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:

@@ -33,6 +33,7 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -234,29 +235,41 @@ def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) ->
 PARALLEL_MIN = 1000
 
 
-def parse_all(jobs: list[tuple[Output, str]], columns: Columns, known: set[str]) -> None:
-    """Parse (output, raw text) jobs into `columns`, in order — on every core for a big bundle (20,000 outputs of a
-    1,000-host fleet take one core ten seconds or more); the table is the same either way."""
+def parse_all(jobs: list, columns: Columns, known: set[str], prepare: Callable | None = None) -> list[Output]:
+    """Parse jobs into `columns`, in order, and return their Outputs (rows and failures filled in) — on every core for
+    a big bundle (20,000 outputs of a 1,000-host fleet take one core ten seconds or more); the table is the same
+    either way. A job is an (Output, raw text) pair, or anything `prepare` turns into one: reading the files inside
+    the share lets the workers read them too."""
+    prepare = prepare or _as_is
     n = parallel.workers(len(jobs), PARALLEL_MIN)
     if n < 2:
-        for out, text in jobs:
+        done = []
+        for job in jobs:
+            out, text = prepare(job)
             parse_output(out, text, columns, known)
-        return
+            done.append(out)
+        return done
     bounds = [(len(jobs) * k // n, len(jobs) * (k + 1) // n) for k in range(n)]
-    results = parallel.fork_map(lambda bound: _parse_chunk(jobs[bound[0]:bound[1]]), bounds)
-    for (start, stop), (done, strings, arrays) in zip(bounds, results):
-        for (out, _), (rows, failure) in zip(jobs[start:stop], done):
-            out.rows, out.failure = rows, failure
+    results = parallel.fork_map(lambda bound: _parse_share(jobs[bound[0]:bound[1]], prepare), bounds)
+    done = []
+    for outputs, strings, arrays in results:
+        done.extend(outputs)
         columns.extend(strings, arrays)
+    return done
 
 
-def _parse_chunk(jobs: list[tuple[Output, str]]) -> tuple[list, list[str], dict[str, np.ndarray]]:
+def _as_is(job: tuple[Output, str]) -> tuple[Output, str]:
+    return job
+
+
+def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str], dict[str, np.ndarray]]:
     known = set(parsers.names())
     columns = Columns()
     done = []
-    for out, text in jobs:
+    for job in jobs:
+        out, text = prepare(job)
         parse_output(out, text, columns, known)
-        done.append((out.rows, out.failure))
+        done.append(out)
     return done, columns.strings, columns.arrays()
 
 
@@ -368,8 +381,8 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
         out = Output(snapshot, target, raw.stem, signature(raw), signature(raw.with_suffix(".json")), result.parser,
                      result.qualifier, epoch(result.started), result.exit_code)
         jobs.append((out, result.stdout))
-    parse_all(jobs, columns, set(parsers.names()))
-    return save(bundle_dir, output_columns([out for out, _ in jobs]), columns.strings, columns.arrays())
+    outputs = parse_all(jobs, columns, set(parsers.names()))
+    return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
 
 
 def epoch(stamp: str | None) -> float:
