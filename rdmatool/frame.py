@@ -50,19 +50,7 @@ class SampleTable:
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
     """One int64 per row naming its series (its KEY tuple; a missing part is a value of its own, as in a merge)."""
-    ids: np.ndarray | None = None
-    for column in KEY:
-        codes, uniques = pd.factorize(frame[column], use_na_sentinel=False)
-        codes = codes.astype(np.int64)
-        if ids is None:
-            ids, span = codes, len(uniques)
-            continue
-        width = max(len(uniques), 1)
-        if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
-            ids, dense = pd.factorize(ids)
-            ids, span = ids.astype(np.int64), len(dense)
-        ids, span = ids * width + codes, span * width
-    return ids if ids is not None else np.zeros(len(frame), dtype=np.int64)
+    return store.tuple_ids([pd.factorize(frame[column], use_na_sentinel=False)[0] for column in KEY])
 
 
 def from_bundle(bundle: Bundle) -> SampleTable:

@@ -274,18 +274,27 @@ def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str]
 
 
 def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key): integers
-    made from the codes, so telling 700,000 readings apart never hashes a string."""
+    """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key), made from the
+    codes, so telling 700,000 readings apart never hashes a string."""
     target = np.repeat(pd.factorize(outputs["target"])[0], outputs["rows"])
-    ids, span = target.astype(np.int64), max(int(target.max()) + 1 if len(target) else 1, 1)
-    for name in ("entity", "metric", "priority", "size_bytes", "raw_key"):
-        codes, uniques = pd.factorize(arrays[name])
-        width = max(len(uniques), 1)
+    return tuple_ids([target] + [pd.factorize(arrays[name])[0]
+                                 for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
+
+
+def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:
+    """One int64 per row naming the row's tuple of codes (each part: dense codes 0..k-1, one per row)."""
+    ids: np.ndarray | None = None
+    span = 1
+    for codes in parts:
+        width = int(codes.max()) + 1 if len(codes) else 1
+        if ids is None:
+            ids, span = codes.astype(np.int64), width
+            continue
         if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
             ids, dense = pd.factorize(ids)
             span = len(dense)
         ids, span = ids * width + codes, span * width
-    return ids.astype(np.int64)
+    return ids if ids is not None else np.zeros(0, dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------------------------ on disk
