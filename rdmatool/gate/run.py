@@ -42,7 +42,8 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     from rdmatool.transport import replay
 
     start = time.monotonic()
-    loaded = bundle_io.read(bundle_path)
+    # The manifest and the perf records are all the replay reads itself; the outputs come through the analysis.
+    loaded = bundle_io.Bundle(Path(bundle_path), bundle_io.read_manifest(Path(bundle_path)))
     targets = replay.targets(loaded)
     rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
     analysis = analyse_path(bundle_path)
