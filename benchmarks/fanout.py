@@ -184,6 +184,7 @@ def main() -> int:
     print()
     print(f"{hosts} hosts, {runs} run(s): median [min-max]")
     print(f"{'variant':24s} {'runs':>4s} {'wall s':>24s} {'client CPU s':>24s} {'CPU/host ms':>12s}")
+    results = {name: figs for name, figs in results.items() if figs}  # variants skipped by --commands-runs 0
     for name, figs in results.items():
         walls = [f["wall_s"] for f in figs]
         cpus = [f["cpu_s"] for f in figs]
