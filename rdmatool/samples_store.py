@@ -59,9 +59,10 @@ _ROW_COLUMNS = ("entity", "metric", "raw_key", "text")
 
 @cache
 def code_digest() -> str:
-    """What produced a store: the parser sources, the sample model and this module. Any edit makes old stores stale."""
+    """What produced a store: the parser sources, the sample model, the parse errors' wording (failures are stored)
+    and this module. Any edit makes old stores stale."""
     root = Path(__file__).resolve().parent
-    files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", Path(__file__).resolve()]
+    files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", root / "errors.py", Path(__file__).resolve()]
     digest = hashlib.sha256(FORMAT.encode())
     for path in files:
         digest.update(str(path.relative_to(root)).encode())
