@@ -26,8 +26,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _eos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "eos_ecn"
 
@@ -56,13 +57,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     port: str | None = None
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _eos.is_caret(line) or _RULE.match(line):
-            continue
-        message = _eos.cli_error(line)
-        if message:
-            samples.append(_eos.error_sample(message))
+    for line_no, line, error in cli_lines(text, _eos, _RULE):
+        if error:
+            samples.append(error)
             continue
         header = _PORT_HEADER.match(line)
         if header:

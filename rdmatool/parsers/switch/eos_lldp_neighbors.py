@@ -19,8 +19,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch import _eos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "eos_lldp_neighbors"
 
@@ -35,13 +35,9 @@ def parse(text: str) -> list[Sample]:
     if start is not None:
         return _parse_json(text, start)
     samples: list[Sample] = []
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _eos.is_caret(line):
-            continue
-        message = _eos.cli_error(line)
-        if message:
-            samples.append(_eos.error_sample(message))
+    for line_no, line, error in cli_lines(text, _eos):
+        if error:
+            samples.append(error)
             continue
         if _STATS.match(line) or _HEADER.match(line) or _RULE.match(line):
             continue

@@ -20,8 +20,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _eos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "eos_pfc_counters"
 
@@ -43,15 +44,11 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     columns: list[str] | None = None
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _RULE.match(line) or _eos.is_caret(line):
+    for line_no, line, error in cli_lines(text, _eos, _RULE):
+        if error:
+            samples.append(error)
             continue
-        message = _eos.cli_error(line)
-        if message:
-            samples.append(_eos.error_sample(message))
-            continue
-        words = stripped.split()
+        words = line.split()
         if "rxpfc" in (w.lower() for w in words):
             columns = _header(line_no, line, words)
             continue

@@ -28,8 +28,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch import _nxos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "nxos_interface"
 
@@ -118,13 +118,9 @@ def _parse_text(text: str) -> list[Sample]:
     port: str | None = None
     section: str | None = None
     rates_seen: set[str] = set()
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _nxos.is_caret(line):
-            continue
-        message = _nxos.cli_error(line)
-        if message:
-            samples.append(_nxos.error_sample(message))
+    for line_no, line, error in cli_lines(text, _nxos):
+        if error:
+            samples.append(error)
             continue
         header = _HEADER.match(line)
         if header and not line[0].isspace():
@@ -136,7 +132,7 @@ def _parse_text(text: str) -> list[Sample]:
         if port is None:
             raise ParseError(NAME, line_no, line, "counter line before any `<port> is <state>` header")
         if _SECTION.match(line):
-            section = stripped.upper()
+            section = line.strip().upper()
             continue
         samples.extend(_read_port_line(port, section, rates_seen, line_no, line))
     return samples

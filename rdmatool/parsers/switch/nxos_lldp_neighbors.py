@@ -19,8 +19,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch import _nxos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "nxos_lldp_neighbors"
 
@@ -41,13 +41,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     pending_device: str | None = None
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _nxos.is_caret(line):
-            continue
-        message = _nxos.cli_error(line)
-        if message:
-            samples.append(_nxos.error_sample(message))
+    for line_no, line, error in cli_lines(text, _nxos):
+        if error:
+            samples.append(error)
             continue
         if _HEADER.match(line) or _LEGEND.match(line) or _TOTAL.match(line):
             continue

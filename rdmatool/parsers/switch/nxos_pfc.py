@@ -23,8 +23,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _nxos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "nxos_pfc"
 
@@ -42,19 +43,9 @@ def parse(text: str) -> list[Sample]:
     if start is not None:
         return _parse_json(text, start)
     samples: list[Sample] = []
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if (
-            not stripped
-            or stripped.startswith("#")
-            or _RULE.match(line)
-            or _HEADER.match(line)
-            or _nxos.is_caret(line)
-        ):
-            continue
-        message = _nxos.cli_error(line)
-        if message:
-            samples.append(_nxos.error_sample(message))
+    for line_no, line, error in cli_lines(text, _nxos, _RULE, _HEADER):
+        if error:
+            samples.append(error)
             continue
         row = _ROW.match(line)
         if row:

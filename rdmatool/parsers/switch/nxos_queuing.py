@@ -28,8 +28,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _nxos
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "nxos_queuing"
 
@@ -72,13 +73,9 @@ class _Reader:
         self.ingress_drop_seen: set[str] = set()
 
     def read(self, text: str) -> list[Sample]:
-        for line_no, line in lines(text):
-            stripped = line.strip()
-            if not stripped or stripped.startswith("#") or _nxos.is_caret(line):
-                continue
-            message = _nxos.cli_error(line)
-            if message:
-                self.samples.append(_nxos.error_sample(message))
+        for line_no, line, error in cli_lines(text, _nxos):
+            if error:
+                self.samples.append(error)
             elif not (self._structure(line) or self._data(line_no, line) or _nxos.is_echo(line)):
                 raise ParseError(NAME, line_no, line)
         return self.samples

@@ -24,6 +24,7 @@ from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch import _onyx
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "onyx_dcb_pfc"
 
@@ -66,19 +67,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text)
     state = _State()
     seen_list = False
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if (
-            not stripped
-            or stripped.startswith("#")
-            or _onyx.is_caret(line)
-            or _RULE.match(line)
-            or _HEADER.match(line)
-        ):
-            continue
-        message = _onyx.cli_error(line)
-        if message:
-            state.samples.append(_onyx.error_sample(message))
+    for line_no, line, error in cli_lines(text, _onyx, _RULE, _HEADER):
+        if error:
+            state.samples.append(error)
             continue
         if _GLOBAL.match(line):
             state.pfc_on = _GLOBAL.match(line).group(1).lower() == "enabled"

@@ -26,8 +26,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _onyx
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "onyx_ecn"
 
@@ -135,13 +136,9 @@ def _bytes(line_no: int, line: str, value: str) -> int | float | None:
 
 def parse(text: str) -> list[Sample]:
     reader = _Reader()
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _onyx.is_caret(line):
-            continue
-        message = _onyx.cli_error(line)
-        if message:
-            reader.samples.append(_onyx.error_sample(message))
+    for line_no, line, error in cli_lines(text, _onyx):
+        if error:
+            reader.samples.append(error)
             continue
         reader.line(line_no, line)
     return reader.samples

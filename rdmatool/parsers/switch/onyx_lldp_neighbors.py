@@ -17,8 +17,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
 from rdmatool.parsers.switch import _onyx
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "onyx_lldp_neighbors"
 
@@ -30,19 +30,9 @@ _NO_NAME = {"not advertised", "n/a", "-", "none"}
 
 def parse(text: str) -> list[Sample]:
     samples: list[Sample] = []
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if (
-            not stripped
-            or stripped.startswith("#")
-            or _onyx.is_caret(line)
-            or _RULE.match(line)
-            or _HEADER.match(line)
-        ):
-            continue
-        message = _onyx.cli_error(line)
-        if message:
-            samples.append(_onyx.error_sample(message))
+    for line_no, line, error in cli_lines(text, _onyx, _RULE, _HEADER):
+        if error:
+            samples.append(error)
             continue
         row = _ROW.match(line)
         if row:

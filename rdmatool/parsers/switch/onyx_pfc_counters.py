@@ -25,8 +25,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number
+from rdmatool.parsers._common import required_number
 from rdmatool.parsers.switch import _onyx
+from rdmatool.parsers.switch._cli import cli_lines
 
 NAME = "onyx_pfc_counters"
 
@@ -47,13 +48,9 @@ def parse(text: str) -> list[Sample]:
     port: str | None = None
     priority: int | None = None
     direction: str | None = None
-    for line_no, line in lines(text):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _onyx.is_caret(line):
-            continue
-        message = _onyx.cli_error(line)
-        if message:
-            samples.append(_onyx.error_sample(message))
+    for line_no, line, error in cli_lines(text, _onyx):
+        if error:
+            samples.append(error)
             continue
         if _onyx.is_echo(line):
             port, prio = _onyx.command_port(line), _PRIO.search(line)
