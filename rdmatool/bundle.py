@@ -186,14 +186,15 @@ def scan_outputs(root: Path) -> list[tuple[int, str, str, list[int], list[int] |
                     elif f.name.endswith(".json"):
                         sides[f.name[:-5]] = f
             for raw in sorted(raws, key=lambda f: f.name):
-                st = raw.stat()
                 side = sides.get(raw.name[:-4])
-                side_sig = None
-                if side is not None:
-                    side_st = side.stat()
-                    side_sig = [side_st.st_size, side_st.st_mtime_ns]
-                found.append((index, target, raw.path, [st.st_size, st.st_mtime_ns], side_sig))
+                found.append((index, target, raw.path, signature(raw.stat()),
+                              None if side is None else signature(side.stat())))
     return found
+
+
+def signature(st: os.stat_result) -> list[int]:
+    """What tells a changed file from the one read before without reading it: size and modification time (ns)."""
+    return [st.st_size, st.st_mtime_ns]
 
 
 def _snapshot_index(path: Path) -> int:

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rdmatool import bundle as bundle_io
 from rdmatool import parallel, parsers
 from rdmatool.errors import ParseError
 
@@ -71,12 +72,11 @@ def code_digest() -> str:
 
 
 def signature(path: Path) -> list[int] | None:
-    """(size, mtime in ns) of a file, or None when it is absent: enough to notice an edit without reading it."""
+    """The bundle's file signature (size, mtime in ns) of a file, or None when it is absent."""
     try:
-        st = os.stat(path)
+        return bundle_io.signature(os.stat(path))
     except FileNotFoundError:
         return None
-    return [st.st_size, st.st_mtime_ns]
 
 
 @dataclass
