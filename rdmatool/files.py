@@ -1,0 +1,149 @@
+"""Reading files that someone else wrote, safely: regular files only, never followed through a symlink, bounded.
+
+A bundle, a baseline or a saved output may come from another machine (a host, a switch, a colleague's laptop): its
+files are data to check, not to trust. A symlink in it could point at `/etc/shadow` (whose first line would then end
+up in an error message), a FIFO would block a reader forever, `/dev/zero` would fill memory. So every reader of such a
+file goes through here:
+
+- `read_regular_bytes(path, max_bytes=None) -> bytes` — the content of a regular file, at most `max_bytes` bytes;
+- `read_regular_text(path, max_bytes=None, errors="replace") -> str` — the same decoded as UTF-8 with universal
+  newlines (what `Path.read_text` gives), `errors="strict"` to get a `UnicodeDecodeError` (a `ValueError`) on bad
+  bytes instead of replacement characters;
+- `max_output_bytes()` — the default cap: 64 MiB, or the environment variable `RDMATOOL_MAX_OUTPUT_BYTES`.
+
+Both readers raise `FileNotFoundError` (unchanged) when nothing is at the path — callers for which a file is optional
+treat that as "absent" — and `UnsafeFileError` for everything else, with a one-line `reason` that never contains the
+file's content: "not a regular file (symlink)", "not a regular file (fifo)", "larger than 67108864 bytes
+(RDMATOOL_MAX_OUTPUT_BYTES)", "unreadable (Permission denied)".
+
+How: `lstat` first (so a device or FIFO is never even opened: opening a tape device rewinds it), then `open` with
+`O_NOFOLLOW | O_NONBLOCK` (a symlink swapped in after the `lstat` fails with ELOOP; a FIFO swapped in does not
+block), then `fstat` on the open descriptor and `S_ISREG`, then at most `max_bytes + 1` bytes are read — one byte
+more than allowed tells "exactly at the cap" from "over it" without ever reading an unbounded amount.
+Only the last path component is protected from symlinks: directories on the way are the caller's to check (the
+bundle reader lists them with `follow_symlinks=False`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from rdmatool.errors import RdmatoolError
+
+ENV_MAX_BYTES = "RDMATOOL_MAX_OUTPUT_BYTES"
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_CHUNK = 1 << 20
+
+
+class UnsafeFileError(RdmatoolError):
+    """A file that is not read: not a regular file, too large, or unreadable. `str()` is `PATH: reason`."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+def max_output_bytes() -> int:
+    """The per-file cap: `RDMATOOL_MAX_OUTPUT_BYTES` when set to a positive integer, else 64 MiB.
+
+    Read at each call so a test or a wrapper script can change it; an unusable value is an error rather than a
+    silent fallback, because the admin who set it meant something.
+    """
+    value = os.environ.get(ENV_MAX_BYTES)
+    if value is None or not value.strip():
+        return DEFAULT_MAX_BYTES
+    try:
+        cap = int(value.strip())
+    except ValueError:
+        raise RdmatoolError(f"{ENV_MAX_BYTES}={value!r}: not an integer number of bytes") from None
+    if cap < 0:
+        raise RdmatoolError(f"{ENV_MAX_BYTES}={value!r}: must not be negative")
+    return cap
+
+
+def kind_of(mode: int) -> str:
+    """A short name for a file type, for the reason of a refusal."""
+    for test, name in ((stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "fifo"), (stat.S_ISDIR, "directory"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "unknown type"
+
+
+def not_regular(mode: int) -> str | None:
+    """The refusal reason for a file of this mode (from `lstat`), None for a regular file."""
+    return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
+
+
+def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """The content of the regular file at `path` (not through a symlink), at most `max_bytes` (default
+    `max_output_bytes()`); FileNotFoundError when absent, UnsafeFileError with the reason otherwise."""
+    limit = max_output_bytes() if max_bytes is None else max_bytes
+    path = os.fspath(path)
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UnsafeFileError(path, f"unreadable ({exc.strerror or exc})") from None
+    reason = not_regular(before.st_mode)
+    if reason:
+        raise UnsafeFileError(path, reason)
+    if before.st_size > limit:
+        raise UnsafeFileError(path, _too_large(limit))
+    try:
+        fd = os.open(path, _FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # replaced by a symlink since the lstat
+            raise UnsafeFileError(path, "not a regular file (symlink)") from None
+        raise UnsafeFileError(path, f"unreadable ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        reason = not_regular(st.st_mode)
+        if reason:
+            raise UnsafeFileError(path, reason)
+        want = limit + 1
+        # One read of the announced size (+1 to see the end) is the common case; a file still growing costs more
+        # reads, never more than `want` bytes in total.
+        first = min(want, max(st.st_size + 1, 1))
+        chunks, got = [], 0
+        while got < want:
+            try:
+                chunk = os.read(fd, min(want - got, _CHUNK if chunks else first))
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                raise UnsafeFileError(path, f"unreadable ({exc.strerror or exc})") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    finally:
+        os.close(fd)
+    if got > limit:
+        raise UnsafeFileError(path, _too_large(limit))
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_regular_text(path: str | os.PathLike, max_bytes: int | None = None, errors: str = "replace") -> str:
+    """`read_regular_bytes` decoded as UTF-8, line ends translated like `Path.read_text` (universal newlines)."""
+    text = read_regular_bytes(path, max_bytes).decode("utf-8", errors)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _too_large(limit: int) -> str:
+    return f"larger than {limit} bytes ({ENV_MAX_BYTES})"
+
+
+__all__ = ["DEFAULT_MAX_BYTES", "ENV_MAX_BYTES", "UnsafeFileError", "kind_of", "max_output_bytes", "not_regular",
+           "read_regular_bytes", "read_regular_text"]
