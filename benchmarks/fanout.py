@@ -124,7 +124,7 @@ def main() -> int:
         script = work / "host_script.sh"
         from rdmatool import collect
 
-        script.write_text(collect.HOST_SCRIPT)
+        script.write_text(collect.host_script(collect.new_token()))
         all_nodes = fold([t["address"] for t in fabric.targets])
         print(f"clush-commands: {len(plan)} invocations, {sum(len(a) for _, a in plan)} ssh connections per run:")
         for command, addresses in plan:

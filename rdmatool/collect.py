@@ -18,6 +18,7 @@ section; they are the only commands that put load on a host.
 from __future__ import annotations
 
 import re
+import secrets
 import shlex
 from dataclasses import dataclass
 
@@ -30,16 +31,24 @@ SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
 # The host script. POSIX sh: the same script serves every distribution. `sec PARSER QUALIFIER CMD...` runs one
 # read-only command with a timeout and frames its stdout, stderr and exit status. Exit 127 marks a tool that is
 # not installed, exactly as a shell reports it, so "ibstat not installed on gpu007" is data, not a crash.
+#
+# The framing is a protocol the client checks line by line (`split_sections`), because what a host prints becomes
+# files on the collecting machine. Markers carry a random token made for each run and sent inside the script on
+# stdin (never on a command line another user of the host could read), and a sequence number, so a command's
+# output (a log line, a crafted file name) cannot open or close a section. Names of devices and netdevs come from
+# the host's sysfs: the script only uses the ones made of safe characters (no leading `-`, no glob or space), and
+# the client checks them again.
 HOST_SCRIPT = r"""
-T="${1:-20}"; MODE="${2:-full}"; M="@@RDMATOOL@@"
+T="${1:-20}"; MODE="${2:-full}"; M="@@RDMATOOL@@ __TOKEN__"; N=0
 E="$(mktemp 2>/dev/null || echo /tmp/rdmatool.$$.err)"
 trap 'rm -f "$E"' EXIT
 HAVE_TIMEOUT=0; command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
+safe() { case "$1" in ""|[!A-Za-z0-9]*|*[!A-Za-z0-9_.-]*) return 1 ;; esac; return 0; }
 sec() {
-    p="$1"; q="$2"; shift 2
+    p="$1"; q="$2"; shift 2; N=$((N + 1))
     # Each section carries its own read time: the script runs its commands one after another, and a rate's
     # window must be the time between two reads of the same counter, not between two script starts.
-    printf '\n%s BEGIN %s %s %s %s\n' "$M" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
+    printf '\n%s BEGIN %s %s %s %s %s\n' "$M" "$N" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
     if ! command -v "$1" >/dev/null 2>&1; then
         echo "$1: not installed" >"$E"; rc=127
     elif [ "$HAVE_TIMEOUT" = 1 ]; then
@@ -47,9 +56,9 @@ sec() {
     else
         "$@" 2>"$E" </dev/null; rc=$?
     fi
-    printf '\n%s STDERR %s %s\n' "$M" "$p" "$q"
+    printf '\n%s STDERR %s\n' "$M" "$N"
     head -c 4096 "$E"
-    printf '\n%s END %s %s %s\n' "$M" "$p" "$q" "$rc"
+    printf '\n%s END %s %s\n' "$M" "$N" "$rc"
 }
 IB=/sys/class/infiniband
 NETDEVS=""
@@ -58,12 +67,14 @@ NETDEVS=""
 for dev in "$IB"/*; do
     [ -d "$dev" ] || continue
     d="${dev##*/}"
+    safe "$d" || continue
     sec sysfs_counters "$d" grep -H -r . "$dev/fw_ver" "$dev/board_id" "$dev/hca_type" "$dev/ports"/*/state \
         "$dev/ports"/*/phys_state "$dev/ports"/*/rate "$dev/ports"/*/link_layer "$dev/ports"/*/counters \
         "$dev/ports"/*/hw_counters
     for port in "$dev/ports"/*; do
         [ -d "$port" ] || continue
         p="${port##*/}"
+        case "$p" in ""|*[!0-9]*) continue ;; esac
         if [ "$(cat "$port/link_layer" 2>/dev/null)" = InfiniBand ]; then
             sec perfquery "$d.$p" perfquery -x -C "$d" -P "$p"
         fi
@@ -71,9 +82,12 @@ for dev in "$IB"/*; do
     for nd in "$dev"/device/net/*; do
         [ -e "$nd" ] || continue
         n="${nd##*/}"
+        safe "$n" || continue
         case " $NETDEVS " in *" $n "*) ;; *) NETDEVS="$NETDEVS $n" ;; esac
     done
 done
+# The names are safe() ones, so splitting on spaces is exact; `set -f` keeps the shell from globbing them anyway.
+set -f
 for n in $NETDEVS; do
     sec ethtool_stats "$n" ethtool -S "$n"
     if [ "$MODE" = full ]; then
@@ -82,6 +96,7 @@ for n in $NETDEVS; do
         command -v mlnx_qos >/dev/null 2>&1 && sec mlnx_qos "$n" mlnx_qos -i "$n"
     fi
 done
+set +f
 if [ "$MODE" = full ]; then
     command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
     command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
@@ -90,6 +105,19 @@ sec loadavg - cat /proc/loadavg
 [ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
 exit 0
 """
+_TOKEN = re.compile(r"[0-9a-f]{32}")
+
+
+def new_token() -> str:
+    """A marker token the host cannot predict: 128 random bits, fresh for every run of the script."""
+    return secrets.token_hex(16)
+
+
+def host_script(token: str) -> str:
+    """The host script with this run's marker token in it (sent on stdin)."""
+    if not _TOKEN.fullmatch(token):
+        raise ValueError("the marker token must be 32 lowercase hex digits")
+    return HOST_SCRIPT.replace("__TOKEN__", token)
 
 
 @dataclass(frozen=True)
@@ -174,18 +202,20 @@ LLDP_PARSER: dict[Platform, str] = {p: cmds[0].parser for p, cmds in SWITCH_COMM
 
 # Per-platform spelling of a port name accepted into a command line. Anything else is refused, not quoted:
 # a switch CLI is not a POSIX shell, so quoting rules differ per vendor and a strict pattern is the safe choice.
+# Always matched whole (`fullmatch`): `$` would also accept a trailing newline, i.e. a second command line.
+# ASCII digits only ([0-9], not \d, which also takes other scripts' digits).
 _PORT_PATTERNS: dict[Platform, re.Pattern[str]] = {
-    Platform.SONIC: re.compile(r"^Ethernet\d+$"),
-    Platform.CUMULUS: re.compile(r"^swp\d+(?:s\d+)?$"),
-    Platform.ONYX: re.compile(r"^(?:Eth)?\d+/\d+(?:/\d+)?$"),
-    Platform.EOS: re.compile(r"^Ethernet\d+(?:/\d+){0,2}$"),
-    Platform.NXOS: re.compile(r"^Ethernet\d+(?:/\d+){1,2}$"),
+    Platform.SONIC: re.compile(r"Ethernet[0-9]{1,5}"),
+    Platform.CUMULUS: re.compile(r"swp[0-9]{1,5}(?:s[0-9]{1,3})?"),
+    Platform.ONYX: re.compile(r"(?:Eth)?[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,3})?"),
+    Platform.EOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){0,2}"),
+    Platform.NXOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){1,2}"),
 }
 
 
 def valid_port_name(platform: Platform, port: str) -> bool:
     pattern = _PORT_PATTERNS.get(platform)
-    return bool(pattern and pattern.match(port))
+    return bool(pattern and isinstance(port, str) and pattern.fullmatch(port))
 
 
 def switch_port_argument(platform: Platform, port: str) -> str:
@@ -238,9 +268,44 @@ class Section:
     started_epoch: float | None = None  # the host's clock when the command started
 
 
-_BEGIN = re.compile(rf"^{re.escape(MARKER)} BEGIN (\S+) (\S+) (\S+) ?(.*)$")
-_STDERR = re.compile(rf"^{re.escape(MARKER)} STDERR (\S+) (\S+)$")
-_END = re.compile(rf"^{re.escape(MARKER)} END (\S+) (\S+) (-?\d+)$")
+# What the host script can emit, in the order it emits it: the sections a parser name may follow (None: the first
+# section). Anything else in the stream is a host that does not run our script faithfully.
+_AFTER_DEVICES = ("sysfs_counters", "ethtool_stats", "show_gids", "lldpctl", "loadavg")
+_AFTER_NETDEV = ("ethtool_stats", "show_gids", "lldpctl", "loadavg")
+_HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
+    SNAPSHOT_FULL: {
+        None: ("ibstat",),
+        "ibstat": ("ibv_devinfo",),
+        "ibv_devinfo": _AFTER_DEVICES,
+        "sysfs_counters": ("perfquery", *_AFTER_DEVICES),
+        "perfquery": ("perfquery", *_AFTER_DEVICES),
+        "ethtool_stats": ("dcqcn_sysfs", "ethtool_info"),
+        "dcqcn_sysfs": ("ethtool_info",),
+        "ethtool_info": ("mlnx_qos", *_AFTER_NETDEV),
+        "mlnx_qos": _AFTER_NETDEV,
+        "show_gids": ("lldpctl", "loadavg"),
+        "lldpctl": ("loadavg",),
+        "loadavg": ("psi",),
+        "psi": (),
+    },
+    SNAPSHOT_COUNTERS: {
+        None: ("sysfs_counters", "ethtool_stats", "loadavg"),
+        "sysfs_counters": ("perfquery", "sysfs_counters", "ethtool_stats", "loadavg"),
+        "perfquery": ("perfquery", "sysfs_counters", "ethtool_stats", "loadavg"),
+        "ethtool_stats": ("ethtool_stats", "loadavg"),
+        "loadavg": ("psi",),
+        "psi": (),
+    },
+}
+HOST_PARSERS = frozenset(_HOST_ORDER[SNAPSHOT_FULL]) - {None}
+# The script's safe() in the client's words: an RDMA device or netdev name as it may appear in a qualifier.
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi"})
+_OF_NETDEV = frozenset({"dcqcn_sysfs", "ethtool_info", "mlnx_qos"})
+
+
+class ProtocolError(ValueError):
+    """The host's output does not follow the script's framing: its later output is not trusted."""
 
 
 def _epoch(stamp: str) -> float | None:
@@ -248,50 +313,110 @@ def _epoch(stamp: str) -> float | None:
         value = float(stamp)
     except ValueError:
         return None  # `date` without %N support (busybox) prints a literal N; the snapshot time is used instead
-    return value if value > 0 else None
+    # A real clock reads between 1970 and the far future; anything else (nan, inf, 1e300) is not a time.
+    return value if 0 < value < 1e11 else None
 
 
-def split_sections(stream: str) -> list[Section]:
-    """Take the host script's framed output apart. A section cut off by a deadline comes back with exit None."""
+def _quote(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class _Framing:
+    """The checks of one stream: sequence numbers, the order of parsers, and each qualifier against its parser."""
+
+    def __init__(self, mode: str) -> None:
+        self.order = _HOST_ORDER[mode]
+        self.seq = 0
+        self.previous: str | None = None
+        self.device: str | None = None  # of the last sysfs_counters section (perfquery qualifiers name its ports)
+        self.netdev: str | None = None  # of the last ethtool_stats section (the netdev's other views follow it)
+
+    def begin(self, seq: str, parser: str, qualifier: str) -> str | None:
+        if seq != str(self.seq + 1):
+            raise ProtocolError(f"section number {_quote(seq)} where {self.seq + 1} was due")
+        if parser not in self.order.get(self.previous, ()):
+            after = f"after {self.previous}" if self.previous else "first"
+            raise ProtocolError(f"section {_quote(parser)} cannot come {after}")
+        self.seq += 1
+        self.previous = parser
+        if parser in _NO_QUALIFIER:
+            if qualifier != "-":
+                raise ProtocolError(f"{parser} takes no qualifier, got {_quote(qualifier)}")
+            return None
+        if parser == "perfquery":
+            device, _, port = qualifier.rpartition(".")
+            if device != self.device or not port.isdigit() or not port.isascii():
+                raise ProtocolError(f"perfquery qualifier {_quote(qualifier)} is not a port of {self.device}")
+            return qualifier
+        if not _DEVICE_NAME.fullmatch(qualifier):
+            raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not a device name")
+        if parser == "sysfs_counters":
+            self.device = qualifier
+        elif parser == "ethtool_stats":
+            self.netdev = qualifier
+        elif parser in _OF_NETDEV and qualifier != self.netdev:
+            raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not the netdev {self.netdev}")
+        return qualifier
+
+
+def split_sections(stream: str, token: str, mode: str = SNAPSHOT_FULL) -> tuple[list[Section], str | None]:
+    """Take the host script's framed output apart, checking the framing as it goes.
+
+    Returns the sections and None, or the sections before the first breach of the framing and a one-line reason:
+    a host whose output breaks it is a failed target, and nothing it printed after the breach is used. A section
+    cut off by a deadline comes back with exit None. Text outside sections (a shell start-up file that prints) is
+    ignored; a line that merely looks like a marker without this run's token is a command's output like any other.
+    """
+    prefix = f"{MARKER} {token} "
+    framing = _Framing(mode)
     sections: list[Section] = []
     current: dict | None = None
-    part = "out"
-    buffers: dict[str, list[str]] = {"out": [], "err": []}
+    buffers: list[list[str]] = [[], []]  # stdout, stderr of the open section
+    part = 0
 
     def finish(exit_code: int | None) -> None:
         # The script prints a newline before every marker so that a marker always starts a line; drop it again.
-        out = "".join(buffers["out"])
-        err = "".join(buffers["err"])
+        out, err = "".join(buffers[0]), "".join(buffers[1])
         out = out[:-1] if out.endswith("\n") else out
         err = err[:-1] if err.endswith("\n") else err
-        qualifier = None if current["qualifier"] == "-" else current["qualifier"]
-        sections.append(Section(current["parser"], qualifier, current["command"], out, err, exit_code,
+        sections.append(Section(current["parser"], current["qualifier"], current["command"], out, err, exit_code,
                                 _epoch(current["stamp"])))
 
-    for line in stream.splitlines(keepends=True):
-        bare = line.rstrip("\r\n")
-        if bare.startswith(MARKER):
-            begin = _BEGIN.match(bare)
-            if begin:
+    line_no = 0
+    try:
+        for number, line in enumerate(stream.splitlines(keepends=True), 1):
+            line_no = number  # named in the message when the framing breaks on this line
+            if not line.startswith(prefix):
                 if current is not None:
-                    finish(None)
-                current = {"parser": begin.group(1), "qualifier": begin.group(2), "stamp": begin.group(3),
-                           "command": begin.group(4)}
-                part, buffers = "out", {"out": [], "err": []}
+                    buffers[part].append(line)
                 continue
-            if current is not None and _STDERR.match(bare):
-                part = "err"
-                continue
-            end = _END.match(bare)
-            if end and current is not None:
-                finish(int(end.group(3)))
+            fields = line[len(prefix):].rstrip("\r\n").split(" ", 5)
+            kind = fields[0]
+            if kind == "BEGIN" and len(fields) >= 5:
+                if current is not None:
+                    raise ProtocolError(f"section {current['seq']} did not end before the next began")
+                qualifier = framing.begin(fields[1], fields[2], fields[3])
+                current = {"seq": fields[1], "parser": fields[2], "qualifier": qualifier, "stamp": fields[4],
+                           "command": fields[5] if len(fields) > 5 else ""}
+                buffers, part = [[], []], 0
+            elif kind == "STDERR" and len(fields) == 2:
+                if current is None or fields[1] != current["seq"] or part != 0:
+                    raise ProtocolError(f"stray STDERR marker for section {_quote(fields[1])}")
+                part = 1
+            elif kind == "END" and len(fields) == 3:
+                if current is None or fields[1] != current["seq"] or part != 1:
+                    raise ProtocolError(f"stray END marker for section {_quote(fields[1])}")
+                if not re.fullmatch(r"-?[0-9]{1,5}", fields[2]):
+                    raise ProtocolError(f"exit status {_quote(fields[2])} is not a number")
+                finish(int(fields[2]))
                 current = None
-                continue
-        if current is not None:
-            buffers[part].append(line)
+            else:
+                raise ProtocolError(f"malformed marker {_quote(line.rstrip())}")
+    except ProtocolError as exc:
+        return sections, f"host output breaks the collection script's framing at line {line_no} ({exc}); the rest ignored"
     if current is not None:
         finish(None)
-    return sections
+    return sections, None
 
 
 # --- perftest orchestration (`rdmatool perf run`, the gate) ---------------------------------------------------------
@@ -328,8 +453,7 @@ PERF_PID_MARK = f"{MARKER} PID"
 # `$$` of `sh -c` survives `exec`: it is the PID of `timeout`, which forwards a TERM to perftest and KILLs it 2 s later.
 PERF_COMMAND = "echo " + PERF_PID_MARK + " $$; exec timeout -k 2 {limit} {tool} {args}"
 PERF_KILL_COMMAND = '[ "$(cat /proc/{pid}/comm 2>/dev/null)" = timeout ] && kill -TERM {pid}; exit 0'
-_RDMA_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_FABRIC_ADDRESS = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}|[0-9A-Fa-f:]+)$")
+_FABRIC_ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}|[0-9A-Fa-f:]+")
 
 
 def perftest_command(
@@ -343,7 +467,7 @@ def perftest_command(
     index); `-D` for bandwidth tests, `-n` for latency tests (duration mode would drop the percentiles)."""
     if tool not in PERF_TESTS:
         raise ValueError(f"unknown perftest {tool!r}")
-    if not _RDMA_DEVICE.match(device):
+    if not isinstance(device, str) or not _DEVICE_NAME.fullmatch(device):
         raise ValueError(f"refusing RDMA device name {device!r}")
     args = ["-d", device, "-i", str(int(ib_port))]
     if gid_index is not None:
@@ -361,7 +485,7 @@ def perftest_command(
         raise ValueError(f"perftest port {tcp_port} out of range")
     args += ["-p", str(int(tcp_port))]
     if server_address is not None:
-        if not _FABRIC_ADDRESS.match(server_address):
+        if not isinstance(server_address, str) or not _FABRIC_ADDRESS.fullmatch(server_address):
             raise ValueError(f"refusing fabric address {server_address!r}")
         args.append(server_address)
     return PERF_COMMAND.format(limit=max(1, int(limit_s)), tool=tool, args=" ".join(shlex.quote(a) for a in args))

@@ -26,6 +26,10 @@ class BundleError(RdmatoolError):
     """A bundle on disk is missing, foreign or corrupt."""
 
 
+class NothingCollected(RdmatoolError):
+    """No target gave any output, and writing the bundle would replace an existing one (exit 3, inconclusive)."""
+
+
 class BaselineError(RdmatoolError):
     """A baseline file is missing, foreign or corrupt."""
 

@@ -40,6 +40,10 @@ class TargetOutcome:
     def ok(self) -> bool:
         return self.error is None
 
+    def snapshots_with_output(self) -> list[int]:
+        """Snapshots in which at least one command of this target gave a usable output."""
+        return [i for i, results in self.snapshots.items() if any(r.ok for r in results)]
+
 
 Progress = Callable[[str, str], None]  # (target name, event) — presentation lives in the CLI
 

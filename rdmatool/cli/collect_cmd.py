@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
-from rdmatool.errors import BundleError, InventoryError
+from rdmatool.errors import BundleError, InventoryError, NothingCollected
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def collect_command(
     shard: str = typer.Option(None, "--shard", help="K/N: collect only the K-th of N shards."),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing bundle even if nothing was collected."),
 ) -> None:
     """Collect a bundle from every target over SSH (read-only commands only)."""
     from rdmatool.fanout import CollectOptions
@@ -64,9 +65,11 @@ def collect_command(
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
     )
     try:
-        outcomes, path = collect_to_bundle(targets, options, out)
+        outcomes, path = collect_to_bundle(targets, options, out, force=force)
     except BundleError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
+    except NothingCollected as exc:
+        die(f"rdmatool: {exc}", EXIT_INCONCLUSIVE)
     print_summary(outcomes)
     failed = [o for o in outcomes if not o.ok]
     stderr.print(f"bundle written to {path}")
@@ -74,7 +77,11 @@ def collect_command(
         raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
-def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) -> tuple[list[TargetOutcome], str]:
+def collect_to_bundle(
+    targets: list[Target], options: CollectOptions, out: str, force: bool = False,
+) -> tuple[list[TargetOutcome], str]:
+    """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
+    only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
     from rdmatool import bundle as bundle_io
     from rdmatool.transport.ssh import now_iso
 
@@ -84,9 +91,10 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) 
         outcomes = _run_with_progress(targets, options)
         finished = now_iso()
         for outcome in outcomes:
-            for index, results in outcome.snapshots.items():
-                for result in results:
-                    writer.add(index, result)
+            _write_outcome(writer, outcome)
+        if not force and writer.final.exists() and not any(o.snapshots_with_output() for o in outcomes):
+            raise NothingCollected(f"{writer.final}: no target was collected; the existing bundle is kept "
+                                   "(--force replaces it anyway)")
         failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
         failures += [
             {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
@@ -97,6 +105,21 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str) 
         writer.abort()  # never a half bundle under any name
         raise
     return outcomes, str(path)
+
+
+def _write_outcome(writer, outcome: TargetOutcome) -> None:
+    """Write one target's results; a result the bundle refuses (a name that would leave the bundle) fails that
+    target alone, with the reason, and its other results are kept only up to there."""
+    for index in sorted(outcome.snapshots):
+        kept = []
+        for result in outcome.snapshots[index]:
+            try:
+                writer.add(index, result)
+            except BundleError as exc:
+                outcome.error = outcome.error or f"{outcome.target.name}: {exc}"
+                break
+            kept.append(result)
+        outcome.snapshots[index] = kept
 
 
 def _snapshot_times(outcomes: list[TargetOutcome], started: str, finished: str) -> list[dict]:

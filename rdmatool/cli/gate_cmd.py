@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from rdmatool.cli._output import EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.collect_cmd import load_targets
-from rdmatool.errors import RdmatoolError
+from rdmatool.errors import NothingCollected, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
 from rdmatool.report.result import finding_json
 from rdmatool.verdict import EXIT_CODES
@@ -63,6 +63,8 @@ def gate_command(
             targets = load_targets(inventory_file, limit, None)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
             result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
+    except NothingCollected as exc:
+        die(f"rdmatool gate: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]

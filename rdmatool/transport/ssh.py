@@ -14,6 +14,9 @@ from rdmatool import collect
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import HostKeyChanged, HostKeyUnknown, KnownHosts, VerifyingPolicy
 
+# What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -22,8 +25,11 @@ def now_iso() -> str:
 class Session:
     """One authenticated SSH connection to a host, reused for every snapshot of a collection."""
 
-    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
+    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
+                 max_output_bytes: int = MAX_SNAPSHOT_BYTES) -> None:
         self.target = target
+        self.max_output_bytes = max_output_bytes
+        check_identity_file(target)
         self.client = paramiko.SSHClient()
         self.client.set_missing_host_key_policy(VerifyingPolicy(known, target.address, target.port))
         self._jump: paramiko.SSHClient | None = None
@@ -62,11 +68,13 @@ class Session:
         started = now_iso()
         t0 = time.monotonic()
         entry = collect.host_entry_command(command_timeout, mode)
+        token = collect.new_token()
         channel = self.client.get_transport().open_session(timeout=max(1.0, deadline - time.monotonic()))
         channel.exec_command(entry)
-        channel.sendall(collect.HOST_SCRIPT.encode())
+        channel.sendall(collect.host_script(token).encode())
         channel.shutdown_write()
         chunks: list[bytes] = []
+        received = 0
         error = None
         channel.settimeout(0.5)
         while True:
@@ -82,11 +90,18 @@ class Session:
                 continue
             if not data:
                 break
+            received += len(data)
+            if received > self.max_output_bytes:
+                # A host that streams without end must not fill the collector's memory.
+                error = f"the host sent more than {self.max_output_bytes} bytes; output so far kept"
+                break
             chunks.append(data)
         # stderr of the script itself (not of the commands, which the script captures per section)
         channel.close()
         duration = time.monotonic() - t0
-        sections = collect.split_sections(b"".join(chunks).decode("utf-8", errors="replace"))
+        text = b"".join(chunks).decode("utf-8", errors="replace")
+        sections, broken = collect.split_sections(text, token, mode)
+        error = broken or error
         results = [
             CommandResult(
                 target=self.target.name,
@@ -127,9 +142,27 @@ def _section_error(target: str, section: collect.Section) -> str | None:
     return None
 
 
+class IdentityFileMissing(FileNotFoundError):
+    """The inventory names a key file that is not there: a problem of the collecting machine, not of the host."""
+
+
+def check_identity_file(target: Target) -> None:
+    """Refuse before dialling when the key file is missing (paramiko would report it as the host being unreachable)."""
+    path = target.identity_file
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise IdentityFileMissing(f"identity file {identity_label(target)} not found on this machine")
+
+
+def identity_label(target: Target) -> str:
+    """The key file as the inventory wrote it (`~/.ssh/id_ed25519`), for messages that may be stored in a bundle."""
+    return getattr(target, "identity_file_as_given", None) or target.identity_file or ""
+
+
 def describe_connect_error(target: Target, exc: BaseException) -> str:
-    """One line saying why a host could not be reached: unreachable, auth, unknown key, changed key."""
+    """One line saying why a host could not be reached: missing key, unreachable, auth, unknown key, changed key."""
     where = f"{target.name} ({target.address}:{target.port})"
+    if isinstance(exc, IdentityFileMissing):
+        return f"{where}: {exc}"
     if isinstance(exc, HostKeyChanged):
         return f"{where}: host key changed — refusing to connect"
     if isinstance(exc, HostKeyUnknown):

@@ -9,7 +9,7 @@ import time
 from rdmatool import collect
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import KnownHosts, scan_and_check
-from rdmatool.transport.ssh import now_iso
+from rdmatool.transport.ssh import check_identity_file, now_iso
 
 # Error texts that switch CLIs print instead of output; such a result is a failed command, not data.
 _CLI_ERRORS = ("% Invalid", "% Incomplete", "% Ambiguous", "Invalid input", "Syntax error", "command not found")
@@ -20,6 +20,7 @@ class SwitchSession:
         from netmiko import ConnectHandler  # heavy import: only when a switch is actually collected
 
         self.target = target
+        check_identity_file(target)
         # netmiko verifies against known_hosts files itself (ssh_strict → RejectPolicy), but cannot record a new
         # key; so check (and, if allowed, learn) the key first with the same rules as for hosts.
         scan_and_check(known, target.address, target.port, connect_timeout)
