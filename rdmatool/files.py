@@ -9,9 +9,11 @@ file goes through here:
 - `read_regular_text(path, max_bytes=None, errors="replace") -> str` — the same decoded as UTF-8 with universal
   newlines (what `Path.read_text` gives), `errors="strict"` to get a `UnicodeDecodeError` (a `ValueError`) on bad
   bytes instead of replacement characters;
+- `open_regular(path, max_bytes=None) -> BinaryIO` — the same checks, the file left open for a reader that reads
+  it in parts (a zip archive) and bounds what it reads itself;
 - `max_output_bytes()` — the default cap: 64 MiB, or the environment variable `RDMATOOL_MAX_OUTPUT_BYTES`.
 
-Both readers raise `FileNotFoundError` (unchanged) when nothing is at the path — callers for which a file is optional
+All three raise `FileNotFoundError` (unchanged) when nothing is at the path — callers for which a file is optional
 treat that as "absent" — and `UnsafeFileError` for everything else, with a one-line `reason` that never contains the
 file's content: "not a regular file (symlink)", "not a regular file (fifo)", "larger than 67108864 bytes
 (RDMATOOL_MAX_OUTPUT_BYTES)", "unreadable (Permission denied)".
@@ -29,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import BinaryIO
 
 from rdmatool.errors import RdmatoolError
 
@@ -81,11 +84,9 @@ def not_regular(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else f"not a regular file ({kind_of(mode)})"
 
 
-def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
-    """The content of the regular file at `path` (not through a symlink), at most `max_bytes` (default
-    `max_output_bytes()`); FileNotFoundError when absent, UnsafeFileError with the reason otherwise."""
-    limit = max_output_bytes() if max_bytes is None else max_bytes
-    path = os.fspath(path)
+def _open_checked(path: str, limit: int | None) -> tuple[int, os.stat_result]:
+    """An open descriptor of the regular file at `path` and its fstat, after the lstat / O_NOFOLLOW / fstat checks
+    (and the size check when `limit` is given)."""
     try:
         before = os.lstat(path)
     except FileNotFoundError:
@@ -95,7 +96,7 @@ def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) ->
     reason = not_regular(before.st_mode)
     if reason:
         raise UnsafeFileError(path, reason)
-    if before.st_size > limit:
+    if limit is not None and before.st_size > limit:
         raise UnsafeFileError(path, _too_large(limit))
     try:
         fd = os.open(path, _FLAGS)
@@ -110,10 +111,25 @@ def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) ->
         reason = not_regular(st.st_mode)
         if reason:
             raise UnsafeFileError(path, reason)
+        if limit is not None and st.st_size > limit:
+            raise UnsafeFileError(path, _too_large(limit))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """The content of the regular file at `path` (not through a symlink), at most `max_bytes` (default
+    `max_output_bytes()`); FileNotFoundError when absent, UnsafeFileError with the reason otherwise."""
+    limit = max_output_bytes() if max_bytes is None else max_bytes
+    path = os.fspath(path)
+    fd, st = _open_checked(path, limit)
+    try:
         want = limit + 1
         # One read of the announced size (+1 to see the end) is the common case; a file still growing costs more
         # reads, never more than `want` bytes in total.
-        first = min(want, max(st.st_size + 1, 1))
+        first = min(want, st.st_size + 1)
         chunks, got = [], 0
         while got < want:
             try:
@@ -133,6 +149,14 @@ def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) ->
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def open_regular(path: str | os.PathLike, max_bytes: int | None = None) -> BinaryIO:
+    """The regular file at `path` (not through a symlink) opened for binary reading, for a reader that reads it in
+    parts (a zip archive); refused like `read_regular_bytes` when larger than `max_bytes` (no size check when None).
+    The caller bounds what it reads: the file may still grow."""
+    fd, _ = _open_checked(os.fspath(path), max_bytes)
+    return os.fdopen(fd, "rb")
+
+
 def read_regular_text(path: str | os.PathLike, max_bytes: int | None = None, errors: str = "replace") -> str:
     """`read_regular_bytes` decoded as UTF-8, line ends translated like `Path.read_text` (universal newlines)."""
     text = read_regular_bytes(path, max_bytes).decode("utf-8", errors)
@@ -146,4 +170,4 @@ def _too_large(limit: int) -> str:
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "ENV_MAX_BYTES", "UnsafeFileError", "kind_of", "max_output_bytes", "not_regular",
-           "read_regular_bytes", "read_regular_text"]
+           "open_regular", "read_regular_bytes", "read_regular_text"]
