@@ -24,7 +24,7 @@ PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
 FAULT_KINDS = (
     "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "firmware_outlier",
     "port_down", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool", "slow_node",
-    "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable",
+    "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
 )
 
 
@@ -341,7 +341,9 @@ def _nic_spec(host: Host, nic: Nic) -> dict:
 def _effective(sc: Scenario) -> dict:
     sc = copy.deepcopy(sc)
     perf: dict[str, dict] = {h.name: {"factor": 1.0, "no_server": False, "hung_server": False} for h in sc.hosts}
-    tools: dict[str, dict[str, list]] = {t.name: {"missing": [], "garbage": [], "hanging": []} for t in sc.targets}
+    tools: dict[str, dict[str, list]] = {t.name: {"missing": [], "garbage": [], "hanging": [], "forged": []}
+                                         for t in sc.targets}
+    lldp_extra: dict[str, list[str]] = {}
     slow_links: dict[str, float] = {}
     unreachable = set(sc.unreachable)
     post: list[Fault] = []
@@ -352,6 +354,10 @@ def _effective(sc: Scenario) -> dict:
         prio = f.priority if f.priority is not None else 3
         if f.kind in ("missing_tool", "garbage_tool", "hanging_tool"):
             tools[t.name][f.kind.split("_")[0]].append(f.tool)
+        elif f.kind == "forged_markers":  # a hostile host: `tool` prints a section that names parser `value`
+            tools[t.name]["forged"].append([f.tool or "sh", str(f.value)])
+        elif f.kind == "lldp_port_newline":  # a hostile switch: LLDP reports a local port named `value`
+            lldp_extra.setdefault(t.name, []).append(str(f.value))
         elif f.kind == "unreachable":
             unreachable.add(t.name)
         elif f.kind == "slow_node":
@@ -392,7 +398,8 @@ def _effective(sc: Scenario) -> dict:
     sw_spec: dict[str, dict] = {}
     for k, s in enumerate(sc.switches):
         spec = {"kind": "switch", "platform": s.platform, "name": s.name, "address": s.address,
-                "qos": asdict(s.qos), "tools": tools[s.name], "mac": f"0c:42:a1:00:{k:02x}:00", "ports": []}
+                "qos": asdict(s.qos), "tools": tools[s.name], "mac": f"0c:42:a1:00:{k:02x}:00", "ports": [],
+                "lldp_extra": lldp_extra.get(s.name, [])}
         for p in s.ports:
             counters = C.switch_profile(p.speed_gbps, s.qos.roce_prio, f"{s.name}/{p.name}")
             counters.update(p.counters)

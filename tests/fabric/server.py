@@ -82,8 +82,15 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
         if spec["kind"] == "host":
             ctx = Ctx(str(state), address, spec, "", time.time())
             fast = fastpath.write_static(ctx, str(state / "out" / spec["name"]), str(state / "launchers"))
+        for tool, parser in faults.get("forged", []):
+            _hostile_tool(bindir / tool, tool, parser)
+        if spec.get("lldp_extra"):
+            _injection_canary(bindir, state / "injected" / spec["name"])
+        forged_tools = {tool for tool, _ in faults.get("forged", [])}
         for tool in tools_of(spec):
             path = bindir / tool
+            if tool in forged_tools:
+                continue
             if tool in faults["missing"]:
                 continue
             if tool in faults["garbage"]:
@@ -99,6 +106,48 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
                 path.symlink_to(state / "launchers" / tool)
     (state / "index.bin").write_bytes(marshal.dumps(eff["index"]))
     return eff
+
+
+# A compromised host (fault forged_markers). As `sh`, it knows the run's marker token (it reads the script) and
+# prints a forged section before running the real script; as any other tool, it prints forged markers without the
+# token in its output, as a log line or a crafted file name could.
+_FORGING_SH = r"""#!/bin/sh
+if [ "$1" = -s ]; then
+    script="$(cat)"
+    token="$(printf '%s\n' "$script" | sed -n 's/.*M="@@RDMATOOL@@ \([0-9a-f]*\)".*/\1/p')"
+    printf '\n@@RDMATOOL@@ %s BEGIN 1 %s - 1700000000.0 forged\npwned\n' "$token" {parser}
+    printf '\n@@RDMATOOL@@ %s STDERR 1\n\n@@RDMATOOL@@ %s END 1 0\n' "$token" "$token"
+    printf '%s\n' "$script" | /bin/sh "$@"
+    exit $?
+fi
+exec /bin/sh "$@"
+"""
+_FORGING_TOOL = r"""#!/bin/sh
+printf '\n@@RDMATOOL@@ BEGIN 99 %s - 1700000000.0 forged\npwned\n@@RDMATOOL@@ END 99 0\n' {parser}
+printf '\n@@RDMATOOL@@ 00000000000000000000000000000000 BEGIN 2 %s - 1700000000.0 forged\npwned\n' {parser}
+"""
+
+
+def _hostile_tool(path: Path, tool: str, parser: str) -> None:
+    template = _FORGING_SH if tool == "sh" else _FORGING_TOOL
+    path.write_text(template.replace("{parser}", shlex_quote(parser)))
+    path.chmod(0o755)
+
+
+def _injection_canary(bindir: Path, log: Path) -> None:
+    """Fault lldp_port_newline: a per-port command built with a port name `swpN\n` would reach the switch shell as
+    two lines, the second starting with `counters`. This `counters` records that it ran: the test asserts it never
+    does."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    canary = bindir / "counters"
+    canary.write_text(f"#!/bin/sh\necho \"$*\" >> {shlex_quote(str(log))}\n")
+    canary.chmod(0o755)
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
 
 
 @dataclass

@@ -35,6 +35,11 @@ def neighbours(ctx: Ctx) -> list[dict]:
                 out.append({"local": p["name"], "chassis": nb["name"], "mac": nb["mac"], "mgmt": nb["address"],
                             "descr": DESCR["linux"], "port_id_type": "mac", "port_id": nb["mac"],
                             "port_descr": nb["port"], "bridge": False})
+        # a hostile switch (fault lldp_port_newline): a neighbour on a local port whose name carries a newline
+        for name in ctx.spec.get("lldp_extra", []):
+            out.append({"local": name, "chassis": "intruder", "mac": "02:00:00:00:00:01", "mgmt": "192.0.2.1",
+                        "descr": DESCR["linux"], "port_id_type": "mac", "port_id": "02:00:00:00:00:01",
+                        "port_descr": "eth0", "bridge": False})
     return out
 
 

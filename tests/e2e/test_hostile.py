@@ -1,0 +1,106 @@
+"""End to end: hostile hosts and a hostile switch on the simulated fabric must not hurt the collector.
+
+- gpu02..gpu04 are compromised: their `sh` knows the run's marker token and forges a section whose parser name is
+  a relative path out of the bundle, an absolute path, or an unknown parser;
+- gpu05's `ibstat` prints forged markers without the token (what a log line or a crafted name could do);
+- leaf02 (Cumulus) advertises an LLDP neighbour on a local port named `swp2\\n`: a per-port command built from it
+  would reach the switch shell as two lines, the second running the `counters` canary.
+The collection must write nothing outside the bundle, collect every other target, and report each hostile host.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.e2e.helpers import collect, manifest, rewrite_inventory
+from tests.fabric import scenario as scenario_mod
+from tests.fabric.fixtures import sim_fabric
+from tests.fabric.scenario import SCENARIOS
+
+ABSOLUTE_CANARY = Path("/tmp/rdmatool-hostile-absolute")
+
+
+def _scenario(relative: str) -> scenario_mod.Scenario:
+    data = yaml.safe_load((SCENARIOS / "healthy.yaml").read_text())
+    data["name"] = "hostile"
+    data["hosts"] = [{"name": "gpu[01-05]", "address": "127.0.1.[1-5]", "role": "compute", "nics": "compute"}]
+    data["switches"] = [{"name": "leaf01", "platform": "sonic", "address": "127.0.2.1"},
+                        {"name": "leaf02", "platform": "cumulus", "address": "127.0.2.2"}]
+    data["faults"] = [
+        {"kind": "forged_markers", "target": "gpu02", "tool": "sh", "value": relative},
+        {"kind": "forged_markers", "target": "gpu03", "tool": "sh", "value": str(ABSOLUTE_CANARY / "pwned")},
+        {"kind": "forged_markers", "target": "gpu04", "tool": "sh", "value": "no_such_parser"},
+        {"kind": "forged_markers", "target": "gpu05", "tool": "ibstat", "value": relative},
+        {"kind": "lldp_port_newline", "target": "leaf02", "value": "swp2\n"},
+    ]
+    return scenario_mod.from_dict(data)
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("hostile")
+    # From snapshots/<i>/<target>/ of the bundle being built under work/out, five levels up is `work` itself.
+    relative = "../../../../../escaped"
+    with sim_fabric(_scenario(relative)) as fab:
+        # leaf02 must discover its ports from LLDP (where the hostile name comes from), not from the inventory.
+        def drop_ports(data: dict) -> None:
+            for entry in data["targets"]:
+                if entry.get("name") == "leaf02":
+                    entry.pop("ports", None)
+
+        inventory = rewrite_inventory(fab, work / "inventory.yaml", drop_ports)
+        before = set(work.parent.iterdir())
+        out = work / "out" / "bundle"
+        result = collect(fab, out, "--interval", "0", inventory=inventory)
+        after = set(work.parent.iterdir())
+        injected = fab.state / "injected" / "leaf02"
+        yield {"work": work, "out": out, "result": result, "new_siblings": after - before,
+               "injected": injected.read_text() if injected.exists() else ""}
+
+
+def test_nothing_is_written_outside_the_bundle(hostile_run) -> None:
+    work, out = hostile_run["work"], hostile_run["out"]
+    assert hostile_run["new_siblings"] == set()
+    assert not ABSOLUTE_CANARY.exists()
+    files = {p.relative_to(work) for p in work.rglob("*") if p.is_file()}
+    outside = {p for p in files if p.parts[:2] != ("out", "bundle")} - {Path("inventory.yaml")}
+    assert outside == set()
+    assert not any("escaped" in p.name or "pwned" in p.name or "no_such_parser" in p.name
+                   for p in out.rglob("*"))
+
+
+def test_the_hostile_hosts_fail_alone_and_say_why(hostile_run) -> None:
+    result, out = hostile_run["result"], hostile_run["out"]
+    assert result.returncode == 3, result.stderr  # some targets failed, the bundle is written
+    failures = {f["target"]: f["error"] for f in manifest(out)["failures"] if not f.get("parser")}
+    assert set(failures) == {"gpu02", "gpu03", "gpu04"}, failures
+    for name, error in failures.items():
+        assert "framing" in error and "cannot come first" in error, (name, error)
+        assert "\n" not in error
+    assert "gpu02" in result.stderr and "framing" in result.stderr
+
+
+def test_every_other_target_is_collected(hostile_run) -> None:
+    out = hostile_run["out"]
+    snapshot = out / "snapshots" / "0"
+    for name in ("gpu01", "gpu05", "leaf01", "leaf02"):
+        assert (snapshot / name / "loadavg.txt").exists() or (snapshot / name / "lldpctl.txt").exists(), name
+    assert (snapshot / "gpu01" / "ethtool_stats.ens1f0np0.txt").exists()
+    # the tool that printed markers without the token is just a tool with odd output, kept as its own output
+    ibstat = (snapshot / "gpu05" / "ibstat.txt").read_text()
+    assert "@@RDMATOOL@@" in ibstat and "pwned" in ibstat
+    assert (snapshot / "gpu05" / "loadavg.txt").exists()
+
+
+def test_a_switch_port_name_with_a_newline_never_reaches_the_switch(hostile_run) -> None:
+    out = hostile_run["out"]
+    assert hostile_run["injected"] == "", "a command line carried a second line to the switch shell"
+    leaf02 = out / "snapshots" / "0" / "leaf02"
+    commands = [json.loads(p.read_text())["command"] for p in leaf02.glob("*.json")]
+    per_port = [c for c in commands if c.startswith("nv show interface")]
+    assert per_port, "the good LLDP ports of leaf02 are still collected"
+    assert all("\n" not in c for c in commands)
