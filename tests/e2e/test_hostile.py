@@ -11,6 +11,7 @@ The collection must write nothing outside the bundle, collect every other target
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,8 @@ def hostile_run(tmp_path_factory):
         after = set(work.parent.iterdir())
         injected = fab.state / "injected" / "leaf02"
         yield {"work": work, "out": out, "result": result, "new_siblings": after - before,
-               "injected": injected.read_text() if injected.exists() else ""}
+               "injected": injected.read_text() if injected.exists() else "", "fabric": fab,
+               "inventory": inventory}
 
 
 def test_nothing_is_written_outside_the_bundle(hostile_run) -> None:
@@ -104,3 +106,54 @@ def test_a_switch_port_name_with_a_newline_never_reaches_the_switch(hostile_run)
     per_port = [c for c in commands if c.startswith("nv show interface")]
     assert per_port, "the good LLDP ports of leaf02 are still collected"
     assert all("\n" not in c for c in commands)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_run_that_collects_nothing_never_replaces_a_good_bundle(hostile_run, tmp_path) -> None:
+    fab, work = hostile_run["fabric"], hostile_run["work"]
+    good = tmp_path / "night"
+    first = collect(fab, good, "--interval", "0", inventory=hostile_run["inventory"])
+    assert first.returncode == 3 and (good / "manifest.json").exists()
+    before = (good / "manifest.json").read_text()
+    port = _closed_port()
+
+    def everything_down(data: dict) -> None:
+        data["defaults"]["port"] = port
+        for entry in data["targets"]:
+            entry.pop("port", None)
+
+    down = rewrite_inventory(fab, work / "down.yaml", everything_down)
+    refused = collect(fab, good, "--interval", "0", inventory=down)
+    assert refused.returncode == 3
+    assert "no target was collected; the existing bundle is kept (--force replaces it anyway)" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert (good / "manifest.json").read_text() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".night")], "no partial bundle left behind"
+
+    forced = collect(fab, good, "--interval", "0", "--force", inventory=down)
+    assert forced.returncode == 3
+    replaced = manifest(good)
+    assert {f["target"] for f in replaced["failures"]} == {t["name"] for t in replaced["targets"]}
+    # a new bundle name is written even when empty: there is nothing to lose
+    fresh = collect(fab, tmp_path / "fresh", "--interval", "0", inventory=down)
+    assert fresh.returncode == 3 and (tmp_path / "fresh" / "manifest.json").exists()
+
+
+def test_a_missing_key_file_is_named_as_such(hostile_run) -> None:
+    fab, work = hostile_run["fabric"], hostile_run["work"]
+
+    def missing_key(data: dict) -> None:
+        data["defaults"]["identity_file"] = "~/.ssh/no-such-key-for-rdmatool"
+
+    inventory = rewrite_inventory(fab, work / "nokey.yaml", missing_key)
+    result = collect(fab, work / "nokey", "--interval", "0", "--limit", "gpu01,leaf01", inventory=inventory)
+    assert result.returncode == 3
+    errors = {f["target"]: f["error"] for f in manifest(work / "nokey")["failures"]}
+    for name in ("gpu01", "leaf01"):
+        assert "identity file ~/.ssh/no-such-key-for-rdmatool not found on this machine" in errors[name], errors
+        assert "unreachable" not in errors[name]
