@@ -34,15 +34,16 @@ HOST = "host"
 SWITCH_PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
 PLATFORMS = (HOST, *SWITCH_PLATFORMS)
 
-_NETDEV = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}$")  # IFNAMSIZ 16 incl. NUL; no '/', no spaces
-_RDMA_DEV = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")  # mlx5_0, rocep59s0f0, ibp3s0
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")  # WRED profile, QoS map, policy / class names
+# Matched whole (`fullmatch`): `$` would also accept a trailing newline, i.e. a second line in a pasted command.
+_NETDEV = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:-]{0,14}")  # IFNAMSIZ 16 incl. NUL; no '/', no spaces
+_RDMA_DEV = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")  # mlx5_0, rocep59s0f0, ibp3s0
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # WRED profile, QoS map, policy / class names
 _PORTS = {
-    "sonic": re.compile(r"^Ethernet\d{1,4}$"),
-    "cumulus": re.compile(r"^swp\d{1,3}(?:s\d{1,2})?$"),
-    "onyx": re.compile(r"^(?:Eth)?(\d{1,2}/\d{1,2}(?:/\d{1,2})?)$"),
-    "eos": re.compile(r"^Ethernet\d{1,3}(?:/\d{1,2}){0,2}$"),
-    "nxos": re.compile(r"^Ethernet\d{1,3}/\d{1,3}(?:/\d{1,2})?$"),
+    "sonic": re.compile(r"Ethernet[0-9]{1,4}"),
+    "cumulus": re.compile(r"swp[0-9]{1,3}(?:s[0-9]{1,2})?"),
+    "onyx": re.compile(r"(?:Eth)?([0-9]{1,2}/[0-9]{1,2}(?:/[0-9]{1,2})?)"),
+    "eos": re.compile(r"Ethernet[0-9]{1,3}(?:/[0-9]{1,2}){0,2}"),
+    "nxos": re.compile(r"Ethernet[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,2})?"),
 }
 
 NXOS_DEFAULTS = {
@@ -81,19 +82,19 @@ def dscp(value) -> int:
 
 
 def netdev(name) -> str:
-    if not isinstance(name, str) or not _NETDEV.match(name):
+    if not isinstance(name, str) or not _NETDEV.fullmatch(name):
         raise ValueError(f"not a Linux interface name: {name!r}")
     return name
 
 
 def rdma_device(name) -> str:
-    if not isinstance(name, str) or not _RDMA_DEV.match(name):
+    if not isinstance(name, str) or not _RDMA_DEV.fullmatch(name):
         raise ValueError(f"not an RDMA device name: {name!r}")
     return name
 
 
 def config_name(name, what: str = "name") -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"not a valid {what}: {name!r}")
     return name
 
@@ -103,7 +104,7 @@ def switch_port(platform: str, name) -> str:
     pattern = _PORTS.get(platform)
     if pattern is None:
         raise ValueError(f"unknown switch platform {platform!r}")
-    match = pattern.match(name) if isinstance(name, str) else None
+    match = pattern.fullmatch(name) if isinstance(name, str) else None
     if match is None:
         raise ValueError(f"not a {platform} port name: {name!r}")
     return match.group(1) if platform == "onyx" else name

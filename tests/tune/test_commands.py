@@ -30,7 +30,7 @@ def test_host_vlan_netdev_is_quoted_only_when_needed():
 
 
 @pytest.mark.parametrize("bad", ["", "eth0;reboot", "eth0 x", "a/b", "$(id)", "averyveryverylongname0", None, 3,
-                                 "-i"])
+                                 "-i", "eth0\n", "eth0\nreboot", "eth٣"])
 def test_bad_netdev_rejected(bad):
     with pytest.raises(ValueError):
         c.host_trust_dscp(bad)
@@ -115,6 +115,9 @@ def test_nxos():
 @pytest.mark.parametrize(("platform", "port"), [
     ("sonic", "Ethernet0 on; reboot"), ("sonic", "swp1"), ("cumulus", "Ethernet0"), ("onyx", "1/1 x"),
     ("eos", "Ethernet1/1\nreload"), ("nxos", "Ethernet1"), ("nxos", None),
+    # a trailing newline alone is a second (empty) line in a pasted block: refused on every platform
+    ("sonic", "Ethernet0\n"), ("cumulus", "swp2\n"), ("onyx", "1/1\n"), ("eos", "Ethernet1\n"),
+    ("nxos", "Ethernet1/1\n"),
 ])
 def test_bad_ports_rejected(platform, port):
     with pytest.raises(ValueError):
