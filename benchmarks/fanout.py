@@ -10,7 +10,7 @@ rdmatool figures are printed.
 
 Variants (all against one simulated fabric of N hosts, the same sshd, key, port and known_hosts, --forks/--fanout F):
 - `rdmatool`: `python -m rdmatool collect -i INV -o BUNDLE --interval 0 --forks F` (paramiko, one exec per host
-  running collect.HOST_SCRIPT).
+  running commands.HOST_SCRIPT).
 - `clush-commands`: the raw commands the host script runs, one clush invocation per logical command, as a fleet
   tool user would run them: the command lines are taken from the warm-up bundle's side files (`ibstat`,
   `ibv_devinfo -v`, `grep -H -r . <sysfs files>` per device, `perfquery -x -C dev -P port`, `ethtool -S/-i` per
@@ -122,9 +122,9 @@ def main() -> int:
             return 1
         plan = command_plan(work / "warmup")
         script = work / "host_script.sh"
-        from rdmatool import collect
+        from rdmatool import commands
 
-        script.write_text(collect.host_script(collect.new_token()))
+        script.write_text(commands.host_script(commands.new_token()))
         all_nodes = fold([t["address"] for t in fabric.targets])
         print(f"clush-commands: {len(plan)} invocations, {sum(len(a) for _, a in plan)} ssh connections per run:")
         for command, addresses in plan:
@@ -151,7 +151,7 @@ def main() -> int:
             if name.startswith("clush-script"):
                 r = timed(clush_argv(all_nodes, x25519, "sh -s -- 20 full"), stdin=str(script), stdout=str(log))
                 text = log.read_text()
-                ok = r.returncode == 0 and text.count(f"{collect.MARKER} END loadavg") == hosts
+                ok = r.returncode == 0 and text.count(f"{commands.MARKER} END loadavg") == hosts
                 return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
                         "invocations": 1}
             total = {"wall_s": 0.0, "cpu_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "ok": True, "invocations": 0}

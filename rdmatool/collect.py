@@ -1,499 +1,203 @@
-"""The single audited list of every command rdmatool may run, per platform. Nothing else builds a command line.
+"""The collect service: fan-out over the transports → bundle commit (with its parsed samples). Used by
+`rdmatool collect`, `diagnose -i` and the gate alike; progress is reported through a callback, never printed here.
 
-Every command here is read-only: it shows state or counters and changes nothing (no counter clears, no `-r` reset
-flags, no configuration verbs). Review this file, and only this file, to know what rdmatool does on a device.
-
-Hosts get ONE exec per snapshot: `sh -s -- <timeout> <mode>` with the script below on stdin. The script discovers
-the RDMA devices, ports and netdevs itself (names come from the host's own sysfs, never from the inventory) and
-prints each logical command's output between markers that `split_sections` takes apart. The only values the
-client passes are two validated integers/keywords, so nothing from an inventory ever reaches a shell.
-
-Switches get the per-platform show commands below through netmiko; per-port commands are filled in only with port
-names that passed `valid_port_name`.
-
-`rdmatool perf` and the gate also start perftest (bounded, between two hosts) with the commands of the last
-section; they are the only commands that put load on a host.
+Fan-out: every target concurrently, bounded by `forks`; a failing target becomes a result, never an abort. Each
+target keeps one session for the whole collection. Snapshot 0 reads everything; snapshot 1, `interval_s` after
+that target's own first read, re-reads only counters so the analysis can compute rates. What runs on a target is
+in `rdmatool.commands` (the audited list), and nothing else.
 """
 
 from __future__ import annotations
 
-import re
-import secrets
-import shlex
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
-from rdmatool.model import Platform
-
-MARKER = "@@RDMATOOL@@"
-HOST_ENTRY_COMMAND = "sh -s -- {timeout} {mode}"  # the only exec request a host ever receives
-SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
-
-# The host script. POSIX sh: the same script serves every distribution. `sec PARSER QUALIFIER CMD...` runs one
-# read-only command with a timeout and frames its stdout, stderr and exit status. Exit 127 marks a tool that is
-# not installed, exactly as a shell reports it, so "ibstat not installed on gpu007" is data, not a crash.
-#
-# The framing is a protocol the client checks line by line (`split_sections`), because what a host prints becomes
-# files on the collecting machine. Markers carry a random token made for each run and sent inside the script on
-# stdin (never on a command line another user of the host could read), and a sequence number, so a command's
-# output (a log line, a crafted file name) cannot open or close a section. Names of devices and netdevs come from
-# the host's sysfs: the script only uses the ones made of safe characters (no leading `-`, no glob or space), and
-# the client checks them again.
-HOST_SCRIPT = r"""
-T="${1:-20}"; MODE="${2:-full}"; M="@@RDMATOOL@@ __TOKEN__"; N=0
-E="$(mktemp 2>/dev/null || echo /tmp/rdmatool.$$.err)"
-trap 'rm -f "$E"' EXIT
-HAVE_TIMEOUT=0; command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
-safe() { case "$1" in ""|[!A-Za-z0-9]*|*[!A-Za-z0-9_.-]*) return 1 ;; esac; return 0; }
-sec() {
-    p="$1"; q="$2"; shift 2; N=$((N + 1))
-    # Each section carries its own read time: the script runs its commands one after another, and a rate's
-    # window must be the time between two reads of the same counter, not between two script starts.
-    printf '\n%s BEGIN %s %s %s %s %s\n' "$M" "$N" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
-    if ! command -v "$1" >/dev/null 2>&1; then
-        echo "$1: not installed" >"$E"; rc=127
-    elif [ "$HAVE_TIMEOUT" = 1 ]; then
-        timeout -k 2 "$T" "$@" 2>"$E" </dev/null; rc=$?
-    else
-        "$@" 2>"$E" </dev/null; rc=$?
-    fi
-    printf '\n%s STDERR %s\n' "$M" "$N"
-    head -c 4096 "$E"
-    printf '\n%s END %s %s\n' "$M" "$N" "$rc"
-}
-IB=/sys/class/infiniband
-NETDEVS=""
-[ "$MODE" = full ] && sec ibstat - ibstat
-[ "$MODE" = full ] && sec ibv_devinfo - ibv_devinfo -v
-for dev in "$IB"/*; do
-    [ -d "$dev" ] || continue
-    d="${dev##*/}"
-    safe "$d" || continue
-    sec sysfs_counters "$d" grep -H -r . "$dev/fw_ver" "$dev/board_id" "$dev/hca_type" "$dev/ports"/*/state \
-        "$dev/ports"/*/phys_state "$dev/ports"/*/rate "$dev/ports"/*/link_layer "$dev/ports"/*/counters \
-        "$dev/ports"/*/hw_counters
-    for port in "$dev/ports"/*; do
-        [ -d "$port" ] || continue
-        p="${port##*/}"
-        case "$p" in ""|*[!0-9]*) continue ;; esac
-        if [ "$(cat "$port/link_layer" 2>/dev/null)" = InfiniBand ]; then
-            sec perfquery "$d.$p" perfquery -x -C "$d" -P "$p"
-        fi
-    done
-    for nd in "$dev"/device/net/*; do
-        [ -e "$nd" ] || continue
-        n="${nd##*/}"
-        safe "$n" || continue
-        case " $NETDEVS " in *" $n "*) ;; *) NETDEVS="$NETDEVS $n" ;; esac
-    done
-done
-# The names are safe() ones, so splitting on spaces is exact; `set -f` keeps the shell from globbing them anyway.
-set -f
-for n in $NETDEVS; do
-    sec ethtool_stats "$n" ethtool -S "$n"
-    if [ "$MODE" = full ]; then
-        [ -d "/sys/class/net/$n/ecn" ] && sec dcqcn_sysfs "$n" grep -H -r . "/sys/class/net/$n/ecn"
-        sec ethtool_info "$n" ethtool -i "$n"
-        command -v mlnx_qos >/dev/null 2>&1 && sec mlnx_qos "$n" mlnx_qos -i "$n"
-    fi
-done
-set +f
-if [ "$MODE" = full ]; then
-    command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
-    command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
-fi
-sec loadavg - cat /proc/loadavg
-[ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
-exit 0
-"""
-_TOKEN = re.compile(r"[0-9a-f]{32}")
-
-
-def new_token() -> str:
-    """A marker token the host cannot predict: 128 random bits, fresh for every run of the script."""
-    return secrets.token_hex(16)
-
-
-def host_script(token: str) -> str:
-    """The host script with this run's marker token in it (sent on stdin)."""
-    if not _TOKEN.fullmatch(token):
-        raise ValueError("the marker token must be 32 lowercase hex digits")
-    return HOST_SCRIPT.replace("__TOKEN__", token)
+from rdmatool import commands, parsers
+from rdmatool.errors import BundleError, NothingCollected, ParseError
+from rdmatool.model import CommandResult, Target, TargetKind
+from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
 
 
 @dataclass(frozen=True)
-class SwitchCommand:
-    parser: str  # the `rdmatool parse` name of the output
-    command: str  # a template; `{port}` is filled with a validated switch port name
-    per_port: bool = False
-    counters: bool = True  # re-read in the second (counters-only) snapshot
-    qualifier: str | None = None  # extra qualifier (e.g. the priority of an Onyx per-priority view)
-    keep_echo: bool = False  # the output names neither port nor priority: keep the echoed command line with it
+class CollectOptions:
+    interval_s: float = 10.0
+    forks: int = 64
+    connect_timeout: float = 10.0
+    command_timeout: int = 20
+    target_deadline: float = 120.0
+    accept_new_host_keys: bool = False
+    known_hosts: str | None = None
 
 
-def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
-    return items
+@dataclass
+class TargetOutcome:
+    target: Target
+    snapshots: dict[int, list[CommandResult]] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def snapshots_with_output(self) -> list[int]:
+        """Snapshots in which at least one command of this target gave a usable output."""
+        return [i for i, results in self.snapshots.items() if any(r.ok for r in results)]
 
 
-# JSON forms where the platform has them: they survive firmware changes better than screen layouts.
-SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
-    Platform.SONIC: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
-        SwitchCommand("sonic_pfc_counters", "show pfc counters"),
-        SwitchCommand("sonic_pfc_priority", "show pfc priority", counters=False),
-        SwitchCommand("sonic_queue_counters", "show queue counters"),
-        SwitchCommand("sonic_wred_counters", "show queue wredcounters"),
-        SwitchCommand("sonic_ecn", "show ecn", counters=False),
-        SwitchCommand("sonic_pfcwd_stats", "show pfcwd stats"),
-        SwitchCommand("sonic_pfcwd_config", "show pfcwd config", counters=False),
-        SwitchCommand("sonic_pg_drop", "show priority-group drop counters"),
-        SwitchCommand("sonic_portstat", "show interfaces counters"),
-    ),
-    Platform.CUMULUS: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
-        SwitchCommand("cumulus_roce", "nv show qos roce", counters=False),
-        SwitchCommand("cumulus_pfc_stats", "nv show interface {port} counters qos pfc-stats", per_port=True),
-        SwitchCommand("cumulus_port_stats", "nv show interface {port} counters qos port-stats", per_port=True),
-        SwitchCommand("cumulus_egress_queue", "nv show interface {port} counters qos egress-queue-stats", per_port=True),
-        SwitchCommand(
-            "cumulus_ingress_buffer", "nv show interface {port} counters qos ingress-buffer-stats", per_port=True
-        ),
-        SwitchCommand("cumulus_roce_counters", "nv show interface {port} qos roce counters", per_port=True),
-        SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
-    ),
-    Platform.ONYX: _cmds(
-        SwitchCommand("onyx_lldp_neighbors", "show lldp remote", counters=False),
-        SwitchCommand("onyx_dcb_pfc", "show dcb priority-flow-control", counters=False),
-        SwitchCommand("onyx_ecn", "show interfaces ethernet {port} congestion-control", per_port=True),
-        *(
-            SwitchCommand(
-                "onyx_pfc_counters", f"show interfaces ethernet {{port}} counters pfc prio {prio}", per_port=True,
-                qualifier=f"prio{prio}", keep_echo=True,
-            )
-            for prio in range(8)
-        ),
-    ),
-    Platform.EOS: _cmds(
-        SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json", counters=False),
-        SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
-        SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
-    ),
-    Platform.NXOS: _cmds(
-        SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json", counters=False),
-        SwitchCommand("nxos_pfc", "show interface priority-flow-control | json"),
-        SwitchCommand("nxos_queuing", "show queuing interface | json"),
-        SwitchCommand("nxos_interface", "show interface | json"),
-    ),
-}
-
-# netmiko device type per switch platform: the real drivers, so tests exercise what production uses.
-NETMIKO_DEVICE_TYPE: dict[Platform, str] = {
-    Platform.SONIC: "linux",
-    Platform.CUMULUS: "linux",
-    Platform.ONYX: "mellanox_mlnxos",
-    Platform.EOS: "arista_eos",
-    Platform.NXOS: "cisco_nxos",
-}
-
-# Platforms whose CLI starts in a restricted mode and needs `enable` (a privilege level, not a configuration
-# change) before its show commands answer fully; without it netmiko also stalls on logout waiting for `#`.
-ENTER_ENABLE = {Platform.ONYX}
-
-LLDP_PARSER: dict[Platform, str] = {p: cmds[0].parser for p, cmds in SWITCH_COMMANDS.items()}
-
-# Per-platform spelling of a port name accepted into a command line. Anything else is refused, not quoted:
-# a switch CLI is not a POSIX shell, so quoting rules differ per vendor and a strict pattern is the safe choice.
-# Always matched whole (`fullmatch`): `$` would also accept a trailing newline, i.e. a second command line.
-# ASCII digits only ([0-9], not \d, which also takes other scripts' digits).
-_PORT_PATTERNS: dict[Platform, re.Pattern[str]] = {
-    Platform.SONIC: re.compile(r"Ethernet[0-9]{1,5}"),
-    Platform.CUMULUS: re.compile(r"swp[0-9]{1,5}(?:s[0-9]{1,3})?"),
-    Platform.ONYX: re.compile(r"(?:Eth)?[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,3})?"),
-    Platform.EOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){0,2}"),
-    Platform.NXOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){1,2}"),
-}
+Progress = Callable[[str, str], None]  # (target name, event) — presentation lives in the CLI
 
 
-def valid_port_name(platform: Platform, port: str) -> bool:
-    pattern = _PORT_PATTERNS.get(platform)
-    return bool(pattern and isinstance(port, str) and pattern.fullmatch(port))
+def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None) -> list[TargetOutcome]:
+    known = KnownHosts(options.known_hosts, options.accept_new_host_keys)
+    snapshot_count = 1 if options.interval_s <= 0 else 2
+    outcomes = [TargetOutcome(t) for t in targets]
+    report = progress or (lambda name, event: None)
+    stop = threading.Event()
 
+    def work(outcome: TargetOutcome) -> None:
+        deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
+        try:
+            _collect_target(outcome, options, known, stop, snapshot_count, deadline)
+        except Exception as exc:  # the last line of defence: one broken target never stops the others
+            outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
+        report(outcome.target.name, "failed" if outcome.error else "done")
 
-def switch_port_argument(platform: Platform, port: str) -> str:
-    """The port as the platform's per-port show command wants it (Onyx takes `1/1` for `Eth1/1`)."""
-    if not valid_port_name(platform, port):
-        raise ValueError(f"refusing switch port name {port!r} for {platform.value}")
-    if platform is Platform.ONYX and port.startswith("Eth"):
-        return port[3:]
-    return port
-
-
-def host_entry_command(timeout_s: int, mode: str) -> str:
-    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS):
-        raise ValueError(f"unknown snapshot mode {mode!r}")
-    return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
-
-
-@dataclass(frozen=True)
-class PlannedCommand:
-    parser: str
-    qualifier: str | None
-    command: str
-    keep_echo: bool = False
-
-
-def switch_plan(platform: Platform, ports: tuple[str, ...] | list[str], mode: str) -> list[PlannedCommand]:
-    """The commands of one switch snapshot; per-port commands expand over validated ports only."""
-    plan: list[PlannedCommand] = []
-    for cmd in SWITCH_COMMANDS[platform]:
-        if mode == SNAPSHOT_COUNTERS and not cmd.counters:
-            continue
-        if not cmd.per_port:
-            plan.append(PlannedCommand(cmd.parser, cmd.qualifier, cmd.command, cmd.keep_echo))
-            continue
-        for port in ports:
-            argument = switch_port_argument(platform, port)
-            qualifier = port if cmd.qualifier is None else f"{port}.{cmd.qualifier}"
-            plan.append(PlannedCommand(cmd.parser, qualifier, cmd.command.format(port=argument), cmd.keep_echo))
-    return plan
-
-
-@dataclass(frozen=True)
-class Section:
-    parser: str
-    qualifier: str | None
-    command: str
-    stdout: str
-    stderr: str
-    exit_code: int | None  # None: the section never finished (target deadline hit mid-command)
-    started_epoch: float | None = None  # the host's clock when the command started
-
-
-# What the host script can emit, in the order it emits it: the sections a parser name may follow (None: the first
-# section). Anything else in the stream is a host that does not run our script faithfully.
-_AFTER_DEVICES = ("sysfs_counters", "ethtool_stats", "show_gids", "lldpctl", "loadavg")
-_AFTER_NETDEV = ("ethtool_stats", "show_gids", "lldpctl", "loadavg")
-_HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
-    SNAPSHOT_FULL: {
-        None: ("ibstat",),
-        "ibstat": ("ibv_devinfo",),
-        "ibv_devinfo": _AFTER_DEVICES,
-        "sysfs_counters": ("perfquery", *_AFTER_DEVICES),
-        "perfquery": ("perfquery", *_AFTER_DEVICES),
-        "ethtool_stats": ("dcqcn_sysfs", "ethtool_info"),
-        "dcqcn_sysfs": ("ethtool_info",),
-        "ethtool_info": ("mlnx_qos", *_AFTER_NETDEV),
-        "mlnx_qos": _AFTER_NETDEV,
-        "show_gids": ("lldpctl", "loadavg"),
-        "lldpctl": ("loadavg",),
-        "loadavg": ("psi",),
-        "psi": (),
-    },
-    SNAPSHOT_COUNTERS: {
-        None: ("sysfs_counters", "ethtool_stats", "loadavg"),
-        "sysfs_counters": ("perfquery", "sysfs_counters", "ethtool_stats", "loadavg"),
-        "perfquery": ("perfquery", "sysfs_counters", "ethtool_stats", "loadavg"),
-        "ethtool_stats": ("ethtool_stats", "loadavg"),
-        "loadavg": ("psi",),
-        "psi": (),
-    },
-}
-HOST_PARSERS = frozenset(_HOST_ORDER[SNAPSHOT_FULL]) - {None}
-# The script's safe() in the client's words: an RDMA device or netdev name as it may appear in a qualifier.
-_DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi"})
-_OF_NETDEV = frozenset({"dcqcn_sysfs", "ethtool_info", "mlnx_qos"})
-
-
-class ProtocolError(ValueError):
-    """The host's output does not follow the script's framing: its later output is not trusted."""
-
-
-def _epoch(stamp: str) -> float | None:
+    # Ctrl-C must end a collection promptly: workers wait on `stop` instead of sleeping, and the pool is not
+    # joined on the way out (the caller discards the half-written bundle).
+    pool = ThreadPoolExecutor(max_workers=max(1, options.forks), thread_name_prefix="rdmatool")
     try:
-        value = float(stamp)
-    except ValueError:
-        return None  # `date` without %N support (busybox) prints a literal N; the snapshot time is used instead
-    # A real clock reads between 1970 and the far future; anything else (nan, inf, 1e300) is not a time.
-    return value if 0 < value < 1e11 else None
+        futures = [pool.submit(work, outcome) for outcome in outcomes]
+        for future in futures:
+            future.result()
+    except BaseException:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return outcomes
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-class _Framing:
-    """The checks of one stream: sequence numbers, the order of parsers, and each qualifier against its parser."""
-
-    def __init__(self, mode: str) -> None:
-        self.order = _HOST_ORDER[mode]
-        self.seq = 0
-        self.previous: str | None = None
-        self.device: str | None = None  # of the last sysfs_counters section (perfquery qualifiers name its ports)
-        self.netdev: str | None = None  # of the last ethtool_stats section (the netdev's other views follow it)
-
-    def begin(self, seq: str, parser: str, qualifier: str) -> str | None:
-        if seq != str(self.seq + 1):
-            raise ProtocolError(f"section number {_quote(seq)} where {self.seq + 1} was due")
-        if parser not in self.order.get(self.previous, ()):
-            after = f"after {self.previous}" if self.previous else "first"
-            raise ProtocolError(f"section {_quote(parser)} cannot come {after}")
-        self.seq += 1
-        self.previous = parser
-        if parser in _NO_QUALIFIER:
-            if qualifier != "-":
-                raise ProtocolError(f"{parser} takes no qualifier, got {_quote(qualifier)}")
-            return None
-        if parser == "perfquery":
-            device, _, port = qualifier.rpartition(".")
-            if device != self.device or not port.isdigit() or not port.isascii():
-                raise ProtocolError(f"perfquery qualifier {_quote(qualifier)} is not a port of {self.device}")
-            return qualifier
-        if not _DEVICE_NAME.fullmatch(qualifier):
-            raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not a device name")
-        if parser == "sysfs_counters":
-            self.device = qualifier
-        elif parser == "ethtool_stats":
-            self.netdev = qualifier
-        elif parser in _OF_NETDEV and qualifier != self.netdev:
-            raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not the netdev {self.netdev}")
-        return qualifier
-
-
-def split_sections(stream: str, token: str, mode: str = SNAPSHOT_FULL) -> tuple[list[Section], str | None]:
-    """Take the host script's framed output apart, checking the framing as it goes.
-
-    Returns the sections and None, or the sections before the first breach of the framing and a one-line reason:
-    a host whose output breaks it is a failed target, and nothing it printed after the breach is used. A section
-    cut off by a deadline comes back with exit None. Text outside sections (a shell start-up file that prints) is
-    ignored; a line that merely looks like a marker without this run's token is a command's output like any other.
-    """
-    prefix = f"{MARKER} {token} "
-    framing = _Framing(mode)
-    sections: list[Section] = []
-    current: dict | None = None
-    buffers: list[list[str]] = [[], []]  # stdout, stderr of the open section
-    part = 0
-
-    def finish(exit_code: int | None) -> None:
-        # The script prints a newline before every marker so that a marker always starts a line; drop it again.
-        out, err = "".join(buffers[0]), "".join(buffers[1])
-        out = out[:-1] if out.endswith("\n") else out
-        err = err[:-1] if err.endswith("\n") else err
-        sections.append(Section(current["parser"], current["qualifier"], current["command"], out, err, exit_code,
-                                _epoch(current["stamp"])))
-
-    line_no = 0
+def _collect_target(
+    outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, stop: threading.Event,
+    snapshot_count: int, deadline: float,
+) -> None:
+    target = outcome.target
+    if stop.is_set():
+        return
     try:
-        for number, line in enumerate(stream.splitlines(keepends=True), 1):
-            line_no = number  # named in the message when the framing breaks on this line
-            if not line.startswith(prefix):
-                if current is not None:
-                    buffers[part].append(line)
-                continue
-            fields = line[len(prefix):].rstrip("\r\n").split(" ", 5)
-            kind = fields[0]
-            if kind == "BEGIN" and len(fields) >= 5:
-                if current is not None:
-                    raise ProtocolError(f"section {current['seq']} did not end before the next began")
-                qualifier = framing.begin(fields[1], fields[2], fields[3])
-                current = {"seq": fields[1], "parser": fields[2], "qualifier": qualifier, "stamp": fields[4],
-                           "command": fields[5] if len(fields) > 5 else ""}
-                buffers, part = [[], []], 0
-            elif kind == "STDERR" and len(fields) == 2:
-                if current is None or fields[1] != current["seq"] or part != 0:
-                    raise ProtocolError(f"stray STDERR marker for section {_quote(fields[1])}")
-                part = 1
-            elif kind == "END" and len(fields) == 3:
-                if current is None or fields[1] != current["seq"] or part != 1:
-                    raise ProtocolError(f"stray END marker for section {_quote(fields[1])}")
-                if not re.fullmatch(r"-?[0-9]{1,5}", fields[2]):
-                    raise ProtocolError(f"exit status {_quote(fields[2])} is not a number")
-                finish(int(fields[2]))
-                current = None
+        session = _open(target, known, options.connect_timeout)
+    except Exception as exc:
+        outcome.error = describe_connect_error(target, exc)
+        return
+    try:
+        ports: tuple[str, ...] = target.ports
+        for index in range(snapshot_count):
+            first_read = time.monotonic()
+            mode = commands.SNAPSHOT_FULL if index == 0 else commands.SNAPSHOT_COUNTERS
+            if target.kind is TargetKind.HOST:
+                results, error = session.run_snapshot(mode, options.command_timeout, deadline, stop)
             else:
-                raise ProtocolError(f"malformed marker {_quote(line.rstrip())}")
-    except ProtocolError as exc:
-        return sections, f"host output breaks the collection script's framing at line {line_no} ({exc}); the rest ignored"
-    if current is not None:
-        finish(None)
-    return sections, None
+                discovered: list[CommandResult] = []
+                if index == 0 and not ports:
+                    ports, discovered = _discover_ports(session, target, options, deadline)
+                plan = commands.switch_plan(target.platform, ports, mode)
+                if discovered:  # LLDP was read already to find the ports; do not ask twice
+                    plan = [step for step in plan if step.parser != discovered[0].parser]
+                results = discovered + session.run(plan, options.command_timeout, deadline)
+                error = results[0].error if results and all(r.error for r in results) else None
+            outcome.snapshots[index] = outcome.snapshots.get(index, []) + results
+            if error:
+                outcome.error = f"{target.name}: {error}"
+                return
+            if index + 1 < snapshot_count:
+                wait = first_read + options.interval_s - time.monotonic()
+                if wait > 0 and stop.wait(wait):
+                    outcome.error = f"{target.name}: collection interrupted"
+                    return
+    finally:
+        session.close()
 
 
-# --- perftest orchestration (`rdmatool perf run`, the gate) ---------------------------------------------------------
-#
-# Bandwidth/latency tests are the one place rdmatool starts a load on a host: a perftest server on A and a client
-# on B for a bounded time, never a configuration change. Three more exec requests exist for it, all below:
-# a read-only discovery script (on stdin, like HOST_SCRIPT, no arguments), the perftest command itself (server or
-# client, always under `timeout -k 2` so it can never outlive its pair), and the kill of exactly the `timeout`
-# process such a command started (its PID is echoed first; the kill checks it is still a `timeout`).
-# Every value comes from a fixed set, is an integer, or passed a strict pattern; all are shlex-quoted anyway.
+def _open(target: Target, known: KnownHosts, timeout: float):
+    if target.kind is TargetKind.HOST:
+        return Session(target, known, timeout)
+    from rdmatool.transport.switch import SwitchSession
 
-PERF_DISCOVER_COMMAND = "sh -s"
-# For each RDMA port: link layer, state, rate and the GID table with types and netdevs (sysfs gid_attrs); for each
-# netdev its IPv4 addresses (`ip`, when installed). Lines are `path:value` from grep, or tagged `netdev:` / `ipv4:`.
-PERF_DISCOVER_SCRIPT = r"""
-for dev in /sys/class/infiniband/*; do
-    [ -d "$dev" ] || continue
-    for port in "$dev"/ports/*; do
-        [ -d "$port" ] || continue
-        grep -H -s . "$port/link_layer" "$port/state" "$port/rate" "$port"/gid_attrs/types/* "$port"/gids/* \
-            "$port"/gid_attrs/ndevs/* 2>/dev/null
-    done
-    for nd in "$dev"/device/net/*; do
-        [ -e "$nd" ] || continue
-        n="${nd##*/}"
-        echo "netdev:${dev##*/}:$n"
-        command -v ip >/dev/null 2>&1 && ip -4 -o addr show dev "$n" 2>/dev/null | sed "s|^|ipv4:$n:|"
-    done
-done
-exit 0
-"""
-PERF_TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat", "ib_read_lat")
-PERF_PID_MARK = f"{MARKER} PID"
-# `$$` of `sh -c` survives `exec`: it is the PID of `timeout`, which forwards a TERM to perftest and KILLs it 2 s later.
-PERF_COMMAND = "echo " + PERF_PID_MARK + " $$; exec timeout -k 2 {limit} {tool} {args}"
-PERF_KILL_COMMAND = '[ "$(cat /proc/{pid}/comm 2>/dev/null)" = timeout ] && kill -TERM {pid}; exit 0'
-_FABRIC_ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}|[0-9A-Fa-f:]+")
+    return SwitchSession(target, known, timeout)
 
 
-def perftest_command(
-    tool: str, device: str, ib_port: int, gid_index: int | None, tcp_port: int, limit_s: int,
-    duration_s: int | None = None, size_bytes: int | None = None, qps: int | None = None,
-    iterations: int | None = None, server_address: str | None = None,
-) -> str:
-    """One perftest server (no `server_address`) or client command, bounded by `timeout -k 2 limit_s`.
-
-    `-F` (no CPU-frequency check) and `--report_gbits` for bandwidth tests; `-x` only for RoCE (IB has no GID
-    index); `-D` for bandwidth tests, `-n` for latency tests (duration mode would drop the percentiles)."""
-    if tool not in PERF_TESTS:
-        raise ValueError(f"unknown perftest {tool!r}")
-    if not isinstance(device, str) or not _DEVICE_NAME.fullmatch(device):
-        raise ValueError(f"refusing RDMA device name {device!r}")
-    args = ["-d", device, "-i", str(int(ib_port))]
-    if gid_index is not None:
-        args += ["-x", str(int(gid_index))]
-    args.append("-F")
-    if tool.endswith("_bw"):
-        args += ["--report_gbits", "-D", str(max(1, int(duration_s or 10)))]
-        if qps:
-            args += ["-q", str(int(qps))]
-    elif iterations:
-        args += ["-n", str(int(iterations))]
-    if size_bytes:
-        args += ["-s", str(int(size_bytes))]
-    if not 1024 <= int(tcp_port) <= 65535:
-        raise ValueError(f"perftest port {tcp_port} out of range")
-    args += ["-p", str(int(tcp_port))]
-    if server_address is not None:
-        if not isinstance(server_address, str) or not _FABRIC_ADDRESS.fullmatch(server_address):
-            raise ValueError(f"refusing fabric address {server_address!r}")
-        args.append(server_address)
-    return PERF_COMMAND.format(limit=max(1, int(limit_s)), tool=tool, args=" ".join(shlex.quote(a) for a in args))
+def _discover_ports(session, target: Target, options: CollectOptions, deadline: float):
+    """Ports facing hosts, from the switch's LLDP table: the ones whose per-port counters matter for RoCE."""
+    lldp = commands.SWITCH_COMMANDS[target.platform][0]
+    results = session.run([commands.PlannedCommand(lldp.parser, None, lldp.command)], options.command_timeout, deadline)
+    ports: list[str] = []
+    if results and results[0].ok and lldp.parser in parsers.names():
+        try:
+            for sample in parsers.parse(lldp.parser, results[0].stdout):
+                wanted = sample.metric == "lldp_neighbor" and sample.entity not in ports
+                if wanted and commands.valid_port_name(target.platform, sample.entity):
+                    ports.append(sample.entity)
+        except ParseError:
+            pass  # recorded when the bundle is analysed; the per-port views are then skipped
+    return tuple(ports), results
 
 
-def perftest_kill_command(pid: int) -> str:
-    """End the `timeout` (and with it the perftest) a PERF_COMMAND started; nothing if that PID is something else."""
-    pid = int(pid)
-    if pid <= 1:
-        raise ValueError(f"refusing PID {pid}")
-    return PERF_KILL_COMMAND.format(pid=pid)
+
+def collect_to_bundle(
+    targets: list[Target], options: CollectOptions, out: str, force: bool = False, progress: Progress | None = None,
+) -> tuple[list[TargetOutcome], str]:
+    """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
+    only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
+    from rdmatool import bundle as bundle_io
+
+    writer = bundle_io.BundleWriter(out)
+    try:
+        started = now_iso()
+        outcomes = collect_all(targets, options, progress)
+        finished = now_iso()
+        for outcome in outcomes:
+            _write_outcome(writer, outcome)
+        if not force and writer.final.exists() and not any(o.snapshots_with_output() for o in outcomes):
+            raise NothingCollected(f"{writer.final}: no target was collected; the existing bundle is kept "
+                                   "(--force replaces it anyway)")
+        failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
+        failures += [
+            {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
+            for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
+        ]
+        path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s)
+    except BaseException:
+        writer.abort()  # never a half bundle under any name
+        raise
+    return outcomes, str(path)
+
+
+def _write_outcome(writer, outcome: TargetOutcome) -> None:
+    """Write one target's results; a result the bundle refuses (a name that would leave the bundle) fails that
+    target alone, with the reason, and its later results are dropped."""
+    for index in sorted(outcome.snapshots):
+        kept = []
+        for result in outcome.snapshots[index]:
+            try:
+                writer.add(index, result)
+            except BundleError as exc:
+                outcome.error = outcome.error or f"{outcome.target.name}: {exc}"
+                break
+            kept.append(result)
+        outcome.snapshots[index] = kept
+
+
+def _snapshot_times(outcomes: list[TargetOutcome], started: str, finished: str) -> list[dict]:
+    """Each snapshot's first and last read over the fleet (each output's own read time is in its side file)."""
+    times: dict[int, list[str]] = {}
+    for outcome in outcomes:
+        for index, results in outcome.snapshots.items():
+            times.setdefault(index, []).extend(r.started for r in results if r.started)
+    if not times:
+        return [{"index": 0, "started": started, "finished": finished}]
+    return [{"index": i, "started": min(stamps, default=started), "finished": max(stamps, default=finished)}
+            for i, stamps in sorted(times.items())]

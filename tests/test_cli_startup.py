@@ -7,7 +7,7 @@ import sys
 
 from tests.helpers import REPO
 
-HEAVY = ("pandas", "numpy", "paramiko", "netmiko", "rdmatool.baseline", "rdmatool.inventory", "rdmatool.fanout")
+HEAVY = ("pandas", "numpy", "paramiko", "netmiko", "rdmatool.baseline", "rdmatool.inventory", "rdmatool.collect")
 
 
 def test_importing_the_cli_imports_no_heavy_module():

@@ -15,7 +15,7 @@ from rdmatool.errors import BundleError, InventoryError, NothingCollected
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
-    from rdmatool.fanout import CollectOptions, TargetOutcome
+    from rdmatool.collect import CollectOptions, TargetOutcome
 
 # The inventory, SSH fan-out and bundle modules (paramiko among them) are imported by the commands that use them:
 # every `rdmatool` invocation imports this module to register the commands.
@@ -57,7 +57,7 @@ def collect_command(
     force: bool = typer.Option(False, "--force", help="Replace an existing bundle even if nothing was collected."),
 ) -> None:
     """Collect a bundle from every target over SSH (read-only commands only)."""
-    from rdmatool.fanout import CollectOptions
+    from rdmatool.collect import CollectOptions
 
     targets = load_targets(inventory_file, limit, shard)
     options = CollectOptions(
@@ -77,76 +77,21 @@ def collect_command(
         raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
-def collect_to_bundle(
-    targets: list[Target], options: CollectOptions, out: str, force: bool = False,
-) -> tuple[list[TargetOutcome], str]:
-    """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
-    only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
-    from rdmatool import bundle as bundle_io
-    from rdmatool.transport.ssh import now_iso
-
-    writer = bundle_io.BundleWriter(out)
-    try:
-        started = now_iso()
-        outcomes = _run_with_progress(targets, options)
-        finished = now_iso()
-        for outcome in outcomes:
-            _write_outcome(writer, outcome)
-        if not force and writer.final.exists() and not any(o.snapshots_with_output() for o in outcomes):
-            raise NothingCollected(f"{writer.final}: no target was collected; the existing bundle is kept "
-                                   "(--force replaces it anyway)")
-        failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
-        failures += [
-            {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
-            for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
-        ]
-        path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s)
-    except BaseException:
-        writer.abort()  # never a half bundle under any name
-        raise
-    return outcomes, str(path)
-
-
-def _write_outcome(writer, outcome: TargetOutcome) -> None:
-    """Write one target's results; a result the bundle refuses (a name that would leave the bundle) fails that
-    target alone, with the reason, and its other results are kept only up to there."""
-    for index in sorted(outcome.snapshots):
-        kept = []
-        for result in outcome.snapshots[index]:
-            try:
-                writer.add(index, result)
-            except BundleError as exc:
-                outcome.error = outcome.error or f"{outcome.target.name}: {exc}"
-                break
-            kept.append(result)
-        outcome.snapshots[index] = kept
-
-
-def _snapshot_times(outcomes: list[TargetOutcome], started: str, finished: str) -> list[dict]:
-    """Each snapshot's first and last read over the fleet (each output's own read time is in its side file)."""
-    times: dict[int, list[str]] = {}
-    for outcome in outcomes:
-        for index, results in outcome.snapshots.items():
-            times.setdefault(index, []).extend(r.started for r in results if r.started)
-    if not times:
-        return [{"index": 0, "started": started, "finished": finished}]
-    return [{"index": i, "started": min(stamps, default=started), "finished": max(stamps, default=finished)}
-            for i, stamps in sorted(times.items())]
-
-
-def _run_with_progress(targets: list[Target], options: CollectOptions) -> list[TargetOutcome]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from rdmatool.fanout import collect_all
+def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, force: bool = False,
+                      ) -> tuple[list[TargetOutcome], str]:
+    """The collect service with a progress bar on an interactive stderr."""
+    from rdmatool.collect import collect_to_bundle as collect_service
 
     if not sys.stderr.isatty():
-        return collect_all(targets, options)
+        return collect_service(targets, options, out, force)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
         transient=True,
     ) as bar:
         task = bar.add_task("collect", total=len(targets))
-        return collect_all(targets, options, lambda name, event: bar.advance(task))
+        return collect_service(targets, options, out, force, lambda name, event: bar.advance(task))
 
 
 def print_summary(outcomes: list[TargetOutcome]) -> None:

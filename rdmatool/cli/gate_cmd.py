@@ -58,7 +58,7 @@ def gate_command(
             result = replay_gate(replay, profile, playbooks_dir=playbooks)
             targets = recorded_targets(bundle_io.read(replay))
         else:
-            from rdmatool.fanout import CollectOptions
+            from rdmatool.collect import CollectOptions
 
             targets = load_targets(inventory_file, limit, None)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from rdmatool import bundle as bundle_io
 from rdmatool.analysis import analyse_path
-from rdmatool.cli.collect_cmd import collect_to_bundle
+from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of
-from rdmatool.fanout import CollectOptions
 from rdmatool.gate import policy
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Severity, Target, TargetKind, Verdict

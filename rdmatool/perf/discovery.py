@@ -1,4 +1,4 @@
-"""Which RDMA port a host tests with: parse the output of collect.PERF_DISCOVER_SCRIPT, then choose one port per host.
+"""Which RDMA port a host tests with: parse the output of commands.PERF_DISCOVER_SCRIPT, then choose one port per host.
 
 RoCE needs a RoCE v2 GID carrying an IPv4 address (its index is perftest's `-x`, the address is where the client
 dials); InfiniBand runs without `-x` and dials the IPoIB netdev's IPv4, else the inventory address (perftest's

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
-from rdmatool import collect
+from rdmatool import commands
 from rdmatool.errors import ParseError
 from rdmatool.model import Target, TargetKind
 from rdmatool.parsers import perftest as perftest_parser
@@ -72,8 +72,8 @@ class PerfSession:
                 state.error = describe_connect_error(state.target, exc)
                 return
             try:
-                found = state.remote.run(collect.PERF_DISCOVER_COMMAND, _DISCOVER_TIMEOUT,
-                                         stdin=collect.PERF_DISCOVER_SCRIPT, stop=self.stop)
+                found = state.remote.run(commands.PERF_DISCOVER_COMMAND, _DISCOVER_TIMEOUT,
+                                         stdin=commands.PERF_DISCOVER_SCRIPT, stop=self.stop)
                 per_host[state.target.name] = discovery.candidates(state.target.name, state.target.address,
                                                                    found.stdout)
             except Exception as exc:
@@ -130,7 +130,7 @@ def _limits(options: PerfOptions) -> tuple[int, int]:
 
 
 def _command(options: PerfOptions, info: HostInfo, port: int, limit: int, server_address: str | None) -> str:
-    return collect.perftest_command(
+    return commands.perftest_command(
         options.test, info.device, info.ib_port, info.gid_index, port, limit, duration_s=options.duration_s,
         size_bytes=options.size, qps=options.qps, iterations=options.iterations, server_address=server_address)
 

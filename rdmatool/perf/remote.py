@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import paramiko
 
-from rdmatool import collect
+from rdmatool import commands
 from rdmatool.model import Target
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import Session
@@ -86,7 +86,7 @@ class Background:
     @property
     def pid(self) -> int | None:
         for line in self.stdout.splitlines():
-            if line.startswith(collect.PERF_PID_MARK):
+            if line.startswith(commands.PERF_PID_MARK):
                 try:
                     return int(line.split()[-1])
                 except ValueError:
@@ -95,7 +95,7 @@ class Background:
 
     def output(self) -> str:
         """stdout without the PID line, then stderr: what perftest printed, for the parser and the bundle."""
-        out = "\n".join(line for line in self.stdout.splitlines() if not line.startswith(collect.PERF_PID_MARK))
+        out = "\n".join(line for line in self.stdout.splitlines() if not line.startswith(commands.PERF_PID_MARK))
         err = self.stderr.strip("\n")
         return out + ("\n" + err if err else "") + "\n"
 
@@ -111,7 +111,7 @@ class Background:
                 self.poll()
                 pid = self.pid
                 if pid is not None:
-                    self.remote.run(collect.perftest_kill_command(pid), timeout=5.0)
+                    self.remote.run(commands.perftest_kill_command(pid), timeout=5.0)
                 self.wait(2.0)
         except (paramiko.SSHException, OSError, EOFError):
             pass  # the connection is gone: `timeout -k 2` still ends the process on the host

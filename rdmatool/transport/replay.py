@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from rdmatool import bundle as bundle_io
+from rdmatool.collect import TargetOutcome
 from rdmatool.errors import BundleError
-from rdmatool.fanout import TargetOutcome
 from rdmatool.model import Platform, Target, TargetKind
 
 
@@ -29,7 +29,7 @@ def targets(loaded: bundle_io.Bundle) -> list[Target]:
 
 
 def outcomes(loaded: bundle_io.Bundle) -> list[TargetOutcome]:
-    """Per target, its recorded snapshots and connection failure — what fanout.collect_all returned live."""
+    """Per target, its recorded snapshots and connection failure — what collect.collect_all returned live."""
     by_name = {t.name: TargetOutcome(t) for t in targets(loaded)}
     for entry in loaded.entries:
         outcome = by_name.get(entry.target)

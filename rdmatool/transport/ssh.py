@@ -1,4 +1,4 @@
-"""Host transport: paramiko, one connection per host and one exec per snapshot (the batched script of collect.py)."""
+"""Host transport: paramiko, one connection per host and one exec per snapshot (the batched script of commands.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import paramiko
 
-from rdmatool import collect
+from rdmatool import commands, host_framing
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import HostKeyChanged, HostKeyUnknown, KnownHosts, VerifyingPolicy
 
@@ -67,11 +67,11 @@ class Session:
         """Run the host script once; returns its sections as CommandResults and an error if the run was cut short."""
         started = now_iso()
         t0 = time.monotonic()
-        entry = collect.host_entry_command(command_timeout, mode)
-        token = collect.new_token()
+        entry = commands.host_entry_command(command_timeout, mode)
+        token = commands.new_token()
         channel = self.client.get_transport().open_session(timeout=max(1.0, deadline - time.monotonic()))
         channel.exec_command(entry)
-        channel.sendall(collect.host_script(token).encode())
+        channel.sendall(commands.host_script(token).encode())
         channel.shutdown_write()
         chunks: list[bytes] = []
         received = 0
@@ -100,7 +100,7 @@ class Session:
         channel.close()
         duration = time.monotonic() - t0
         text = b"".join(chunks).decode("utf-8", errors="replace")
-        sections, broken = collect.split_sections(text, token, mode)
+        sections, broken = host_framing.split_sections(text, token, mode)
         error = broken or error
         results = [
             CommandResult(
@@ -131,7 +131,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat(timespec="microseconds")
 
 
-def _section_error(target: str, section: collect.Section) -> str | None:
+def _section_error(target: str, section: commands.Section) -> str | None:
     if section.exit_code is None:
         return f"{section.command.split()[0] if section.command else section.parser} did not finish on {target}"
     if section.exit_code == 127:

@@ -1,4 +1,4 @@
-"""Switch transport: netmiko's real drivers run the platform's read-only show commands from collect.py."""
+"""Switch transport: netmiko's real drivers run the platform's read-only show commands from commands.py (the audited list)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import contextlib
 import os
 import time
 
-from rdmatool import collect
+from rdmatool import commands
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import KnownHosts, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso
@@ -26,7 +26,7 @@ class SwitchSession:
         scan_and_check(known, target.address, target.port, connect_timeout)
         known_file = str(known.record_to) if known.record_to.exists() else None
         self.conn = ConnectHandler(
-            device_type=collect.NETMIKO_DEVICE_TYPE[target.platform],
+            device_type=commands.NETMIKO_DEVICE_TYPE[target.platform],
             host=target.address,
             port=target.port,
             username=target.user or os.environ.get("USER") or "admin",
@@ -44,10 +44,10 @@ class SwitchSession:
             banner_timeout=connect_timeout,
             fast_cli=True,
         )
-        if target.platform in collect.ENTER_ENABLE:
+        if target.platform in commands.ENTER_ENABLE:
             self.conn.enable()
 
-    def run(self, plan: list[collect.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
+    def run(self, plan: list[commands.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
         results = []
         for step in plan:
             parser, qualifier, command = step.parser, step.qualifier, step.command

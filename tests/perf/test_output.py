@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool import collect
+from rdmatool import commands
 from rdmatool.perf import discovery
 from rdmatool.perf.attribution import attribute
 from rdmatool.perf.model import PairResult
@@ -86,15 +86,15 @@ def test_discovery_finds_roce_gid_index_and_ipoib_address() -> None:
 
 
 def test_perftest_commands_are_bounded_and_validated() -> None:
-    server = collect.perftest_command("ib_write_bw", "mlx5_1", 1, 3, 18515, 25, duration_s=10, size_bytes=65536, qps=2)
+    server = commands.perftest_command("ib_write_bw", "mlx5_1", 1, 3, 18515, 25, duration_s=10, size_bytes=65536, qps=2)
     assert "exec timeout -k 2 25 ib_write_bw -d mlx5_1 -i 1 -x 3 -F --report_gbits -D 10" in server
     assert server.endswith("-s 65536 -p 18515")
-    client = collect.perftest_command("ib_send_lat", "mlx5_0", 1, None, 18516, 20, iterations=1000,
+    client = commands.perftest_command("ib_send_lat", "mlx5_0", 1, None, 18516, 20, iterations=1000,
                                       server_address="10.0.0.1")
     assert " -x " not in client and "-n 1000" in client and client.endswith("-p 18516 10.0.0.1")
     for bad in ({"tool": "rm"}, {"device": "mlx5_0;reboot"}, {"server_address": "$(reboot)"}):
         args = {"tool": "ib_write_bw", "device": "mlx5_0", "server_address": "10.0.0.1", **bad}
         with pytest.raises(ValueError):
-            collect.perftest_command(args["tool"], args["device"], 1, None, 18515, 10,
+            commands.perftest_command(args["tool"], args["device"], 1, None, 18515, 10,
                                      server_address=args["server_address"])
-    assert collect.perftest_kill_command(4242).count("4242") == 2
+    assert commands.perftest_kill_command(4242).count("4242") == 2
