@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -45,6 +46,12 @@ def diagnose_analysis(
                           window_s=analysis.window_s)
 
 
-def diagnose_bundle(path: str | Path, **kwargs) -> DiagnoseResult:
+def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None = None, **kwargs) -> DiagnoseResult:
+    """Diagnose a bundle directory. Files of the bundle that were not read (not regular files, too large, side files
+    of the wrong shape: see rdmatool.bundle) are passed one line each to `on_skipped` before the rules run: the
+    diagnosis is of the rest, and whoever reads it must know what it did not see."""
     analysis = analyse_path(path)
+    if on_skipped is not None:
+        for line in analysis.table.skipped:
+            on_skipped(line)
     return diagnose_analysis(analysis, source=str(path), **kwargs)

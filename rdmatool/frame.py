@@ -46,6 +46,9 @@ class SampleTable:
     # Each row's series (which counter it reads: one id per KEY tuple) when the loader knows it from its string
     # codes; computed from the KEY columns otherwise (`series_ids`).
     series: np.ndarray | None = field(default=None, repr=False)
+    # Files of the bundle that were not read, one line each with the reason (see bundle.scan_outputs): the table is
+    # what the rest of the bundle says.
+    skipped: list[str] = field(default_factory=list)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -59,19 +62,24 @@ def from_bundle(bundle: Bundle) -> SampleTable:
     jobs = [(store.Output(e.snapshot, e.target, "", None, None, e.result.parser, e.result.qualifier,
                           store.epoch(e.result.started), e.result.exit_code), e.result.stdout) for e in bundle.entries]
     outputs = store.parse_all(jobs, columns, set(parsers.names()))
-    return _table(store.output_columns(outputs), columns.strings, columns.arrays(), bundle.manifest)
+    table = _table(store.output_columns(outputs), columns.strings, columns.arrays(), bundle.manifest)
+    table.skipped = list(bundle.skipped)
+    return table
 
 
 def load(path: str | Path, write_store: bool = True) -> SampleTable:
     """The sample table of a bundle directory: from its stored parsed samples where they are still current, parsing
     only the outputs that are new or changed since (all of them for a bundle without a store). When something had to
-    be parsed, the store is written back for the next reader (best effort)."""
+    be parsed, the store is written back for the next reader (best effort). Files that cannot be read safely are
+    left out and named in `skipped`; a store that fails any check is ignored."""
     root = Path(path)
     manifest = bundle_io.read_manifest(root)
-    listing = bundle_io.scan_outputs(root)
-    stored = store.load(root)
+    skipped: list[str] = []
+    listing = bundle_io.scan_outputs(root, skipped)
+    stored = store.load(root, store.budget_for(sum(raw[0] + (side[0] if side else 0)
+                                                   for _, _, _, raw, side in listing)))
     if stored is not None and _unchanged(stored.outputs, listing):
-        return _table(stored.outputs, stored.strings, stored.arrays, manifest)
+        return _table(stored.outputs, stored.strings, stored.arrays, manifest, skipped)
     previous = store.output_list(stored.outputs) if stored is not None else []
     index: dict[tuple, tuple[store.Output, int]] = {}
     n_stored = 0
@@ -97,6 +105,12 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
         outputs[i] = out
     rows = np.fromiter((out.rows for out in fresh_outputs), dtype=np.int64, count=len(fresh_outputs))
     starts[parsed] = n_stored + np.cumsum(rows) - rows
+    if any(out.skipped is not None for out in fresh_outputs):
+        # Unusable when read (a side file of the wrong shape, a file swapped since the scan): left out of the table
+        # and of the store (so the next reader looks again), with the reason. They added no rows.
+        skipped += [out.skipped for out in fresh_outputs if out.skipped is not None]
+        keep = np.fromiter((out.skipped is None for out in outputs), dtype=bool, count=len(outputs))
+        outputs, starts = [out for out in outputs if out.skipped is None], starts[keep]
     arrays = {k: stored.arrays[k] for k in store.ARRAY_NAMES} if stored is not None else fresh.arrays()
     if stored is not None and fresh.value:
         new = fresh.arrays()
@@ -111,13 +125,18 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     arrays["series"] = store.series_of(columns, arrays)
     if write_store:
         store.save(root, columns, fresh.strings, arrays)
-    return _table(columns, fresh.strings, arrays, manifest)
+    return _table(columns, fresh.strings, arrays, manifest, skipped)
 
 
 def _read_output(spec: tuple) -> tuple[store.Output, str]:
-    """One raw output and its side file from disk, as the store records it (run where it is parsed)."""
+    """One raw output and its side file from disk, as the store records it (run where it is parsed); an unusable one
+    comes back marked `skipped`, with no text."""
     snapshot, target, stem, raw_path, raw_sig, side_sig = spec
-    result = bundle_io.read_result(target, Path(raw_path))
+    try:
+        result = bundle_io.read_result(target, Path(raw_path))
+    except bundle_io.OutputSkipped as exc:
+        return store.Output(snapshot, target, stem, raw_sig, side_sig, stem.partition(".")[0], None, float("nan"),
+                            None, skipped=exc.reason), ""
     return store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
                         store.epoch(result.started), result.exit_code), result.stdout
 
@@ -140,9 +159,10 @@ def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
 
 
 def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
-           manifest: dict) -> SampleTable:
-    """The sample frame from per-output columns and per-row arrays; parse failures in output order."""
-    info = {t["name"]: t for t in manifest.get("targets", [])}
+           manifest: dict, skipped: list[str] | None = None) -> SampleTable:
+    """The sample frame from per-output columns and per-row arrays; parse failures in output order. `manifest`: as
+    bundle.read_manifest normalised it (targets are objects with a name)."""
+    info = {t["name"]: t for t in manifest.get("targets") or []}
     counts = outputs["rows"]
     target_codes, target_names = pd.factorize(outputs["target"])
     per_target = [info.get(name, {}) for name in target_names]
@@ -182,8 +202,8 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
     series = arrays["series"] if "series" in arrays else store.series_of(outputs, arrays)
-    return SampleTable(frame, failures, list(manifest.get("failures", [])), list(manifest.get("targets", [])),
-                       series)
+    return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
+                       series, list(skipped or []))
 
 
 def counter_mask(frame: pd.DataFrame) -> pd.Series:

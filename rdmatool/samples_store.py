@@ -8,7 +8,11 @@ The store is a cache, never the record — the raw outputs stay the truth:
 - every output's entry remembers the size and modification time of its raw and side files, so an output that was
   edited, added or removed since (a hand-written or hand-fixed bundle) is parsed again, alone;
 - the store names a digest of the code that produced it (parsers, sample model, this module); other code ignores it;
-- it is read with `allow_pickle=False`: a bundle from someone else is data and never runs code.
+- it is read with `allow_pickle=False`: a bundle from someone else is data and never runs code;
+- a store is used only when every member has the documented dtype and shape, the row and output counts agree, every
+  string code is inside the pool (which holds each string once), every series id is the one the row's codes give,
+  and the whole stays within a size budget proportional to the bundle's raw files; anything else — a damaged,
+  truncated or doctored store, a symlink, a FIFO — is ignored and the raw outputs are parsed instead.
 
 Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
   meta      {"format", "digest"}
@@ -32,6 +36,7 @@ import hashlib
 import io
 import json
 import os
+import secrets
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool import bundle as bundle_io
-from rdmatool import parallel, parsers
+from rdmatool import files, parallel, parsers
 from rdmatool.errors import ParseError
 
 STORE_NAME = "samples.npz"
@@ -72,9 +77,10 @@ def code_digest() -> str:
 
 
 def signature(path: Path) -> list[int] | None:
-    """The bundle's file signature (size, mtime in ns) of a file, or None when it is absent."""
+    """The bundle's file signature (size, mtime in ns) of a file, or None when it is absent (the file itself, as the
+    bundle scan sees it: never through a symlink)."""
     try:
-        return bundle_io.signature(os.stat(path))
+        return bundle_io.signature(os.lstat(path))
     except FileNotFoundError:
         return None
 
@@ -94,6 +100,8 @@ class Output:
     exit_code: int | None
     rows: int = 0
     failure: str | None = None
+    # Why the output was not read (its file turned out unusable when read: see bundle.read_result); never stored.
+    skipped: str | None = None
 
 
 OUT_TEXT = ("target", "stem", "parser", "qualifier", "failure")
@@ -217,6 +225,9 @@ ARRAY_NAMES = (*_ROW_COLUMNS, "priority", "size_bytes", "value", "exact", "is_in
 
 def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) -> None:
     """Parse one raw output into `columns`; an unparsable output records its one-line failure and adds nothing."""
+    if out.skipped is not None:
+        out.rows, out.failure = 0, None
+        return
     if out.parser not in known:
         out.rows, out.failure = 0, f"no parser named {out.parser!r}"
         return
@@ -308,47 +319,129 @@ class Stored:
     arrays: dict[str, np.ndarray]  # ARRAY_NAMES and "series"
 
 
-def load(bundle_dir: Path) -> Stored | None:
-    """The bundle's store when it exists, is ours and was written by this code; None otherwise (parse instead)."""
+# What each member must be (dtype; every member is one-dimensional). The row codes and output codes are int32 string
+# codes, the rest as `Columns.arrays` and `output_columns` make them.
+ROW_DTYPES = {**{c: np.dtype(np.int32) for c in _ROW_COLUMNS}, "priority": np.dtype(np.int64),
+              "size_bytes": np.dtype(np.int64), "value": np.dtype(np.float64), "exact": np.dtype(np.uint64),
+              "is_int": np.dtype(bool), "series": np.dtype(np.int64)}
+OUT_DTYPES = {**{c: np.dtype(np.int64) for c in OUT_INT}, "time": np.dtype(np.float64),
+              **{c: np.dtype(np.int32) for c in OUT_TEXT}}
+# A store's members together, uncompressed, without a bundle to size it by (see `budget_for`).
+DEFAULT_BUDGET = 1 << 30
+_INT32 = np.iinfo(np.int32)
+
+
+def budget_for(raw_bytes: int) -> int:
+    """The most a store of a bundle with this many bytes of raw and side files may hold, uncompressed: its samples
+    take about as many bytes as the text they were parsed from, so 16 times that (plus room for a tiny bundle) is
+    generous for a real store and stops a doctored one (a zip bomb, a header claiming a billion rows) early."""
+    return 16 * max(0, raw_bytes) + (16 << 20)
+
+
+def load(bundle_dir: Path, budget: int | None = None) -> Stored | None:
+    """The bundle's store when it exists, is ours, was written by this code and passes every consistency check;
+    None otherwise (parse instead). `budget`: the most its members may hold uncompressed (`budget_for`)."""
+    budget = DEFAULT_BUDGET if budget is None else budget
     path = bundle_dir / STORE_NAME
-    if not path.is_file():
-        return None
     try:
-        with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(data["meta"].tobytes().decode("utf-8"))
-            if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("digest") != code_digest():
-                return None
-            strings = json.loads(data["strings"].tobytes().decode("utf-8"))
-            arrays = {name: data[name] for name in (*ARRAY_NAMES, "series")}
-            outputs = {name: data["out_" + name] for name in (*OUT_INT, "time")}
-            text_codes = {name: data["out_" + name] for name in OUT_TEXT}
-            if not _well_formed(strings, arrays, outputs, text_codes):
-                return None
-            pool = np.array([*strings, None], dtype=object)
-            outputs.update({name: pool[codes] for name, codes in text_codes.items()})
-    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile, UnicodeDecodeError):
-        return None  # a damaged cache is no error: the raw outputs are still there
+        handle = files.open_regular(path, max_bytes=budget)
+    except (OSError, files.UnsafeFileError):  # absent, a symlink, a FIFO, a device, too large: parse instead
+        return None
+    # The store is only a cache: whatever a damaged or doctored file makes the reader trip over (zip, zlib, numpy,
+    # JSON or a check below), the raw outputs are still there to parse, so any failure here means "no store".
+    try:
+        with handle, zipfile.ZipFile(handle) as archive:
+            return _read_store(archive, budget)
+    except Exception:
+        return None
+
+
+def _read_store(archive: zipfile.ZipFile, budget: int) -> Stored | None:
+    members = ["meta", "strings", *ROW_DTYPES, *(f"out_{name}" for name in OUT_DTYPES)]
+    infos = {name: archive.getinfo(f"{name}.npy") for name in members}
+    if sum(info.file_size for info in infos.values()) > budget:
+        return None
+
+    def member(name: str, dtype: np.dtype) -> np.ndarray:
+        with archive.open(infos[name]) as stream:  # reads at most the member's declared size
+            array = np.lib.format.read_array(stream, allow_pickle=False)
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != 1:
+            raise ValueError(f"{name}: not a one-dimensional {dtype} array")
+        return array
+
+    meta = json.loads(member("meta", np.dtype(np.uint8)).tobytes().decode("utf-8"))
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("digest") != code_digest():
+        return None
+    strings = json.loads(member("strings", np.dtype(np.uint8)).tobytes().decode("utf-8"))
+    arrays = {name: member(name, dtype) for name, dtype in ROW_DTYPES.items()}
+    outputs = {name: member("out_" + name, OUT_DTYPES[name]) for name in (*OUT_INT, "time")}
+    text_codes = {name: member("out_" + name, OUT_DTYPES[name]) for name in OUT_TEXT}
+    if not _well_formed(strings, arrays, outputs, text_codes):
+        return None
+    pool = np.array([*strings, None], dtype=object)
+    outputs.update({name: pool[codes] for name, codes in text_codes.items()})
     return Stored(outputs, strings, arrays)
 
 
 def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
                  text_codes: dict[str, np.ndarray]) -> bool:
-    """Shapes, types and ranges a reader relies on — a damaged or doctored file must not get further than here."""
+    """Everything a reader relies on, checked — a damaged or doctored file must not get further than here, neither as
+    a traceback nor as findings no parse of the raw files would give. The members' dtypes and dimensions are
+    checked as they are read."""
     if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
         return False
-    n, m = len(arrays["value"]), len(outputs["rows"])
-    if any(a.ndim != 1 for a in (*arrays.values(), *outputs.values(), *text_codes.values())):
+    # The codes name strings: a string twice in the pool would make one counter two series.
+    if len(set(strings)) != len(strings):
         return False
+    n, m = len(arrays["value"]), len(outputs["rows"])
     if any(len(a) != n for a in arrays.values()) or any(len(a) != m for a in (*outputs.values(),
                                                                                *text_codes.values())):
         return False
-    codes = [arrays[c] for c in _ROW_COLUMNS] + list(text_codes.values())
-    if any(c.dtype.kind != "i" or (len(c) and (c.min() < -1 or c.max() >= len(strings))) for c in codes):
+    size = len(strings)
+    # Parsers always name the entity and metric, and every output has a target, a file and a parser: only the other
+    # codes may be -1 (None).
+    required = [arrays["entity"], arrays["metric"], text_codes["target"], text_codes["stem"], text_codes["parser"]]
+    optional = [arrays["raw_key"], arrays["text"], text_codes["qualifier"], text_codes["failure"]]
+    if any(len(c) and (c.min() < 0 or c.max() >= size) for c in required):
+        return False
+    if any(len(c) and (c.min() < -1 or c.max() >= size) for c in optional):
         return False
     rows = outputs["rows"]
-    return rows.dtype.kind == "i" and bool((rows >= 0).all()) and int(rows.sum()) == n and (
-        arrays["series"].dtype.kind == "i" and arrays["is_int"].dtype == bool
-        and arrays["exact"].dtype == np.uint64 and arrays["value"].dtype.kind == "f")
+    if m and (rows.min() < 0 or rows.max() > n):  # bounded first, so the sum below cannot wrap around
+        return False
+    if int(rows.sum()) != n or (rows[text_codes["failure"] >= 0] != 0).any():  # a failed parse yields no rows
+        return False
+    if m and (outputs["snapshot"].min() < 0 or outputs["raw_size"].min() < 0):
+        return False
+    side_missing = outputs["side_size"] == MISSING_INT
+    if (side_missing != (outputs["side_mtime"] == MISSING_INT)).any() or (outputs["side_size"][~side_missing] < 0).any():
+        return False
+    exit_code = outputs["exit_code"]
+    if ((exit_code != MISSING_INT) & ((exit_code < _INT32.min) | (exit_code > _INT32.max))).any():
+        return False
+    # An exact reading is the float reading's integer; a float reading has no exact one.
+    is_int, exact = arrays["is_int"], arrays["exact"]
+    if (exact[~is_int] != 0).any() or (arrays["value"][is_int] != exact[is_int].astype(np.float64)).any():
+        return False
+    if not _parsers_match_files(strings, text_codes["stem"], text_codes["parser"]):
+        return False
+    # The series ids are what the analysis groups readings by: recomputed from the codes (the pool holds each string
+    # once, so codes and strings group alike) they must be exactly the stored ones.
+    target = np.repeat(pd.factorize(text_codes["target"])[0], rows)
+    expected = tuple_ids([target] + [pd.factorize(arrays[name])[0]
+                                     for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
+    return bool(np.array_equal(expected, arrays["series"]))
+
+
+def _parsers_match_files(strings: list[str], stems: np.ndarray, parser_codes: np.ndarray) -> bool:
+    """Each output's parser is the one its file is named after (`<parser>[.<qualifier>]`), checked once per distinct
+    (file name, parser) pair — a few hundred in a 1,000-host bundle."""
+    pairs = np.unique(stems.astype(np.int64) * (len(strings) + 1) + parser_codes)
+    for pair in pairs.tolist():
+        stem, parser = divmod(pair, len(strings) + 1)
+        if strings[stem].partition(".")[0] != strings[parser]:
+            return False
+    return True
 
 
 def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray]) -> bool:
@@ -362,20 +455,29 @@ def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], a
     if "series" not in members:
         members["series"] = series_of(outputs, arrays)
     final = bundle_dir / STORE_NAME
-    tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.tmp"
+    # A fresh, unguessable name created exclusively and never through a symlink: the bundle may be someone else's,
+    # and a planted `.samples.npz.<pid>.tmp -> /etc/...` must not make this write land anywhere but here.
+    tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    created = False
     try:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **members)
-        with open(tmp, "wb") as handle:
+        with open(tmp, "xb", opener=_exclusive) as handle:
+            created = True
             handle.write(buffer.getbuffer())
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, final)
+        os.replace(tmp, final)  # replaces whatever is at the final name (a symlink too), never writes through it
     except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        if created:  # only what this call made: a file that was already there is not ours to remove
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         return False
     return True
+
+
+def _exclusive(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_EXCL | os.O_NOFOLLOW, 0o644)
 
 
 def _json_bytes(doc) -> np.ndarray:
@@ -401,5 +503,5 @@ def epoch(stamp: str | None) -> float:
         return float("nan")
     try:
         return datetime.fromisoformat(stamp).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):  # a stamp from a bundle may be any string (year 1, year 9999)
         return float("nan")

@@ -45,7 +45,7 @@ def diagnose_command(
     try:
         stats = _baseline_stats(baseline, store) if baseline else None
         if inventory_file:
-            from rdmatool.fanout import CollectOptions
+            from rdmatool.collect import CollectOptions
 
             targets = load_targets(inventory_file, limit, None)
             options = CollectOptions(interval_s=max(0.0, interval), forks=forks,
@@ -55,11 +55,11 @@ def diagnose_command(
             outcomes, path = collect_to_bundle(targets, options, path)
             if fmt == "table":
                 print_summary(outcomes)
-            result = diagnose_bundle(path, playbooks_dir=playbooks, baseline=stats)
+            result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats)
             if workdir:
                 workdir.cleanup()
         else:
-            result = diagnose_bundle(bundle, playbooks_dir=playbooks, baseline=stats)
+            result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     if fmt == "json":
@@ -69,6 +69,11 @@ def diagnose_command(
     else:
         text.render(result, Console())
     raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _warn(line: str) -> None:
+    """A file of the bundle that was not read: on stderr, so a JSON or markdown report on stdout stays whole."""
+    typer.echo(f"rdmatool: warning: {line}", err=True)
 
 
 def _baseline_stats(ref: str, store: str):
