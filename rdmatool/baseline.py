@@ -65,7 +65,15 @@ else the stored one, else 30), large groups of the new night sketched, statistic
 a temporary file in the store, fsynced and os.replace'd into place (then the directory is fsynced). Two concurrent
 saves therefore serialise and both nights land. A corrupt or foreign file raises BaselineError("<path>: ...") and is
 never overwritten: `save` into it refuses (move it aside by hand); the other baselines of the store stay readable.
-Reads take no lock.
+Reads take no lock. A store that cannot be written (read-only, a path under a regular file, a full disk) is a
+BaselineError naming the baseline file, the file unchanged.
+
+Reading: a baseline may come from another machine, so it is read as data to check. The file must be a regular file
+of at most MAX_FILE_BYTES (no symlink, FIFO or device: rdmatool.files), and every value the code later reads is
+type-checked on load — nights a list of objects, statistics numbers, counts non-negative integers, group keys
+strings or integers or null — so that a wrong type is one line naming the file and the key (`nights[2].values[5]
+.quantiles is an object, not a list`) rather than a traceback in pandas. The fast rule view checks the rows it
+returns the same way (it does not read the nights).
 """
 
 from __future__ import annotations
@@ -86,7 +94,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool import metrics
+from rdmatool import files, metrics
 from rdmatool.errors import BaselineError, BundleError
 from rdmatool.model import MetricKind
 
@@ -104,7 +112,8 @@ FINE_KEYS = ["metric", "kind", "role", "platform", "ca_type", "link_rate_gbps", 
 RULE_KEYS = ["metric", "kind", "role", "priority", "size_bytes"]
 STAT_FIELDS = ["median", "mad", "p10", "p90", "n", "nights"]
 RULE_COLUMNS = [*RULE_KEYS, "median", "mad", "n", "p10", "p90", "nights"]
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # fullmatch: `$` would let a trailing newline in
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a 1,000-host baseline of 30 nights is a few MB; a bigger file is not ours
 _SKIP_METRICS = {"counter_reset", "counter_saturated"}
 _ECN_METRICS = {
     "ecn_min_threshold_bytes": "min", "ecn_max_threshold_bytes": "max", "ecn_max_probability_pct": "pmax",
@@ -116,8 +125,8 @@ _ECN_METRICS = {
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name or "") or name.endswith(".json"):
-        raise BaselineError(f"{name!r}: a baseline name is letters, digits, '.', '_', '-' (no path, no .json)")
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name.endswith(".json"):
+        raise BaselineError(f"{_quote(name)}: a baseline name is letters, digits, '.', '_', '-' (no path, no .json)")
     return name
 
 
@@ -156,37 +165,188 @@ def _baseline_files(store: Path) -> list[Path]:
 
 
 def load(path: str | Path) -> dict:
-    """The parsed baseline; BaselineError naming the file on anything unreadable, corrupt or foreign."""
+    """The parsed baseline; BaselineError naming the file (and the key at fault) on anything unreadable, corrupt or
+    foreign. Every value the code reads later is type-checked here, since a baseline may come from elsewhere."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = files.read_regular_bytes(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"{path}: unreadable ({exc})") from None
+    except files.UnsafeFileError as exc:
+        raise BaselineError(f"{path}: unreadable baseline: {exc.reason}") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: corrupt baseline, not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: corrupt baseline, nested too deeply") from None
     except ValueError as exc:
-        raise BaselineError(f"{path}: corrupt baseline, not JSON ({exc})") from None
+        raise BaselineError(f"{path}: corrupt baseline, not JSON ({_shorten(str(exc))})") from None
     if not isinstance(doc, dict) or doc.get("format") not in (FORMAT, FORMAT_V1):
         found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise BaselineError(f"{path}: format {found!r} is not {FORMAT!r}")
-    for key, kind in (("nights", list), ("stats", list), ("rule_stats", list), ("reference", dict)):
-        if not isinstance(doc.get(key, kind()), kind):
-            raise BaselineError(f"{path}: corrupt baseline, {key!r} is not a {kind.__name__}")
-    _check_rule_stats(path, doc.get("rule_stats", []))
+        raise BaselineError(f"{path}: format {_quote(found)} is not {FORMAT!r}")
+    _check_document(path, doc)
     if doc["format"] == FORMAT_V1:
         doc["format"] = FORMAT
         for night in doc.get("nights", []):
-            if isinstance(night, dict) and isinstance(night.get("values"), list):
+            if isinstance(night.get("values"), list):
                 sketch_night(night)
     return doc
 
 
+# --- checking what was read ------------------------------------------------------------------------------------
+# One pass over the parsed document before anything uses it: a wrong type found later would be a traceback in
+# pandas or numpy, far from the file. Group keys may be absent (read as null); the statistics a rule reads may not.
+
+_TEXT, _NUMBER, _INTEGER, _COUNT = "a string", "a number", "an integer", "a count (an integer >= 0)"
+_KEY_TYPES = {"metric": _TEXT, "kind": _TEXT, "role": _TEXT, "platform": _TEXT, "ca_type": _TEXT,
+              "link_rate_gbps": _NUMBER, "priority": _INTEGER, "size_bytes": _INTEGER}
+_STAT_TYPES = {"median": _NUMBER, "mad": _NUMBER, "p10": _NUMBER, "p90": _NUMBER, "n": _COUNT, "nights": _COUNT}
+_RULE_REQUIRED = [*RULE_KEYS, "median", "mad", "n"]
+_INT_BOUND = 2**63  # what the int64 columns of the rules' view hold
+
+
+def _fits(value, expected: str) -> bool:
+    if expected == _TEXT:
+        return isinstance(value, str)
+    if isinstance(value, bool):
+        return False
+    if expected == _NUMBER:
+        return (isinstance(value, int) and -_INT_BOUND < value < _INT_BOUND) or (
+            isinstance(value, float) and math.isfinite(value))
+    if expected == _INTEGER:
+        return isinstance(value, int) and -_INT_BOUND < value < _INT_BOUND
+    return isinstance(value, int) and 0 <= value < _INT_BOUND  # _COUNT
+
+
+def _kind_of(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {_shorten(repr(value), 40)}"
+    if isinstance(value, str):
+        return f"the string {_quote(value, 60)}"
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+
+
+class _Corrupt(Exception):
+    """Where (a key path such as `nights[2].values[5].quantiles`) and what is wrong; made a BaselineError by
+    `_check_document`, which knows the file."""
+
+
+def _expect(value, expected: str, where: str, nullable: bool = True) -> None:
+    if (value is None and nullable) or _fits(value, expected):
+        return
+    raise _Corrupt(f"{where} is {_kind_of(value)}, not {expected}{' or null' if nullable else ''}")
+
+
+def _key(where: str, key) -> str:
+    return f"{where}.{key}" if isinstance(key, str) and key.isidentifier() else f"{where}[{_quote(key, 60)}]"
+
+
+def _mapping(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise _Corrupt(f"{where} is {_kind_of(value)}, not an object")
+    return value
+
+
+def _listing(value, where: str) -> list:
+    if not isinstance(value, list):
+        raise _Corrupt(f"{where} is {_kind_of(value)}, not a list")
+    return value
+
+
+def _numbers(values, where: str) -> None:
+    values = _listing(values, where)
+    # The common case in one cheap pass (x - x is 0.0 only for a finite float); the element at fault otherwise.
+    if all(type(x) is float and x - x == 0.0 for x in values):
+        return
+    for i, x in enumerate(values):
+        _expect(x, _NUMBER, f"{where}[{i}]", nullable=False)
+
+
+def _check_group(row, where: str, required: list[str] = ()) -> None:
+    row = _mapping(row, where)
+    for key in required:
+        if key not in row:
+            raise _Corrupt(f"{where} lacks {key!r} (a rule_stats entry needs {_RULE_REQUIRED})")
+    for key, expected in _KEY_TYPES.items():
+        if key in row:
+            _expect(row[key], expected, _key(where, key), nullable=key != "metric")
+    for key, expected in _STAT_TYPES.items():
+        if key in row:
+            _expect(row[key], expected, _key(where, key), nullable=key not in required)
+
+
+def _check_counts(facts, where: str) -> None:
+    for category, groups in _mapping(facts, where).items():
+        for group, counts in _mapping(groups, _key(where, category)).items():
+            for value, count in _mapping(counts, _key(_key(where, category), group)).items():
+                _expect(count, _COUNT, _key(_key(_key(where, category), group), value), nullable=False)
+
+
+def _check_night(night, where: str) -> None:
+    night = _mapping(night, where)
+    for key in ("id", "bundle", "created", "saved"):
+        _expect(night.get(key), _TEXT, _key(where, key))
+    _expect(night.get("targets"), _COUNT, _key(where, "targets"))
+    for j, group in enumerate(_listing(night.get("values", []), _key(where, "values"))):
+        group_where = f"{where}.values[{j}]"
+        _check_group(group, group_where)
+        if "quantiles" in group:
+            _numbers(group["quantiles"], _key(group_where, "quantiles"))
+            _expect(group.get("n"), _COUNT, _key(group_where, "n"))
+        elif "values" in group:
+            _numbers(group["values"], _key(group_where, "values"))
+    _check_counts(night.get("facts") or {}, _key(where, "facts"))
+
+
+def _check_rule_rows(rows, where: str = "rule_stats") -> None:
+    for i, row in enumerate(_listing(rows, where)):
+        _check_group(row, f"{where}[{i}]", _RULE_REQUIRED)
+
+
+def _check_document(path: Path, doc: dict) -> None:
+    try:
+        _expect(doc.get("name"), _TEXT, "name")
+        _expect(doc.get("updated"), _TEXT, "updated")
+        keep = doc.get("keep")
+        if keep is not None and not (_fits(keep, _COUNT) and keep >= 1):
+            raise _Corrupt(f"keep is {_kind_of(keep)}, not an integer >= 1")
+        _check_rule_rows(doc.get("rule_stats", []))
+        for i, row in enumerate(_listing(doc.get("stats", []), "stats")):
+            _check_group(row, f"stats[{i}]")
+        for category, groups in _mapping(doc.get("reference", {}), "reference").items():
+            for group, entry in _mapping(groups, _key("reference", category)).items():
+                where = _key(_key("reference", category), group)
+                entry = _mapping(entry, where)
+                _expect(entry.get("value"), _TEXT, _key(where, "value"))
+                for key in ("count", "total"):
+                    _expect(entry.get(key), _COUNT, _key(where, key))
+        for i, night in enumerate(_listing(doc.get("nights", []), "nights")):
+            _check_night(night, f"nights[{i}]")
+    except _Corrupt as exc:
+        raise BaselineError(f"{path}: corrupt baseline, {exc}") from None
+
+
 def _check_rule_stats(path: Path, rows: list) -> None:
-    for row in rows:
-        if not isinstance(row, dict) or any(k not in row for k in (*RULE_KEYS, "median", "mad", "n")):
-            raise BaselineError(f"{path}: corrupt baseline, a rule_stats entry lacks {RULE_KEYS + ['median', 'mad', 'n']}")
+    try:
+        _check_rule_rows(rows)
+    except _Corrupt as exc:
+        raise BaselineError(f"{path}: corrupt baseline, {exc}") from None
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _quote(value, limit: int = 200) -> str:
+    if isinstance(value, (dict, list)):
+        return f"<{type(value).__name__}>"  # never rendered whole: it may be huge
+    return _shorten(repr(value), limit)
 
 
 def leading_rule_stats(path: str | Path) -> list | None:
@@ -195,7 +355,7 @@ def leading_rule_stats(path: str | Path) -> list | None:
     decoder = json.JSONDecoder()
     chunk = 1 << 16
     try:
-        with open(path, "rb") as handle:
+        with files.open_regular(path, MAX_FILE_BYTES) as handle:
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - 64))
@@ -255,8 +415,8 @@ def leading_rule_stats(path: str | Path) -> list | None:
                 if state["buf"][i:i + 1] != ",":
                     return None
                 i += 1
-    except (OSError, ValueError):
-        return None
+    except (OSError, ValueError, RecursionError, files.UnsafeFileError):
+        return None  # the full load then says what is wrong, naming the key
 
 
 def stats_for_rules(path: str | Path) -> pd.DataFrame:
@@ -600,18 +760,22 @@ def add_night(store: str | Path, name: str, night: dict, keep: int | None = None
         raise BaselineError(f"--keep must be at least 1, not {keep}")
     store = Path(store)
     path = path_of(store, name)
-    with locked(store):
-        if path.exists():
-            doc = load(path)  # corrupt or foreign: BaselineError, and the file stays as it is
-        else:
-            doc = {"format": FORMAT, "name": name, "keep": DEFAULT_KEEP, "nights": []}
-        keep = keep or int(doc.get("keep") or DEFAULT_KEEP)
-        nights = [n for n in doc.get("nights", []) if n.get("id") != night["id"]]
-        nights.append(night)
-        nights.sort(key=lambda n: (str(n.get("created") or ""), str(n.get("saved") or "")))
-        doc.update(format=FORMAT, name=name, keep=keep, updated=_now(), nights=nights[-keep:])
-        rebuild(doc)
-        write_atomic(path, doc)
+    try:
+        with locked(store):
+            if path.exists():
+                doc = load(path)  # corrupt or foreign: BaselineError, and the file stays as it is
+            else:
+                doc = {"format": FORMAT, "name": name, "keep": DEFAULT_KEEP, "nights": []}
+            keep = keep or int(doc.get("keep") or DEFAULT_KEEP)
+            nights = [n for n in doc.get("nights", []) if n.get("id") != night["id"]]
+            nights.append(night)
+            nights.sort(key=lambda n: (str(n.get("created") or ""), str(n.get("saved") or "")))
+            doc.update(format=FORMAT, name=name, keep=keep, updated=_now(), nights=nights[-keep:])
+            rebuild(doc)
+            write_atomic(path, doc)
+    except OSError as exc:
+        # A read-only store, a store path under a regular file, a full disk: one line, the file untouched.
+        raise BaselineError(f"{path}: cannot save the baseline ({exc.strerror or exc})") from None
     return doc
 
 

@@ -19,11 +19,20 @@ from rdmatool import hostlist, yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Platform, Target, TargetKind
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # also a directory name inside bundles
-_ADDRESS = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]+\]?)$")
-_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
-_PORT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/._:-]{0,63}$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Validators are used with fullmatch: `$` would also accept a trailing newline, and these values reach command
+# lines and file names.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # also a directory name inside bundles
+_ADDRESS = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{1,64}\]?")
+_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
+_PORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9/._:-]{0,63}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_PROXY = re.compile(r"(?:[A-Za-z0-9_.-]{1,64}@)?[A-Za-z0-9_.:\[\]-]{1,260}")
+_GROUP_NAME_MAX = 128
+_IDENTITY_MAX = 4096
+# A whole inventory, not only one pattern: many entries each just under the hostlist limit must not add up to
+# millions of targets.
+_MAX_TARGETS = 100_000
+_MAX_GROUPS_PER_TARGET = 256  # every target carries its group names: that list must not multiply the inventory
 _SECRET_KEYS = {"password", "ansible_password", "ansible_ssh_pass", "ansible_become_pass", "secret"}
 _KNOWN_KEYS = {
     "name", "address", "group", "groups", "kind", "platform", "role", "user", "port", "identity_file",
@@ -74,7 +83,7 @@ def select(targets: list[Target], limit: str | None = None, shard: str | None = 
     if shard:
         match = re.fullmatch(r"(\d+)/(\d+)", shard.strip())
         if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
-            raise InventoryError(f"--shard {shard!r}: expected K/N with 1 <= K <= N")
+            raise InventoryError(f"--shard {yamlio.quote(shard)}: expected K/N with 1 <= K <= N")
         k, n = int(match.group(1)), int(match.group(2))
         # Round-robin by sorted name: stable across runs and every target in exactly one shard.
         ordered = sorted(chosen, key=lambda t: t.name)
@@ -112,12 +121,31 @@ def _native(data: dict, path: Path, config: paramiko.SSHConfig | None) -> list[T
     groups = data.get("groups") or {}
     if not isinstance(defaults, dict):
         raise InventoryError(f"{path}:{yamlio.line_of(data)}: `defaults` must be a mapping")
-    if not isinstance(groups, dict) or not all(isinstance(g, dict) for g in groups.values()):
-        raise InventoryError(f"{path}:{yamlio.line_of(groups)}: `groups` must map group names to mappings")
+    _check_keys(defaults, f"{path}:{yamlio.line_of(defaults) or yamlio.line_of(data)}", "`defaults`")
+    if not isinstance(groups, dict):
+        raise InventoryError(f"{path}:{yamlio.line_of(data)}: `groups` must map group names to mappings")
+    for group_name, group in groups.items():
+        where = f"{path}:{yamlio.line_of(group) or yamlio.line_of(groups) or yamlio.line_of(data)}"
+        _check_group_name(group_name, where)
+        if not isinstance(group, dict):
+            raise InventoryError(f"{where}: group {group_name!r} must be a mapping, not {yamlio.quote(group)}")
+        _check_keys(group, where, f"group {group_name!r}")
     entries = data.get("targets")
     if not isinstance(entries, list):
         raise InventoryError(f"{path}:{yamlio.line_of(data)}: `targets` must be a list")
     return _resolve(entries, defaults, groups, path, config)
+
+
+def _check_group_name(name: Any, where: str) -> None:
+    """Group names end up in `--limit` matching, reports and the bundle: plain text only."""
+    if not isinstance(name, str) or not name or len(name) > _GROUP_NAME_MAX or not name.isprintable():
+        raise InventoryError(f"{where}: a group name must be a non-empty string, not {yamlio.quote(name)}")
+
+
+def _check_keys(mapping: dict, where: str, what: str) -> None:
+    odd = [k for k in mapping if not isinstance(k, str)]
+    if odd:
+        raise InventoryError(f"{where}: {what}: keys must be strings, not {yamlio.quote(odd[0])}")
 
 
 def _resolve(
@@ -126,11 +154,19 @@ def _resolve(
     """`groups` is None for Ansible inventories, whose group variables are already folded into each entry."""
     targets: list[Target] = []
     seen: dict[str, int] = {}
-    for entry in entries:
+    total = 0
+    for entry in entries:  # counted from the ranges first: an oversized inventory is refused before any work
         line = yamlio.line_of(entry)
         where = f"{path}:{line}" if line else str(path)
         if not isinstance(entry, dict):
-            raise InventoryError(f"{where}: a target must be a mapping, got {entry!r}")
+            raise InventoryError(f"{where}: a target must be a mapping, got {yamlio.quote(entry)}")
+        _check_keys(entry, where, "a target")
+        total += _count_entry(entry, where)
+        if total > _MAX_TARGETS:
+            raise InventoryError(f"{where}: the inventory expands to more than {_MAX_TARGETS} targets (the limit)")
+    for entry in entries:
+        line = yamlio.line_of(entry)
+        where = f"{path}:{line}" if line else str(path)
         for expanded in _expand_entry(entry, where):
             merged = _merge(expanded, defaults, groups, where)
             target = _build_target(merged, where, config)
@@ -143,106 +179,182 @@ def _resolve(
     return targets
 
 
-def _expand_entry(entry: dict, where: str) -> list[dict]:
+def _count_entry(entry: dict, where: str) -> int:
+    """How many targets an entry stands for, from its name's ranges alone (nothing is expanded yet)."""
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise InventoryError(f"{where}: target without a `name`")
     try:
+        return hostlist.count(name)
+    except ValueError as exc:
+        raise InventoryError(f"{where}: {exc}") from None
+
+
+def _expand_entry(entry: dict, where: str) -> list[dict]:
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise InventoryError(f"{where}: target without a `name`")
+    address = entry.get("address")
+    if address is not None and not isinstance(address, str):
+        raise InventoryError(f"{where}: target {yamlio.quote(name)}: address must be a string, not "
+                             f"{yamlio.quote(address)}")
+    try:
         names = hostlist.expand(name)
-        address = entry.get("address")
-        addresses = hostlist.expand(str(address)) if address is not None else [None] * len(names)
+        addresses = hostlist.expand(address) if address is not None else [None] * len(names)
     except ValueError as exc:
         raise InventoryError(f"{where}: {exc}") from None
     if len(addresses) != len(names):
         raise InventoryError(
-            f"{where}: name {name!r} expands to {len(names)} targets but address {entry.get('address')!r} to "
-            f"{len(addresses)}; the two ranges must have the same count"
+            f"{where}: name {yamlio.quote(name)} expands to {len(names)} targets but address "
+            f"{yamlio.quote(address)} to {len(addresses)}; the two ranges must have the same count"
         )
     return [{**entry, "name": n, "address": a} for n, a in zip(names, addresses, strict=False)]
 
 
+def _group_names(entry: dict, where: str) -> list[str]:
+    """`groups: [a, b]` or `groups: a` or `group: a`; each a known group's name (a string)."""
+    raw = entry.get("groups") or ([entry["group"]] if entry.get("group") else [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)):
+        raise InventoryError(f"{where}: target {yamlio.quote(entry['name'])}: `groups` must be a group name or a list of them, "
+                             f"not {yamlio.quote(raw)}")
+    if len(raw) > _MAX_GROUPS_PER_TARGET:
+        raise InventoryError(f"{where}: target {yamlio.quote(entry['name'])} in more than {_MAX_GROUPS_PER_TARGET} "
+                             "groups (the limit)")
+    for group_name in raw:
+        _check_group_name(group_name, where)
+    return list(raw)
+
+
 def _merge(entry: dict, defaults: dict, groups: dict | None, where: str) -> dict:
-    group_names = entry.get("groups") or ([entry["group"]] if entry.get("group") else [])
-    if isinstance(group_names, str):
-        group_names = [group_names]
+    group_names = _group_names(entry, where)
     merged: dict[str, Any] = dict(defaults)
     for group_name in group_names if groups is not None else ():
         if group_name not in groups:
-            raise InventoryError(f"{where}: target {entry['name']!r} names unknown group {group_name!r}")
+            raise InventoryError(f"{where}: target {yamlio.quote(entry['name'])} names unknown group {yamlio.quote(group_name)}")
         merged.update(groups[group_name])
     merged.update({k: v for k, v in entry.items() if v is not None})
     merged["groups"] = tuple(group_names)
     unknown = set(merged) - _KNOWN_KEYS - _SECRET_KEYS - {"ansible_vars"}
     if unknown:
-        raise InventoryError(f"{where}: unknown key(s) {sorted(unknown)} for target {entry['name']!r}")
+        shown = yamlio.shorten(str(sorted(unknown, key=str)))
+        raise InventoryError(f"{where}: unknown key(s) {shown} for target {yamlio.quote(entry['name'])}")
     if set(merged) & _SECRET_KEYS:
         raise InventoryError(
-            f"{where}: target {entry['name']!r}: passwords do not belong in an inventory; use keys, or "
+            f"{where}: target {yamlio.quote(entry['name'])}: passwords do not belong in an inventory; use keys, or "
             "`password_env: VARNAME` naming an environment variable"
         )
     return merged
 
 
+def _text(m: dict, key: str, where: str, name: str, numbers: bool = False) -> str | None:
+    """A setting that must be one plain value: a string (or, with `numbers`, an integer written bare)."""
+    value = m.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str) or (numbers and isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise InventoryError(f"{where}: target {name!r}: {key} must be a string, not {yamlio.quote(value)}")
+
+
 def _build_target(m: dict, where: str, config: paramiko.SSHConfig | None) -> Target:
     name = str(m["name"])
-    if not _NAME.match(name):
-        raise InventoryError(f"{where}: invalid target name {name!r} (letters, digits, . _ - only)")
+    if not _NAME.fullmatch(name):
+        raise InventoryError(f"{where}: invalid target name {yamlio.quote(name)} (letters, digits, . _ - only)")
     looked_up = config.lookup(name) if config is not None else {}
     explicit_address = m.get("address")
     address = str(explicit_address or looked_up.get("hostname") or name)
-    if not _ADDRESS.match(address):
-        raise InventoryError(f"{where}: target {name!r}: invalid address {address!r}")
-    user = m.get("user") or looked_up.get("user")
-    if user is not None and not _USER.match(str(user)):
-        raise InventoryError(f"{where}: target {name!r}: invalid user {user!r}")
+    if not _ADDRESS.fullmatch(address):
+        raise InventoryError(f"{where}: target {name!r}: invalid address {yamlio.quote(address)}")
+    user = _text(m, "user", where, name, numbers=True) or looked_up.get("user")
+    if user is not None and not _USER.fullmatch(str(user)):
+        raise InventoryError(f"{where}: target {name!r}: invalid user {yamlio.quote(user)}")
     port = m.get("port", looked_up.get("port", 22))
     try:
+        if isinstance(port, bool) or not isinstance(port, (int, str)):
+            raise ValueError
         port = int(port)
         if not 1 <= port <= 65535:
             raise ValueError
-    except (TypeError, ValueError):
-        raise InventoryError(f"{where}: target {name!r}: invalid port {port!r}") from None
-    identity = m.get("identity_file") or (looked_up.get("identityfile") or [None])[0]
+    except ValueError:
+        raise InventoryError(f"{where}: target {name!r}: invalid port {yamlio.quote(port)}") from None
+    identity, identity_given = _identity(m, looked_up, where, name)
+    platform_raw = _text(m, "platform", where, name) or "linux"
     try:
-        platform = Platform(str(m.get("platform", "linux")).lower())
+        platform = Platform(platform_raw.lower())
     except ValueError:
         choices = ", ".join(p.value for p in Platform)
-        raise InventoryError(f"{where}: target {name!r}: unknown platform {m.get('platform')!r} ({choices})") from None
-    kind_raw = m.get("kind") or ("switch" if platform in _SWITCH_PLATFORMS else "host")
+        raise InventoryError(f"{where}: target {name!r}: unknown platform {yamlio.quote(platform_raw)} "
+                             f"({choices})") from None
+    kind_raw = _text(m, "kind", where, name) or ("switch" if platform in _SWITCH_PLATFORMS else "host")
     try:
-        kind = TargetKind(str(kind_raw).lower())
+        kind = TargetKind(kind_raw.lower())
     except ValueError:
-        raise InventoryError(f"{where}: target {name!r}: kind must be host or switch, not {kind_raw!r}") from None
+        raise InventoryError(f"{where}: target {name!r}: kind must be host or switch, not "
+                             f"{yamlio.quote(kind_raw)}") from None
     if kind is TargetKind.SWITCH and platform not in _SWITCH_PLATFORMS:
         raise InventoryError(f"{where}: switch {name!r} needs a switch platform (sonic, cumulus, onyx, eos, nxos)")
     if kind is TargetKind.HOST and platform is not Platform.LINUX:
         raise InventoryError(f"{where}: host {name!r} must have platform linux, not {platform.value}")
+    role = _text(m, "role", where, name, numbers=True)
+    if role is not None and (len(role) > _GROUP_NAME_MAX or not role.isprintable()):
+        raise InventoryError(f"{where}: target {name!r}: invalid role {yamlio.quote(role)}")
     ports = m.get("ports") or ()
     if isinstance(ports, str):
         ports = [p.strip() for p in ports.split(",")]
+    if not isinstance(ports, (list, tuple)):
+        raise InventoryError(f"{where}: target {name!r}: ports must be a list of switch port names, not "
+                             f"{yamlio.quote(ports)}")
     for p in ports:
-        if not _PORT_NAME.match(str(p)):
-            raise InventoryError(f"{where}: target {name!r}: invalid switch port name {p!r}")
-    password_env = m.get("password_env")
-    if password_env is not None and not _ENV_NAME.match(str(password_env)):
+        if isinstance(p, bool) or not isinstance(p, (str, int)) or not _PORT_NAME.fullmatch(str(p)):
+            raise InventoryError(f"{where}: target {name!r}: invalid switch port name {yamlio.quote(p)}")
+    password_env = _text(m, "password_env", where, name)
+    if password_env is not None and not _ENV_NAME.fullmatch(password_env):
         raise InventoryError(f"{where}: target {name!r}: password_env must name an environment variable")
-    proxy = m.get("proxy_jump") or looked_up.get("proxyjump")
-    if proxy is not None and not re.fullmatch(r"(?:[A-Za-z0-9_.-]+@)?[A-Za-z0-9_.:\[\]-]+", str(proxy)):
-        raise InventoryError(f"{where}: target {name!r}: invalid proxy_jump {proxy!r}")
+    proxy = _text(m, "proxy_jump", where, name) or looked_up.get("proxyjump")
+    if proxy is not None and not _PROXY.fullmatch(str(proxy)):
+        raise InventoryError(f"{where}: target {name!r}: invalid proxy_jump {yamlio.quote(proxy)}")
     return Target(
         name=name,
         address=address,
         kind=kind,
         platform=platform,
-        role=m.get("role"),
+        role=role,
         user=None if user is None else str(user),
         port=port,
-        identity_file=None if identity is None else os.path.expanduser(str(identity)),
+        identity_file=identity,
+        identity_file_as_given=identity_given,
         proxy_jump=None if proxy is None else str(proxy),
         groups=tuple(m.get("groups", ())),
         ports=tuple(str(p) for p in ports),
         password_env=password_env,
     )
+
+
+def _identity(m: dict, looked_up: dict, where: str, name: str) -> tuple[str | None, str | None]:
+    """(the key file this machine connects with, the key file as written for the record).
+
+    Bundles and `inventory show` carry the second: `~/.ssh/id_ed25519` says what was meant without telling
+    everyone who reads a bundle the collecting machine's home directory or temporary paths.
+    """
+    given = _text(m, "identity_file", where, name) or None  # an empty one defers to ~/.ssh/config
+    if given is None:
+        from_config = looked_up.get("identityfile") or [None]
+        given = from_config[0] if isinstance(from_config, list) else from_config
+        if given is None:
+            return None, None
+        given = _home_contracted(str(given))  # ssh_config lookups come back with `~` already expanded
+    if not given or len(given) > _IDENTITY_MAX or not given.isprintable():
+        raise InventoryError(f"{where}: target {name!r}: invalid identity_file {yamlio.quote(given)}")
+    return os.path.expanduser(given), given
+
+
+def _home_contracted(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("~", "/") and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")):]
+    return path
 
 
 # --- Ansible inventories ---------------------------------------------------------------------------------------
@@ -261,9 +373,9 @@ def _ansible_host_entry(name: str, hostvars: dict, group_chain: list[str], line:
         if key in mapping:
             entry[mapping[key]] = value
         elif key == "ansible_network_os":
-            os_name = str(value).lower()
+            os_name = str(value).lower() if isinstance(value, str) else None
             if os_name not in _ANSIBLE_OS:
-                raise InventoryError(f"unknown ansible_network_os {value!r} for host {name!r}")
+                raise InventoryError(f"unknown ansible_network_os {yamlio.quote(value)} for host {yamlio.quote(name)}")
             entry["platform"] = _ANSIBLE_OS[os_name].value
         elif key in _SECRET_KEYS:
             continue  # Ansible keeps vault-encrypted secrets here; we never read or carry them
@@ -280,32 +392,50 @@ def _ansible_host_entry(name: str, hostvars: dict, group_chain: list[str], line:
 def _ansible_yaml_entries(data: dict, path: Path) -> list[dict]:
     hosts: dict[str, dict] = {}
 
-    def walk(group_name: str, group: Any, inherited: dict, chain: list[str]) -> None:
+    def mapping_or_none(value: Any, what: str, line: int) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise InventoryError(f"{path}:{line}: {what} must be a mapping, not {yamlio.quote(value)}")
+        return value
+
+    def visit(group_name: str, group: Any, inherited: dict, chain: list[str], line: int) -> list:
+        """Record the group's hosts; return its children to visit next, in order."""
         if group is None:
-            return
+            return []
         if not isinstance(group, dict):
-            raise InventoryError(f"{path}: Ansible group {group_name!r} must be a mapping")
-        group_vars = {**inherited, **(group.get("vars") or {})}
+            raise InventoryError(f"{path}:{line}: Ansible group {group_name!r} must be a mapping, not "
+                                 f"{yamlio.quote(group)}")
+        line = yamlio.line_of(group) or line
+        group_vars = {**inherited, **mapping_or_none(group.get("vars"), f"`vars` of group {group_name!r}", line)}
         chain = [*chain, group_name]
-        for host, hostvars in (group.get("hosts") or {}).items():
-            merged = {**group_vars, **(hostvars or {})}
+        for host, hostvars in mapping_or_none(group.get("hosts"), f"`hosts` of group {group_name!r}", line).items():
+            if not isinstance(host, str) or not host:
+                raise InventoryError(f"{path}:{line}: a host name must be a string, not {yamlio.quote(host)}")
+            merged = {**group_vars, **mapping_or_none(hostvars, f"the variables of host {yamlio.quote(host)}", line)}
             previous = hosts.get(host)
-            line = yamlio.line_of(hostvars) or yamlio.line_of(group)
+            host_line = yamlio.line_of(hostvars) or line
             try:
-                entry = _ansible_host_entry(str(host), merged, chain, line)
+                entry = _ansible_host_entry(host, merged, chain, host_line)
             except InventoryError as exc:
-                raise InventoryError(f"{path}:{line}: {exc}") from None
+                raise InventoryError(f"{path}:{host_line}: {exc}") from None
             if previous is not None:  # a host in several groups: merge, keeping every group name
                 entry["groups"] = sorted(set(previous["groups"]) | set(entry["groups"]))
                 merged_entry = {**previous, **entry}
                 entry = yamlio.LineDict(merged_entry)
-                entry.line = line
-            hosts[str(host)] = entry
-        for child_name, child in (group.get("children") or {}).items():
-            walk(str(child_name), child, group_vars, chain)
+                entry.line = host_line
+            hosts[host] = entry
+        children = mapping_or_none(group.get("children"), f"`children` of group {group_name!r}", line)
+        for child_name in children:
+            _check_group_name(child_name, f"{path}:{line}")
+        return [(child_name, child, group_vars, chain, line) for child_name, child in children.items()]
 
     roots = data["all"] if "all" in data and isinstance(data["all"], dict) else {"children": data}
-    walk("all", roots, {}, [])
+    # Depth first, children in file order, as a recursive walk would go; an explicit stack because nothing bounds
+    # how deeply an inventory may nest its groups.
+    stack = [("all", roots, {}, [], yamlio.line_of(data) or 1)]
+    while stack:
+        stack.extend(reversed(visit(*stack.pop())))
     return list(hosts.values())
 
 
@@ -331,6 +461,7 @@ def _ansible_ini_entries(text: str, path: Path) -> list[dict]:
         header = re.fullmatch(r"\[([^\]:]+)(?::(vars|children))?\]", line)
         if header:
             section, kind = header.group(1), header.group(2) or "hosts"
+            _check_group_name(section, f"{path}:{number}")
             continue
         if kind == "vars":
             key, _, value = line.partition("=")
@@ -342,7 +473,7 @@ def _ansible_ini_entries(text: str, path: Path) -> list[dict]:
             host_vars = {}
             for token in tokens[1:]:
                 if "=" not in token:
-                    raise InventoryError(f"{path}:{number}: expected key=value, got {token!r}")
+                    raise InventoryError(f"{path}:{number}: expected key=value, got {yamlio.quote(token)}")
                 key, _, value = token.partition("=")
                 host_vars[key] = value
             entry = hosts.setdefault(tokens[0], {"vars": {}, "groups": [], "line": number})
@@ -353,22 +484,18 @@ def _ansible_ini_entries(text: str, path: Path) -> list[dict]:
         for kid in kids:
             parents.setdefault(kid, []).append(parent)
 
-    def ancestry(group: str, seen: frozenset = frozenset()) -> list[str]:
-        out = [group]
-        for parent in parents.get(group, []):
-            if parent not in seen:
-                out = ancestry(parent, seen | {group}) + out
-        return out
-
     entries = []
+    merged_for: dict[tuple, tuple[list[str], dict]] = {}  # hosts of the same groups share one chain and its vars
     for host, info in hosts.items():
-        chain: list[str] = []
-        for g in info["groups"]:
-            chain.extend(x for x in ancestry(g) if x not in chain)
-        merged: dict = {}
-        for g in ["all", *chain]:
-            merged.update(group_vars.get(g, {}))
-        merged.update(info["vars"])
+        key = tuple(info["groups"])
+        if key not in merged_for:
+            chain = _group_chain(info["groups"], parents, f"{path}:{info['line']}")
+            group_merged: dict = {}
+            for g in ["all", *chain]:
+                group_merged.update(group_vars.get(g, {}))
+            merged_for[key] = (chain, group_merged)
+        chain, group_merged = merged_for[key]
+        merged = {**group_merged, **info["vars"]}
         try:
             entries.append(_ansible_host_entry(host, merged, chain, info["line"]))
         except InventoryError as exc:
@@ -376,16 +503,58 @@ def _ansible_ini_entries(text: str, path: Path) -> list[dict]:
     return entries
 
 
+def _group_chain(groups: list[str], parents: dict[str, list[str]], where: str) -> list[str]:
+    """A host's groups with all their `:children` ancestors, each once, most distant first, so that a nearer
+    group's variables win; of two parents, the later-listed one's line comes first.
+
+    That order is a depth-first walk that visits a group's parents last-listed first and emits each group when its
+    own parents are done; a group met again is skipped, its line being emitted already. Each group and each
+    parent link is therefore seen once per host-group set, where following every path would take exponential time
+    on nested diamonds. Iterative, so a long chain needs no recursion; a group that is its own ancestor is refused,
+    as Ansible does, and so is a host in more than _MAX_GROUPS_PER_TARGET groups.
+    """
+    chain: dict[str, None] = {}  # ordered set, in emission order
+    for start in groups:
+        if start in chain:
+            continue
+        stack = [(start, iter(reversed(parents.get(start, ()))))]
+        on_stack = {start}
+        while stack:
+            group, pending = stack[-1]
+            parent = next(pending, None)
+            if parent is None:
+                stack.pop()
+                on_stack.discard(group)
+                chain[group] = None
+                if len(chain) > _MAX_GROUPS_PER_TARGET:
+                    raise InventoryError(f"{where}: a host in more than {_MAX_GROUPS_PER_TARGET} groups (the limit)")
+            elif parent in on_stack:
+                raise InventoryError(f"{where}: group {yamlio.quote(parent)} is its own ancestor through "
+                                     "`:children` sections (a cycle)")
+            elif parent not in chain:
+                stack.append((parent, iter(reversed(parents.get(parent, ())))))
+                on_stack.add(parent)
+    return list(chain)
+
+
 # --- helpers -----------------------------------------------------------------------------------------------------
 
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(yamlio.MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise InventoryError(f"{path}: no such inventory file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InventoryError(f"{path}: cannot read inventory: {exc}") from None
+    except OSError as exc:
+        raise InventoryError(f"{path}: cannot read inventory: {exc.strerror or exc}") from None
+    if len(data) > yamlio.MAX_FILE_BYTES:
+        raise InventoryError(f"{path}: larger than {yamlio.MAX_FILE_BYTES} bytes; not an inventory")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InventoryError(f"{path}: cannot read inventory: not UTF-8 text ({exc.reason} at byte {exc.start})") \
+            from None
 
 
 def _read_ssh_config(ssh_config: str | Path | None) -> paramiko.SSHConfig | None:
@@ -397,4 +566,5 @@ def _read_ssh_config(ssh_config: str | Path | None) -> paramiko.SSHConfig | None
     try:
         return paramiko.SSHConfig.from_path(str(path))
     except Exception as exc:  # paramiko raises assorted types for a malformed config
-        raise InventoryError(f"{path}: cannot read ssh config: {exc}") from None
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InventoryError(f"{path}: cannot read ssh config: {yamlio.shorten(message)}") from None

@@ -54,13 +54,16 @@ class Target:
     role: str | None = None
     user: str | None = None
     port: int = 22
-    identity_file: str | None = None
+    identity_file: str | None = None  # the key file as this machine opens it (`~` expanded): for connecting
     proxy_jump: str | None = None
     groups: tuple[str, ...] = ()
     ports: tuple[str, ...] = ()  # switch ports to read per-port counters from; empty = discover via LLDP
     # The name of an environment variable holding a password, never the password itself: inventories are
     # shared and bundles are copied around, so a secret must not live in either.
     password_env: str | None = field(default=None, repr=False, compare=False)
+    # The key file as the inventory wrote it (`~/.ssh/id_ed25519`, a relative path): what `public()` records.
+    # Bundles travel, and the collecting machine's home directory or temporary paths are nobody else's business.
+    identity_file_as_given: str | None = field(default=None, compare=False)
 
     def public(self) -> dict:
         """The resolved target without anything secret (for `inventory show` and the bundle)."""
@@ -72,7 +75,7 @@ class Target:
             "role": self.role,
             "user": self.user,
             "port": self.port,
-            "identity_file": self.identity_file,
+            "identity_file": self.identity_file if self.identity_file_as_given is None else self.identity_file_as_given,
             "proxy_jump": self.proxy_jump,
             "groups": list(self.groups),
         }

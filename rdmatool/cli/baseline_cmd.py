@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rdmatool.cli._output import EXIT_USAGE, die, print_json
@@ -25,11 +26,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _fmt(value) -> str:
+    """A cell's text. Baselines may come from elsewhere: their strings are shown as they are, never read as rich
+    markup (a `[/x]` in a name would otherwise stop the command)."""
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value)
+    return escape(str(value))
 
 
 @baseline_app.command("save")
@@ -80,7 +83,7 @@ def list_command(
     if not good:
         print(f"no baselines in {store}")
         return
-    table = Table(title=f"baselines in {store}")
+    table = Table(title=f"baselines in {_fmt(store)}")
     for column in ("name", "nights", "keep", "first", "last", "groups"):
         table.add_column(column)
     for e in good:
@@ -110,9 +113,9 @@ def show_command(
                     "rule_stats": stats, "reference": doc.get("reference", {})})
         return
     console = Console(width=160)
-    console.print(f"[bold]{doc.get('name')}[/bold]  {path}  {len(nights)} nights (keep {doc.get('keep')})")
+    console.print(f"[bold]{_fmt(doc.get('name'))}[/bold]  {_fmt(path)}  {len(nights)} nights (keep {_fmt(doc.get('keep'))})")
     for n in nights:
-        console.print(f"  {n['created']}  {n['targets']} targets  {n['bundle']}", highlight=False)
+        console.print(f"  {_fmt(n['created'])}  {_fmt(n['targets'])} targets  {_fmt(n['bundle'])}", highlight=False)
     table = Table(title=f"{len(stats)} groups")
     for column in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights"):
         table.add_column(column, justify="right" if column not in ("metric", "kind", "role") else "left")
@@ -126,7 +129,7 @@ def show_command(
             facts.add_column(column)
         for category, groups in reference.items():
             for group, v in groups.items():
-                facts.add_row(category, group, str(v.get("value")), f"{v.get('count')}/{v.get('total')}")
+                facts.add_row(_fmt(category), _fmt(group), _fmt(v.get("value")), f"{v.get('count')}/{v.get('total')}")
         console.print(facts)
 
 
@@ -151,8 +154,8 @@ def diff_command(
         print_json(result)
         return
     console = Console(width=160)
-    console.print(f"{result['moved_total']} groups moved; {result['only_a']} only in {a}, {result['only_b']} only in {b}",
-                  highlight=False)
+    console.print(f"{result['moved_total']} groups moved; {result['only_a']} only in {_fmt(a)}, {result['only_b']} only "
+                  f"in {_fmt(b)}", highlight=False)
     if result["moved"]:
         table = Table(title="medians that moved most")
         for column in (*baselines.RULE_KEYS, "A", "B", "change", "relative"):
@@ -166,7 +169,7 @@ def diff_command(
         for column in ("category", "group", "A", "B"):
             facts.add_column(column)
         for f in result["facts"]:
-            facts.add_row(f["category"], f["group"], _fmt(f["a"]), _fmt(f["b"]))
+            facts.add_row(_fmt(f["category"]), _fmt(f["group"]), _fmt(f["a"]), _fmt(f["b"]))
         console.print(facts)
     else:
         console.print("reference facts unchanged")

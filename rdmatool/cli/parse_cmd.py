@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rdmatool import parsers
+from rdmatool import files, parsers
 from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
-from rdmatool.errors import ParseError
+from rdmatool.errors import ParseError, RdmatoolError
 from rdmatool.model import Sample
 
 
@@ -46,18 +45,35 @@ def parse_command(
 
 
 def _read_input(file: str | None) -> tuple[str, str]:
-    if file in (None, "-"):
-        return sys.stdin.read(), "<stdin>"
-    path = Path(file)
+    """The text to parse and its label; at most the output cap is read (a saved output is megabytes, and a
+    runaway pipe or a wrong file must be refused, not held in memory)."""
     try:
-        # Captures from Windows paste buffers and switch consoles carry stray bytes; never die on decoding.
-        return path.read_text(encoding="utf-8", errors="replace"), file
-    except FileNotFoundError:
-        die(f"rdmatool parse: {file}: no such file", EXIT_USAGE)
-    except IsADirectoryError:
-        die(f"rdmatool parse: {file}: is a directory", EXIT_USAGE)
-    except OSError as exc:
-        die(f"rdmatool parse: {file}: {exc.strerror or exc}", EXIT_USAGE)
+        limit = files.max_output_bytes()
+    except RdmatoolError as exc:
+        die(f"rdmatool parse: {exc}", EXIT_USAGE)
+    if file in (None, "-"):
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode("utf-8")
+        label = "<stdin>"
+    else:
+        label = file
+        try:
+            with open(file, "rb") as handle:  # not only regular files: `<(ssh host ibstat)` is a pipe
+                data = handle.read(limit + 1)
+        except FileNotFoundError:
+            die(f"rdmatool parse: {file}: no such file", EXIT_USAGE)
+        except IsADirectoryError:
+            die(f"rdmatool parse: {file}: is a directory", EXIT_USAGE)
+        except OSError as exc:
+            die(f"rdmatool parse: {file}: {exc.strerror or exc}", EXIT_USAGE)
+    if len(data) > limit:
+        die(f"rdmatool parse: {label}: larger than {limit} bytes ({files.ENV_MAX_BYTES})", EXIT_USAGE)
+    # Captures from Windows paste buffers and switch consoles carry stray bytes and CR line ends; never die on
+    # decoding, and read line ends as a text file would.
+    text = data.decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, label
 
 
 def _print_list() -> None:
