@@ -173,7 +173,7 @@ def test_scan_negotiates_the_known_key_types(tmp_path: Path, keys, offered: list
     thread = _serve(server, [keys[k] for k in offered])
     try:
         if outcome is None:
-            hostkeys.scan_and_check(known, "sw1", 2022, timeout=10, sock=client)
+            assert hostkeys.scan_and_check(known, "sw1", 2022, timeout=10, sock=client) == keys[known_as]
         else:
             with pytest.raises(HostKeyChanged, match=outcome):
                 hostkeys.scan_and_check(known, "sw1", 2022, timeout=10, sock=client)

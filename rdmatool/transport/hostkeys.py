@@ -222,8 +222,9 @@ class VerifyingPolicy(paramiko.MissingHostKeyPolicy):
         self.known.check(self.address, self.port, key)
 
 
-def scan_and_check(known: KnownHosts, address: str, port: int, timeout: float, sock=None) -> None:
-    """Fetch a server's host key without authenticating, and check it (used before handing over to netmiko).
+def scan_and_check(known: KnownHosts, address: str, port: int, timeout: float, sock=None) -> paramiko.PKey:
+    """Fetch a server's host key without authenticating, check it and return it (used before handing over to
+    netmiko, which can then be told to accept exactly that key).
 
     Only the key types known for the host are negotiated (see `KnownHosts.disabled_key_algorithms`); a host that
     offers none of them is refused as changed.
@@ -244,7 +245,9 @@ def scan_and_check(known: KnownHosts, address: str, port: int, timeout: float, s
             raise HostKeyChanged(
                 f"{name} offers none of the host key types known for it; refusing to connect — verify the host"
             ) from None
-        known.check(address, port, transport.get_remote_server_key())
+        key = transport.get_remote_server_key()
+        known.check(address, port, key)
+        return key
     finally:
         transport.close()
         if own:
