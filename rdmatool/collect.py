@@ -31,6 +31,7 @@ class CollectOptions:
     target_deadline: float = 120.0
     accept_new_host_keys: bool = False
     known_hosts: str | None = None
+    accept_new_key_types: bool = False  # with accept_new_host_keys: a known host may present a key of a new type
 
 
 @dataclass
@@ -52,7 +53,7 @@ Progress = Callable[[str, str], None]  # (target name, event) — presentation l
 
 
 def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None) -> list[TargetOutcome]:
-    known = KnownHosts(options.known_hosts, options.accept_new_host_keys)
+    known = KnownHosts(options.known_hosts, options.accept_new_host_keys, options.accept_new_key_types)
     snapshot_count = 1 if options.interval_s <= 0 else 2
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)

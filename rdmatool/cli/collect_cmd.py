@@ -54,15 +54,21 @@ def collect_command(
     shard: str = typer.Option(None, "--shard", help="K/N: collect only the K-th of N shards."),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    accept_new_key_types: bool = typer.Option(
+        False, "--accept-new-key-types",
+        help="With --accept-new-host-keys: also record a known host's key of a new type (else refused as changed)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing bundle even if nothing was collected."),
 ) -> None:
     """Collect a bundle from every target over SSH (read-only commands only)."""
     from rdmatool.collect import CollectOptions
 
+    if accept_new_key_types and not accept_new_host_keys:
+        die("rdmatool: --accept-new-key-types only applies together with --accept-new-host-keys", EXIT_USAGE)
     targets = load_targets(inventory_file, limit, shard)
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
+        accept_new_key_types=accept_new_key_types,
     )
     try:
         outcomes, path = collect_to_bundle(targets, options, out, force=force)

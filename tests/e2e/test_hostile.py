@@ -157,3 +157,25 @@ def test_a_missing_key_file_is_named_as_such(hostile_run) -> None:
     for name in ("gpu01", "leaf01"):
         assert "identity file ~/.ssh/no-such-key-for-rdmatool not found on this machine" in errors[name], errors
         assert "unreachable" not in errors[name]
+
+
+def test_a_known_host_presenting_a_new_key_type_is_refused_unless_both_options_say_so(hostile_run, tmp_path) -> None:
+    """gpu01 is known with an ECDSA key only; its sshd presents ed25519: a man in the middle would look like this."""
+    import paramiko
+
+    fab = hostile_run["fabric"]
+    ecdsa = paramiko.ECDSAKey.generate()
+    known = tmp_path / "known_hosts"
+    known.write_text(f"[{fab.address('gpu01')}]:{fab.port} {ecdsa.get_name()} {ecdsa.get_base64()}\n")
+    args = ("--interval", "0", "--limit", "gpu01")
+    refused = collect(fab, tmp_path / "a", *args, "--accept-new-host-keys", known_hosts=known)
+    assert refused.returncode == 3
+    error = manifest(tmp_path / "a")["failures"][0]["error"]
+    assert "gpu01" in error and "changed" in error, error
+    assert "ssh-ed25519" not in known.read_text()
+    usage = collect(fab, tmp_path / "b", *args, "--accept-new-key-types", known_hosts=known)
+    assert usage.returncode == 2 and "--accept-new-key-types only applies together" in usage.stderr
+    accepted = collect(fab, tmp_path / "c", *args, "--accept-new-host-keys", "--accept-new-key-types",
+                       known_hosts=known)
+    assert accepted.returncode == 0, accepted.stderr
+    assert "ssh-ed25519" in known.read_text()
