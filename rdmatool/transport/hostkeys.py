@@ -46,6 +46,13 @@ class HostKeyRevoked(HostKeyChanged):
     """The presented key is listed under `@revoked`: refused like a changed key, whatever else is known."""
 
 
+def other_key_algorithms(key_type: str) -> list[str]:
+    """Every host key algorithm paramiko knows except those that verify a key of `key_type`: what to disable so
+    that a connection negotiates exactly that type."""
+    allowed = set(_ALGORITHMS.get(key_type, (key_type,)))
+    return [a for a in paramiko.Transport._preferred_keys if a not in allowed]
+
+
 def host_key_name(address: str, port: int) -> str:
     return address if port == 22 else f"[{address}]:{port}"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -12,7 +13,13 @@ import paramiko
 
 from rdmatool import commands, host_framing
 from rdmatool.model import CommandResult, Target
-from rdmatool.transport.hostkeys import HostKeyChanged, HostKeyUnknown, KnownHosts, VerifyingPolicy
+from rdmatool.transport.hostkeys import (
+    HostKeyChanged,
+    HostKeyUnknown,
+    KnownHosts,
+    VerifyingPolicy,
+    host_key_name,
+)
 
 # What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
@@ -34,6 +41,11 @@ class Session:
         self.client.set_missing_host_key_policy(VerifyingPolicy(known, target.address, target.port))
         self._jump: paramiko.SSHClient | None = None
         sock = self._proxy_sock(known, connect_timeout) if target.proxy_jump else None
+        disabled = known.disabled_key_algorithms(target.address, target.port)
+        with refuse_unknown_key_types(target.address, target.port, disabled):
+            self._connect(target, connect_timeout, sock, disabled)
+
+    def _connect(self, target: Target, connect_timeout: float, sock, disabled: list[str]) -> None:
         self.client.connect(
             hostname=target.address,
             port=target.port,
@@ -46,6 +58,9 @@ class Session:
             allow_agent=True,
             look_for_keys=target.identity_file is None,
             sock=sock,
+            # Negotiate only the key types known for the host, as OpenSSH does; else paramiko's first choice would
+            # make a host known by another type look changed.
+            disabled_algorithms={"keys": disabled} if disabled else None,
         )
 
     def _proxy_sock(self, known: KnownHosts, timeout: float):
@@ -55,8 +70,11 @@ class Session:
         port_no = int(port) if port else 22
         self._jump = paramiko.SSHClient()
         self._jump.set_missing_host_key_policy(VerifyingPolicy(known, host, port_no))
-        self._jump.connect(host, port=port_no, username=user or self.target.user, timeout=timeout,
-                           key_filename=self.target.identity_file)
+        disabled = known.disabled_key_algorithms(host, port_no)
+        with refuse_unknown_key_types(host, port_no, disabled):
+            self._jump.connect(host, port=port_no, username=user or self.target.user, timeout=timeout,
+                               key_filename=self.target.identity_file,
+                               disabled_algorithms={"keys": disabled} if disabled else None)
         return self._jump.get_transport().open_channel(
             "direct-tcpip", (self.target.address, self.target.port), ("127.0.0.1", 0), timeout=timeout
         )
@@ -127,6 +145,19 @@ class Session:
             self._jump.close()
 
 
+@contextlib.contextmanager
+def refuse_unknown_key_types(address: str, port: int, disabled: list[str]):
+    """A host that offers none of the key types known for it is refused as changed (not 'incompatible peer')."""
+    try:
+        yield
+    except paramiko.ssh_exception.IncompatiblePeer:
+        if not disabled:
+            raise
+        raise HostKeyChanged(f"{host_key_name(address, port)} offers none of the host key types known for it (its key "
+                             "changed?); refusing to connect — verify the host, then record the new key type with "
+                             "--accept-new-host-keys --accept-new-key-types") from None
+
+
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat(timespec="microseconds")
 
@@ -163,8 +194,8 @@ def describe_connect_error(target: Target, exc: BaseException) -> str:
     where = f"{target.name} ({target.address}:{target.port})"
     if isinstance(exc, IdentityFileMissing):
         return f"{where}: {exc}"
-    if isinstance(exc, HostKeyChanged):
-        return f"{where}: host key changed — refusing to connect"
+    if isinstance(exc, HostKeyChanged):  # changed, revoked or of a new type: the message says which
+        return f"{where}: {exc}"
     if isinstance(exc, HostKeyUnknown):
         return f"{where}: {exc}"
     if isinstance(exc, paramiko.AuthenticationException):

@@ -1,18 +1,32 @@
-"""Switch transport: netmiko's real drivers run the platform's read-only show commands from commands.py (the audited list)."""
+"""Switch transport: netmiko's real drivers run the read-only show commands of commands.py (the audited list)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import time
 
 from rdmatool import commands
 from rdmatool.model import CommandResult, Target
-from rdmatool.transport.hostkeys import KnownHosts, scan_and_check
+from rdmatool.transport.hostkeys import KnownHosts, host_key_name, other_key_algorithms, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso
 
 # Error texts that switch CLIs print instead of output; such a result is a failed command, not data.
 _CLI_ERRORS = ("% Invalid", "% Incomplete", "% Ambiguous", "Invalid input", "Syntax error", "command not found")
+
+
+@contextlib.contextmanager
+def _pinned_known_hosts(address: str, port: int, key):
+    """A private known_hosts holding only the key just verified; removed once netmiko has connected."""
+    fd, path = tempfile.mkstemp(prefix="rdmatool-known-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"{host_key_name(address, port)} {key.get_name()} {key.get_base64()}\n")
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 class SwitchSession:
@@ -21,11 +35,20 @@ class SwitchSession:
 
         self.target = target
         check_identity_file(target)
-        # netmiko verifies against known_hosts files itself (ssh_strict → RejectPolicy), but cannot record a new
-        # key; so check (and, if allowed, learn) the key first with the same rules as for hosts.
-        scan_and_check(known, target.address, target.port, connect_timeout)
-        known_file = str(known.record_to) if known.record_to.exists() else None
-        self.conn = ConnectHandler(
+        # netmiko verifies against known_hosts files itself (ssh_strict → RejectPolicy) but cannot record a new key,
+        # and its loader stops at the first malformed line of a real known_hosts. So check (and, if allowed, learn)
+        # the key first with the same rules as for hosts, then let netmiko accept exactly that key and key type from
+        # a private one-line file.
+        key = scan_and_check(known, target.address, target.port, connect_timeout)
+        with _pinned_known_hosts(target.address, target.port, key) as pinned:
+            self.conn = self._connect(ConnectHandler, target, connect_timeout, pinned,
+                                      other_key_algorithms(key.get_name()))
+        if target.platform in commands.ENTER_ENABLE:
+            self.conn.enable()
+
+    @staticmethod
+    def _connect(handler, target: Target, connect_timeout: float, pinned: str, disabled: list[str]):
+        return handler(
             device_type=commands.NETMIKO_DEVICE_TYPE[target.platform],
             host=target.address,
             port=target.port,
@@ -36,16 +59,15 @@ class SwitchSession:
             key_file=target.identity_file,
             allow_agent=False,
             ssh_strict=True,
-            system_host_keys=True,
-            alt_host_keys=known_file is not None,
-            alt_key_file=known_file or "",
+            system_host_keys=False,
+            alt_host_keys=True,
+            alt_key_file=pinned,
+            disabled_algorithms={"keys": disabled},
             conn_timeout=connect_timeout,
             auth_timeout=connect_timeout,
             banner_timeout=connect_timeout,
             fast_cli=True,
         )
-        if target.platform in commands.ENTER_ENABLE:
-            self.conn.enable()
 
     def run(self, plan: list[commands.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
         results = []

@@ -171,7 +171,7 @@ def test_a_known_host_presenting_a_new_key_type_is_refused_unless_both_options_s
     refused = collect(fab, tmp_path / "a", *args, "--accept-new-host-keys", known_hosts=known)
     assert refused.returncode == 3
     error = manifest(tmp_path / "a")["failures"][0]["error"]
-    assert "gpu01" in error and "changed" in error, error
+    assert "gpu01" in error and "refusing to connect" in error and "--accept-new-key-types" in error, error
     assert "ssh-ed25519" not in known.read_text()
     usage = collect(fab, tmp_path / "b", *args, "--accept-new-key-types", known_hosts=known)
     assert usage.returncode == 2 and "--accept-new-key-types only applies together" in usage.stderr
