@@ -379,7 +379,7 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
         index = _snapshot_index(entry.name)
         if not entry.is_dir(follow_symlinks=False):
             if index is not None:
-                notes.append(f"{_shown('snapshots/' + entry.name)}: {_kind(entry)}; skipped")
+                notes.append(f"{_shown('snapshots/' + entry.name)}: not a folder ({_kind(entry)}); skipped")
             continue  # a stray file beside the snapshot folders (a README) is none of ours
         if index is None:
             notes.append(f"{_shown('snapshots/' + entry.name)}: not a snapshot folder (named 0, 1, ...); skipped")
@@ -390,7 +390,7 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
         target_dirs = []
         for t in _entries(snap_dir.path, where, notes):
             if not t.is_dir(follow_symlinks=False):
-                notes.append(f"{_shown(f'{where}/{t.name}')}: {_kind(t)}, not a target folder; skipped")
+                notes.append(f"{_shown(f'{where}/{t.name}')}: not a folder ({_kind(t)}); skipped")
             elif not TARGET_NAME.fullmatch(t.name):
                 notes.append(f"{_shown(f'{where}/{t.name}')}: not a target name; skipped")
             else:
@@ -430,10 +430,12 @@ def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.D
 
 
 def _kind(entry: os.DirEntry) -> str:
+    """What a directory entry is, as the entry itself (a symlink is a symlink, wherever it points)."""
     try:
-        return files.not_regular(entry.stat(follow_symlinks=False).st_mode) or "a regular file"
+        mode = entry.stat(follow_symlinks=False).st_mode
     except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
+        return f"unreadable: {exc.strerror or exc}"
+    return "regular file" if stat.S_ISREG(mode) else files.kind_of(mode)
 
 
 def _regular_signature(entry: os.DirEntry, name: str, cap: int, notes: list[str]) -> list[int] | None:

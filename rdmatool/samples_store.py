@@ -287,7 +287,8 @@ def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str]
 
 def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> np.ndarray:
     """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key), made from the
-    codes, so telling 700,000 readings apart never hashes a string."""
+    codes, so telling 700,000 readings apart never hashes a string. The same arrays always give the same ids (numbered
+    in order of first appearance), which is how a loaded store's are checked."""
     target = np.repeat(pd.factorize(outputs["target"])[0], outputs["rows"])
     return tuple_ids([target] + [pd.factorize(arrays[name])[0]
                                  for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
@@ -426,10 +427,8 @@ def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.n
     if not _parsers_match_files(strings, text_codes["stem"], text_codes["parser"]):
         return False
     # The series ids are what the analysis groups readings by: recomputed from the codes (the pool holds each string
-    # once, so codes and strings group alike) they must be exactly the stored ones.
-    target = np.repeat(pd.factorize(text_codes["target"])[0], rows)
-    expected = tuple_ids([target] + [pd.factorize(arrays[name])[0]
-                                     for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
+    # once, so codes and strings group alike and number alike) they must be exactly the stored ones.
+    expected = series_of({"target": text_codes["target"], "rows": rows}, arrays)
     return bool(np.array_equal(expected, arrays["series"]))
 
 
