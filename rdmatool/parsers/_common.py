@@ -1,15 +1,15 @@
-"""Small helpers every parser shares: line splitting, number reading, tool-error recognition.
+"""The line-level helpers every parser shares: line splitting, tool-error recognition, the transcript line loop.
 
-No I/O here, as in the parsers themselves.
+Reading the fields of a line into sample values is `_samples`. No I/O here, as in the parsers themselves.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rdmatool.errors import ParseError
-from rdmatool.model import Sample
 
 # Messages with which the tools report their own failure. Such output is data (a `tool_error` sample), not a
 # parse error: "perftest could not connect" is exactly what the gate needs to know.
@@ -35,40 +35,11 @@ TOOL_ERROR_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     )
 )
 
-_NA = {"n/a", "na", "-", "", "none", "null"}
-
 
 def lines(text: str) -> Iterator[tuple[int, str]]:
     """Yield (1-based line number, line) with CR/LF endings removed; tolerant of CRLF captures."""
     for number, line in enumerate(text.splitlines(), start=1):
         yield number, line.rstrip("\r")
-
-
-def number(raw: str) -> int | float | None:
-    """Read a counter or gauge as printed: thousands separators, `N/A`, hex, plain floats. None when not a number.
-
-    Integers stay ints so 64-bit counters keep every digit.
-    """
-    s = raw.strip().replace(",", "")
-    if s.lower() in _NA:
-        return None
-    try:
-        return int(s, 0) if s.lower().startswith("0x") else int(s)
-    except ValueError:
-        pass
-    try:
-        value = float(s)
-    except ValueError:
-        return None
-    return value if value == value else None  # NaN is never a reading
-
-
-def required_number(parser: str, line_no: int, line: str, raw: str) -> int | float | None:
-    """Like `number`, but a token that is neither a number nor an N/A marker is a parse error."""
-    value = number(raw)
-    if value is None and raw.strip().lower() not in _NA:
-        raise ParseError(parser, line_no, line, f"expected a number, got {raw.strip()!r}")
-    return value
 
 
 def any_of(patterns: tuple[re.Pattern[str], ...] | list[re.Pattern[str]]) -> re.Pattern[str]:
@@ -90,10 +61,37 @@ def tool_error_message(line: str) -> str | None:
     return None
 
 
-def tool_error(entity: str, message: str, raw_key: str | None = None) -> Sample:
-    return Sample(entity=entity, metric="tool_error", text=message, raw_key=raw_key)
-
-
 def is_blank_or_comment(line: str) -> bool:
     stripped = line.strip()
     return not stripped or stripped.startswith("#")
+
+
+def cli_lines(
+    text: str, error: Callable[[str], str | None], *skip: re.Pattern[str]
+) -> Iterator[tuple[int, str, str | None]]:
+    """The line loop of a command-line transcript: (line number, line, the tool's own complaint or None) for every
+    line worth reading.
+
+    Blank lines, `#` comments and lines matching one of `skip` (prompts, carets, table rules, headers) are dropped;
+    `error` says whether a line is the tool, or the switch CLI, reporting its own failure, and with what message.
+    """
+    for line_no, line in lines(text):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or any(p.match(line) for p in skip):
+            continue
+        yield line_no, line, error(line)
+
+
+def load_json(parser: str, numbered: list[tuple[int, str]]) -> object:
+    """The JSON document made of the kept lines of a capture (the dropped ones read as empty lines, so that a
+    JSON error still names the input line)."""
+    first_no, first_line = numbered[0]
+    by_number = dict(numbered)
+    text = "\n".join(by_number.get(n, "") for n in range(first_no, numbered[-1][0] + 1))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line_no = first_no + exc.lineno - 1
+        raise ParseError(parser, line_no, by_number.get(line_no, ""), f"invalid JSON: {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:
+        raise ParseError(parser, first_no, first_line, f"invalid JSON: {exc}") from None

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import is_blank_or_comment, lines, number, tool_error, tool_error_message
+from rdmatool.parsers._common import cli_lines, tool_error_message
+from rdmatool.parsers._samples import HOST, number, tool_error
 
 # Logical port states by their IBTA number, as ibstat spells them (ibstatus prints `4: ACTIVE`, ibv_devinfo
 # `PORT_ACTIVE (4)`); the number is the reliable part, the spelling differs per tool.
@@ -27,8 +28,6 @@ PHYS_STATES = {
     7: "PhyTest",
 }
 
-_NA_TEXT = {"", "n/a", "na"}
-
 # Noise the capture may carry around the tool's own output.
 _LIBIBVERBS_WARNING = re.compile(r"^\s*libibverbs: Warning:", re.IGNORECASE)
 _IBWARN = re.compile(r"^\s*ibwarn:", re.IGNORECASE)
@@ -42,9 +41,6 @@ _EXTRA_TOOL_ERRORS = re.compile(
 # The sysfs `rate` spelling that ibstatus repeats: `200 Gb/sec (4X HDR)`, `10 Gb/sec (4X)` for SDR on old
 # kernels, `2.5 Gb/sec (1X SDR)`.
 _RATE_TEXT = re.compile(r"^(\d+(?:\.\d+)?)\s*Gb/sec\s*\((\d+)X(?:\s+([A-Za-z0-9]+))?\)$")
-# `4: ACTIVE` (ibstatus, sysfs) or `PORT_ACTIVE (4)` (ibv_devinfo).
-_NUMBER_FIRST = re.compile(r"^(\d+)\s*:\s*(\S.*)$")
-_NUMBER_LAST = re.compile(r"^(\S.*?)\s*\((\d+)\)$")
 
 
 def prompt_pattern(tool: str) -> re.Pattern[str]:
@@ -83,54 +79,25 @@ class Collector:
             self.add(sample, line_no, line)
 
 
-def content_lines(text: str, parser: str, tool: str, collector: Collector) -> Iterator[tuple[int, str]]:
+def _failure(line: str) -> str | None:
+    message = tool_error_message(line)
+    if message is None and _EXTRA_TOOL_ERRORS.search(line):
+        message = line.strip()
+    return message
+
+
+def content_lines(text: str, tool: str, collector: Collector) -> Iterator[tuple[int, str]]:
     """The lines that carry the tool's own output; noise is skipped and tool failures become `tool_error`.
 
     Skipped: blank lines, `#` provenance comments, the command line that ran `tool`, libibverbs and ibwarn warnings.
     """
-    prompt = prompt_pattern(tool)
-    for line_no, line in lines(text):
-        if is_blank_or_comment(line) or prompt.match(line) or _LIBIBVERBS_WARNING.match(line):
-            continue
-        message = tool_error_message(line)
-        if message is None and _EXTRA_TOOL_ERRORS.search(line):
-            message = line.strip()
+    for line_no, line, message in cli_lines(text, _failure, prompt_pattern(tool), _LIBIBVERBS_WARNING):
         if message is not None:
-            collector.add(tool_error("host", message), line_no, line)
+            collector.add(tool_error(HOST, message), line_no, line)
             continue
         if _IBWARN.match(line):
             continue
         yield line_no, line
-
-
-def text_value(raw: str) -> str | None:
-    """A textual field as printed; `N/A` or an empty field is unknown (None)."""
-    value = raw.strip()
-    return None if value.lower() in _NA_TEXT else value
-
-
-def gauge(parser: str, line_no: int, line: str, raw: str) -> int | float | None:
-    """A numeric field (decimal, hex or with thousands separators); `N/A` is None, anything else a ParseError."""
-    value = number(raw)
-    if value is None and text_value(raw) is not None:
-        raise ParseError(parser, line_no, line, f"expected a number, got {raw.strip()!r}")
-    return value
-
-
-def enum_state(raw: str, names: dict[int, str]) -> str | None:
-    """`4: ACTIVE` / `PORT_ACTIVE (4)` / `Active` -> the canonical name; unknown numbers keep the printed text."""
-    value = text_value(raw)
-    if value is None:
-        return None
-    first = _NUMBER_FIRST.match(value)
-    last = _NUMBER_LAST.match(value)
-    if first:
-        code, printed = int(first.group(1)), first.group(2)
-    elif last:
-        code, printed = int(last.group(2)), last.group(1)
-    else:
-        return value
-    return names.get(code, printed)
 
 
 def rate_text_samples(entity: str, raw: str, raw_key: str) -> list[Sample] | None:

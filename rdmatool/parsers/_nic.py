@@ -13,6 +13,7 @@ from rdmatool.parsers._common import any_of, tool_error_message
 NETDEV = "netdev"  # placeholder entity: ethtool / mlnx_qos output never names the interface
 PORT = "port"  # placeholder entity: mlxlink output never names the device/port it was pointed at
 DEVICE = "device"  # placeholder entity: flint output never names the device
+NA_NIC = frozenset({"n/a", "na", "none", "-", ""})  # what these tools print for "no value" (`null` is a value)
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -72,7 +73,3 @@ def is_noise(line: str) -> bool:
         or bool(_PROMPT.match(stripped))
         or bool(_ELLIPSIS.match(stripped))
     )
-
-
-def is_na(raw: str) -> bool:
-    return raw.strip().lower() in {"n/a", "na", "none", "-", ""}

@@ -24,8 +24,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
-from rdmatool.parsers._sysfs import grep_error, is_comment_or_blank, split_path_value
+from rdmatool.parsers._samples import HOST, counter, tool_error
+from rdmatool.parsers._sysfs import read_files
 
 NAME = "dcqcn_sysfs"
 
@@ -35,26 +35,14 @@ _NAMED_KNOBS = {"cnp_dscp": "cnp_dscp", "cnp_802p_prio": "cnp_802p_prio"}
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for line_no, line in lines(text):
-        if is_comment_or_blank(line):
-            continue
-        failure = grep_error(line)
-        if failure is not None:
-            samples.append(tool_error(_netdev_of(failure[0]), line.strip()))
-            continue
-        entry = split_path_value(line)
-        if entry is None:
-            message = tool_error_message(line)
-            if message is None:
-                raise ParseError(NAME, line_no, line, "expected PATH:VALUE")
-            samples.append(tool_error("host", message))
-            continue
-        samples.append(_knob(entry.path, entry.value, line_no, line))
-    return samples
+    return read_files(NAME, text, _knob, read_failure=_unreadable)
 
 
-def _knob(path: str, raw_value: str, line_no: int, line: str) -> Sample:
+def _unreadable(path: str, line: str) -> list[Sample]:
+    return [tool_error(_netdev_of(path), line.strip())]
+
+
+def _knob(path: str, raw_value: str, line_no: int, line: str) -> list[Sample]:
     where = _ECN_PATH.search(path)
     if where is None or not where["rest"]:
         raise ParseError(NAME, line_no, line, "not a /sys/class/net/<if>/ecn file")
@@ -62,24 +50,22 @@ def _knob(path: str, raw_value: str, line_no: int, line: str) -> Sample:
     knob = _KNOB.match(rest)
     if knob is None:
         raise ParseError(NAME, line_no, line, "expected ecn/roce_np/... or ecn/roce_rp/...")
-    value = required_number(NAME, line_no, line, raw_value)
-    if isinstance(value, float):
-        raise ParseError(NAME, line_no, line, "a DCQCN setting is a whole number")
+    value = counter(NAME, line_no, line, raw_value, fraction="a DCQCN setting is a whole number")
     netdev = where["netdev"]
     if knob["prio"] is not None:
         priority = int(knob["prio"])
         if knob["knob"] != "enable" or priority > 7:
             raise ParseError(NAME, line_no, line, "expected enable/<priority 0-7>")
-        return Sample(netdev, f"{knob['point']}_enabled", value, priority=priority, raw_key=rest)
+        return [Sample(netdev, f"{knob['point']}_enabled", value, priority=priority, raw_key=rest)]
     if knob["knob"] == "enable":
         raise ParseError(NAME, line_no, line, "enable without a priority")
     metric = _NAMED_KNOBS.get(knob["knob"], "dcqcn_param")
-    return Sample(netdev, metric, value, raw_key=rest)
+    return [Sample(netdev, metric, value, raw_key=rest)]
 
 
 def _netdev_of(path: str) -> str:
     """The netdev a grep complaint is about; `host` when the path names none or only an unmatched glob."""
     match = _ECN_PATH.search(path)
     if match is None or any(wildcard in match["netdev"] for wildcard in "*?["):
-        return "host"
+        return HOST
     return match["netdev"]

@@ -22,8 +22,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error
-from rdmatool.parsers._nic import NETDEV, is_na, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._common import lines
+from rdmatool.parsers._nic import NA_NIC, NETDEV, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._samples import is_na, tool_error
 
 NAME = "ethtool_info"
 
@@ -56,7 +57,7 @@ def parse(text: str) -> list[Sample]:
         if not match:
             raise ParseError(NAME, line_no, raw_line)
         key, value = match["key"].strip().lower(), match["value"]
-        if is_na(value):
+        if is_na(value, NA_NIC):
             continue
         if key == "firmware-version":
             samples.extend(_firmware(value))

@@ -37,8 +37,9 @@ from dataclasses import dataclass
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error
+from rdmatool.parsers._common import lines
 from rdmatool.parsers._nic import NETDEV, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._samples import counter, tool_error
 
 NAME = "ethtool_stats"
 
@@ -141,9 +142,7 @@ def parse(text: str) -> list[Sample]:
         if not match:
             raise ParseError(NAME, line_no, raw_line)
         name = match["name"]
-        value = required_number(NAME, line_no, raw_line, match["value"])
-        if isinstance(value, float):
-            raise ParseError(NAME, line_no, raw_line, "a counter must be an integer")
+        value = counter(NAME, line_no, raw_line, match["value"], fraction="a counter must be an integer")
         mapped = _map(name)
         if mapped is None:
             continue

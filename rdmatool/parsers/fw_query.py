@@ -31,8 +31,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error
-from rdmatool.parsers._nic import DEVICE, is_na, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._common import lines
+from rdmatool.parsers._nic import DEVICE, NA_NIC, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._samples import is_na, tool_error
 
 NAME = "fw_query"
 
@@ -79,7 +80,7 @@ def _rom_samples(value: str) -> list[Sample]:
 
 def _field_samples(key: str, value: str) -> list[Sample]:
     norm = re.sub(r"\s+", " ", key.strip().lower())
-    if is_na(value):
+    if is_na(value, NA_NIC):
         return []
     if norm in _TEXT_FIELDS:
         if norm == "description" and _GUID_HEADER.match(value):
@@ -97,13 +98,13 @@ def _version_row_samples(match: re.Match[str]) -> list[Sample]:
     current, available = match["current"], match["available"]
     norm = re.sub(r"\s+", "", name.lower())
     if norm == "fw":
-        out = [] if is_na(current) else [Sample(DEVICE, "fw_version", text=current, raw_key=name)]
-        if available is not None and not is_na(available):
+        out = [] if is_na(current, NA_NIC) else [Sample(DEVICE, "fw_version", text=current, raw_key=name)]
+        if available is not None and not is_na(available, NA_NIC):
             out.append(Sample(DEVICE, "fw_version_available", text=available, raw_key=name))
         return out
     if norm == "fw(running)":
-        return [] if is_na(current) else [Sample(DEVICE, "fw_version_running", text=current, raw_key=name)]
-    return [] if is_na(current) else [Sample(DEVICE, "rom_version", text=current, raw_key=name)]
+        return [] if is_na(current, NA_NIC) else [Sample(DEVICE, "fw_version_running", text=current, raw_key=name)]
+    return [] if is_na(current, NA_NIC) else [Sample(DEVICE, "rom_version", text=current, raw_key=name)]
 
 
 class _Blocks:
@@ -156,7 +157,7 @@ def parse(text: str) -> list[Sample]:
         norm = key.strip().lower()
         in_versions = norm == "versions"
         in_rom_info = norm == "rom info"
-        if norm == "pci device name" and not is_na(value):
+        if norm == "pci device name" and not is_na(value, NA_NIC):
             blocks.entity = value
         elif not in_versions:
             blocks.add(_field_samples(key, value))

@@ -29,7 +29,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._ibinfo import Collector, content_lines, gauge, rate_text_samples, text_value
+from rdmatool.parsers._ibinfo import Collector, content_lines, rate_text_samples
+from rdmatool.parsers._samples import NA_TEXT, gauge, text
 
 NAME = "ibstat"
 
@@ -63,7 +64,7 @@ def parse(text: str) -> list[Sample]:
     out = Collector(NAME)
     ca: str | None = None
     port: str | None = None
-    for line_no, line in content_lines(text, NAME, "ibstat", out):
+    for line_no, line in content_lines(text, "ibstat", out):
         if match := _CA.match(line):
             ca, port = match.group(1), None
             continue
@@ -95,5 +96,5 @@ def _field_samples(ca: str, port: str | None, key: str, raw: str, line_no: int, 
         if spelled is not None:
             return spelled
     if numeric:
-        return [Sample(entity, metric, gauge(NAME, line_no, line, raw), raw_key=key)]
-    return [Sample(entity, metric, text=text_value(raw), raw_key=key)]
+        return [Sample(entity, metric, gauge(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
+    return [Sample(entity, metric, text=text(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]

@@ -27,16 +27,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._ibinfo import (
-    PHYS_STATES,
-    PORT_STATES,
-    Collector,
-    content_lines,
-    enum_state,
-    gauge,
-    rate_text_samples,
-    text_value,
-)
+from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, Collector, content_lines, rate_text_samples
+from rdmatool.parsers._samples import NA_TEXT, gauge, state, text
 
 NAME = "ibstatus"
 
@@ -47,7 +39,7 @@ _FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
 def parse(text: str) -> list[Sample]:
     out = Collector(NAME)
     entity: str | None = None
-    for line_no, line in content_lines(text, NAME, "ibstatus", out):
+    for line_no, line in content_lines(text, "ibstatus", out):
         if match := _HEADER.match(line):
             entity = f"{match.group(1)}/{int(match.group(2))}"
             continue
@@ -63,17 +55,17 @@ def parse(text: str) -> list[Sample]:
 def _field_samples(entity: str, key: str, raw: str, line_no: int, line: str) -> list[Sample]:
     name = key.lower()
     if name == "default gid":
-        gid = text_value(raw)
+        gid = text(NAME, line_no, line, raw, NA_TEXT)
         return [Sample(entity, "gid", text=None if gid and gid.lower() == "unknown" else gid, raw_key=key)]
     if name in ("base lid", "sm lid"):
         metric = "base_lid" if name == "base lid" else "sm_lid"
-        return [Sample(entity, metric, gauge(NAME, line_no, line, raw), raw_key=key)]
+        return [Sample(entity, metric, gauge(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if name == "state":
-        return [Sample(entity, "port_state", text=enum_state(raw, PORT_STATES), raw_key=key)]
+        return [Sample(entity, "port_state", text=state(raw, PORT_STATES), raw_key=key)]
     if name == "phys state":
-        return [Sample(entity, "phys_state", text=enum_state(raw, PHYS_STATES), raw_key=key)]
+        return [Sample(entity, "phys_state", text=state(raw, PHYS_STATES), raw_key=key)]
     if name in ("link_layer", "link layer"):
-        return [Sample(entity, "link_layer", text=text_value(raw), raw_key=key)]
+        return [Sample(entity, "link_layer", text=text(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if name == "rate":
         return _rate_samples(entity, key, raw, line_no, line)
     raise ParseError(NAME, line_no, line, f"unknown ibstatus field {key!r}")
@@ -84,4 +76,4 @@ def _rate_samples(entity: str, key: str, raw: str, line_no: int, line: str) -> l
     if spelled is not None:
         return spelled
     # A bare number or N/A still says something; anything else is not a rate.
-    return [Sample(entity, "link_rate_gbps", gauge(NAME, line_no, line, raw), raw_key=key)]
+    return [Sample(entity, "link_rate_gbps", gauge(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]

@@ -35,16 +35,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._ibinfo import (
-    PHYS_STATES,
-    PORT_STATES,
-    Collector,
-    content_lines,
-    enum_state,
-    gauge,
-    gid_key,
-    text_value,
-)
+from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, Collector, content_lines, gid_key
+from rdmatool.parsers._samples import NA_TEXT, gauge, is_na, state, text
 
 NAME = "ibv_devinfo"
 
@@ -94,7 +86,7 @@ def parse(text: str) -> list[Sample]:
     out = Collector(NAME)
     hca: str | None = None
     port: str | None = None
-    for line_no, line in content_lines(text, NAME, "ibv_devinfo", out):
+    for line_no, line in content_lines(text, "ibv_devinfo", out):
         if match := _HCA.match(line):
             hca, port = match.group(1), None
             continue
@@ -136,12 +128,12 @@ def _gid_samples(port: str, index: str, gid: str, gid_type: str | None) -> list[
 
 def _field_samples(hca: str, port: str | None, key: str, raw: str, line_no: int, line: str) -> list[Sample]:
     if key in _DEVICE_TEXT:
-        return [Sample(hca, _DEVICE_TEXT[key], text=text_value(raw), raw_key=key)]
+        return [Sample(hca, _DEVICE_TEXT[key], text=text(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if key == "transport":
-        value = text_value(raw)
+        value = text(NAME, line_no, line, raw, NA_TEXT)
         return [Sample(hca, "transport", text=value and _ENUM_SUFFIX.sub("", value), raw_key=key)]
     if key == "phys_port_cnt":
-        return [Sample(hca, "num_ports", gauge(NAME, line_no, line, raw), raw_key=key)]
+        return [Sample(hca, "num_ports", gauge(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if key not in _PORT_KEYS:
         return []  # one of the many -v attributes rdmatool does not use
     if port is None:
@@ -151,17 +143,17 @@ def _field_samples(hca: str, port: str | None, key: str, raw: str, line_no: int,
 
 def _port_samples(port: str, key: str, raw: str, line_no: int, line: str) -> list[Sample]:
     if key == "state":
-        return [Sample(port, "port_state", text=enum_state(raw, PORT_STATES), raw_key=key)]
+        return [Sample(port, "port_state", text=state(raw, PORT_STATES), raw_key=key)]
     if key == "phys_state":
-        return [Sample(port, "phys_state", text=enum_state(raw, PHYS_STATES), raw_key=key)]
+        return [Sample(port, "phys_state", text=state(raw, PHYS_STATES), raw_key=key)]
     if key in ("max_mtu", "active_mtu"):
         return [Sample(port, key, _mtu_bytes(raw, line_no, line), raw_key=key)]
     if key in _PORT_GAUGES:
-        return [Sample(port, _PORT_GAUGES[key], gauge(NAME, line_no, line, raw), raw_key=key)]
+        return [Sample(port, _PORT_GAUGES[key], gauge(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if key == "link_layer":
-        return [Sample(port, "link_layer", text=text_value(raw), raw_key=key)]
+        return [Sample(port, "link_layer", text=text(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if key == "port_cap_flags":
-        return [Sample(port, "capability_mask", text=text_value(raw), raw_key=key)]
+        return [Sample(port, "capability_mask", text=text(NAME, line_no, line, raw, NA_TEXT), raw_key=key)]
     if key == "active_width":
         return _width_samples(port, key, raw, line_no, line)
     return _speed_samples(port, key, raw, line_no, line)
@@ -172,7 +164,7 @@ def _mtu_bytes(raw: str, line_no: int, line: str) -> int | None:
     value = raw.strip()
     if match := _MTU.match(value):
         return int(match.group(1))
-    if text_value(value) is None or _INVALID.match(value):
+    if is_na(value, NA_TEXT) or _INVALID.match(value):
         return None
     raise ParseError(NAME, line_no, line, f"expected an MTU like '4096 (5)', got {value!r}")
 
@@ -185,7 +177,7 @@ def _width_samples(port: str, key: str, raw: str, line_no: int, line: str) -> li
             Sample(port, "link_width", text=f"{lanes}X", raw_key=key),
             Sample(port, "link_width_lanes", lanes, raw_key=key),
         ]
-    if text_value(value) is None or _INVALID.match(value):
+    if is_na(value, NA_TEXT) or _INVALID.match(value):
         return [Sample(port, "link_width", text=None, raw_key=key)]
     raise ParseError(NAME, line_no, line, f"expected a width like '4X (2)', got {value!r}")
 
@@ -197,6 +189,6 @@ def _speed_samples(port: str, key: str, raw: str, line_no: int, line: str) -> li
             Sample(port, "link_speed", text=match.group(1), raw_key=key),
             Sample(port, "lane_speed_gbps", float(match.group(2)), raw_key=key),
         ]
-    if text_value(value) is None or _INVALID.match(value):
+    if is_na(value, NA_TEXT) or _INVALID.match(value):
         return [Sample(port, "link_speed", text=None, raw_key=key)]
     raise ParseError(NAME, line_no, line, f"expected a speed like '25.0 Gbps (32)', got {value!r}")

@@ -14,6 +14,7 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._common import lines
+from rdmatool.parsers._samples import HOST
 
 NAME = "loadavg"
 _LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)(?:\s+\d+/\d+\s+\d+)?\s*$")
@@ -28,5 +29,5 @@ def parse(text: str) -> list[Sample]:
         if not match or samples:
             raise ParseError(NAME, line_no, line)
         for metric, raw in zip(("load1", "load5", "load15"), match.groups()):
-            samples.append(Sample("host", metric, float(raw), raw_key=metric))
+            samples.append(Sample(HOST, metric, float(raw), raw_key=metric))
     return samples

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error
+from rdmatool.parsers._common import lines
 from rdmatool.parsers._nic import NETDEV, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._samples import tool_error
 
 NAME = "mlnx_qos"
 

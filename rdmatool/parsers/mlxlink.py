@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, number, tool_error
-from rdmatool.parsers._nic import PORT, is_na, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._common import lines
+from rdmatool.parsers._nic import NA_NIC, PORT, is_noise, nic_tool_error, strip_ansi
+from rdmatool.parsers._samples import counter, is_na, tool_error
 
 NAME = "mlxlink"
 
@@ -64,35 +64,30 @@ _BER_FIELDS = {
 }
 _LANE_FIELDS = {"raw physical errors per lane": "raw_physical_errors", "raw physical ber per lane": "raw_ber"}
 
-Fail = Callable[[str], ParseError]  # builds a ParseError located at the current field
+Where = tuple[int, str]  # (line number, line) of the field: where a ParseError points
 
 
-def _int_counter(raw: str, fail: Fail) -> int | None:
-    if is_na(raw):
-        return None
-    value = number(raw)
-    if not isinstance(value, int):
-        raise fail(f"expected an integer counter, got {raw!r}")
-    return value
+def _int_counter(raw: str, where: Where) -> int | None:
+    return counter(NAME, where[0], where[1], raw, NA_NIC, expected="an integer counter")
 
 
-def _ber(raw: str, fail: Fail) -> float | None:
-    if is_na(raw):
+def _ber(raw: str, where: Where) -> float | None:
+    if is_na(raw, NA_NIC):
         return None
     try:
         value = float(raw.strip().replace(",", ""))
     except ValueError:
-        raise fail(f"expected a BER like 15E-255, got {raw!r}") from None
+        raise ParseError(NAME, *where, f"expected a BER like 15E-255, got {raw!r}") from None
     if value != value:
-        raise fail(f"expected a BER like 15E-255, got {raw!r}")
+        raise ParseError(NAME, *where, f"expected a BER like 15E-255, got {raw!r}")
     return value
 
 
-def _field_samples(key: str, value: object, fail: Fail) -> list[Sample]:
+def _field_samples(key: str, value: object, where: Where) -> list[Sample]:
     """Samples for one `Key : value` field (text form: value is a str; JSON form: str, number, list or dict)."""
     norm = key.strip().lower()
     if norm in _LANE_FIELDS:
-        return _lane_samples(key, norm, value, fail)
+        return _lane_samples(key, norm, value, where)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         if (
             norm in _TEXT_FIELDS
@@ -100,24 +95,24 @@ def _field_samples(key: str, value: object, fail: Fail) -> list[Sample]:
             or norm in _BER_FIELDS
             or norm in ("width", "status opcode")
         ):
-            raise fail(f"unexpected value type for {key!r}")
+            raise ParseError(NAME, *where, f"unexpected value type for {key!r}")
         return []  # a structured value of a field we do not emit
     raw = str(value).strip()
     if norm in _TEXT_FIELDS:
-        return [] if is_na(raw) else [Sample(PORT, _TEXT_FIELDS[norm], text=raw, raw_key=key)]
+        return [] if is_na(raw, NA_NIC) else [Sample(PORT, _TEXT_FIELDS[norm], text=raw, raw_key=key)]
     if norm in _COUNTER_FIELDS:
-        return [Sample(PORT, _COUNTER_FIELDS[norm], _int_counter(raw, fail), raw_key=key)]
+        return [Sample(PORT, _COUNTER_FIELDS[norm], _int_counter(raw, where), raw_key=key)]
     if norm in _BER_FIELDS:
-        return [Sample(PORT, _BER_FIELDS[norm], _ber(raw, fail), raw_key=key)]
+        return [Sample(PORT, _BER_FIELDS[norm], _ber(raw, where), raw_key=key)]
     if norm == "width":
         return _width_samples(key, raw)
     if norm == "status opcode":
-        return [Sample(PORT, "link_status_opcode", _int_counter(raw, fail), raw_key=key)]
+        return [Sample(PORT, "link_status_opcode", _int_counter(raw, where), raw_key=key)]
     return []
 
 
 def _width_samples(key: str, raw: str) -> list[Sample]:
-    if is_na(raw):
+    if is_na(raw, NA_NIC):
         return []
     lanes = re.match(r"^(\d+)\s*[xX]?$", raw)
     out = [Sample(PORT, "link_width", text=raw, raw_key=key)]
@@ -126,7 +121,7 @@ def _width_samples(key: str, raw: str) -> list[Sample]:
     return out
 
 
-def _lane_values(value: object, fail: Fail) -> list[str]:
+def _lane_values(value: object, where: Where) -> list[str]:
     if isinstance(value, dict):
         value = value.get("values", value.get("Values"))
     if isinstance(value, str):
@@ -135,15 +130,15 @@ def _lane_values(value: object, fail: Fail) -> list[str]:
         isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
     ):
         return [str(v).strip() for v in value]
-    raise fail("expected a comma list of per-lane values")
+    raise ParseError(NAME, *where, "expected a comma list of per-lane values")
 
 
-def _lane_samples(key: str, norm: str, value: object, fail: Fail) -> list[Sample]:
+def _lane_samples(key: str, norm: str, value: object, where: Where) -> list[Sample]:
     metric = _LANE_FIELDS[norm]
     convert = _int_counter if metric == "raw_physical_errors" else _ber
     return [
-        Sample(f"{PORT}/lane{lane}", metric, convert(raw, fail), raw_key=key)
-        for lane, raw in enumerate(_lane_values(value, fail))
+        Sample(f"{PORT}/lane{lane}", metric, convert(raw, where), raw_key=key)
+        for lane, raw in enumerate(_lane_values(value, where))
     ]
 
 
@@ -184,11 +179,7 @@ def _parse_text(numbered: list[tuple[int, str]]) -> list[Sample]:
             continue
         match = _ROW.match(line)
         if match:
-
-            def fail(msg: str, line_no: int = line_no, line: str = line) -> ParseError:
-                return ParseError(NAME, line_no, line, msg)
-
-            samples.extend(_field_samples(match["key"], match["value"], fail))
+            samples.extend(_field_samples(match["key"], match["value"], (line_no, line)))
         elif not _is_title(numbered, index):
             raise ParseError(NAME, line_no, line)
     return samples
@@ -229,12 +220,7 @@ def _parse_json(text: str, numbered: list[tuple[int, str]]) -> list[Sample]:
         if not isinstance(fields, dict):
             continue  # a scalar or list under output is not a section of key/value rows
         for key, value in fields.items():
-            line_no, line = _line_of(numbered, str(key))
-
-            def fail(msg: str, line_no: int = line_no, line: str = line) -> ParseError:
-                return ParseError(NAME, line_no, line, msg)
-
-            samples.extend(_field_samples(str(key), value, fail))
+            samples.extend(_field_samples(str(key), value, _line_of(numbered, str(key))))
     samples.extend(_status_samples(status, numbered))
     if output is None and not samples:
         raise ParseError(NAME, *_line_of(numbered, "result"), "no mlxlink result in the JSON document")

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, number, required_number, tool_error, tool_error_message
+from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._samples import gauge, number, tool_error
 
 NAME = "nccl_tests"
 HOST_ENTITY = "nccl"
@@ -110,7 +111,7 @@ def _row(layout: _Layout, line_no: int, line: str, cells: list[str]) -> list[Sam
     results = cells[len(layout.prefix) :]
     for half in range(layout.halves):
         time, algbw, busbw, check = (
-            required_number(NAME, line_no, line, c) for c in results[4 * half : 4 * half + 4]
+            gauge(NAME, line_no, line, c) for c in results[4 * half : 4 * half + 4]
         )
         entity = HALVES[half]
         samples += [
@@ -126,13 +127,13 @@ def _footer(line_no: int, line: str) -> Sample | None:
     """The `# Out of bounds values` and `# Avg bus bandwidth` summary lines, else None."""
     match = _OUT_OF_BOUNDS.match(line)
     if match:
-        value = required_number(NAME, line_no, line, match["value"])
+        value = gauge(NAME, line_no, line, match["value"])
         return Sample(HOST_ENTITY, "nccl_out_of_bounds", value, raw_key="Out of bounds values")
     match = _AVG_BUSBW.match(line)
     if match:
         raw = match["value"]
         # a failed job can print nan; that is "no reading", not an unknown line
-        value = None if raw.lower().lstrip("-+") == "nan" else required_number(NAME, line_no, line, raw)
+        value = None if raw.lower().lstrip("-+") == "nan" else gauge(NAME, line_no, line, raw)
         return Sample(HOST_ENTITY, "avg_busbw_gbps", _gbits(value), raw_key="Avg bus bandwidth")
     return None
 

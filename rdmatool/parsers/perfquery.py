@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers import _ibcounters
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
+from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._samples import HOST, counter, tool_error
 
 NAME = "perfquery"
 
@@ -78,7 +79,7 @@ def parse(text: str) -> list[Sample]:
             continue  # a comment (provenance note) before the first block
         failure = _tool_failure(line)
         if failure is not None:
-            samples.append(tool_error("host", failure))
+            samples.append(tool_error(HOST, failure))
             continue
         if line.lstrip().lower().startswith("ibwarn:"):
             continue  # a warning that does not say the query failed
@@ -119,11 +120,9 @@ def _counter(block: _Block | None, line_no: int, line: str) -> list[Sample]:
     name = match["name"]
     if name in _METADATA:
         return []
-    counter = _ibcounters.BY_PERFQUERY_NAME.get(name)
-    if counter is None:
+    pma = _ibcounters.BY_PERFQUERY_NAME.get(name)
+    if pma is None:
         raise ParseError(NAME, line_no, line, f"unknown perfquery counter {name!r}")
-    value = required_number(NAME, line_no, line, match["value"])
-    if isinstance(value, float):
-        raise ParseError(NAME, line_no, line, "a counter must be a whole number")
-    bits = counter.extended_bits if block.extended else counter.pma_bits
-    return _ibcounters.counter_samples(block.entity, counter, name, value, bits)
+    value = counter(NAME, line_no, line, match["value"], fraction="a counter must be a whole number")
+    bits = pma.extended_bits if block.extended else pma.pma_bits
+    return _ibcounters.counter_samples(block.entity, pma, name, value, bits)

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
+from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._samples import gauge, tool_error
 
 NAME = "perftest"
 
@@ -267,7 +268,7 @@ def _row(state: _State, line_no: int, line: str) -> None:
     cells = line.split()
     if len(cells) != len(state.columns):
         raise ParseError(NAME, line_no, line, f"expected {len(state.columns)} columns, got {len(cells)}")
-    values = [required_number(NAME, line_no, line, cell) for cell in cells]
+    values = [gauge(NAME, line_no, line, cell) for cell in cells]
     size = values[0]
     if not isinstance(size, int) or size < 0:
         raise ParseError(NAME, line_no, line, "the #bytes column must be a whole number")

@@ -23,8 +23,8 @@ import re
 from rdmatool import metrics
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
-from rdmatool.parsers._sysfs import grep_error, is_comment_or_blank
+from rdmatool.parsers._samples import HOST, counter, gauge
+from rdmatool.parsers._sysfs import read_files
 
 NAME = "psi"
 
@@ -39,33 +39,26 @@ _FIELDS = ("avg10", "avg60", "avg300", "total")
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
     banner_resource: str | None = None  # set by a `==> /proc/pressure/io <==` header
-    for line_no, line in lines(text):
-        if is_comment_or_blank(line):
-            continue
-        if grep_error(line) is not None:
-            samples.append(tool_error("host", line.strip()))
-            continue
+
+    def pressure(line_no: int, line: str) -> list[Sample] | None:
+        nonlocal banner_resource
         banner = _HEAD_BANNER.match(line)
         if banner is not None:
             banner_resource = banner["resource"]
-            continue
+            return []
         prefixed = _PREFIXED.match(line)
         if prefixed is not None:
-            samples.extend(_pressure_line(prefixed["resource"], prefixed["body"], line_no, line))
-        elif _BODY.match(line):
+            return _pressure_line(prefixed["resource"], prefixed["body"], line_no, line)
+        if _BODY.match(line):
             if banner_resource is None:
                 raise ParseError(
                     NAME, line_no, line, "PSI line without /proc/pressure/<resource>: use grep -H"
                 )
-            samples.extend(_pressure_line(banner_resource, line, line_no, line))
-        else:
-            message = tool_error_message(line)
-            if message is None:
-                raise ParseError(NAME, line_no, line)
-            samples.append(tool_error("host", message))
-    return samples
+            return _pressure_line(banner_resource, line, line_no, line)
+        return None
+
+    return read_files(NAME, text, read_line=pressure, unknown="unrecognised line")
 
 
 def _pressure_line(resource: str, body: str, line_no: int, line: str) -> list[Sample]:
@@ -78,10 +71,11 @@ def _pressure_line(resource: str, body: str, line_no: int, line: str) -> list[Sa
         metric = f"psi_{resource}_{kind}_{field}" + ("_us" if field == "total" else "")
         if not metrics.is_known(metric):
             raise ParseError(NAME, line_no, line, f"unknown PSI resource/kind {resource} {kind}")
-        value = required_number(NAME, line_no, line, match[field])
-        if field == "total" and isinstance(value, float):
-            raise ParseError(NAME, line_no, line, "total must be a whole number of microseconds")
+        if field == "total":
+            value = counter(NAME, line_no, line, match[field], fraction="total must be a whole number of microseconds")
+        else:
+            value = gauge(NAME, line_no, line, match[field])
         if isinstance(value, float) and not math.isfinite(value):
             raise ParseError(NAME, line_no, line, f"{field} is not a finite number")
-        samples.append(Sample("host", metric, value, raw_key=f"{kind} {field}"))
+        samples.append(Sample(HOST, metric, value, raw_key=f"{kind} {field}"))
     return samples

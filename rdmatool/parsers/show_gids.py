@@ -26,7 +26,8 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._ibinfo import Collector, content_lines, gauge, gid_key
+from rdmatool.parsers._ibinfo import Collector, content_lines, gid_key
+from rdmatool.parsers._samples import HOST, NA_TEXT, gauge
 
 NAME = "show_gids"
 
@@ -42,12 +43,12 @@ _NETDEV = re.compile(r"^[\w.@:-]+$")
 
 def parse(text: str) -> list[Sample]:
     out = Collector(NAME)
-    for line_no, line in content_lines(text, NAME, "show_gids", out):
+    for line_no, line in content_lines(text, "show_gids", out):
         if _HEADER.match(line) or _UNDERLINE.match(line):
             continue
         if match := _TRAILER.match(line):
-            count = gauge(NAME, line_no, line, match.group(1))
-            out.add(Sample("host", "gids_found", count, raw_key="n_gids_found"), line_no, line)
+            count = gauge(NAME, line_no, line, match.group(1), NA_TEXT)
+            out.add(Sample(HOST, "gids_found", count, raw_key="n_gids_found"), line_no, line)
             continue
         out.extend(_row_samples(line_no, line), line_no, line)
     return out.samples

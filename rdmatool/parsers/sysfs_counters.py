@@ -40,9 +40,9 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers import _ibcounters
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
 from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, rate_text_samples
-from rdmatool.parsers._sysfs import FileLine, grep_error, is_comment_or_blank, split_path_value
+from rdmatool.parsers._samples import HOST, NA_TEXT, counter, gauge, is_na, numbered_state, text, tool_error
+from rdmatool.parsers._sysfs import read_files
 
 NAME = "sysfs_counters"
 
@@ -72,6 +72,7 @@ _DEVICE_TEXT = {
 }
 _PORT_NUMBERS = {"lid": "base_lid", "sm_lid": "sm_lid", "lid_mask_count": "lmc"}
 _PORT_TEXT = {"link_layer": "link_layer", "cap_mask": "capability_mask"}
+_NOT_WHOLE = "a counter must be a whole number"
 
 _HW_COUNTERS = {
     "np_ecn_marked_roce_packets": "ecn_marked_packets",
@@ -90,63 +91,42 @@ _HW_COUNTERS = {
     "roce_adp_retrans": "roce_adp_retrans",
 }
 
-# The kernel prints `<number>: <NAME>`; the text has been seen wrong (phys_state "4: ACTIVE"), the number not.
-# The names come from the ibstat/ibstatus helper so that every parser spells a state the same way.
-_NUMBERED_STATE = re.compile(r"^(?P<number>\d+)\s*:\s*\S.*$")
-_NA = {"", "n/a", "na"}
-
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for line_no, line in lines(text):
-        if is_comment_or_blank(line):
-            continue
-        failure = grep_error(line)
-        if failure is not None:
-            samples.extend(_grep_failure(failure[0], line))
-            continue
-        entry = split_path_value(line)
-        if entry is None:
-            message = tool_error_message(line)
-            if message is None:
-                raise ParseError(NAME, line_no, line, "expected PATH:VALUE")
-            samples.append(tool_error("host", message))
-            continue
-        samples.extend(_file_samples(entry, line_no, line))
-    return samples
+    return read_files(NAME, text, _file_samples, read_failure=_grep_failure)
 
 
 def _grep_failure(path: str, line: str) -> list[Sample]:
     match = _IB_PATH.search(path)
     if match is None:
-        return [tool_error("host", line.strip())]
+        return [tool_error(HOST, line.strip())]
     rest = match["rest"]
     port = _PORT_PATH.match(rest)
     if port and port["file"].startswith(_SKIPPED_SUBTREES):
         return []  # unset GID entries answer EINVAL: normal, and GIDs are not ours
     entity = f"{match['device']}/{port['port']}" if port else match["device"]
     if any(wildcard in entity for wildcard in "*?["):
-        entity = "host"  # grep echoes an unmatched glob: no device exists to blame
+        entity = HOST  # grep echoes an unmatched glob: no device exists to blame
     return [tool_error(entity, line.strip())]
 
 
-def _file_samples(entry: FileLine, line_no: int, line: str) -> list[Sample]:
-    match = _IB_PATH.search(entry.path)
+def _file_samples(path: str, value: str, line_no: int, line: str) -> list[Sample]:
+    match = _IB_PATH.search(path)
     if match is None:
         raise ParseError(NAME, line_no, line, "not a /sys/class/infiniband path")
     device, rest = match["device"], match["rest"]
     port = _PORT_PATH.match(rest)
     if port is None:
-        return _device_file(device, rest, entry.value, line_no, line)
+        return _device_file(device, rest, value, line_no, line)
     entity = f"{device}/{port['port']}"
     file = port["file"]
     if file.startswith(_SKIPPED_SUBTREES) or file in _SKIPPED_PORT_FILES:
         return []
     if file.startswith("counters/"):
-        return _pma_counter(entity, file.removeprefix("counters/"), entry.value, line_no, line)
+        return _pma_counter(entity, file.removeprefix("counters/"), value, line_no, line)
     if file.startswith("hw_counters/"):
-        return _hw_counter(entity, file.removeprefix("hw_counters/"), entry.value, line_no, line)
-    return _port_file(entity, file, entry.value, line_no, line)
+        return _hw_counter(entity, file.removeprefix("hw_counters/"), value, line_no, line)
+    return _port_file(entity, file, value, line_no, line)
 
 
 def _device_file(device: str, rest: str, value: str, line_no: int, line: str) -> list[Sample]:
@@ -155,20 +135,20 @@ def _device_file(device: str, rest: str, value: str, line_no: int, line: str) ->
     metric = _DEVICE_TEXT.get(rest)
     if metric is None:
         raise ParseError(NAME, line_no, line, f"unknown device file {rest!r}")
-    return [Sample(device, metric, text=_text(value), raw_key=rest)]
+    return [Sample(device, metric, text=text(NAME, line_no, line, value, NA_TEXT), raw_key=rest)]
 
 
 def _pma_counter(entity: str, name: str, value: str, line_no: int, line: str) -> list[Sample]:
-    counter = _ibcounters.BY_SYSFS_NAME.get(name)
-    if counter is None:
+    pma = _ibcounters.BY_SYSFS_NAME.get(name)
+    if pma is None:
         raise ParseError(NAME, line_no, line, f"unknown PMA counter {name!r}")
-    reading = _counter_value(value, line_no, line)
-    return _ibcounters.counter_samples(entity, counter, name, reading, counter.sysfs_width)
+    reading = counter(NAME, line_no, line, value, fraction=_NOT_WHOLE)
+    return _ibcounters.counter_samples(entity, pma, name, reading, pma.sysfs_width)
 
 
 def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> list[Sample]:
     # Validated even when skipped: garbage must not pass silently.
-    reading = _counter_value(value, line_no, line)
+    reading = counter(NAME, line_no, line, value, fraction=_NOT_WHOLE)
     metric = _HW_COUNTERS.get(name)
     if metric is None:
         return []
@@ -178,43 +158,25 @@ def _hw_counter(entity: str, name: str, value: str, line_no: int, line: str) -> 
 def _port_file(entity: str, file: str, value: str, line_no: int, line: str) -> list[Sample]:
     raw_key = file
     if file == "state":
-        return [Sample(entity, "port_state", text=_state(PORT_STATES, value, line_no, line), raw_key=raw_key)]
+        state = numbered_state(NAME, line_no, line, value, PORT_STATES)
+        return [Sample(entity, "port_state", text=state, raw_key=raw_key)]
     if file == "phys_state":
-        return [Sample(entity, "phys_state", text=_state(PHYS_STATES, value, line_no, line), raw_key=raw_key)]
+        state = numbered_state(NAME, line_no, line, value, PHYS_STATES)
+        return [Sample(entity, "phys_state", text=state, raw_key=raw_key)]
     if file == "rate":
         return _rate(entity, raw_key, value, line_no, line)
     if file in _PORT_NUMBERS:
-        number = required_number(NAME, line_no, line, value)
+        number = gauge(NAME, line_no, line, value)
         return [Sample(entity, _PORT_NUMBERS[file], number, raw_key=raw_key)]
     if file in _PORT_TEXT:
-        return [Sample(entity, _PORT_TEXT[file], text=_text(value), raw_key=raw_key)]
+        return [Sample(entity, _PORT_TEXT[file], text=text(NAME, line_no, line, value, NA_TEXT), raw_key=raw_key)]
     raise ParseError(NAME, line_no, line, f"unknown port file {file!r}")
 
 
-def _counter_value(value: str, line_no: int, line: str) -> int | None:
-    number = required_number(NAME, line_no, line, value)
-    if isinstance(number, float):
-        raise ParseError(NAME, line_no, line, "a counter must be a whole number")
-    return number
-
-
-def _state(names: dict[int, str], value: str, line_no: int, line: str) -> str | None:
-    if value.lower() in _NA:
-        return None
-    match = _NUMBERED_STATE.match(value)
-    if match is None or int(match["number"]) not in names:
-        raise ParseError(NAME, line_no, line, "expected `<number>: <STATE>` with a known state number")
-    return names[int(match["number"])]
-
-
 def _rate(entity: str, raw_key: str, value: str, line_no: int, line: str) -> list[Sample]:
-    if value.lower() in _NA:
+    if is_na(value, NA_TEXT):
         return [Sample(entity, "link_rate_gbps", None, raw_key=raw_key)]
     samples = rate_text_samples(entity, value, raw_key)
     if samples is None:
         raise ParseError(NAME, line_no, line, "expected a rate like `400 Gb/sec (4X NDR)`")
     return samples
-
-
-def _text(value: str) -> str | None:
-    return None if value.lower() in _NA else value

@@ -7,7 +7,8 @@ NVUE prints three shapes (see /work/shared/reference/switch-formats.md §2):
 - sectioned outputs: a title line underlined with `=`, then a 4-space-indented table (or `No Data`).
 With `-o json` the same object is printed as JSON (keys are the hyphenated names of the table form).
 
-No I/O here, as in the parsers themselves.
+The two table views most counter commands share, and the leaves of trees, are `_cumulus_views`. No I/O here, as in
+the parsers themselves.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, number, tool_error, tool_error_message
+from rdmatool.parsers import _common
+from rdmatool.parsers._common import cli_lines, tool_error_message
+from rdmatool.parsers._samples import NA, counter, gauge, tool_error
 
 # The collector stores one output per switch port and the NVUE table forms do not name the interface: per-port
 # views emit this placeholder and the analysis substitutes the real port name (`swp1`).
@@ -35,12 +39,13 @@ _NVUE_ERRORS = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (r"^error:\s", r"^invalid command", r"unable to connect to", r"nvued? (?:is )?not running")
 )
+# The docs' truncation marker.
+_ELLIPSIS = re.compile(r"^\s*\.\.\.\s*\Z")
 _DASHES = re.compile(r"^-+(?:\s+-+)*$")
 _UNDERLINE = re.compile(r"^=+$")
 _BYTES = re.compile(r"^(\d+(?:\.\d+)?)\s*(bytes|b|kb|mb|gb|tb|kib|mib|gib|tib)$", re.IGNORECASE)
 # NVUE renders sizes with binary multiples: the default ECN threshold of 150000 bytes prints as `146.48 KB`.
 _UNIT = {"bytes": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
-_NA = {"n/a", "na", "-", "", "none", "null"}
 
 
 @dataclass(frozen=True)
@@ -61,19 +66,11 @@ def tool_failure(line: str) -> str | None:
     return stripped if any(p.search(stripped) for p in _NVUE_ERRORS) else None
 
 
-def is_noise(line: str) -> bool:
-    """Blank lines, `# ...` provenance comments, echoed prompts and the docs' `...` truncation marker."""
-    stripped = line.strip()
-    return not stripped or stripped.startswith("#") or stripped == "..." or bool(_PROMPT.match(line))
-
-
 def read_output(text: str) -> Output:
-    """Drop noise; stop at the first tool-failure line (the lines before it are partial output, kept)."""
+    """Drop noise (blank lines, `# ...` provenance comments, echoed prompts, the docs' `...` truncation marker);
+    stop at the first tool-failure line (the lines before it are partial output, kept)."""
     kept: list[Line] = []
-    for line_no, line in lines(text):
-        if is_noise(line):
-            continue
-        message = tool_failure(line)
+    for line_no, line, message in cli_lines(text, tool_failure, _ELLIPSIS, _PROMPT):
         if message:
             return Output(kept, message, line_no)
         kept.append((line_no, line))
@@ -91,41 +88,33 @@ def is_json(output: Output) -> bool:
 
 
 # --- values ---------------------------------------------------------------------------------------------------
+# Every reader takes `(name, line_no, line, raw)`, raw being a table cell or a JSON value, as the shared ones do.
 
 
 def fail(name: str, where: Line, message: str) -> ParseError:
     return ParseError(name, where[0], where[1], message)
 
 
-def counter(name: str, where: Line, raw: object) -> int | None:
-    """A packet/frame count as printed (`1,234`, `n/a`) or a JSON number; None for N/A."""
-    if isinstance(raw, bool):
-        raise fail(name, where, f"expected a count, got {raw!r}")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, str):
-        if raw.strip().lower() in _NA:
-            return None
-        value = number(raw)
-        if isinstance(value, int):
-            return value
-    raise fail(name, where, f"expected a count, got {raw!r}")
+# The shared readers in NVUE's wording of a value they cannot read (`expected a count, got '1.5'`); a number may
+# carry a `%` (`50%` of a pool).
+count = partial(counter, expected="a count")
+amount = partial(gauge, expected="a number", suffix="%")
 
 
-def byte_size(name: str, where: Line, raw: object) -> int | None:
+def byte_size(name: str, line_no: int, line: str, raw: object) -> int | None:
     """`0 Bytes`, `146.48 KB`, `92824.38 GB` or a plain number of bytes; None for `n/a` and `inf` (unbounded).
 
     Human-formatted sizes carry two decimals, so the byte count is the nearest integer of the rounded display.
     """
     if isinstance(raw, bool):
-        raise fail(name, where, f"expected a size, got {raw!r}")
+        raise ParseError(name, line_no, line, f"expected a size, got {raw!r}")
     if isinstance(raw, int):
         return raw
     if isinstance(raw, float) and raw == raw and abs(raw) < 2**63:
         return round(raw)
     if isinstance(raw, str):
         s = raw.strip().replace(",", "")
-        if s.lower() in _NA or s.lower() == "inf":
+        if s.lower() in NA or s.lower() == "inf":
             return None
         if re.fullmatch(r"\d+", s):
             return int(s)
@@ -133,24 +122,10 @@ def byte_size(name: str, where: Line, raw: object) -> int | None:
         if match:
             unit = match.group(2).lower().replace("i", "")
             return round(float(match.group(1)) * _UNIT[unit])
-    raise fail(name, where, f"expected a size in bytes, got {raw!r}")
+    raise ParseError(name, line_no, line, f"expected a size in bytes, got {raw!r}")
 
 
-def gauge(name: str, where: Line, raw: object) -> int | float | None:
-    if isinstance(raw, bool):
-        raise fail(name, where, f"expected a number, got {raw!r}")
-    if isinstance(raw, (int, float)):
-        return raw if raw == raw else None
-    if isinstance(raw, str):
-        if raw.strip().lower() in _NA:
-            return None
-        value = number(raw.strip().rstrip("%"))
-        if value is not None:
-            return value
-    raise fail(name, where, f"expected a number, got {raw!r}")
-
-
-def flag(name: str, where: Line, raw: object) -> int | None:
+def flag(name: str, line_no: int, line: str, raw: object) -> int | None:
     """`yes`/`enabled`/`on`/true -> 1, `no`/`disabled`/`off`/false -> 0."""
     if isinstance(raw, bool):
         return int(raw)
@@ -159,42 +134,35 @@ def flag(name: str, where: Line, raw: object) -> int | None:
         return 1
     if s in ("no", "disabled", "disable", "off", "false", "0"):
         return 0
-    if s in _NA:
+    if s in NA:
         return None
-    raise fail(name, where, f"expected yes/no, got {raw!r}")
+    raise ParseError(name, line_no, line, f"expected yes/no, got {raw!r}")
 
 
-def text_value(name: str, where: Line, raw: object) -> str | None:
-    if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
-        s = str(raw).strip()
-        return None if s.lower() in _NA else s
-    raise fail(name, where, f"expected text, got {raw!r}")
-
-
-def int_list(name: str, where: Line, raw: object) -> list[int]:
+def int_list(name: str, line_no: int, line: str, raw: object) -> list[int]:
     """`0,3`, `0-2,4`, `3`, `-` (none) or a JSON list/number of priorities or traffic classes (0-15)."""
     if isinstance(raw, bool):
-        raise fail(name, where, f"expected a list of numbers, got {raw!r}")
+        raise ParseError(name, line_no, line, f"expected a list of numbers, got {raw!r}")
     if isinstance(raw, int):
         items = [str(raw)]
     elif isinstance(raw, list):
         items = [str(item) for item in raw if not isinstance(item, bool)]
         if len(items) != len(raw):
-            raise fail(name, where, f"expected a list of numbers, got {raw!r}")
+            raise ParseError(name, line_no, line, f"expected a list of numbers, got {raw!r}")
     elif isinstance(raw, str):
-        if raw.strip().lower() in _NA:
+        if raw.strip().lower() in NA:
             return []
         items = [part.strip() for part in re.split(r"[,\s]+", raw.strip()) if part.strip()]
     else:
-        raise fail(name, where, f"expected a list of numbers, got {raw!r}")
+        raise ParseError(name, line_no, line, f"expected a list of numbers, got {raw!r}")
     values: list[int] = []
     for item in items:
         bounds = re.fullmatch(r"(\d{1,2})(?:-(\d{1,2}))?", item)
         if not bounds:
-            raise fail(name, where, f"expected a list of numbers, got {raw!r}")
+            raise ParseError(name, line_no, line, f"expected a list of numbers, got {raw!r}")
         low, high = int(bounds.group(1)), int(bounds.group(2) or bounds.group(1))
         if high < low:
-            raise fail(name, where, f"bad range {item!r}")
+            raise ParseError(name, line_no, line, f"bad range {item!r}")
         values.extend(range(low, high + 1))
     return values
 
@@ -256,6 +224,17 @@ def check_header(name: str, table: Table, where: Line, expected: Iterable[str]) 
     want = list(expected)
     if table.header != want:
         raise fail(name, where, f"unexpected table columns {table.header!r}, expected {want!r}")
+
+
+def only_table(
+    name: str, body: list[Line], header: Iterable[str], trailing: str = "unexpected section after the table"
+) -> Table:
+    """The one table that fills `body`, with exactly the columns `header`; anything after it fails `trailing`."""
+    table, end = read_table(name, body)
+    if end != len(body):
+        raise fail(name, body[end], trailing)
+    check_header(name, table, body[0], header)
+    return table
 
 
 def is_section_title(body: list[Line], pos: int) -> bool:
@@ -341,16 +320,7 @@ def read_tree(name: str, body: list[Line]) -> list[TreeEntry]:
 
 def load_json(name: str, output: Output) -> tuple[object, Callable[[str], Line]]:
     """The JSON document of a `-o json` capture, and a function locating a key's line for error messages."""
-    first = output.lines[0][0]
-    by_number = dict(output.lines)
-    text = "\n".join(by_number.get(n, "") for n in range(first, output.lines[-1][0] + 1))
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        line_no = first + exc.lineno - 1
-        raise ParseError(name, line_no, by_number.get(line_no, ""), f"invalid JSON: {exc.msg}") from None
-    except (RecursionError, ValueError) as exc:
-        raise ParseError(name, first, output.lines[0][1], f"invalid JSON: {exc}") from None
+    document = _common.load_json(name, output.lines)
 
     def locate(key: str) -> Line:
         quoted = json.dumps(key)
@@ -380,158 +350,3 @@ def flatten(name: str, document: dict, locate: Callable[[str], Line], prefix: st
         else:
             leaves.append((path, value))
     return leaves
-
-
-# --- the two table views most counter commands share -----------------------------------------------------------
-
-Reader = Callable[[str, Line, object], int | float | None]
-
-
-@dataclass(frozen=True)
-class Column:
-    metric: str
-    read: Reader
-
-
-def indexed_table(name: str, body: list[Line], index: str, columns: dict[str, Column]) -> list[Sample]:
-    """`<index>  <col>...` rows (index = switch priority, traffic class or priority group) -> per-priority samples."""
-    table, end = read_table(name, body)
-    if end != len(body):
-        raise fail(name, body[end], "unexpected section after the table")
-    check_header(name, table, body[0], [index, *columns])
-    samples: list[Sample] = []
-    for where, cells in table.rows:
-        samples.extend(_indexed_row(name, where, cells[0], dict(zip(columns, cells[1:], strict=True)), columns))
-    return samples
-
-
-def indexed_json(name: str, document: object, locate: Callable[[str], Line], columns: dict[str, Column]) -> list[Sample]:
-    """`{"<index>": {"<col>": value, ...}, ...}` - the `-o json` form of an indexed table."""
-    top = json_object(name, locate(""), document, "the table")
-    samples: list[Sample] = []
-    for key, row in top.items():
-        where = locate(str(key))
-        row = json_object(name, where, row, f"row {key!r}")
-        unknown = [col for col in row if col not in columns]
-        if unknown:
-            raise fail(name, locate(str(unknown[0])), f"unknown field {unknown[0]!r}")
-        samples.extend(_indexed_row(name, where, key, row, columns))
-    return samples
-
-
-def _indexed_row(name: str, where: Line, index: str, row: dict, columns: dict[str, Column]) -> list[Sample]:
-    if not re.fullmatch(r"\d{1,2}", str(index).strip()):
-        raise fail(name, where, f"expected a priority/queue index, got {index!r}")
-    priority = int(str(index).strip())
-    samples = []
-    for column, spec in columns.items():
-        value = spec.read(name, where, row[column]) if column in row else None
-        if value is not None:  # `n/a` cells are skipped, as documented by the parsers
-            samples.append(Sample(PORT, spec.metric, value, priority=priority, raw_key=column))
-    return samples
-
-
-# Receive/Transmit counter tables: the stand-alone commands print `ECN Marked Packets`, the combined
-# `nv show interface <if> counters qos` prints `ecn-marked-packets`; both normalise to the hyphenated form.
-def counter_key(label: str) -> str:
-    return re.sub(r"\s+", "-", label.strip().lower())
-
-
-Direction = tuple[str | None, str | None]  # (metric for Receive, metric for Transmit); None: always n/a
-
-
-def direction_table(name: str, body: list[Line], counters: dict[str, Direction]) -> list[Sample]:
-    table, end = read_table(name, body)
-    if end != len(body):
-        raise fail(name, body[end], "unexpected section after the table")
-    check_header(name, table, body[0], ["Counter", "Receive", "Transmit"])
-    samples: list[Sample] = []
-    for where, (label, receive, transmit) in table.rows:
-        samples.extend(_direction_row(name, where, label, {"rx": receive, "tx": transmit}, counters))
-    return samples
-
-
-def direction_json(name: str, document: object, locate: Callable[[str], Line], counters: dict[str, Direction]) -> list[Sample]:
-    """`{"rx-stats": {"<counter>": n}, "tx-stats": {...}}` - the `-o json` form of a Receive/Transmit table."""
-    top = json_object(name, locate(""), document, "the counters")
-    by_label: dict[str, dict[str, object]] = {}
-    where_of: dict[str, Line] = {}
-    for direction_key, values in top.items():
-        direction = {"rx-stats": "rx", "tx-stats": "tx"}.get(direction_key)
-        if direction is None:
-            raise fail(name, locate(str(direction_key)), f"unknown field {direction_key!r}")
-        for label, value in json_object(name, locate(direction_key), values, direction_key).items():
-            by_label.setdefault(label, {})[direction] = value
-            where_of.setdefault(label, locate(label))
-    samples: list[Sample] = []
-    for label, cells in by_label.items():
-        samples.extend(_direction_row(name, where_of[label], label, cells, counters))
-    return samples
-
-
-def _direction_row(name: str, where: Line, label: str, cells: dict[str, object], counters: dict[str, Direction]) -> list[Sample]:
-    key = counter_key(label)
-    if key not in counters:
-        raise fail(name, where, f"unknown counter {label!r}")
-    samples = []
-    for direction, metric in zip(("rx", "tx"), counters[key], strict=True):
-        if direction not in cells:
-            continue
-        value = counter(name, where, cells[direction])
-        if metric is None:
-            # a direction the ASIC does not count is printed `n/a`; a number there is a format we do not know
-            if value is not None:
-                raise fail(name, where, f"no canonical metric for {direction} {label!r}")
-            continue
-        if value is not None:  # `n/a`: not counted in this direction - skipped, as documented by the parsers
-            samples.append(Sample(PORT, metric, value, raw_key=label.strip()))
-    return samples
-
-
-# --- trees and their JSON objects as one list of leaves --------------------------------------------------------
-
-Leaf = tuple[str, object, Line]  # (dotted path, value, where)
-
-
-def tree_leaves(name: str, body: list[Line], groups: set[str]) -> list[Leaf]:
-    """Tree entries with a value; the operational column wins, the applied one fills in (`enable  -  on`).
-
-    A key without any value must be a known group (`pfc`, `rx-stats.rx-pfc-stats` ...).
-    """
-    leaves: list[Leaf] = []
-    for entry in read_tree(name, body):
-        value = entry.operational or entry.applied
-        if not value:
-            if entry.path not in groups:
-                raise fail(name, entry.where, f"unknown group {entry.path!r}")
-            continue
-        leaves.append((entry.path, value, entry.where))
-    return leaves
-
-
-def json_leaves(name: str, document: object, locate: Callable[[str], Line]) -> list[Leaf]:
-    top = json_object(name, locate(""), document, "the output")
-    return [(path, value, locate(path.rsplit(".", 1)[-1])) for path, value in flatten(name, top, locate)]
-
-
-def groups_of(paths: Iterable[str]) -> set[str]:
-    """Every proper dotted prefix of the given paths: the tree keys that only group others."""
-    found: set[str] = set()
-    for path in paths:
-        parts = path.split(".")
-        found.update(".".join(parts[:i]) for i in range(1, len(parts)))
-    return found
-
-
-def parse_port_view(name: str, text: str, table, from_json) -> list[Sample]:
-    """The shape every per-port counter view shares: empty output, the `-o json` form, or the table; then the tool's
-    own failure line if any. `table(name, lines)` and `from_json(name, document, locate)` read the two forms."""
-    output = read_output(text)
-    if not output.lines:
-        samples: list[Sample] = []
-    elif is_json(output):
-        document, locate = load_json(name, output)
-        samples = from_json(name, document, locate)
-    else:
-        samples = table(name, output.lines)
-    return with_tool_error(samples, output, PORT)

@@ -9,36 +9,38 @@ import re
 from collections.abc import Callable
 
 from rdmatool.model import Sample
+from rdmatool.parsers._samples import text
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 PRIORITIES = range(8)
 
 # Tree leaves read verbatim into one sample each: path -> (metric, reader).
 _SIMPLE: dict[str, tuple[str, Callable]] = {
     "enable": ("roce_enabled", nv.flag),
-    "mode": ("roce_mode", nv.text_value),
+    "mode": ("roce_mode", text),
     "pfc.rx-enabled": ("pfc_rx_enabled", nv.flag),
     "pfc.tx-enabled": ("pfc_tx_enabled", nv.flag),
-    "pfc.cable-length": ("cable_length_m", nv.gauge),
-    "congestion-control.congestion-mode": ("congestion_mode", nv.text_value),
-    "trust.trust-mode": ("trust_mode", nv.text_value),
-    "lldp-app-tlv.priority": ("lldp_app_priority", nv.gauge),
+    "pfc.cable-length": ("cable_length_m", nv.amount),
+    "congestion-control.congestion-mode": ("congestion_mode", text),
+    "trust.trust-mode": ("trust_mode", text),
+    "lldp-app-tlv.priority": ("lldp_app_priority", nv.amount),
 }
 # ECN settings apply to every ECN-enabled traffic class: emitted once per class (priority = the TC).
 _ECN: dict[str, tuple[str, Callable]] = {
     "congestion-control.min-threshold": ("ecn_min_threshold_bytes", nv.byte_size),
     "congestion-control.max-threshold": ("ecn_max_threshold_bytes", nv.byte_size),
-    "congestion-control.probability": ("ecn_max_probability_pct", nv.gauge),
+    "congestion-control.probability": ("ecn_max_probability_pct", nv.amount),
 }
 _PFC_PRIORITIES = "pfc.pfc-priority"
 _ECN_CLASSES = "congestion-control.enabled-tc"
 # Read and checked, but not emitted: the RoCE app TLV is always UDP 4791.
 _IGNORED = {"lldp-app-tlv.protocol-id", "lldp-app-tlv.selector"}
 LEAF_PATHS = {*_SIMPLE, *_ECN, _PFC_PRIORITIES, _ECN_CLASSES, *_IGNORED}
-GROUPS = nv.groups_of(LEAF_PATHS)
+GROUPS = views.groups_of(LEAF_PATHS)
 
 
-def tree_samples(name: str, entity: str, leaves: list[nv.Leaf]) -> list[Sample]:
+def tree_samples(name: str, entity: str, leaves: list[views.Leaf]) -> list[Sample]:
     """Samples of the tree in input order; PFC and ECN class lists expand to one sample per priority / TC."""
     unknown = [leaf for leaf in leaves if leaf[0] not in LEAF_PATHS]
     if unknown:
@@ -46,31 +48,26 @@ def tree_samples(name: str, entity: str, leaves: list[nv.Leaf]) -> list[Sample]:
     ecn_classes: list[int | None] = [None]
     for path, raw, where in leaves:
         if path == _ECN_CLASSES:
-            ecn_classes = list(nv.int_list(name, where, raw)) or [None]
+            ecn_classes = list(nv.int_list(name, *where, raw)) or [None]
     samples: list[Sample] = []
     for path, raw, where in leaves:
         if path in _SIMPLE:
             metric, read = _SIMPLE[path]
-            value = read(name, where, raw)
-            is_text = read is nv.text_value
+            value = read(name, *where, raw)
+            is_text = read is text
             samples.append(Sample(entity, metric, None if is_text else value, text=value if is_text else None, raw_key=path))
         elif path in (_PFC_PRIORITIES, _ECN_CLASSES):
-            enabled = set(nv.int_list(name, where, raw))
+            enabled = set(nv.int_list(name, *where, raw))
             metric = "pfc_enabled" if path == _PFC_PRIORITIES else "ecn_enabled"
             samples.extend(Sample(entity, metric, int(p in enabled), priority=p, raw_key=path) for p in PRIORITIES)
         elif path in _ECN:
             metric, read = _ECN[path]
-            value = read(name, where, raw)
+            value = read(name, *where, raw)
             samples.extend(Sample(entity, metric, value, priority=tc, raw_key=path) for tc in ecn_classes)
     return samples
 
 
 # --- the `====` sections -------------------------------------------------------------------------------------
-
-
-def _row_label(cells: list[str]) -> str:
-    """The unnamed first column: an index in the global view, `roce` / `cnp` in the per-port view."""
-    return cells[0]
 
 
 def _prefixed(label: str, key: str) -> str:
@@ -84,7 +81,7 @@ def mapping_samples(name: str, entity: str, body: list[nv.Line]) -> list[Sample]
     for where, cells in table.rows:
         label, pcp, dscps, prio = cells
         priority = _priority(name, where, prio)
-        for value in nv.int_list(name, where, pcp):
+        for value in nv.int_list(name, *where, pcp):
             samples.append(Sample(entity, "pcp_to_priority", priority, text=str(value), raw_key=_prefixed(label, "pcp")))
         for value in _dscp_list(name, where, dscps):
             samples.append(Sample(entity, "dscp_to_priority", priority, text=str(value), raw_key=_prefixed(label, "dscp")))
@@ -117,11 +114,11 @@ def pool_config_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     samples: list[Sample] = []
     for where, cells in table.rows:
         _, pool, _, size, prios, classes = cells
-        nv.int_list(name, where, prios), nv.int_list(name, where, classes)  # validated, not emitted
+        nv.int_list(name, *where, prios), nv.int_list(name, *where, classes)  # validated, not emitted
         if size.lower() == "inf":
             samples.append(Sample(pool, "buffer_pool_size_pct", None, text="inf", raw_key="size"))
         else:
-            samples.append(Sample(pool, "buffer_pool_size_pct", nv.gauge(name, where, size), raw_key="size"))
+            samples.append(Sample(pool, "buffer_pool_size_pct", nv.amount(name, *where, size), raw_key="size"))
     return samples
 
 
@@ -132,13 +129,13 @@ def pool_status_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     samples: list[Sample] = []
     for where, cells in table.rows:
         pool, size = cells[1], cells[6]
-        nv.int_list(name, where, cells[4]), nv.int_list(name, where, cells[5])  # validated, not emitted
+        nv.int_list(name, *where, cells[4]), nv.int_list(name, *where, cells[5])  # validated, not emitted
         if size.lower() == "inf":
             samples.append(Sample(pool, "buffer_pool_size_bytes", None, text="inf", raw_key="size"))
         else:
-            samples.append(Sample(pool, "buffer_pool_size_bytes", nv.byte_size(name, where, size), raw_key="size"))
+            samples.append(Sample(pool, "buffer_pool_size_bytes", nv.byte_size(name, *where, size), raw_key="size"))
         for column, metric in ((7, "buffer_pool_usage_bytes"), (8, "buffer_pool_max_usage_bytes")):
-            value = nv.byte_size(name, where, cells[column])
+            value = nv.byte_size(name, *where, cells[column])
             if value is not None:
                 samples.append(Sample(pool, metric, value, raw_key=header[column]))
     return samples
@@ -155,11 +152,7 @@ def no_data(name: str, body: list[nv.Line]) -> list[Sample]:
 def _table(name: str, body: list[nv.Line], header: list[str]) -> nv.Table:
     if not body:
         raise nv.fail(name, (0, ""), "section without a table")
-    table, end = nv.read_table(name, body)
-    if end != len(body):
-        raise nv.fail(name, body[end], "unexpected line after the table")
-    nv.check_header(name, table, body[0], header)
-    return table
+    return nv.only_table(name, body, header, "unexpected line after the table")
 
 
 def _priority(name: str, where: nv.Line, raw: str) -> int:
@@ -197,12 +190,12 @@ def parse_view(name: str, entity: str, sections: dict, text: str) -> list[Sample
     if not output.lines:
         samples: list[Sample] = []
     elif nv.is_json(output):
-        samples = tree_samples(name, entity, nv.json_leaves(name, *nv.load_json(name, output)))
+        samples = tree_samples(name, entity, views.json_leaves(name, *nv.load_json(name, output)))
     else:
         samples = []
         for section in nv.split_sections(output.lines):
             if section.title is None:
-                samples.extend(tree_samples(name, entity, nv.tree_leaves(name, section.body, GROUPS)))
+                samples.extend(tree_samples(name, entity, views.tree_leaves(name, section.body, GROUPS)))
                 continue
             reader = sections.get(section.title.lower())
             if reader is None or section.title_line is None:

@@ -11,8 +11,7 @@ import re
 from collections.abc import Iterator
 
 from rdmatool.errors import ParseError
-from rdmatool.model import Sample
-from rdmatool.parsers._common import number, tool_error, tool_error_message
+from rdmatool.parsers._common import tool_error_message
 
 # Short forms NX-OS prints in narrow tables (`Eth1/1`, `Po10`); the long form is what `show interface` prints, so
 # every NX-OS parser emits the long form and samples of different commands join on the same entity.
@@ -31,7 +30,6 @@ _ECHO = re.compile(r"^\s*(?:[\w.\-()]+\s?[#>]\s*(?:show\b.*)?|show\s.*)$")
 _CLI_ERROR = re.compile(
     r"^\s*(%.*|Syntax error while parsing .*|Invalid command.*|Cmd exec error.*)$", re.IGNORECASE
 )
-_CARET = re.compile(r"^\s*\^\s*$")
 
 
 def long_port(name: str) -> str:
@@ -51,15 +49,6 @@ def cli_error(line: str) -> str | None:
     if _CLI_ERROR.match(line):
         return line.strip()
     return tool_error_message(line)
-
-
-def is_caret(line: str) -> bool:
-    """The `^` marker line the CLI prints above an invalid-command message."""
-    return bool(_CARET.match(line))
-
-
-def error_sample(message: str) -> Sample:
-    return tool_error("host", message)
 
 
 def json_start(text: str) -> int | None:
@@ -120,15 +109,3 @@ def field(row: dict, *names: str) -> object:
         if name in row:
             return row[name]
     return None
-
-
-def json_number(parser: str, line_no: int, key: str, raw: object) -> int | float | None:
-    """A JSON value that must be a number (NX-OS quotes most of them): int, float, numeric string or N/A."""
-    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)) and raw is not None:
-        raise ParseError(parser, line_no, f"{key}: {raw!r}"[:120], "expected a number")
-    if raw is None or isinstance(raw, (int, float)):
-        return raw if raw is None or raw == raw else None
-    value = number(raw)
-    if value is None and raw.strip().lower() not in ("n/a", "na", "-", "", "none", "null"):
-        raise ParseError(parser, line_no, f"{key}: {raw!r}"[:120], "expected a number")
-    return value

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import re
 
-from rdmatool.model import Sample
-from rdmatool.parsers._common import tool_error, tool_error_message
-from rdmatool.parsers.switch._nxos import is_caret
+from rdmatool.parsers.switch._cli import cli_error
 
-__all__ = ["cli_error", "command_port", "error_sample", "is_caret", "is_echo", "port_name"]
+__all__ = ["cli_error", "command_port", "is_echo", "port_name"]
 
 # `switch [standalone: master] # show ...`, `switch (config) # show ...`, `switch >`, or the command alone.
 _ECHO = re.compile(r"^\s*(?:[\w.\-]+(?:\s*\[[^\]]*\])?(?:\s*\([^)]*\))?\s*[#>]\s*(?:show\b.*)?|show\s.*)$")
 _COMMAND_PORT = re.compile(r"\bshow\s+interfaces?\s+ethernet\s+(\d+/\d+(?:/\d+)?)\b", re.IGNORECASE)
 _PORT = re.compile(r"^(?:Eth|ethernet\s*)(\d+/\d+(?:/\d+)?)$", re.IGNORECASE)
-# `% Unrecognized command "x".`, `% Incomplete command.`, `% Interface ethernet 1/99 does not exist`.
-_CLI_ERROR = re.compile(r"^\s*%\s*\S.*$")
 
 
 def is_echo(line: str) -> bool:
@@ -35,13 +31,3 @@ def command_port(line: str) -> str | None:
 def port_name(raw: str) -> str | None:
     match = _PORT.match(raw.strip())
     return f"Eth{match.group(1)}" if match else None
-
-
-def cli_error(line: str) -> str | None:
-    if _CLI_ERROR.match(line):
-        return line.strip()
-    return tool_error_message(line)
-
-
-def error_sample(message: str) -> Sample:
-    return tool_error("host", message)

@@ -11,14 +11,13 @@ No I/O here, as in the parsers themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error, tool_error_message
-
-SWITCH_ENTITY = "host"  # switch-wide facts (tool errors, summaries) use the host-wide entity of the contract
+from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._samples import HOST, tool_error
 
 _DASHES = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 _DASH_RUN = re.compile(r"-+")
@@ -195,16 +194,8 @@ def is_tool_failure(line: str) -> bool:
 def tool_error_or_fail(parser: str, item: Loose, message: str = "unrecognised line") -> Sample:
     """A loose line the parser has no use for: the tool's own failure becomes a sample, anything else fails."""
     if is_tool_failure(item.line):
-        return tool_error(SWITCH_ENTITY, item.line.strip())
+        return tool_error(HOST, item.line.strip())
     raise ParseError(parser, item.line_no, item.line, message)
-
-
-def counter(parser: str, row: Row, raw: str) -> int | None:
-    """A cumulative counter cell: an int (thousands separators allowed) or None for `N/A`."""
-    value = required_number(parser, row.line_no, row.line, raw)
-    if value is not None and not isinstance(value, int):
-        raise ParseError(parser, row.line_no, row.line, f"expected an integer counter, got {raw.strip()!r}")
-    return value
 
 
 def indexed(name: str, prefix: str) -> int | None:
@@ -221,13 +212,25 @@ def header_error(parser: str, table: Table, message: str = "unexpected table hea
     return ParseError(parser, table.header.line_no, table.header.line, message)
 
 
-def each_table(name: str, text: str, read_table) -> list[Sample]:
-    """The common outline of a SONiC show command: every table through `read_table`, and any line outside a table
-    either the tool's own failure message (a `tool_error` sample) or a ParseError."""
+def each_table(
+    name: str,
+    text: str,
+    read_table: Callable[[Table], list[Sample]],
+    read_loose: Callable[[Loose], list[Sample] | None] | None = None,
+    allow_missing_trailing: bool = False,
+    blank_ends_table: bool = True,
+) -> list[Sample]:
+    """The loop of every SONiC show command: each table, in input order, through `read_table`; each line outside a
+    table through `read_loose` (a title, a parser-specific line) and, when that has no use for it (None), either
+    the tool's own failure message (a `tool_error` sample) or a ParseError. See `scan` for the two options."""
     samples: list[Sample] = []
-    for item in scan(name, text):
+    for item in scan(name, text, allow_missing_trailing, blank_ends_table):
         if isinstance(item, Loose):
-            samples.append(tool_error_or_fail(name, item))
+            found = None if read_loose is None else read_loose(item)
+            if found is None:
+                samples.append(tool_error_or_fail(name, item))
+            else:
+                samples.extend(found)
         else:
             samples.extend(read_table(item))
     return samples

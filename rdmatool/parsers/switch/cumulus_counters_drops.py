@@ -22,10 +22,10 @@ Prompt lines, `# ...` comments and blank lines are skipped; anything else unexpe
 from __future__ import annotations
 
 from rdmatool.model import Sample
-from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_counters_drops"
-COUNTERS: dict[str, nv.Direction] = {
+COUNTERS: dict[str, views.Direction] = {
     "acl-drops": ("acl_drops", None),
     "buffer-drops": ("rx_discards", None),
     "non-queue-drops": (None, "non_queue_drops"),
@@ -35,12 +35,9 @@ COUNTERS: dict[str, nv.Direction] = {
 
 
 def parse(text: str) -> list[Sample]:
-    output = nv.read_output(text)
-    if not output.lines:
-        samples: list[Sample] = []
-    elif nv.is_json(output):
-        document, locate = nv.load_json(NAME, output)
-        samples = nv.direction_json(NAME, document, locate, COUNTERS)
-    else:
-        samples = nv.direction_table(NAME, output.lines, COUNTERS)
-    return nv.with_tool_error(samples, output, nv.PORT)
+    return views.parse_port_view(
+        NAME,
+        text,
+        lambda name, body: views.direction_table(name, body, COUNTERS),
+        lambda name, document, locate: views.direction_json(name, document, locate, COUNTERS),
+    )

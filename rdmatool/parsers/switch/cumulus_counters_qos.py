@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 from rdmatool.parsers.switch import (
     cumulus_egress_queue,
     cumulus_ingress_buffer,
@@ -45,7 +46,7 @@ def _json_samples(document: object, locate: Callable[[str], nv.Line]) -> list[Sa
     samples: list[Sample] = []
     for key, view in top.items():
         if key == "port-stats":
-            samples.extend(nv.direction_json(NAME, view, locate, cumulus_port_stats.COUNTERS))
+            samples.extend(views.direction_json(NAME, view, locate, cumulus_port_stats.COUNTERS))
             continue
         columns = {
             "ingress-buffer-stats": cumulus_ingress_buffer.COLUMNS,
@@ -54,7 +55,7 @@ def _json_samples(document: object, locate: Callable[[str], nv.Line]) -> list[Sa
         }.get(key)
         if columns is None:
             raise nv.fail(NAME, locate(str(key)), f"unknown section {key!r}")
-        samples.extend(nv.indexed_json(NAME, view, locate, columns))
+        samples.extend(views.indexed_json(NAME, view, locate, columns))
     return samples
 
 

@@ -21,22 +21,23 @@ from __future__ import annotations
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_egress_queue"
 INDEX = "traffic-class"
 COLUMNS = {
-    "tx-frames": nv.Column("tx_packets", nv.counter),
-    "tx-bytes": nv.Column("tx_bytes", nv.byte_size),
-    "tx-uc-buffer-discards": nv.Column("queue_drop_bytes", nv.byte_size),
-    "wred-discards": nv.Column("wred_drops", nv.counter),
+    "tx-frames": views.Column("tx_packets", nv.count),
+    "tx-bytes": views.Column("tx_bytes", nv.byte_size),
+    "tx-uc-buffer-discards": views.Column("queue_drop_bytes", nv.byte_size),
+    "wred-discards": views.Column("wred_drops", nv.count),
 }
 
 
 def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     """The egress-queue table alone; also used for the `Egress Queue Statistics` section of `counters qos`."""
-    return nv.indexed_table(name, body, INDEX, COLUMNS)
+    return views.indexed_table(name, body, INDEX, COLUMNS)
 
 
 def parse(text: str) -> list[Sample]:
-    return nv.parse_port_view(NAME, text, table_samples,
-                              lambda name, document, locate: nv.indexed_json(name, document, locate, COLUMNS))
+    return views.parse_port_view(NAME, text, table_samples,
+                              lambda name, document, locate: views.indexed_json(name, document, locate, COLUMNS))

@@ -21,21 +21,22 @@ from __future__ import annotations
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_ingress_buffer"
 INDEX = "priority-group"
 COLUMNS = {
-    "rx-frames": nv.Column("rx_packets", nv.counter),
-    "rx-buffer-discards": nv.Column("pg_drop_bytes", nv.byte_size),
-    "rx-shared-buffer-discards": nv.Column("pg_shared_drop_bytes", nv.byte_size),
+    "rx-frames": views.Column("rx_packets", nv.count),
+    "rx-buffer-discards": views.Column("pg_drop_bytes", nv.byte_size),
+    "rx-shared-buffer-discards": views.Column("pg_shared_drop_bytes", nv.byte_size),
 }
 
 
 def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     """The ingress-buffer table alone; also used for the `Ingress Buffer Statistics` section of `counters qos`."""
-    return nv.indexed_table(name, body, INDEX, COLUMNS)
+    return views.indexed_table(name, body, INDEX, COLUMNS)
 
 
 def parse(text: str) -> list[Sample]:
-    return nv.parse_port_view(NAME, text, table_samples,
-                              lambda name, document, locate: nv.indexed_json(name, document, locate, COLUMNS))
+    return views.parse_port_view(NAME, text, table_samples,
+                              lambda name, document, locate: views.indexed_json(name, document, locate, COLUMNS))

@@ -21,22 +21,23 @@ from __future__ import annotations
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_pfc_stats"
 INDEX = "switch-priority"
 COLUMNS = {
-    "rx-pause-frames": nv.Column("rx_pause_frames", nv.counter),
-    "rx-pause-duration": nv.Column("rx_pause_duration_us", nv.counter),
-    "tx-pause-frames": nv.Column("tx_pause_frames", nv.counter),
-    "tx-pause-duration": nv.Column("tx_pause_duration_us", nv.counter),
+    "rx-pause-frames": views.Column("rx_pause_frames", nv.count),
+    "rx-pause-duration": views.Column("rx_pause_duration_us", nv.count),
+    "tx-pause-frames": views.Column("tx_pause_frames", nv.count),
+    "tx-pause-duration": views.Column("tx_pause_duration_us", nv.count),
 }
 
 
 def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     """The PFC table alone; also used for the `PFC Statistics` section of `counters qos`."""
-    return nv.indexed_table(name, body, INDEX, COLUMNS)
+    return views.indexed_table(name, body, INDEX, COLUMNS)
 
 
 def parse(text: str) -> list[Sample]:
-    return nv.parse_port_view(NAME, text, table_samples,
-                              lambda name, document, locate: nv.indexed_json(name, document, locate, COLUMNS))
+    return views.parse_port_view(NAME, text, table_samples,
+                              lambda name, document, locate: views.indexed_json(name, document, locate, COLUMNS))

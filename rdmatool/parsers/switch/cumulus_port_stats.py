@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_port_stats"
-COUNTERS: dict[str, nv.Direction] = {
+COUNTERS: dict[str, views.Direction] = {
     "ecn-marked-packets": (None, "ecn_marked_packets"),
     "mc-buffer-discards": (None, "mc_buffer_discards"),
     "pause-frames": ("rx_pause_frames", "tx_pause_frames"),
@@ -34,9 +35,9 @@ COUNTERS: dict[str, nv.Direction] = {
 
 def table_samples(name: str, body: list[nv.Line]) -> list[Sample]:
     """The Receive/Transmit table alone; also used for the `Qos Port Statistics` section of `counters qos`."""
-    return nv.direction_table(name, body, COUNTERS)
+    return views.direction_table(name, body, COUNTERS)
 
 
 def parse(text: str) -> list[Sample]:
-    return nv.parse_port_view(NAME, text, table_samples,
-                              lambda name, document, locate: nv.direction_json(name, document, locate, COUNTERS))
+    return views.parse_port_view(NAME, text, table_samples,
+                              lambda name, document, locate: views.direction_json(name, document, locate, COUNTERS))

@@ -27,16 +27,17 @@ from __future__ import annotations
 
 from rdmatool.model import Sample
 from rdmatool.parsers.switch import _cumulus as nv
+from rdmatool.parsers.switch import _cumulus_views as views
 
 NAME = "cumulus_roce_counters"
 
 
-def _usage(prefix: str, cls: str, direction: str, scope: str) -> dict[str, nv.Column]:
+def _usage(prefix: str, cls: str, direction: str, scope: str) -> dict[str, views.Column]:
     """`buffer-usage`, `pg-max-usage` ... of one traffic class -> `roce_rx_pg_max_usage_bytes` ..."""
     nvue_scope = {"pool": "buffer", "pg": "pg", "tc": "tc"}[scope]
     return {
-        f"{prefix}.{nvue_scope}-usage": nv.Column(f"{cls}_{direction}_{scope}_usage_bytes", nv.byte_size),
-        f"{prefix}.{nvue_scope}-max-usage": nv.Column(f"{cls}_{direction}_{scope}_max_usage_bytes", nv.byte_size),
+        f"{prefix}.{nvue_scope}-usage": views.Column(f"{cls}_{direction}_{scope}_usage_bytes", nv.byte_size),
+        f"{prefix}.{nvue_scope}-max-usage": views.Column(f"{cls}_{direction}_{scope}_max_usage_bytes", nv.byte_size),
     }
 
 
@@ -44,43 +45,43 @@ _NON_ROCE = "rx-stats.rx-non-roce-stats"
 _RX_ROCE = "rx-stats.rx-roce-stats"
 _CNP = "tx-stats.tx-cnp-stats"
 _TX_ROCE = "tx-stats.tx-roce-stats"
-LEAVES: dict[str, nv.Column] = {
+LEAVES: dict[str, views.Column] = {
     **_usage(_NON_ROCE, "non_roce", "rx", "pool"),
     **_usage(_NON_ROCE, "non_roce", "rx", "pg"),
-    f"{_NON_ROCE}.no-buffer-discard": nv.Column("non_roce_rx_buffer_discards", nv.counter),
-    f"{_NON_ROCE}.non-roce-bytes": nv.Column("non_roce_rx_bytes", nv.byte_size),
-    f"{_NON_ROCE}.non-roce-packets": nv.Column("non_roce_rx_packets", nv.counter),
-    "rx-stats.rx-pfc-stats.pause-duration": nv.Column("rx_pause_duration_us", nv.counter),
-    "rx-stats.rx-pfc-stats.pause-packets": nv.Column("rx_pause_frames", nv.counter),
+    f"{_NON_ROCE}.no-buffer-discard": views.Column("non_roce_rx_buffer_discards", nv.count),
+    f"{_NON_ROCE}.non-roce-bytes": views.Column("non_roce_rx_bytes", nv.byte_size),
+    f"{_NON_ROCE}.non-roce-packets": views.Column("non_roce_rx_packets", nv.count),
+    "rx-stats.rx-pfc-stats.pause-duration": views.Column("rx_pause_duration_us", nv.count),
+    "rx-stats.rx-pfc-stats.pause-packets": views.Column("rx_pause_frames", nv.count),
     **_usage(_RX_ROCE, "roce", "rx", "pool"),
     **_usage(_RX_ROCE, "roce", "rx", "pg"),
-    f"{_RX_ROCE}.no-buffer-discard": nv.Column("roce_rx_buffer_discards", nv.counter),
-    f"{_RX_ROCE}.roce-bytes": nv.Column("roce_rx_bytes", nv.byte_size),
-    f"{_RX_ROCE}.roce-packets": nv.Column("roce_rx_packets", nv.counter),
+    f"{_RX_ROCE}.no-buffer-discard": views.Column("roce_rx_buffer_discards", nv.count),
+    f"{_RX_ROCE}.roce-bytes": views.Column("roce_rx_bytes", nv.byte_size),
+    f"{_RX_ROCE}.roce-packets": views.Column("roce_rx_packets", nv.count),
     **_usage(_CNP, "cnp", "tx", "pool"),
     **_usage(_CNP, "cnp", "tx", "tc"),
-    f"{_CNP}.cnp-bytes": nv.Column("cnp_tx_bytes", nv.byte_size),
-    f"{_CNP}.cnp-packets": nv.Column("cnp_sent", nv.counter),
-    f"{_CNP}.unicast-no-buffer-discard": nv.Column("cnp_tx_buffer_discards", nv.counter),
-    "tx-stats.tx-ecn-stats.ecn-marked-packets": nv.Column("ecn_marked_packets", nv.counter),
-    "tx-stats.tx-pfc-stats.pause-duration": nv.Column("tx_pause_duration_us", nv.counter),
-    "tx-stats.tx-pfc-stats.pause-packets": nv.Column("tx_pause_frames", nv.counter),
+    f"{_CNP}.cnp-bytes": views.Column("cnp_tx_bytes", nv.byte_size),
+    f"{_CNP}.cnp-packets": views.Column("cnp_sent", nv.count),
+    f"{_CNP}.unicast-no-buffer-discard": views.Column("cnp_tx_buffer_discards", nv.count),
+    "tx-stats.tx-ecn-stats.ecn-marked-packets": views.Column("ecn_marked_packets", nv.count),
+    "tx-stats.tx-pfc-stats.pause-duration": views.Column("tx_pause_duration_us", nv.count),
+    "tx-stats.tx-pfc-stats.pause-packets": views.Column("tx_pause_frames", nv.count),
     **_usage(_TX_ROCE, "roce", "tx", "pool"),
     **_usage(_TX_ROCE, "roce", "tx", "tc"),
-    f"{_TX_ROCE}.roce-bytes": nv.Column("roce_tx_bytes", nv.byte_size),
-    f"{_TX_ROCE}.roce-packets": nv.Column("roce_tx_packets", nv.counter),
-    f"{_TX_ROCE}.unicast-no-buffer-discard": nv.Column("roce_tx_buffer_discards", nv.counter),
+    f"{_TX_ROCE}.roce-bytes": views.Column("roce_tx_bytes", nv.byte_size),
+    f"{_TX_ROCE}.roce-packets": views.Column("roce_tx_packets", nv.count),
+    f"{_TX_ROCE}.unicast-no-buffer-discard": views.Column("roce_tx_buffer_discards", nv.count),
 }
-GROUPS = nv.groups_of(LEAVES)
+GROUPS = views.groups_of(LEAVES)
 
 
-def _samples(leaves: list[nv.Leaf]) -> list[Sample]:
+def _samples(leaves: list[views.Leaf]) -> list[Sample]:
     samples: list[Sample] = []
     for path, raw, where in leaves:
         spec = LEAVES.get(path)
         if spec is None:
             raise nv.fail(NAME, where, f"unknown counter {path!r}")
-        value = spec.read(NAME, where, raw)
+        value = spec.read(NAME, *where, raw)
         if value is not None:  # `n/a`: not counted on this platform, skipped
             samples.append(Sample(nv.PORT, spec.metric, value, raw_key=path))
     return samples
@@ -89,9 +90,9 @@ def _samples(leaves: list[nv.Leaf]) -> list[Sample]:
 def parse(text: str) -> list[Sample]:
     output = nv.read_output(text)
     if not output.lines:
-        leaves: list[nv.Leaf] = []
+        leaves: list[views.Leaf] = []
     elif nv.is_json(output):
-        leaves = nv.json_leaves(NAME, *nv.load_json(NAME, output))
+        leaves = views.json_leaves(NAME, *nv.load_json(NAME, output))
     else:
-        leaves = nv.tree_leaves(NAME, output.lines, GROUPS)
+        leaves = views.tree_leaves(NAME, output.lines, GROUPS)
     return nv.with_tool_error(_samples(leaves), output, nv.PORT)

@@ -26,7 +26,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, json_number, tool_error
 from rdmatool.parsers.switch import _eos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -57,9 +57,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     port: str | None = None
-    for line_no, line, error in cli_lines(text, _eos, _RULE):
+    for line_no, line, error in cli_lines(text, _eos.cli_error, _RULE):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         header = _PORT_HEADER.match(line)
         if header:
@@ -75,7 +75,7 @@ def parse(text: str) -> list[Sample]:
             continue
         counter = _COUNTER_ROW.match(line)
         if counter and re.match(r"(?i)^(Et|Ethernet)\d", counter.group(1)):
-            value = required_number(NAME, line_no, line, counter.group(3))
+            value = gauge(NAME, line_no, line, counter.group(3))
             prio = int(counter.group(2))
             samples.append(
                 Sample(
@@ -103,7 +103,7 @@ def _config_samples(line_no: int, line: str, port: str, row: re.Match[str]) -> l
         if raw is not None:
             out.append(_threshold(line_no, line, port, queue, metric, raw, unit, raw_key))
     if row.group(9) is not None:
-        pct = required_number(NAME, line_no, line, row.group(9))
+        pct = gauge(NAME, line_no, line, row.group(9))
         out.append(
             Sample(port, "ecn_max_probability_pct", pct, priority=queue, raw_key="Max Mark Probability")
         )
@@ -113,7 +113,7 @@ def _config_samples(line_no: int, line: str, port: str, row: re.Match[str]) -> l
 def _threshold(
     line_no: int, line: str, port: str, queue: int, metric: str, raw: str, unit: str, raw_key: str
 ) -> Sample:
-    value = required_number(NAME, line_no, line, raw)
+    value = gauge(NAME, line_no, line, raw)
     key = unit.lower()
     if key in _UNIT_BYTES:
         factor, note = _UNIT_BYTES[key], None
@@ -160,7 +160,7 @@ def _json_queue(line_no: int, port: str, queue: int, fields: dict) -> list[Sampl
         ("ecn_max_threshold_bytes", "maxThreshold"),
     ):
         if key in fields:
-            raw = _eos.json_number(NAME, line_no, key, fields[key])
+            raw = json_number(NAME, line_no, key, fields[key])
             if raw is None:
                 continue
             if not isinstance(unit, str):
@@ -175,7 +175,7 @@ def _json_queue(line_no: int, port: str, queue: int, fields: dict) -> list[Sampl
                 Sample(
                     port,
                     metric,
-                    _eos.json_number(NAME, line_no, key, fields[key]),
+                    json_number(NAME, line_no, key, fields[key]),
                     priority=queue,
                     raw_key=key,
                 )

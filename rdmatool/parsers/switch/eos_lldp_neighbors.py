@@ -19,6 +19,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._samples import HOST, tool_error
 from rdmatool.parsers.switch import _eos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -35,9 +36,9 @@ def parse(text: str) -> list[Sample]:
     if start is not None:
         return _parse_json(text, start)
     samples: list[Sample] = []
-    for line_no, line, error in cli_lines(text, _eos):
+    for line_no, line, error in cli_lines(text, _eos.cli_error):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         if _STATS.match(line) or _HEADER.match(line) or _RULE.match(line):
             continue

@@ -20,7 +20,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, json_number, tool_error
 from rdmatool.parsers.switch import _eos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -44,9 +44,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     columns: list[str] | None = None
-    for line_no, line, error in cli_lines(text, _eos, _RULE):
+    for line_no, line, error in cli_lines(text, _eos.cli_error, _RULE):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         words = line.split()
         if "rxpfc" in (w.lower() for w in words):
@@ -78,7 +78,7 @@ def _row(line_no: int, line: str, cells: dict[str, str]) -> list[Sample]:
             raise ParseError(NAME, line_no, line, f"priority {cells['prio']!r} is not 0-7")
         priority = int(cells["prio"])
     return [
-        Sample(port, metric, required_number(NAME, line_no, line, cells[col]), priority=priority, raw_key=raw)
+        Sample(port, metric, gauge(NAME, line_no, line, cells[col]), priority=priority, raw_key=raw)
         for col, metric, raw, _ in _METRICS
     ]
 
@@ -108,7 +108,7 @@ def _parse_json(text: str, start: int) -> list[Sample]:
 def _json_counters(line_no: int, port: str, counters: dict, priority: int | None) -> list[Sample]:
     return [
         Sample(
-            port, metric, _eos.json_number(NAME, line_no, key, counters[key]), priority=priority, raw_key=key
+            port, metric, json_number(NAME, line_no, key, counters[key]), priority=priority, raw_key=key
         )
         for _, metric, _, key in _METRICS
         if key in counters

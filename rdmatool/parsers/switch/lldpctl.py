@@ -23,13 +23,13 @@ writers (src/client/kv_writer.c, json_writer.c) and the lldpcli(8) manual. No ne
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error, tool_error_message
+from rdmatool.parsers._common import lines, load_json, tool_error_message
+from rdmatool.parsers._samples import HOST, tool_error
 
 NAME = "lldpctl"
 _KEY = re.compile(r"^lldp\.([^=\s]+)=(.*)$")
@@ -98,17 +98,8 @@ def _split_key(dotted: str) -> tuple[str, str]:
 
 
 def _parse_json(numbered: list[tuple[int, str]]) -> list[Neighbor]:
-    first_no, first_line = numbered[0]
-    by_number = dict(numbered)
-    text = "\n".join(by_number.get(n, "") for n in range(first_no, numbered[-1][0] + 1))
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        line_no = first_no + exc.lineno - 1
-        raise ParseError(NAME, line_no, by_number.get(line_no, ""), f"invalid JSON: {exc.msg}") from None
-    except (RecursionError, ValueError) as exc:
-        raise ParseError(NAME, first_no, first_line, f"invalid JSON: {exc}") from None
-    where = (first_no, first_line)
+    document = load_json(NAME, numbered)
+    where = numbered[0]
     lldp = document.get("lldp") if isinstance(document, dict) else None
     if isinstance(lldp, list):  # json0-style wrapping: a list of one object
         lldp = lldp[0] if len(lldp) == 1 else None
@@ -173,5 +164,5 @@ def parse(text: str) -> list[Sample]:
         neighbors = _parse_keyvalue(numbered)
     samples = [n.sample() for n in neighbors]
     if error:
-        samples.append(tool_error("host", error))
+        samples.append(tool_error(HOST, error))
     return samples

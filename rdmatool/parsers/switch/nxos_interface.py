@@ -28,6 +28,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._samples import HOST, json_number, tool_error
 from rdmatool.parsers.switch import _nxos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -118,9 +119,9 @@ def _parse_text(text: str) -> list[Sample]:
     port: str | None = None
     section: str | None = None
     rates_seen: set[str] = set()
-    for line_no, line, error in cli_lines(text, _nxos):
+    for line_no, line, error in cli_lines(text, _nxos.cli_error):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         header = _HEADER.match(line)
         if header and not line[0].isspace():
@@ -228,11 +229,11 @@ def _parse_json(text: str, start: int) -> list[Sample]:
             samples.append(Sample(port, "link_rate_gbps", gbps, raw_key="eth_speed"))
         for metric, key in _JSON_COUNTERS:
             if key in row:
-                value = _nxos.json_number(NAME, line_no, key, row[key])
+                value = json_number(NAME, line_no, key, row[key])
                 samples.append(Sample(port, metric, _as_int(value), raw_key=key))
         for metric, key, divisor in _JSON_RATES:
             if key in row:
-                value = _nxos.json_number(NAME, line_no, key, row[key])
+                value = json_number(NAME, line_no, key, row[key])
                 samples.append(Sample(port, metric, None if value is None else value / divisor, raw_key=key))
     if not samples:
         raise ParseError(

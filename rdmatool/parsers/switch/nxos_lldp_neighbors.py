@@ -19,6 +19,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._samples import HOST, tool_error
 from rdmatool.parsers.switch import _nxos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -41,9 +42,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text, start)
     samples: list[Sample] = []
     pending_device: str | None = None
-    for line_no, line, error in cli_lines(text, _nxos):
+    for line_no, line, error in cli_lines(text, _nxos.cli_error):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         if _HEADER.match(line) or _LEGEND.match(line) or _TOTAL.match(line):
             continue

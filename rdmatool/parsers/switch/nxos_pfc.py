@@ -23,7 +23,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, json_number, tool_error
 from rdmatool.parsers.switch import _nxos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -43,14 +43,14 @@ def parse(text: str) -> list[Sample]:
     if start is not None:
         return _parse_json(text, start)
     samples: list[Sample] = []
-    for line_no, line, error in cli_lines(text, _nxos, _RULE, _HEADER):
+    for line_no, line, error in cli_lines(text, _nxos.cli_error, _RULE, _HEADER):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         row = _ROW.match(line)
         if row:
-            rx = required_number(NAME, line_no, line, row["rx"])
-            tx = required_number(NAME, line_no, line, row["tx"])
+            rx = gauge(NAME, line_no, line, row["rx"])
+            tx = gauge(NAME, line_no, line, row["tx"])
             samples.extend(
                 _port_samples(line_no, line, row["port"], row["mode"], row["oper"], row["bmap"], rx, tx)
             )
@@ -107,8 +107,8 @@ def _parse_json(text: str, start: int) -> list[Sample]:
             )
         oper_word, _, oper_bmap = oper.partition("(")
         bmap_text = str(bmap) if bmap is not None else (oper_bmap.strip(" )") or None)
-        rx = _nxos.json_number(NAME, line_no, "rxppp", _nxos.field(row, "rxppp", "rx_ppp"))
-        tx = _nxos.json_number(NAME, line_no, "txppp", _nxos.field(row, "txppp", "tx_ppp"))
+        rx = json_number(NAME, line_no, "rxppp", _nxos.field(row, "rxppp", "rx_ppp"))
+        tx = json_number(NAME, line_no, "txppp", _nxos.field(row, "txppp", "tx_ppp"))
         row_line = f"{port_raw} {mode} {oper}"
         if oper_word.strip().lower() not in ("on", "off", "n/a"):
             raise ParseError(NAME, line_no, row_line, f"unknown operational state {oper!r}")

@@ -28,7 +28,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, json_number, tool_error
 from rdmatool.parsers.switch import _nxos
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -73,9 +73,9 @@ class _Reader:
         self.ingress_drop_seen: set[str] = set()
 
     def read(self, text: str) -> list[Sample]:
-        for line_no, line, error in cli_lines(text, _nxos):
+        for line_no, line, error in cli_lines(text, _nxos.cli_error):
             if error:
-                self.samples.append(error)
+                self.samples.append(tool_error(HOST, error))
             elif not (self._structure(line) or self._data(line_no, line) or _nxos.is_echo(line)):
                 raise ParseError(NAME, line_no, line)
         return self.samples
@@ -103,7 +103,7 @@ class _Reader:
                 Sample(
                     port,
                     "tx_pause_frames",
-                    required_number(NAME, line_no, line, ppp.group(1)),
+                    gauge(NAME, line_no, line, ppp.group(1)),
                     raw_key="TxPPP",
                 )
             )
@@ -111,7 +111,7 @@ class _Reader:
                 Sample(
                     port,
                     "rx_pause_frames",
-                    required_number(NAME, line_no, line, ppp.group(2)),
+                    gauge(NAME, line_no, line, ppp.group(2)),
                     raw_key="RxPPP",
                 )
             )
@@ -119,7 +119,7 @@ class _Reader:
         cos = _COS_ROW.match(line)
         if cos:
             port, prio = self._need_port(line_no, line), int(cos.group(1))
-            tx, rx = (required_number(NAME, line_no, line, cos.group(i)) for i in (4, 6))
+            tx, rx = (gauge(NAME, line_no, line, cos.group(i)) for i in (4, 6))
             self.samples.append(Sample(port, "tx_pause_frames", tx, priority=prio, raw_key="TxCount"))
             self.samples.append(Sample(port, "rx_pause_frames", rx, priority=prio, raw_key="RxCount"))
             return True
@@ -133,7 +133,7 @@ class _Reader:
 
     def _box_row(self, line_no: int, line: str, label: str, unicast: str) -> None:
         port = self._need_port(line_no, line)
-        value = required_number(NAME, line_no, line, unicast)
+        value = gauge(NAME, line_no, line, unicast)
         metric = _box_metric(label)
         if metric and self.group is not None:
             self.samples.append(
@@ -141,7 +141,7 @@ class _Reader:
             )
 
     def _stat_line(self, line_no: int, line: str, label: str, raw: str) -> None:
-        value = required_number(NAME, line_no, line, raw)
+        value = gauge(NAME, line_no, line, raw)
         key = label.lower()
         port = self._need_port(line_no, line)
         if (
@@ -197,7 +197,7 @@ def _json_egress(line_no: int, port: str, row: dict) -> list[Sample]:
             label = f"{entry.get('eq-stat-type', '')} {entry.get('eq-stat-units', '')}".strip()
             metric = _box_metric(label)
             if metric:
-                value = _nxos.json_number(NAME, line_no, "eq-uc-stat-value", entry.get("eq-uc-stat-value"))
+                value = json_number(NAME, line_no, "eq-uc-stat-value", entry.get("eq-uc-stat-value"))
                 out.append(Sample(port, metric, value, priority=group, raw_key=f"{label} (Unicast)"))
     return out
 
@@ -205,7 +205,7 @@ def _json_egress(line_no: int, port: str, row: dict) -> list[Sample]:
 def _json_pfc(line_no: int, port: str, row: dict) -> list[Sample]:
     out: list[Sample] = []
     for cos_row in _rows_with(row, "pfc-cos"):
-        cos = _nxos.json_number(NAME, line_no, "pfc-cos", cos_row["pfc-cos"])
+        cos = json_number(NAME, line_no, "pfc-cos", cos_row["pfc-cos"])
         if not isinstance(cos, int) or not 0 <= cos <= 7:
             raise ParseError(NAME, line_no, f"pfc-cos: {cos_row['pfc-cos']!r}", "CoS must be 0-7")
         for metric, key in (("tx_pause_frames", "pfc-tx-count"), ("rx_pause_frames", "pfc-rx-count")):
@@ -214,7 +214,7 @@ def _json_pfc(line_no: int, port: str, row: dict) -> list[Sample]:
                     Sample(
                         port,
                         metric,
-                        _nxos.json_number(NAME, line_no, key, cos_row[key]),
+                        json_number(NAME, line_no, key, cos_row[key]),
                         priority=cos,
                         raw_key=key,
                     )

@@ -23,6 +23,7 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._common import lines
+from rdmatool.parsers._samples import HOST, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -49,7 +50,7 @@ class _State:
             for prio in range(8):
                 on = int(self.pfc_on and prio in self.enabled)
                 self.samples.append(
-                    Sample("host", "pfc_enabled", on, priority=prio, raw_key="Priority Enabled List")
+                    Sample(HOST, "pfc_enabled", on, priority=prio, raw_key="Priority Enabled List")
                 )
 
     def port(self, port: str, admin: str, oper: str) -> None:
@@ -67,9 +68,9 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text)
     state = _State()
     seen_list = False
-    for line_no, line, error in cli_lines(text, _onyx, _RULE, _HEADER):
+    for line_no, line, error in cli_lines(text, _onyx.cli_error, _RULE, _HEADER):
         if error:
-            state.samples.append(error)
+            state.samples.append(tool_error(HOST, error))
             continue
         if _GLOBAL.match(line):
             state.pfc_on = _GLOBAL.match(line).group(1).lower() == "enabled"

@@ -26,7 +26,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -101,11 +101,11 @@ class _Reader:
             enabled = int(value.strip().lower() in ("ecn", "both", "ecn and red", "red and ecn", "enabled"))
             self.add("ecn_enabled", enabled, raw_key)
         elif key in _COUNTER_KEYS:
-            self.add(_COUNTER_KEYS[key], required_number(NAME, line_no, line, value), raw_key)
+            self.add(_COUNTER_KEYS[key], gauge(NAME, line_no, line, value), raw_key)
         elif key in _PROBABILITY_KEYS:
             self.need_tc(line_no, line)
             self.add(
-                "ecn_max_probability_pct", required_number(NAME, line_no, line, value.rstrip("% ")), raw_key
+                "ecn_max_probability_pct", gauge(NAME, line_no, line, value.rstrip("% ")), raw_key
             )
         elif key in _THRESHOLD_KEYS:
             self.need_tc(line_no, line)
@@ -129,16 +129,16 @@ def _bytes(line_no: int, line: str, value: str) -> int | float | None:
     size = _SIZE.match(value.strip())
     if not size:
         raise ParseError(NAME, line_no, line, f"expected a size such as `150 KB`, got {value!r}")
-    amount = required_number(NAME, line_no, line, size.group(1))
+    amount = gauge(NAME, line_no, line, size.group(1))
     factor = _UNIT[(size.group(2) or "").lower()]
     return None if amount is None else round(amount * factor)
 
 
 def parse(text: str) -> list[Sample]:
     reader = _Reader()
-    for line_no, line, error in cli_lines(text, _onyx):
+    for line_no, line, error in cli_lines(text, _onyx.cli_error):
         if error:
-            reader.samples.append(error)
+            reader.samples.append(tool_error(HOST, error))
             continue
         reader.line(line_no, line)
     return reader.samples

@@ -17,6 +17,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._samples import HOST, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -30,9 +31,9 @@ _NO_NAME = {"not advertised", "n/a", "-", "none"}
 
 def parse(text: str) -> list[Sample]:
     samples: list[Sample] = []
-    for line_no, line, error in cli_lines(text, _onyx, _RULE, _HEADER):
+    for line_no, line, error in cli_lines(text, _onyx.cli_error, _RULE, _HEADER):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         row = _ROW.match(line)
         if row:

@@ -25,7 +25,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
+from rdmatool.parsers._samples import HOST, gauge, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -48,9 +48,9 @@ def parse(text: str) -> list[Sample]:
     port: str | None = None
     priority: int | None = None
     direction: str | None = None
-    for line_no, line, error in cli_lines(text, _onyx):
+    for line_no, line, error in cli_lines(text, _onyx.cli_error):
         if error:
-            samples.append(error)
+            samples.append(tool_error(HOST, error))
             continue
         if _onyx.is_echo(line):
             port, prio = _onyx.command_port(line), _PRIO.search(line)
@@ -81,7 +81,7 @@ def _counter(
             line,
             "counter before the `show interfaces ethernet X counters pfc prio N` line and Rx/Tx",
         )
-    value = required_number(NAME, line_no, line, raw)
+    value = gauge(NAME, line_no, line, raw)
     if label not in _EMITTED:
         return []
     if unit and unit.lower() in ("msec", "ms") and value is not None:

@@ -28,8 +28,9 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, required_number, tool_error
-from rdmatool.parsers.switch._sonic import PROMPT, SWITCH_ENTITY, is_dashes, is_tool_failure
+from rdmatool.parsers._common import lines
+from rdmatool.parsers._samples import HOST, gauge, tool_error
+from rdmatool.parsers.switch._sonic import PROMPT, is_dashes, is_tool_failure
 
 NAME = "sonic_ecn"
 
@@ -85,7 +86,7 @@ def parse(text: str) -> list[Sample]:
             samples.extend(_field(profile, line_no, line, field.group("key"), field.group("value")))
             continue
         if is_tool_failure(line):
-            samples.append(tool_error(SWITCH_ENTITY, line.strip()))
+            samples.append(tool_error(HOST, line.strip()))
             continue
         raise ParseError(NAME, line_no, line)
     return samples
@@ -97,9 +98,9 @@ def _field(profile: _Profile, line_no: int, line: str, key: str, value: str) -> 
     profile.seen.add(key)
     name = profile.name
     if key in _GREEN:
-        return [Sample(name, _GREEN[key], required_number(NAME, line_no, line, value), raw_key=key)]
+        return [Sample(name, _GREEN[key], gauge(NAME, line_no, line, value), raw_key=key)]
     if key in _OTHER_NUMERIC:
-        return [Sample(name, "wred_param", required_number(NAME, line_no, line, value), raw_key=key)]
+        return [Sample(name, "wred_param", gauge(NAME, line_no, line, value), raw_key=key)]
     if key in _ENABLE:
         flag = {"true": 1, "false": 0, "n/a": None}.get(value.lower(), -1)
         if flag == -1:

@@ -23,17 +23,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers._common import number
-from rdmatool.parsers.switch._sonic import (
-    Loose,
-    Table,
-    counter,
-    header_error,
-    indexed,
-    row_error,
-    scan,
-    tool_error_or_fail,
-)
+from rdmatool.parsers._samples import counter, number
+from rdmatool.parsers.switch._sonic import Table, each_table, header_error, indexed, row_error
 
 NAME = "sonic_pfc_counters"
 
@@ -51,15 +42,11 @@ _TIMESTAMP = re.compile(r"^\d\d/\d\d/\d{4}, \d\d:\d\d:\d\d$")
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for item in scan(NAME, text, blank_ends_table=False):
-        if isinstance(item, Loose):
-            samples.append(tool_error_or_fail(NAME, item))
-        elif item.header.cells == _HISTORY_HEADER:
-            samples.extend(_history_table(item))
-        else:
-            samples.extend(_frames_table(item))
-    return samples
+    return each_table(NAME, text, _table, blank_ends_table=False)
+
+
+def _table(table: Table) -> list[Sample]:
+    return _history_table(table) if table.header.cells == _HISTORY_HEADER else _frames_table(table)
 
 
 def _frames_table(table: Table) -> list[Sample]:
@@ -74,7 +61,7 @@ def _frames_table(table: Table) -> list[Sample]:
     for row in table.rows:
         port = row.cells[0]
         for priority, raw in zip(priorities, row.cells[1:], strict=True):
-            value = counter(NAME, row, raw)
+            value = counter(NAME, row.line_no, row.line, raw)
             samples.append(Sample(port, metric, value, priority=priority, raw_key=f"{label} PFC{priority}"))
     return samples
 
@@ -92,21 +79,21 @@ def _history_table(table: Table) -> list[Sample]:
             Sample(
                 port,
                 "rx_pause_transitions",
-                counter(NAME, row, transitions),
+                counter(NAME, row.line_no, row.line, transitions),
                 priority=priority,
                 raw_key=_HISTORY_HEADER[2],
             ),
             Sample(
                 port,
                 "rx_pause_duration_us",
-                counter(NAME, row, total_us),
+                counter(NAME, row.line_no, row.line, total_us),
                 priority=priority,
                 raw_key=_HISTORY_HEADER[3],
             ),
             Sample(
                 port,
                 "rx_pause_last_duration_us",
-                counter(NAME, row, recent_us),
+                counter(NAME, row.line_no, row.line, recent_us),
                 priority=priority,
                 raw_key=_HISTORY_HEADER[4],
             ),

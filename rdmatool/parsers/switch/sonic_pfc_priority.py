@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers.switch._sonic import Loose, Table, header_error, row_error, scan, tool_error_or_fail
+from rdmatool.parsers.switch._sonic import Table, each_table, header_error, row_error
 
 NAME = "sonic_pfc_priority"
 
@@ -31,19 +31,15 @@ _ASYMMETRIC_VALUES = {"on": "on", "off": "off", "n/a": None}
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for item in scan(NAME, text, allow_missing_trailing=True):
-        if isinstance(item, Loose):
-            samples.append(tool_error_or_fail(NAME, item))
-        elif item.header.cells == _PRIORITIES_HEADER:
-            samples.extend(_priorities(item))
-        elif item.header.cells == _ASYMMETRIC_HEADER:
-            samples.extend(_asymmetric(item))
-        else:
-            raise header_error(
-                NAME, item, "expected `Interface  Lossless priorities` or `Interface  Asymmetric`"
-            )
-    return samples
+    return each_table(NAME, text, _table, allow_missing_trailing=True)
+
+
+def _table(table: Table) -> list[Sample]:
+    if table.header.cells == _PRIORITIES_HEADER:
+        return _priorities(table)
+    if table.header.cells == _ASYMMETRIC_HEADER:
+        return _asymmetric(table)
+    raise header_error(NAME, table, "expected `Interface  Lossless priorities` or `Interface  Asymmetric`")
 
 
 def _priorities(table: Table) -> list[Sample]:

@@ -24,17 +24,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
-from rdmatool.parsers.switch._sonic import (
-    SWITCH_ENTITY,
-    Loose,
-    Row,
-    Table,
-    header_error,
-    row_error,
-    scan,
-    tool_error_or_fail,
-)
+from rdmatool.parsers._samples import HOST, gauge
+from rdmatool.parsers.switch._sonic import Loose, Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_pfcwd_config"
 
@@ -55,24 +46,18 @@ _STATE_COLUMNS = {
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    for item in scan(NAME, text):
-        if isinstance(item, Loose):
-            samples.extend(_loose_line(item))
-        else:
-            samples.extend(_config_table(item))
-    return samples
+    return each_table(NAME, text, _config_table, _loose_line)
 
 
-def _loose_line(item: Loose) -> list[Sample]:
+def _loose_line(item: Loose) -> list[Sample] | None:
     poll = _POLL.match(item.line)
     if poll:
-        entity = poll.group("asic") or SWITCH_ENTITY
+        entity = poll.group("asic") or HOST
         raw_key = "polling interval"
         return [Sample(entity, "pfc_watchdog_poll_interval_ms", int(poll.group("ms")), raw_key=raw_key)]
     big_red = _BIG_RED.match(item.line)
     if big_red:
-        entity = big_red.group("asic") or SWITCH_ENTITY
+        entity = big_red.group("asic") or HOST
         return [
             Sample(
                 entity,
@@ -84,7 +69,7 @@ def _loose_line(item: Loose) -> list[Sample]:
         ]
     if _SKIPPED.match(item.line):
         return []
-    return [tool_error_or_fail(NAME, item)]
+    return None
 
 
 def _config_table(table: Table) -> list[Sample]:
@@ -105,7 +90,7 @@ def _port_row(row: Row, header: tuple[str, ...]) -> list[Sample]:
     samples = []
     for name, cell in zip(header[1:], row.cells[1:], strict=True):
         if name in _TIME_COLUMNS:
-            value = required_number(NAME, row.line_no, row.line, cell)
+            value = gauge(NAME, row.line_no, row.line, cell)
             samples.append(Sample(port, _TIME_COLUMNS[name], value, raw_key=name))
             continue
         metric, allowed = _STATE_COLUMNS[name]

@@ -21,14 +21,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers.switch._sonic import (
-    Row,
-    Table,
-    counter,
-    each_table,
-    header_error,
-    row_error,
-)
+from rdmatool.parsers._samples import counter
+from rdmatool.parsers.switch._sonic import Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_pfcwd_stats"
 
@@ -97,4 +91,4 @@ def _pair(row: Row, cell: str) -> tuple[int | None, int | None]:
     halves = cell.split("/")
     if len(halves) != 2:
         raise row_error(NAME, row, f"expected a pair like 1/0, got {cell!r}")
-    return counter(NAME, row, halves[0]), counter(NAME, row, halves[1])
+    return counter(NAME, row.line_no, row.line, halves[0]), counter(NAME, row.line_no, row.line, halves[1])

@@ -25,15 +25,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers.switch._sonic import (
-    Loose,
-    Table,
-    counter,
-    header_error,
-    indexed,
-    scan,
-    tool_error_or_fail,
-)
+from rdmatool.parsers._samples import counter
+from rdmatool.parsers.switch._sonic import Loose, Table, each_table, header_error, indexed
 
 NAME = "sonic_pg_drop"
 
@@ -46,20 +39,22 @@ _SPACES = re.compile(r"\s+")
 
 
 def parse(text: str) -> list[Sample]:
-    samples: list[Sample] = []
-    metric: str | None = None
-    for item in scan(NAME, text):
-        if isinstance(item, Loose):
-            title = _SPACES.sub(" ", item.line.strip())
-            if title in _TITLES:
-                metric = _TITLES[title]
-            else:
-                samples.append(tool_error_or_fail(NAME, item))
-            continue
+    metric: str | None = None  # what the tables below the last title count
+
+    def title(item: Loose) -> list[Sample] | None:
+        nonlocal metric
+        found = _TITLES.get(_SPACES.sub(" ", item.line.strip()))
+        if found is None:
+            return None
+        metric = found
+        return []
+
+    def table(item: Table) -> list[Sample]:
         if metric is None:
             raise header_error(NAME, item, "table without a title line (`Ingress PG dropped packets:` ...)")
-        samples.extend(_pg_table(item, metric))
-    return samples
+        return _pg_table(item, metric)
+
+    return each_table(NAME, text, table, title)
 
 
 def _pg_table(table: Table, metric: str) -> list[Sample]:
@@ -72,6 +67,6 @@ def _pg_table(table: Table, metric: str) -> list[Sample]:
         port = row.cells[0]
         for group, raw in zip(groups, row.cells[1:], strict=True):
             samples.append(
-                Sample(port, metric, counter(NAME, row, raw), priority=group, raw_key=f"PG{group}")
+                Sample(port, metric, counter(NAME, row.line_no, row.line, raw), priority=group, raw_key=f"PG{group}")
             )
     return samples

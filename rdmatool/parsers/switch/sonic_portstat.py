@@ -29,18 +29,8 @@ from decimal import Decimal
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import required_number
-from rdmatool.parsers.switch._sonic import (
-    PROMPT,
-    Loose,
-    Row,
-    Table,
-    counter,
-    header_error,
-    row_error,
-    scan,
-    tool_error_or_fail,
-)
+from rdmatool.parsers._samples import counter
+from rdmatool.parsers.switch._sonic import PROMPT, Loose, Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_portstat"
 DETAILED_PLACEHOLDER = "port"
@@ -90,17 +80,12 @@ _DETAILED_COMMAND = re.compile(r"\bcounters\s+detailed\s+(?P<port>\S+)")
 
 def parse(text: str) -> list[Sample]:
     port = _detailed_port(text)
-    samples: list[Sample] = []
-    for item in scan(NAME, text):
-        if isinstance(item, Table):
-            samples.extend(_counters_table(item))
-            continue
-        detail = _DETAIL_LINE.match(item.line)
-        if detail:
-            samples.extend(_detail(item, port, detail.group("label").strip(), detail.group("value")))
-        else:
-            samples.append(tool_error_or_fail(NAME, item))
-    return samples
+
+    def detail(item: Loose) -> list[Sample] | None:
+        match = _DETAIL_LINE.match(item.line)
+        return _detail(item, port, match.group("label").strip(), match.group("value")) if match else None
+
+    return each_table(NAME, text, _counters_table, detail)
 
 
 def _detailed_port(text: str) -> str:
@@ -120,10 +105,7 @@ def _detail(item: Loose, port: str, label: str, raw: str) -> list[Sample]:
     metric = _DETAIL_METRICS.get(label)
     if metric is None:
         raise ParseError(NAME, item.line_no, item.line, f"unknown detailed counter {label!r}")
-    value = required_number(NAME, item.line_no, item.line, raw)
-    if value is not None and not isinstance(value, int):
-        raise ParseError(NAME, item.line_no, item.line, f"expected an integer counter, got {raw!r}")
-    return [Sample(port, metric, value, raw_key=label)]
+    return [Sample(port, metric, counter(NAME, item.line_no, item.line, raw), raw_key=label)]
 
 
 def _counters_table(table: Table) -> list[Sample]:
@@ -149,7 +131,7 @@ def _port_row(row: Row, header: tuple[str, ...]) -> list[Sample]:
                 raise row_error(NAME, row, f"expected state U, D, X or N/A, got {cell!r}")
             samples.append(Sample(port, "oper_state", None, text=_STATES[cell.upper()], raw_key=name))
         elif name in _COUNTER_COLUMNS:
-            samples.append(Sample(port, _COUNTER_COLUMNS[name], counter(NAME, row, cell), raw_key=name))
+            samples.append(Sample(port, _COUNTER_COLUMNS[name], counter(NAME, row.line_no, row.line, cell), raw_key=name))
         elif name in _RATE_COLUMNS:
             samples.append(Sample(port, _RATE_COLUMNS[name], _scaled(row, cell, _BYTE_RATE), raw_key=name))
         elif name in _PPS_COLUMNS:

@@ -29,17 +29,8 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._common import lines
-from rdmatool.parsers.switch._sonic import (
-    PROMPT,
-    Loose,
-    Row,
-    Table,
-    counter,
-    header_error,
-    row_error,
-    scan,
-    tool_error_or_fail,
-)
+from rdmatool.parsers._samples import counter
+from rdmatool.parsers.switch._sonic import PROMPT, Loose, Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_queue_counters"
 
@@ -65,19 +56,19 @@ def parse(text: str) -> list[Sample]:
     json_start = _json_start(text)
     if json_start is not None:
         return _parse_json(text, json_start)
-    samples: list[Sample] = []
-    watermark = False
-    for item in scan(NAME, text):
-        if isinstance(item, Loose):
-            if _WATERMARK_TITLE.match(item.line):
-                watermark = True
-            else:
-                samples.append(tool_error_or_fail(NAME, item))
-        elif watermark:
-            samples.extend(_watermark_table(item))
-        else:
-            samples.extend(_counters_table(item))
-    return samples
+    watermark = False  # after the `Egress shared pool occupancy` title, tables are watermarks
+
+    def title(item: Loose) -> list[Sample] | None:
+        nonlocal watermark
+        if not _WATERMARK_TITLE.match(item.line):
+            return None
+        watermark = True
+        return []
+
+    def table(item: Table) -> list[Sample]:
+        return _watermark_table(item) if watermark else _counters_table(item)
+
+    return each_table(NAME, text, table, title)
 
 
 def _queue(name: str) -> tuple[str, int] | None:
@@ -103,7 +94,7 @@ def _queue_row(row: Row, header: tuple[str, ...]) -> list[Sample]:
     queue = _queue(queue_name)
     if queue is None:
         raise row_error(NAME, row, f"expected a queue like UC3, MC10, ALL20 or VOQ3, got {queue_name!r}")
-    values = [counter(NAME, row, raw) for raw in row.cells[2:]]  # validated even when the queue is skipped
+    values = [counter(NAME, row.line_no, row.line, raw) for raw in row.cells[2:]]  # validated even when the queue is skipped
     if queue[0] not in _EMITTED_KINDS:
         return []
     return [
@@ -121,7 +112,7 @@ def _watermark_table(table: Table) -> list[Sample]:
     for row in table.rows:
         port = row.cells[0]
         for name, queue, raw in zip(header[1:], queues, row.cells[1:], strict=True):
-            value = counter(NAME, row, raw)
+            value = counter(NAME, row.line_no, row.line, raw)
             if queue[0] in _EMITTED_KINDS:
                 samples.append(Sample(port, "queue_watermark_bytes", value, priority=queue[1], raw_key=name))
     return samples
@@ -173,8 +164,8 @@ def _json_queue(locate: _Locator, port: str, queue_name: str, fields: object) ->
     for key, raw in fields.items():
         if not isinstance(raw, (str, int)) or isinstance(raw, bool):
             raise locate.error(key, "expected a counter string")
-        row = Row(locate.line_no(key), locate.line(locate.line_no(key)), ())
-        value = counter(NAME, row, str(raw))
+        line_no = locate.line_no(key)
+        value = counter(NAME, line_no, locate.line(line_no), str(raw))
         if queue[0] in _EMITTED_KINDS:
             samples.append(
                 Sample(port, _JSON_FIELDS[key], value, priority=queue[1], raw_key=f"{queue_name} {key}")

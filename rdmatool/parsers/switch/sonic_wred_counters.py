@@ -22,15 +22,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.model import Sample
-from rdmatool.parsers.switch._sonic import (
-    SWITCH_ENTITY,
-    Row,
-    Table,
-    counter,
-    each_table,
-    header_error,
-    row_error,
-)
+from rdmatool.parsers._samples import HOST, counter
+from rdmatool.parsers.switch._sonic import Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_wred_counters"
 
@@ -60,7 +53,7 @@ def _wred_table(table: Table) -> list[Sample]:
         raise header_error(NAME, table, f"unknown wred counter column {unknown[0]!r}")
     samples = []
     for row in table.rows:
-        port = row.cells[0] if per_port else SWITCH_ENTITY
+        port = row.cells[0] if per_port else HOST
         samples.extend(_queue_row(row, port, row.cells[1 if per_port else 0], keys, row.cells[-len(keys) :]))
     return samples
 
@@ -71,7 +64,7 @@ def _queue_row(
     queue = _QUEUE.match(queue_name)
     if not queue:
         raise row_error(NAME, row, f"expected a queue like UC3, MC10, ALL20 or VOQ3, got {queue_name!r}")
-    values = [counter(NAME, row, raw) for raw in cells]  # validated even when the queue is skipped
+    values = [counter(NAME, row.line_no, row.line, raw) for raw in cells]  # validated even when the queue is skipped
     if queue.group("kind") not in _EMITTED_KINDS:
         return []
     index = int(queue.group("index"))
