@@ -3,6 +3,7 @@
 facts columns: target, kind, platform, role, entity, metric, priority, size_bytes, value, text, raw_key, window_s,
 delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as
 `<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
+The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.facts).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 
 from rdmatool import frame as frames
 from rdmatool.bundle import Bundle
+from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 
 FACT_COLUMNS = [
@@ -29,6 +31,10 @@ class Analysis:
     table: frames.SampleTable
     window_s: float | None
     links: pd.DataFrame = field(default_factory=pd.DataFrame)  # host netdev ↔ switch port, from LLDP
+    query: FactQuery = field(init=False, repr=False, compare=False)  # the look-ups over `facts`, for one diagnosis
+
+    def __post_init__(self) -> None:
+        self.query = FactQuery(self.facts)
 
     @property
     def targets(self) -> list[dict]:

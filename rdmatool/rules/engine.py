@@ -9,7 +9,7 @@ import pandas as pd
 
 from rdmatool.analysis import Analysis
 from rdmatool.model import Finding, Severity, Suggestion
-from rdmatool.rules.kinds import KIND_FUNCTIONS, Context, shared_index
+from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
@@ -24,8 +24,8 @@ def evaluate(
     profile: dict | None = None,
     suggesters: dict[str, Suggester] | None = None,
 ) -> list[Finding]:
-    # The facts' index is built once and shared with the suggesters through the analysis.
-    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, index=shared_index(analysis))
+    # The rules read the facts through the analysis' query, as the suggesters do: what one groups, the other reuses.
+    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, query=analysis.query)
     findings: list[Finding] = []
     for rule in rules:
         hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)

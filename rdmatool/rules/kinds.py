@@ -1,12 +1,12 @@
 """One pure, vectorised function per rule kind: (facts, rule, context) → a frame of hits.
 
 Every function returns columns HIT_COLUMNS: target, entity, priority, observed, expected, baseline, window_s. Nothing
-here evaluates strings from playbooks; operators are looked up in a fixed table.
+here evaluates strings from playbooks; operators are looked up in a fixed table. The facts are read through the
+context's FactQuery (rdmatool.facts): the analysis' own in a diagnosis, shared with the suggesters.
 """
 
 from __future__ import annotations
 
-import contextlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.rules.playbook import Rule
 
@@ -23,131 +24,20 @@ _OPS: dict[str, Callable] = {
 }
 
 
-class FactIndex:
-    """Row positions of one facts frame per metric (and per target), built on first use and kept for a diagnosis.
-
-    A fleet's facts run to hundreds of thousands of rows and the rules ask for a few metrics each; comparing every
-    row's metric name for every question made the rules stage take seconds. Selections through the index keep the
-    facts' row order and labels, so they are the very frames a boolean mask would give.
-    """
-
-    def __init__(self, facts: pd.DataFrame):
-        self.facts = facts
-        self._by_metric: dict | None = None
-        self._by_target: dict | None = None
-        self._targets_where: dict[str, set] = {}
-        self._layers: dict[str, set] = {}
-
-    def positions(self, names) -> np.ndarray:
-        """Ascending row positions of one metric or of several."""
-        if self._by_metric is None:
-            self._by_metric = _positions(self.facts, "metric")
-        if isinstance(names, str):
-            return self._by_metric.get(names, _NO_ROWS)
-        found = [self._by_metric[n] for n in dict.fromkeys(names) if n in self._by_metric]
-        if not found:
-            return _NO_ROWS
-        return found[0] if len(found) == 1 else np.sort(np.concatenate(found))
-
-    def target_positions(self) -> dict:
-        """Ascending row positions of each target."""
-        if self._by_target is None:
-            self._by_target = _positions(self.facts, "target")
-        return self._by_target
-
-    def metric_rows(self, names) -> pd.DataFrame:
-        return self.facts.take(self.positions(names))
-
-    def column(self, name: str, at: np.ndarray) -> pd.Series:
-        """One column of the facts at these row positions (labels kept): tests run on it before whole rows are cut."""
-        return self.facts[name].take(at)
-
-    def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
-        """Some columns of the facts at these row positions: `facts.take(at)[columns]` without cutting the rest."""
-        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self.facts.index.take(at),
-                            columns=columns)
-
-    def select(self, metric: str, where: dict) -> np.ndarray:
-        """Row positions of one metric's facts that pass `where` (apply_where's filters, one column at a time)."""
-        at = self.positions(metric)
-        for key, wanted in where.items():
-            allowed = wanted if isinstance(wanted, list) else [wanted]
-            if key == "link_layer":
-                ok = self.column("target", at).isin(self.layer_targets(allowed))
-            else:
-                ok = self.column(key, at).isin(allowed)
-            at = at[ok.to_numpy(dtype=bool)]
-        return at
-
-    def select_matching(self, metric: str, field_name: str, where: dict, textual: bool, op: str, value) -> np.ndarray:
-        """select() narrowed to the rows where compare(text, or the number in `field_name`, op, value) holds."""
-        name = metric if field_name == "value" else rate_name(metric)
-        at = self.select(name, where)
-        subject = self.column("text" if textual else "delta" if field_name == "delta" else "value", at)
-        return at[compare(subject, op, value).to_numpy(dtype=bool)]
-
-    def layer_targets(self, allowed: list) -> set:
-        """Targets with a link_layer fact among `allowed` (e.g. Ethernet)."""
-        key = repr(allowed)
-        if key not in self._layers:
-            self._layers[key] = _layer_targets(self.metric_rows("link_layer"), allowed)
-        return self._layers[key]
-
-    def targets_where(self, where: dict) -> set:
-        """The targets with at least one fact row passing `where` (the `missing` kind's population)."""
-        row_keys = {k: v for k, v in where.items() if k != "link_layer"}
-        key = repr(sorted(row_keys.items()))
-        if key not in self._targets_where:
-            keep = np.ones(len(self.facts), dtype=bool)
-            for k, wanted in row_keys.items():
-                keep &= self.facts[k].isin(wanted if isinstance(wanted, list) else [wanted]).to_numpy(dtype=bool)
-            self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
-        found = self._targets_where[key]
-        if "link_layer" in where:
-            wanted = where["link_layer"]
-            found = found & self.layer_targets(wanted if isinstance(wanted, list) else [wanted])
-        return found
-
-
-def shared_index(analysis) -> FactIndex:
-    """The index of `analysis.facts`, kept on the analysis so that the rules and the suggesters of one diagnosis
-    build it once. An object that takes no attributes gets a fresh index each time; the answers are the same."""
-    facts = analysis.facts
-    index = getattr(analysis, "_fact_index", None)
-    if not isinstance(index, FactIndex) or index.facts is not facts:
-        index = FactIndex(facts)
-        with contextlib.suppress(AttributeError):
-            analysis._fact_index = index
-    return index
-
-
-_NO_ROWS = np.array([], dtype=np.intp)
-
-
-def _positions(facts: pd.DataFrame, column: str) -> dict:
-    if column not in facts.columns or facts.empty:
-        return {}
-    return {name: np.asarray(at, dtype=np.intp) for name, at in facts.groupby(column, sort=False).indices.items()}
-
-
-def _layer_targets(layers: pd.DataFrame, allowed: list) -> set:
-    return set(layers.loc[layers["text"].isin(allowed), "target"])
-
-
 @dataclass
 class Context:
     """What a rule may look at besides the facts: cabling, the baseline's statistics and the site profile; and the
-    facts' index, built on first use for the facts frame in hand."""
+    query over the facts (the analysis' own in a diagnosis, else one built on first use for the facts in hand)."""
 
     links: pd.DataFrame = field(default_factory=pd.DataFrame)
     baseline: pd.DataFrame | None = None  # columns: metric, kind, role, priority, size_bytes, median, mad, n
     profile: dict = field(default_factory=dict)
-    index: FactIndex | None = field(default=None, repr=False, compare=False)
+    query: FactQuery | None = field(default=None, repr=False, compare=False)
 
-    def index_of(self, facts: pd.DataFrame) -> FactIndex:
-        if self.index is None or self.index.facts is not facts:
-            self.index = FactIndex(facts)
-        return self.index
+    def query_of(self, facts: pd.DataFrame) -> FactQuery:
+        if self.query is None or self.query.facts is not facts:
+            self.query = FactQuery(facts)
+        return self.query
 
 
 def empty_hits() -> pd.DataFrame:
@@ -157,40 +47,29 @@ def empty_hits() -> pd.DataFrame:
 # --- shared selection ------------------------------------------------------------------------------------------
 
 
-def rows(facts: pd.DataFrame, metric: str, field_name: str = "value", where: dict | None = None,
-         index: FactIndex | None = None) -> pd.DataFrame:
+def rows(query: FactQuery, metric: str, field_name: str = "value", where: dict | None = None) -> pd.DataFrame:
     """The facts for one metric, already narrowed by `where`, with the compared number in `x`."""
     name = metric if field_name == "value" else rate_name(metric)
-    if index is None:
-        part = apply_where(facts[facts["metric"] == name], facts, where or {})
-    else:
-        part = facts.take(index.select(name, where or {}))
+    part = query.take(query.select(name, where or {}))
     x = part["delta"] if field_name == "delta" else part["value"]
     return part.assign(x=x)
 
 
-def matching(facts: pd.DataFrame, metric: str, field_name: str, where: dict | None, textual: bool, op: str, value,
-             index: FactIndex | None = None) -> pd.DataFrame:
-    """rows() for which `compare(text or x, op, value)` holds. With an index the test runs on the one column it
-    reads, and only the matching rows are cut from the facts."""
-    if index is None:
-        part = rows(facts, metric, field_name, where)
-        return part[compare(part["text"] if textual else part["x"], op, value)]
-    part = facts.take(index.select_matching(metric, field_name, where or {}, textual, op, value))
+def matching_positions(query: FactQuery, metric: str, field_name: str, where: dict | None, textual: bool, op: str,
+                       value) -> np.ndarray:
+    """Row positions of rows() for which `compare(text or x, op, value)` holds: the test runs on the one column it
+    reads, before any whole row is cut."""
+    name = metric if field_name == "value" else rate_name(metric)
+    at = query.select(name, where or {})
+    subject = query.column("text" if textual else "delta" if field_name == "delta" else "value", at)
+    return at[compare(subject, op, value).to_numpy(dtype=bool)]
+
+
+def matching(query: FactQuery, metric: str, field_name: str, where: dict | None, textual: bool, op: str,
+             value) -> pd.DataFrame:
+    """rows() for which `compare(text or x, op, value)` holds."""
+    part = query.take(matching_positions(query, metric, field_name, where, textual, op, value))
     return part.assign(x=part["delta"] if field_name == "delta" else part["value"])
-
-
-def apply_where(part: pd.DataFrame, facts: pd.DataFrame, where: dict) -> pd.DataFrame:
-    for key, wanted in where.items():
-        allowed = wanted if isinstance(wanted, list) else [wanted]
-        if key == "link_layer":
-            layers = facts[(facts["metric"] == "link_layer") & facts["text"].isin(allowed)]
-            part = part[part["target"].isin(set(layers["target"]))]
-        elif key == "priority":
-            part = part[part["priority"].isin(allowed)]
-        else:
-            part = part[part[key].isin(allowed)]
-    return part
 
 
 def compare(series: pd.Series, op: str, value) -> pd.Series:
@@ -209,8 +88,7 @@ def observed_of(part: pd.DataFrame) -> pd.Series:
     return part["x"].where(part["x"].notna(), part["text"]) if "text" in part else part["x"]
 
 
-def apply_also(part: pd.DataFrame, facts: pd.DataFrame, conditions: list[dict], where: dict,
-               index: FactIndex | None = None) -> pd.DataFrame:
+def apply_also(part: pd.DataFrame, query: FactQuery, conditions: list[dict], where: dict) -> pd.DataFrame:
     """Keep rows for which every extra condition holds on the same target and entity (and priority if both have
     one) — or, with `scope: target`, on the target's total. Lets a rule say "pauses high AND marks low"."""
     for cond in conditions or []:
@@ -218,18 +96,15 @@ def apply_also(part: pd.DataFrame, facts: pd.DataFrame, conditions: list[dict], 
         field_name = cond.get("field", "value")
         cond_where = {**narrowed, **(cond.get("where") or {})}
         if cond.get("scope") == "target":
-            other = rows(facts, cond["metric"], field_name, cond_where, index)
+            other = rows(query, cond["metric"], field_name, cond_where)
             totals = other.groupby("target")["x"].sum(min_count=1)
             good = totals[compare(totals, cond["op"], cond["value"])].index
             part = part[part["target"].isin(set(good))]
             continue
         textual = isinstance(cond["value"], str)
-        if index is None:
-            other = matching(facts, cond["metric"], field_name, cond_where, textual, cond["op"], cond["value"])
-            keep = other[["target", "entity", "priority"]]
-        else:  # only the three columns the join reads
-            keep = index.frame(index.select_matching(cond["metric"], field_name, cond_where, textual, cond["op"],
-                                                     cond["value"]), ["target", "entity", "priority"])
+        # only the three columns the join reads
+        keep = query.frame(matching_positions(query, cond["metric"], field_name, cond_where, textual, cond["op"],
+                                              cond["value"]), ["target", "entity", "priority"])
         keep = keep.rename(columns={"priority": "p_other"})
         # The join decides which rows of `part` stay; it reads only their label, target, entity and priority.
         merged = part.reset_index()[["index", "target", "entity", "priority"]].merge(keep, on=["target", "entity"],
@@ -252,21 +127,17 @@ def hits(part: pd.DataFrame, expected, baseline=None) -> pd.DataFrame:
     return out
 
 
-def _expected_text(op: str, value) -> str:
-    return f"{op} {value}"
-
-
 # --- the kinds ---------------------------------------------------------------------------------------------------
 
 
 def threshold(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "value" if rule.kind == "threshold" else "rate")
-    index = ctx.index_of(facts)
+    query = ctx.query_of(facts)
     textual = isinstance(p["value"], str) or (
         isinstance(p["value"], list) and p["value"] and isinstance(p["value"][0], str))
-    part = matching(facts, p["metric"], field_name, rule.where, textual, p["op"], p["value"], index)
-    part = apply_also(part, facts, p.get("also"), rule.where, index)
+    part = matching(query, p["metric"], field_name, rule.where, textual, p["op"], p["value"])
+    part = apply_also(part, query, p.get("also"), rule.where)
     if part.empty:
         return empty_hits()
     aggregate = p.get("aggregate")
@@ -295,7 +166,7 @@ def deviation(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "value")
     metric = p["metric"] if field_name == "value" else rate_name(p["metric"])
-    part = rows(facts, p["metric"], field_name, rule.where, ctx.index_of(facts))
+    part = rows(ctx.query_of(facts), p["metric"], field_name, rule.where)
     stats = ctx.baseline[ctx.baseline["metric"] == metric]
     if part.empty or stats.empty:
         return empty_hits()
@@ -325,9 +196,9 @@ def deviation(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     """Against the fleet's majority (text) or median (numbers), within groups of comparable things."""
     p = rule.params
-    index = ctx.index_of(facts)
-    part = rows(facts, p["metric"], "value", rule.where, index)
-    part = apply_also(part, facts, p.get("also"), rule.where, index)
+    query = ctx.query_of(facts)
+    part = rows(query, p["metric"], "value", rule.where)
+    part = apply_also(part, query, p.get("also"), rule.where)
     if part.empty:
         return empty_hits()
     group_cols = []
@@ -335,7 +206,7 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
         if g in part.columns:
             group_cols.append(g)
         else:  # a metric used as an attribute (e.g. ca_type): its text on the same target and device
-            attr = index.frame(index.positions(g), ["target", "entity", "text", "value"])
+            attr = query.frame(query.positions(g), ["target", "entity", "text", "value"])
             attr = attr.assign(**{g: attr["text"].where(attr["text"].notna(), attr["value"].astype(str))})
             attr = attr.assign(device=_device(attr["entity"])).drop_duplicates(["target", "device"])
             part = part.assign(device=_device(part["entity"])).merge(
@@ -387,36 +258,36 @@ def _group_key(part: pd.DataFrame, columns: list[str]) -> pd.Series:
 def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     mode = p.get("compare") or ("peer" if p.get("against") else "metric" if p.get("against_metric") else "expected")
-    index = ctx.index_of(facts)
+    query = ctx.query_of(facts)
     if mode == "expected":
-        return _expected_mismatch(facts, rule, index)
+        return _expected_mismatch(query, rule)
     if mode == "peer" and (ctx.links is None or ctx.links.empty):
         return empty_hits()  # no cabling known: no switch port to compare with
-    part = rows(facts, p["metric"], "value", rule.where, index)
+    part = rows(query, p["metric"], "value", rule.where)
     if part.empty:
         return empty_hits()
     part = part.assign(v=part["x"].where(part["x"].notna(), part["text"]))
     if mode == "metric":
-        other = index.frame(index.positions(p["against_metric"]), ["target", "entity", "value", "text"])
+        other = query.frame(query.positions(p["against_metric"]), ["target", "entity", "value", "text"])
         other = other.assign(w=other["value"].where(other["value"].notna(), other["text"]))
         merged = part.merge(other[["target", "entity", "w"]].drop_duplicates(["target", "entity"]),
                             on=["target", "entity"], how="inner")
         bad = merged[merged["v"].map(fmt) != merged["w"].map(fmt)]
         return hits(bad, bad["w"].map(lambda w: f"{p['against_metric']} {fmt(w)}"))
     if mode == "peer":
-        return _peer_mismatch(part, facts, ctx, p)
+        return _peer_mismatch(part, query, ctx, p)
     if mode == "roles":
         return _roles_overlap(part, p)
     return empty_hits()
 
 
-def _expected_mismatch(facts: pd.DataFrame, rule: Rule, index: FactIndex) -> pd.DataFrame:
+def _expected_mismatch(query: FactQuery, rule: Rule) -> pd.DataFrame:
     """The setting against the playbook's value (per priority or one for all). The test reads three columns; only
     the rows that fail it are cut from the facts."""
-    at = index.select(rule.params["metric"], rule.where)
+    at = query.select(rule.params["metric"], rule.where)
     if not len(at):
         return empty_hits()
-    narrow = index.frame(at, ["priority", "value", "text"])
+    narrow = query.frame(at, ["priority", "value", "text"])
     v = narrow["value"].where(narrow["value"].notna(), narrow["text"])
     expected = rule.params.get("expected")
     exp = narrow["priority"].map(lambda pr: _expected_for(expected, pr))
@@ -424,7 +295,7 @@ def _expected_mismatch(facts: pd.DataFrame, rule: Rule, index: FactIndex) -> pd.
     numeric = pd.to_numeric(v, errors="coerce")
     exp_num = pd.to_numeric(exp, errors="coerce")
     bad_mask &= ~(numeric.notna() & exp_num.notna() & (numeric == exp_num))
-    bad = facts.take(at[bad_mask.to_numpy(dtype=bool)])
+    bad = query.take(at[bad_mask.to_numpy(dtype=bool)])
     return hits(bad.assign(x=bad["value"]), exp[bad_mask].astype(str))
 
 
@@ -436,7 +307,7 @@ def _expected_for(expected, priority):
     return expected
 
 
-def _peer_mismatch(part: pd.DataFrame, facts: pd.DataFrame, ctx: Context, p: dict) -> pd.DataFrame:
+def _peer_mismatch(part: pd.DataFrame, query: FactQuery, ctx: Context, p: dict) -> pd.DataFrame:
     """A host setting against the same setting on the switch port it is cabled to (joined through LLDP)."""
     links = ctx.links
     if links is None or links.empty:
@@ -445,7 +316,7 @@ def _peer_mismatch(part: pd.DataFrame, facts: pd.DataFrame, ctx: Context, p: dic
     hosts = part[part["kind"] == "host"].merge(links, left_on=["target", "entity"], right_on=["host", "host_port"])
     if "when_value" in p:  # only the host rows in this state matter (e.g. a priority the host made lossless)
         hosts = hosts[hosts["v"].map(fmt) == fmt(p["when_value"])]
-    switch_side = ctx.index_of(facts).metric_rows(peer_metric)
+    switch_side = query.of_metric(peer_metric)
     switch_side = switch_side[switch_side["kind"] == "switch"]
     switch_side = switch_side.assign(w=switch_side["value"].where(switch_side["value"].notna(), switch_side["text"]))
     merged = hosts.merge(
@@ -474,9 +345,9 @@ def _roles_overlap(part: pd.DataFrame, p: dict) -> pd.DataFrame:
 def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     p = rule.params
     field_name = p.get("field", "delta")
-    index = ctx.index_of(facts)
-    num = rows(facts, p["numerator"], field_name, rule.where, index)
-    den = rows(facts, p["denominator"], field_name, rule.where, index)
+    query = ctx.query_of(facts)
+    num = rows(query, p["numerator"], field_name, rule.where)
+    den = rows(query, p["denominator"], field_name, rule.where)
     if num.empty or den.empty:
         return empty_hits()
     minimum = float(p.get("min_denominator", 1))
@@ -503,12 +374,12 @@ def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     """Expected metrics absent on a target: monitoring gaps must show, never read as healthy."""
     p = rule.params
-    index = ctx.index_of(facts)
-    population = index.targets_where({k: v for k, v in rule.where.items() if k in ("kind", "role", "platform",
+    query = ctx.query_of(facts)
+    population = query.targets_where({k: v for k, v in rule.where.items() if k in ("kind", "role", "platform",
                                                                                    "link_layer")})
     targets = sorted(population - {"fabric"})
     wanted = list(p["metrics"])
-    holders = {m: set(index.column("target", index.positions(m)).unique()) for m in dict.fromkeys(wanted)}
+    holders = {m: query.targets_with(m) for m in dict.fromkeys(wanted)}
     out = []
     for target in targets:
         absent = [m for m in wanted if target not in holders[m]]

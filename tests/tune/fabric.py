@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from rdmatool.analysis import FACT_COLUMNS
+from rdmatool.facts import FactQuery
 
 PLATFORM_KIND = {"linux": "host", "sonic": "switch", "cumulus": "switch", "onyx": "switch", "eos": "switch",
                  "nxos": "switch"}
@@ -36,7 +37,7 @@ def analysis(rows: list[dict], links: list[tuple[str, str, str, str]] = (), prof
     facts["priority"] = facts["priority"].astype("Int64")
     facts["size_bytes"] = facts["size_bytes"].astype("Int64")
     link_frame = pd.DataFrame(list(links), columns=["host", "host_port", "switch", "switch_port"])
-    out = SimpleNamespace(facts=facts, links=link_frame, window_s=None)
+    out = SimpleNamespace(facts=facts, links=link_frame, window_s=None, query=FactQuery(facts))
     if profile is not None:
         out.profile = profile
     return out

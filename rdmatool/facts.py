@@ -1,0 +1,221 @@
+"""FactQuery: the one way the rules and the suggesters ask questions of an analysis' facts.
+
+A fleet's facts (rdmatool.analysis.FACT_COLUMNS) run to hundreds of thousands of rows. The rules ask for a few
+metrics each, over the whole fleet; the suggesters ask for a few values of a few targets, many times over.
+Comparing every row's names for every question made a 1,000-host diagnosis take seconds, so the query groups the
+row positions by metric and by target on first use and answers from those groups. One query lives on the analysis
+(`Analysis.query`) for a whole diagnosis: what one rule or suggester made it group is there for the next.
+
+Every selection keeps the facts' row order and labels: a frame it returns is the very frame a boolean mask over the
+whole facts would give, so whoever reads it cannot tell how it was found.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+_NO_ROWS = np.array([], dtype=np.intp)
+
+
+def _as_list(wanted) -> list:
+    return wanted if isinstance(wanted, list) else [wanted]
+
+
+def _positions(facts: pd.DataFrame, column: str) -> dict:
+    """Each value of `column` → the ascending row positions holding it."""
+    if column not in facts.columns or facts.empty:
+        return {}
+    return {name: np.asarray(at, dtype=np.intp) for name, at in facts.groupby(column, sort=False).indices.items()}
+
+
+class FactQuery:
+    """Row look-ups over one facts frame: by metric (fleet-wide), by target, and by (target, entity, metric,
+    priority) for single values. Nothing is computed before it is first asked for."""
+
+    def __init__(self, facts: pd.DataFrame):
+        self.facts = facts
+        self._by_metric: dict | None = None  # metric → row positions
+        self._by_target: dict | None = None  # target → row positions
+        self._layers: dict[str, set] = {}
+        self._targets_where: dict[str, set] = {}
+        self._target_frames: dict = {}  # target → its rows
+        self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
+        self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
+        self._kinds: dict = {}  # target → (kind, platform)
+        self._entity_by_text: dict = {}
+
+    @classmethod
+    def of(cls, analysis) -> FactQuery:
+        """The query of an analysis; for an object that only carries `facts` (or nothing), one built for it."""
+        query = getattr(analysis, "query", None)
+        facts = getattr(analysis, "facts", None)
+        if not isinstance(facts, pd.DataFrame):
+            facts = pd.DataFrame()
+        if isinstance(query, FactQuery) and query.facts is facts:
+            return query
+        return cls(facts)
+
+    # --- the whole fleet, by metric (the rules) --------------------------------------------------------------------
+
+    def positions(self, metrics) -> np.ndarray:
+        """Ascending row positions of one metric or of several."""
+        if self._by_metric is None:
+            self._by_metric = _positions(self.facts, "metric")
+        if isinstance(metrics, str):
+            return self._by_metric.get(metrics, _NO_ROWS)
+        found = [self._by_metric[n] for n in dict.fromkeys(metrics) if n in self._by_metric]
+        if not found:
+            return _NO_ROWS
+        return found[0] if len(found) == 1 else np.sort(np.concatenate(found))
+
+    def take(self, at: np.ndarray) -> pd.DataFrame:
+        """The facts' rows at these positions, every column."""
+        return self.facts.take(at)
+
+    def of_metric(self, metrics) -> pd.DataFrame:
+        """Every row of one metric or of several."""
+        return self.facts.take(self.positions(metrics))
+
+    def column(self, name: str, at: np.ndarray) -> pd.Series:
+        """One column at these row positions (labels kept): a test can run on it before whole rows are cut."""
+        return self.facts[name].take(at)
+
+    def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
+        """Some columns at these row positions: `take(at)[columns]` without cutting the others."""
+        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self.facts.index.take(at),
+                            columns=columns)
+
+    def select(self, metric: str, where: dict) -> np.ndarray:
+        """Row positions of one metric's facts that pass `where`: each key a column and the value (or list of values)
+        it must hold; `link_layer` keeps the targets with a link_layer fact among its values."""
+        at = self.positions(metric)
+        for key, wanted in where.items():
+            if key == "link_layer":
+                ok = self.column("target", at).isin(self.layer_targets(_as_list(wanted)))
+            else:
+                ok = self.column(key, at).isin(_as_list(wanted))
+            at = at[ok.to_numpy(dtype=bool)]
+        return at
+
+    def layer_targets(self, allowed: list) -> set:
+        """Targets with a link_layer fact among `allowed` (e.g. Ethernet)."""
+        key = repr(allowed)
+        if key not in self._layers:
+            layers = self.of_metric("link_layer")
+            self._layers[key] = set(layers.loc[layers["text"].isin(allowed), "target"])
+        return self._layers[key]
+
+    def targets_where(self, where: dict) -> set:
+        """The targets with at least one fact passing `where` (select()'s filters, of any metric)."""
+        row_keys = {k: v for k, v in where.items() if k != "link_layer"}
+        key = repr(sorted(row_keys.items()))
+        if key not in self._targets_where:
+            keep = np.ones(len(self.facts), dtype=bool)
+            for k, wanted in row_keys.items():
+                keep &= self.facts[k].isin(_as_list(wanted)).to_numpy(dtype=bool)
+            self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
+        found = self._targets_where[key]
+        if "link_layer" in where:
+            found = found & self.layer_targets(_as_list(where["link_layer"]))
+        return found
+
+    def targets_with(self, metric: str) -> set:
+        """The targets holding at least one fact of this metric."""
+        return set(self.column("target", self.positions(metric)).unique())
+
+    # --- one target at a time (the suggesters) ---------------------------------------------------------------------
+
+    def target_positions(self) -> dict:
+        """Each target → its ascending row positions."""
+        if self._by_target is None:
+            self._by_target = _positions(self.facts, "target")
+        return self._by_target
+
+    def of_target(self, target) -> pd.DataFrame | None:
+        """The target's rows, None for a target without facts. Cut on first use: a diagnosis asks about a handful of
+        targets, so splitting the whole fleet up front would be wasted work."""
+        frame = self._target_frames.get(target)
+        if frame is None:
+            at = self.target_positions().get(target)
+            if at is None:
+                return None
+            frame = self._target_frames[target] = self.facts.take(at)
+        return frame
+
+    def of_target_metric(self, target, metrics) -> pd.DataFrame:
+        """The target's rows of these metrics, in the facts' order."""
+        frame = self.of_target(target)
+        if frame is None:
+            return self.facts.iloc[0:0]
+        at = self._target_metrics.get(target)
+        if at is None:
+            at = self._target_metrics[target] = frame.groupby("metric", sort=False).indices if len(frame) else {}
+        found = [at[m] for m in dict.fromkeys(metrics) if m in at]
+        return frame.take(np.sort(np.concatenate(found)) if len(found) > 1 else found[0] if found else [])
+
+    def rows(self, target=None, entity=None, metric=None, priority=None) -> pd.DataFrame:
+        """The facts matching every given field (a name or a list, tuple or set of names; `priority` one number).
+        A target given by name is answered from its own rows; without one, the whole fleet's."""
+        df = self.facts
+        if df.empty or "metric" not in df.columns:
+            return df.iloc[0:0]
+        if isinstance(target, str):
+            if metric is not None:
+                df = self.of_target_metric(target, metric if isinstance(metric, (list, tuple, set)) else [metric])
+                metric = None
+            else:
+                df = self.of_target(target)
+                if df is None:
+                    df = self.facts.iloc[0:0]
+            target = None
+        mask = pd.Series(True, index=df.index)
+        for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
+            if wanted is not None:
+                if column not in df.columns:
+                    return df.iloc[0:0]
+                mask &= df[column].isin(wanted if isinstance(wanted, (list, tuple, set)) else [wanted])
+        if priority is not None:
+            if "priority" not in df.columns:
+                return df.iloc[0:0]
+            mask &= pd.to_numeric(df["priority"], errors="coerce") == priority
+        return df[mask]
+
+    def values(self, target: str, entity: str, metric: str, priority=None) -> list[tuple]:
+        """(value, text) of each fact of one target, entity and metric, in the facts' order; with a priority, only the
+        facts of that priority. From a dictionary per target, built on the target's first question."""
+        index = self._target_values.get(target)
+        if index is None:
+            frame = self.of_target(target)
+            index = {}
+            if frame is not None and {"entity", "metric", "priority", "value", "text"} <= set(frame.columns):
+                priorities = pd.to_numeric(frame["priority"], errors="coerce")
+                for e, m, p, v, t in zip(frame["entity"], frame["metric"], priorities, frame["value"], frame["text"]):
+                    index.setdefault((e, m, None), []).append((v, t))
+                    if pd.notna(p):
+                        index.setdefault((e, m, int(p)), []).append((v, t))
+            self._target_values[target] = index
+        return index.get((entity, metric, None if priority is None else int(priority)), [])
+
+    def kind_platform(self, target) -> tuple | None:
+        """(kind, platform) as the target's first fact states them, None for a target without facts."""
+        if isinstance(target, str) and target in self._kinds:
+            return self._kinds[target]
+        frame = self.rows(target=target)
+        found = None if frame.empty else (frame["kind"].iloc[0] if "kind" in frame.columns else None,
+                                          frame["platform"].iloc[0] if "platform" in frame.columns else None)
+        if isinstance(target, str):
+            self._kinds[target] = found
+        return found
+
+    def entity_with_text(self, target, metric: str, text):
+        """The entity of the target's first `metric` fact whose text is `text` (e.g. the RDMA port of a netdev)."""
+        key = (target, metric, text) if isinstance(target, str) and (text is None or isinstance(text, str)) else None
+        if key is not None and key in self._entity_by_text:
+            return self._entity_by_text[key]
+        frame = self.rows(target=target, metric=metric)
+        hits = frame if frame.empty else frame[frame["text"] == text]
+        found = None if hits.empty else hits["entity"].iloc[0]
+        if key is not None:
+            self._entity_by_text[key] = found
+        return found

@@ -1,0 +1,78 @@
+"""DCQCN on the NIC: its two ends, and the CNPs that connect them.
+
+- dcqcn_np: the notification point, which turns ECN-marked RoCE packets into CNPs, enabled on the lossless priority
+  (tuning.md §1.3 item 4, §7 row 3).
+- dcqcn_rp: the reaction point, the sender's rate limiter that acts on CNPs, enabled on the lossless priority
+  (tuning.md §1.3 item 4, §7 rows 4 and 22).
+- cnp_priority: CNPs marked DSCP 48 / 802.1p 6 on the NIC and carried by a strict-priority queue on the switch
+  (tuning.md §1.1, §4 cnp_dscp / cnp_802p_prio, §7 row 4).
+"""
+
+from __future__ import annotations
+
+from rdmatool.model import Suggestion
+from rdmatool.tune import commands as cmd
+from rdmatool.tune.suggest.context import REF, SuggestionContext, add_commands
+
+
+def _dcqcn(point: str, evidence, analysis, profile) -> list[Suggestion]:
+    """roce_<point>/enable/<priority> = 1 on the host netdev(s) of the finding."""
+    ctx = SuggestionContext(evidence, analysis, profile)
+    prio = cmd.priority(ctx.site("roce_priority"))
+    metric = f"roce_{point}_enabled"
+    out = []
+    for host, _switches in ctx.host_pairs():
+        current = ctx.value(host.target, host.entity, metric, prio)
+        if current == 1:
+            continue
+        lines = ctx.render(cmd.HOST, cmd.host_dcqcn, host.entity, point, prio, True)
+        if point == "np":
+            why = ("the notification point turns ECN-marked RoCE packets into CNPs; with it off, switch marks are "
+                   f"never reported back ({REF} §1.3 item 4, §7 row 3)")
+        else:
+            why = ("the reaction point is the sender's rate limiter; with it off, CNPs are received and ignored and "
+                   f"congestion is left to PFC ({REF} §1.3 item 4, §7 rows 4 and 22)")
+        rationale = (f"{host.target} {host.entity}: roce_{point}/enable/{prio} is "
+                     f"{'unknown' if current is None else current}; {why}.")
+        out.append(ctx.suggestion(f"DCQCN {point.upper()} on priority {prio} ({host.target} {host.entity})",
+                                  current, 1, rationale, {cmd.HOST: lines}))
+    return out
+
+
+def suggest_dcqcn_np(rule, evidence, analysis, profile=None) -> list[Suggestion]:
+    """Enable the DCQCN notification point on the lossless priority of the host netdev."""
+    return _dcqcn("np", evidence, analysis, profile)
+
+
+def suggest_dcqcn_rp(rule, evidence, analysis, profile=None) -> list[Suggestion]:
+    """Enable the DCQCN reaction point on the lossless priority of the host netdev."""
+    return _dcqcn("rp", evidence, analysis, profile)
+
+
+def suggest_cnp_priority(rule, evidence, analysis, profile=None) -> list[Suggestion]:
+    """CNP marking on the NIC (DSCP 48, 802.1p 6) and a strict CNP queue on the switch (tuning.md §1.1, §4)."""
+    ctx = SuggestionContext(evidence, analysis, profile)
+    dscp = cmd.dscp(ctx.site("cnp_dscp"))
+    prio = cmd.priority(ctx.site("cnp_priority"))
+    out = []
+    for host, switches in ctx.host_pairs():
+        cur_dscp = ctx.value(host.target, host.entity, "cnp_dscp")
+        cur_prio = ctx.value(host.target, host.entity, "cnp_802p_prio")
+        if cur_dscp == dscp and cur_prio == prio:
+            continue
+        current = None if cur_dscp is None and cur_prio is None else (
+            f"DSCP {'?' if cur_dscp is None else cur_dscp} / 802.1p {'?' if cur_prio is None else cur_prio}")
+        commands: dict[str, list[str]] = {cmd.HOST: ctx.render(cmd.HOST, cmd.host_cnp, host.entity, dscp, prio)}
+        for sw in switches:
+            add_commands(commands, sw.platform, ctx.render(sw.platform, cmd.switch_dscp_map, sw.platform, sw.entity,
+                                                           dscp, prio, ctx.profile))
+            add_commands(commands, sw.platform, ctx.render(sw.platform, cmd.switch_strict_priority, sw.platform,
+                                                           sw.entity, prio, ctx.profile))
+        rationale = (f"{host.target} {host.entity} marks CNPs {current or 'unknown'}; CNPs must be DSCP {dscp} / "
+                     f"802.1p {prio} and ride a strict-priority, never-dropped queue on every hop, or senders miss "
+                     f"them ({REF} §1.1, §4 cnp_dscp/cnp_802p_prio, §7 row 4).")
+        if any(sw.platform in ("sonic", "eos") for sw in switches):
+            rationale += f" SONiC/EOS: strict scheduling of TC {prio} not rendered (SCHEDULER table / EOS default)."
+        out.append(ctx.suggestion(f"CNP marking ({host.target} {host.entity})", current,
+                                  f"DSCP {dscp} / 802.1p {prio}", rationale, commands))
+    return out
