@@ -17,7 +17,8 @@ PFC mismatch, firmware outlier, width downgrade, MTU 1024, DCQCN RP disabled, po
 
 Baseline: a healthy bundle of the same fleet, reduced to a night by rdmatool.baseline.night_from_bundle, then 30
 nights of it with every figure jittered (+-3 %, seeded), written in the store's documented format
-(baseline.rebuild + baseline.write_atomic): 30 nights of 1,000 hosts each.
+(baseline.rebuild + baseline.write_document under the store lock, as `baseline save` writes it: the baseline
+file and its rule view): 30 nights of 1,000 hosts each.
 
 The bundle carries its parsed samples (`samples.npz`, written by BundleWriter as `rdmatool collect` does); the
 "afresh" figures are the same bundle without it (a hand-written bundle, one copied without its modification times,
@@ -148,6 +149,7 @@ def host_sections(spec: dict, now: float, full: bool) -> list[tuple[str, str | N
 
 
 def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: float = 10.0) -> Path:
+    from rdmatool import samples_store
     from rdmatool.bundle import BundleWriter
     from rdmatool.model import CommandResult, Platform, Target, TargetKind
     from tests.fabric import scenario
@@ -179,7 +181,8 @@ def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: fl
                     qualifier=qualifier, started=when, duration_s=0.4, error=None))
     snapshots = [{"index": 0, "started": datetime.fromtimestamp(t0, tz=timezone.utc).isoformat(), "finished": None},
                  {"index": 1, "started": None, "finished": None}]
-    return writer.commit(targets, snapshots, [], interval_s)
+    # Parsed at commit, as `rdmatool collect` does: the bundle carries its samples store.
+    return writer.commit(targets, snapshots, [], interval_s, before_commit=samples_store.write_for)
 
 
 def write_baseline(path: Path, healthy_bundle: Path, nights: int, seed: int) -> Path:
@@ -199,8 +202,8 @@ def write_baseline(path: Path, healthy_bundle: Path, nights: int, seed: int) -> 
     doc = {"format": baseline.FORMAT, "name": path.stem, "keep": nights, "updated": kept[-1]["saved"],
            "nights": kept}
     baseline.rebuild(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    baseline.write_atomic(path, doc)
+    with baseline.locked(path.parent):
+        baseline.write_document(path, doc)
     return path
 
 

@@ -1,3 +1,5 @@
-from rdmatool.cli import main
+"""`python -m rdmatool`: the entry point sits above every layer, the command line included."""
 
-main()
+from rdmatool import cli
+
+cli.main()

@@ -147,13 +147,13 @@ def _discover_ports(session, target: Target, options: CollectOptions, deadline: 
     return tuple(ports), results
 
 
-
 def collect_to_bundle(
     targets: list[Target], options: CollectOptions, out: str, force: bool = False, progress: Progress | None = None,
 ) -> tuple[list[TargetOutcome], str]:
     """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
     only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
     from rdmatool import bundle as bundle_io
+    from rdmatool import samples_store
 
     writer = bundle_io.BundleWriter(out)
     try:
@@ -170,7 +170,9 @@ def collect_to_bundle(
             {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
             for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
         ]
-        path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s)
+        # The parsed samples go with the bundle: its readers then read numbers instead of parsing again.
+        path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s,
+                             before_commit=samples_store.write_for)
     except BaseException:
         writer.abort()  # never a half bundle under any name
         raise

@@ -14,10 +14,6 @@ class InventoryError(RdmatoolError):
     """The inventory file is unreadable or inconsistent (names the file and, where known, the line)."""
 
 
-class TransportError(RdmatoolError):
-    """A target could not be reached, authenticated or commanded."""
-
-
 class PlaybookError(RdmatoolError):
     """A playbook is malformed: `FILE:LINE: message`."""
 

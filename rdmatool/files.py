@@ -1,4 +1,5 @@
-"""Reading files that someone else wrote, safely: regular files only, never followed through a symlink, bounded.
+"""Reading files that someone else wrote, safely (regular files only, never followed through a symlink, bounded),
+and writing files atomically.
 
 A bundle, a baseline or a saved output may come from another machine (a host, a switch, a colleague's laptop): its
 files are data to check, not to trust. A symlink in it could point at `/etc/shadow` (whose first line would then end
@@ -24,13 +25,24 @@ block), then `fstat` on the open descriptor and `S_ISREG`, then at most `max_byt
 more than allowed tells "exactly at the cap" from "over it" without ever reading an unbounded amount.
 Only the last path component is protected from symlinks: directories on the way are the caller's to check (the
 bundle reader lists them with `follow_symlinks=False`).
+
+Writing: `write_atomic(path, data, mode=0o644)` is the one way the project replaces a file that a reader may be
+reading at the same moment (a baseline, a drain list): readers see the old content or the new, never a part. The
+bytes go to a fresh temporary file in the same directory (an unguessable name created with O_EXCL | O_NOFOLLOW, so
+a name planted in advance, a symlink included, is never written through), which is fsynced, given `mode` exactly
+(not reduced by the umask: the modes are chosen by the callers) and `os.replace`d onto `path`; then the directory
+is fsynced so that the rename survives a crash. `os.replace` replaces whatever is at `path`, a symlink included,
+and never writes through it. On any failure the temporary file is removed, `path` is left as it was and the
+`OSError` propagates for the caller to word.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import tempfile
 from typing import BinaryIO
 
 from rdmatool.errors import RdmatoolError
@@ -165,9 +177,52 @@ def read_regular_text(path: str | os.PathLike, max_bytes: int | None = None, err
     return text
 
 
+def write_atomic(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+    """Replace the file at `path` by `data`, atomically and durably (module docstring). The directory must exist.
+    OSError on failure, and the file at `path` is then as it was, unless only the closing fsync of the directory
+    failed (the new content is then in place, its rename perhaps not yet on disk)."""
+    path = os.fspath(path)
+    directory, name = os.path.split(path)
+    directory = directory or "."
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        os.fchmod(fd, mode)  # mkstemp makes the file 0600
+        with os.fdopen(fd, "wb") as handle:
+            fd = -1  # closed by the `with` from here on
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def _too_large(limit: int) -> str:
     return f"larger than {limit} bytes ({ENV_MAX_BYTES})"
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "ENV_MAX_BYTES", "UnsafeFileError", "kind_of", "max_output_bytes", "not_regular",
-           "open_regular", "read_regular_bytes", "read_regular_text"]
+           "open_regular", "read_regular_bytes", "read_regular_text", "write_atomic"]
+
+
+def signature(st: os.stat_result) -> list[int]:
+    """What tells a changed file from the one read before without reading it: size and modification time (ns). The
+    bundle scan and the samples store compare files by it."""
+    return [st.st_size, st.st_mtime_ns]
+
+
+def signature_of(path: str | os.PathLike) -> list[int] | None:
+    """The signature of the file itself (never through a symlink), None when it is absent."""
+    try:
+        return signature(os.lstat(path))
+    except FileNotFoundError:
+        return None

@@ -7,16 +7,14 @@ unsigned 64-bit integer (nullable), because a 64-bit counter near its wrap does 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rdmatool import bundle as bundle_io
-from rdmatool import metrics, parsers
-from rdmatool import samples_store as store
+from rdmatool import metrics, parsers, samples_store
+from rdmatool import sample_columns as store
 from rdmatool.bundle import Bundle
 from rdmatool.model import MetricKind
 
@@ -59,8 +57,8 @@ def series_ids(frame: pd.DataFrame) -> np.ndarray:
 def from_bundle(bundle: Bundle) -> SampleTable:
     """Parse every output of a bundle held in memory; an unparsable output is recorded and the rest go on."""
     columns = store.Columns()
-    jobs = [(store.Output(e.snapshot, e.target, "", None, None, e.result.parser, e.result.qualifier,
-                          store.epoch(e.result.started), e.result.exit_code), e.result.stdout) for e in bundle.entries]
+    jobs = [(store.Output.of_result(e.snapshot, e.target, "", None, None, e.result), e.result.stdout)
+            for e in bundle.entries]
     outputs = store.parse_all(jobs, columns, set(parsers.names()))
     table = _table(store.output_columns(outputs), columns.strings, columns.arrays(), bundle.manifest)
     table.skipped = list(bundle.skipped)
@@ -68,94 +66,10 @@ def from_bundle(bundle: Bundle) -> SampleTable:
 
 
 def load(path: str | Path, write_store: bool = True) -> SampleTable:
-    """The sample table of a bundle directory: from its stored parsed samples where they are still current, parsing
-    only the outputs that are new or changed since (all of them for a bundle without a store). When something had to
-    be parsed, the store is written back for the next reader (best effort). Files that cannot be read safely are
-    left out and named in `skipped`; a store that fails any check is ignored."""
-    root = Path(path)
-    manifest = bundle_io.read_manifest(root)
-    skipped: list[str] = []
-    listing = bundle_io.scan_outputs(root, skipped)
-    stored = store.load(root, store.budget_for(sum(raw[0] + (side[0] if side else 0)
-                                                   for _, _, _, raw, side in listing)))
-    if stored is not None and _unchanged(stored.outputs, listing):
-        return _table(stored.outputs, stored.strings, stored.arrays, manifest, skipped)
-    previous = store.output_list(stored.outputs) if stored is not None else []
-    index: dict[tuple, tuple[store.Output, int]] = {}
-    n_stored = 0
-    for out in previous:
-        index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
-        n_stored += out.rows
-    fresh = store.Columns().with_pool(stored.strings if stored else [])
-    outputs: list[store.Output | None] = []
-    starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
-    pending = []
-    for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
-        stem = os.path.basename(raw_path)[:-4]
-        hit = index.get((snapshot, target, stem))
-        if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
-            outputs.append(hit[0])
-            starts[i] = hit[1]
-            continue
-        pending.append((snapshot, target, stem, raw_path, raw_sig, side_sig))
-        outputs.append(None)
-    parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in the order of the listing
-    fresh_outputs = store.parse_all(pending, fresh, set(parsers.names()), prepare=_read_output)
-    for i, out in zip(parsed, fresh_outputs):
-        outputs[i] = out
-    rows = np.fromiter((out.rows for out in fresh_outputs), dtype=np.int64, count=len(fresh_outputs))
-    starts[parsed] = n_stored + np.cumsum(rows) - rows
-    if any(out.skipped is not None for out in fresh_outputs):
-        # Unusable when read (a side file of the wrong shape, a file swapped since the scan): left out of the table
-        # and of the store (so the next reader looks again), with the reason. They added no rows.
-        skipped += [out.skipped for out in fresh_outputs if out.skipped is not None]
-        keep = np.fromiter((out.skipped is None for out in outputs), dtype=bool, count=len(outputs))
-        outputs, starts = [out for out in outputs if out.skipped is None], starts[keep]
-    arrays = {k: stored.arrays[k] for k in store.ARRAY_NAMES} if stored is not None else fresh.arrays()
-    if stored is not None and fresh.value:
-        new = fresh.arrays()
-        arrays = {k: np.concatenate([arrays[k], new[k]]) for k in store.ARRAY_NAMES}
-    counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
-    begins = np.cumsum(counts) - counts
-    if len(outputs) and not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
-        # Outputs changed, moved or went away: gather each one's rows in the bundle's order.
-        take = np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))
-        arrays = {k: v[take] for k, v in arrays.items()}
-    columns = store.output_columns(outputs)
-    arrays["series"] = store.series_of(columns, arrays)
-    if write_store:
-        store.save(root, columns, fresh.strings, arrays)
-    return _table(columns, fresh.strings, arrays, manifest, skipped)
-
-
-def _read_output(spec: tuple) -> tuple[store.Output, str]:
-    """One raw output and its side file from disk, as the store records it (run where it is parsed); an unusable one
-    comes back marked `skipped`, with no text."""
-    snapshot, target, stem, raw_path, raw_sig, side_sig = spec
-    try:
-        result = bundle_io.read_result(target, Path(raw_path))
-    except bundle_io.OutputSkipped as exc:
-        return store.Output(snapshot, target, stem, raw_sig, side_sig, stem.partition(".")[0], None, float("nan"),
-                            None, skipped=exc.reason), ""
-    return store.Output(snapshot, target, stem, raw_sig, side_sig, result.parser, result.qualifier,
-                        store.epoch(result.started), result.exit_code), result.stdout
-
-
-def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
-    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times."""
-    if len(outputs["rows"]) != len(listing):
-        return False
-    if not listing:
-        return True
-    snapshot, target, path, raw_sig, side_sig = zip(*listing)
-    missing = [store.MISSING_INT, store.MISSING_INT]
-    raw = np.array(raw_sig, dtype=np.int64)
-    side = np.array([s or missing for s in side_sig], dtype=np.int64)
-    stems = np.array([os.path.basename(p)[:-4] for p in path], dtype=object)
-    return bool((outputs["snapshot"] == np.array(snapshot, dtype=np.int64)).all()
-                and (outputs["raw_size"] == raw[:, 0]).all() and (outputs["raw_mtime"] == raw[:, 1]).all()
-                and (outputs["side_size"] == side[:, 0]).all() and (outputs["side_mtime"] == side[:, 1]).all()
-                and (outputs["target"] == np.array(target, dtype=object)).all() and (outputs["stem"] == stems).all())
+    """The sample table of a bundle directory, through its samples store (rdmatool.samples_store.load_or_parse:
+    stored samples where current, a parse of what changed, the store written back when `write_store`)."""
+    parsed = samples_store.load_or_parse(path, write_store)
+    return _table(parsed.outputs, parsed.strings, parsed.arrays, parsed.manifest, parsed.skipped)
 
 
 def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],

@@ -4,6 +4,9 @@ Parsing 20,000 command outputs of a 1,000-host fleet takes Python ten seconds or
 once takes a fraction of one. `rdmatool collect` writes the store with the bundle, and any reader that had to parse
 something writes it back (best effort: a read-only bundle is simply parsed each time).
 
+`load_or_parse` is how a bundle directory's samples are read: the store where it is current, merged with a fresh
+parse of whatever is new or changed, and written back.
+
 The store is a cache, never the record — the raw outputs stay the truth:
 - every output's entry remembers the size and modification time of its raw and side files, so an output that was
   edited, added or removed since (a hand-written or hand-fixed bundle) is parsed again, alone;
@@ -38,279 +41,46 @@ import json
 import os
 import secrets
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from rdmatool import bundle as bundle_io
-from rdmatool import files, parallel, parsers
-from rdmatool.errors import ParseError
+from rdmatool import files, parsers
+from rdmatool.sample_columns import (  # noqa: F401  (re-exported: the store's column model)
+    _ROW_COLUMNS,
+    ARRAY_NAMES,
+    MISSING_INT,
+    OUT_INT,
+    OUT_TEXT,
+    Columns,
+    Output,
+    epoch,
+    output_columns,
+    output_list,
+    parse_all,
+    series_of,
+    tuple_ids,
+)
 
 STORE_NAME = "samples.npz"
 FORMAT = "rdmatool-samples/1"
-MISSING_INT = np.iinfo(np.int64).min
-_U64 = 2**64
-# Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
-# qualifier (what the command was run for) supplies the real name.
-PLACEHOLDER_ENTITIES = {"netdev", "port"}
-# perfquery knows only LID and port; the collector ran it per `<device>.<port>`, the name every other view uses.
-QUALIFIER_IS_ENTITY = {"perfquery"}
-_ROW_COLUMNS = ("entity", "metric", "raw_key", "text")
 
 
 @cache
 def code_digest() -> str:
-    """What produced a store: the parser sources, the sample model, the parse errors' wording (failures are stored)
-    and this module. Any edit makes old stores stale."""
+    """What produced a store: the parser sources, the sample model, the parse errors' wording (failures are stored),
+    the column model and this module. Any edit makes old stores stale."""
     root = Path(__file__).resolve().parent
-    files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", root / "errors.py", Path(__file__).resolve()]
+    files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", root / "errors.py",
+                                                         root / "sample_columns.py", Path(__file__).resolve()]
     digest = hashlib.sha256(FORMAT.encode())
     for path in files:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:32]
-
-
-def signature(path: Path) -> list[int] | None:
-    """The bundle's file signature (size, mtime in ns) of a file, or None when it is absent (the file itself, as the
-    bundle scan sees it: never through a symlink)."""
-    try:
-        return bundle_io.signature(os.lstat(path))
-    except FileNotFoundError:
-        return None
-
-
-@dataclass
-class Output:
-    """One raw output as the store knows it: where it is, what it was, which sample rows it produced."""
-
-    snapshot: int
-    target: str
-    stem: str
-    raw_sig: list[int] | None
-    side_sig: list[int] | None
-    parser: str
-    qualifier: str | None
-    time: float  # epoch seconds of the read (NaN when unknown)
-    exit_code: int | None
-    rows: int = 0
-    failure: str | None = None
-    # Why the output was not read (its file turned out unusable when read: see bundle.read_result); never stored.
-    skipped: str | None = None
-
-
-OUT_TEXT = ("target", "stem", "parser", "qualifier", "failure")
-OUT_INT = ("snapshot", "raw_size", "raw_mtime", "side_size", "side_mtime", "exit_code", "rows")
-
-
-def output_columns(outputs: list[Output]) -> dict[str, np.ndarray]:
-    """The per-output facts as columns (what the store keeps and the frame is built from)."""
-    def ints(values) -> np.ndarray:
-        return np.fromiter((MISSING_INT if v is None else v for v in values), dtype=np.int64, count=len(outputs))
-
-    cols = {name: np.array([getattr(o, name) for o in outputs], dtype=object) for name in OUT_TEXT}
-    cols["snapshot"] = ints(o.snapshot for o in outputs)
-    cols["raw_size"] = ints(o.raw_sig[0] if o.raw_sig else None for o in outputs)
-    cols["raw_mtime"] = ints(o.raw_sig[1] if o.raw_sig else None for o in outputs)
-    cols["side_size"] = ints(o.side_sig[0] if o.side_sig else None for o in outputs)
-    cols["side_mtime"] = ints(o.side_sig[1] if o.side_sig else None for o in outputs)
-    cols["exit_code"] = ints(o.exit_code for o in outputs)
-    cols["rows"] = ints(o.rows for o in outputs)
-    cols["time"] = np.fromiter((o.time for o in outputs), dtype=np.float64, count=len(outputs))
-    return cols
-
-
-def output_list(cols: dict[str, np.ndarray]) -> list[Output]:
-    """Columns back to Output records (only when some outputs must be parsed again)."""
-    def sig(size: int, mtime: int) -> list[int] | None:
-        return None if size == MISSING_INT else [size, mtime]
-
-    def opt(v: int) -> int | None:
-        return None if v == MISSING_INT else v
-
-    lists = {k: v.tolist() for k, v in cols.items()}
-    return [Output(lists["snapshot"][i], lists["target"][i], lists["stem"][i],
-                   sig(lists["raw_size"][i], lists["raw_mtime"][i]), sig(lists["side_size"][i], lists["side_mtime"][i]),
-                   lists["parser"][i], lists["qualifier"][i], lists["time"][i], opt(lists["exit_code"][i]),
-                   lists["rows"][i], lists["failure"][i])
-            for i in range(len(lists["rows"]))]
-
-
-@dataclass
-class Columns:
-    """Sample rows as code and number arrays over one string pool (what the store holds and the frame is built from)."""
-
-    strings: list[str] = field(default_factory=list)
-    codes: dict[str, list[int]] = field(default_factory=lambda: {c: [] for c in _ROW_COLUMNS})
-    priority: list[int] = field(default_factory=list)
-    size_bytes: list[int] = field(default_factory=list)
-    value: list[float] = field(default_factory=list)
-    exact: list[int] = field(default_factory=list)
-    is_int: list[bool] = field(default_factory=list)
-    _index: dict[str, int] = field(default_factory=dict)
-
-    def with_pool(self, strings: list[str]) -> Columns:
-        self.strings = list(strings)
-        self._index = {s: i for i, s in enumerate(self.strings)}
-        return self
-
-    def code(self, text: str | None) -> int:
-        if text is None:
-            return -1
-        found = self._index.get(text)
-        if found is None:
-            found = self._index[text] = len(self.strings)
-            self.strings.append(text)
-        return found
-
-    def add(self, parser: str, qualifier: str | None, samples: list) -> int:
-        """Append one output's samples (placeholder entities replaced by the qualifier); returns how many."""
-        code, codes = self.code, self.codes
-        entity_col, metric_col, raw_col, text_col = (codes[c] for c in _ROW_COLUMNS)
-        qualifier_entity = None
-        if qualifier:
-            qualifier_entity = qualifier.replace(".", "/") if parser in QUALIFIER_IS_ENTITY else qualifier
-        by_qualifier = parser in QUALIFIER_IS_ENTITY
-        for s in samples:
-            entity = s.entity
-            if qualifier_entity is not None and (by_qualifier or entity in PLACEHOLDER_ENTITIES):
-                entity = qualifier_entity
-            entity_col.append(code(entity))
-            metric_col.append(code(s.metric))
-            raw_col.append(code(s.raw_key))
-            text_col.append(code(s.text))
-            self.priority.append(MISSING_INT if s.priority is None else int(s.priority))
-            self.size_bytes.append(MISSING_INT if s.size_bytes is None else int(s.size_bytes))
-            v = s.value
-            if v is None:
-                self.value.append(np.nan)
-                self.exact.append(0)
-                self.is_int.append(False)
-            elif isinstance(v, int) and not isinstance(v, bool):
-                self.value.append(float(v))  # a 64-bit counter near its wrap does not fit a float's 53-bit mantissa
-                counter = 0 <= v < _U64
-                self.exact.append(v if counter else 0)
-                self.is_int.append(counter)
-            else:
-                self.value.append(float(v))
-                self.exact.append(0)
-                self.is_int.append(False)
-        return len(samples)
-
-    def extend(self, strings: list[str], arrays: dict[str, np.ndarray]) -> None:
-        """Append rows parsed elsewhere (another process, its own string pool) after the rows held here."""
-        remap = np.array([self.code(text) for text in strings] + [-1], dtype=np.int64)  # -1 (None) stays -1
-        for name in _ROW_COLUMNS:
-            self.codes[name].extend(remap[arrays[name]].tolist())
-        for name in ("priority", "size_bytes", "value", "exact", "is_int"):
-            getattr(self, name).extend(arrays[name].tolist())
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        out = {c: np.asarray(self.codes[c], dtype=np.int32) for c in _ROW_COLUMNS}
-        out["priority"] = np.asarray(self.priority, dtype=np.int64)
-        out["size_bytes"] = np.asarray(self.size_bytes, dtype=np.int64)
-        out["value"] = np.asarray(self.value, dtype=np.float64)
-        out["exact"] = np.asarray(self.exact, dtype=np.uint64)
-        out["is_int"] = np.asarray(self.is_int, dtype=bool)
-        return out
-
-
-ARRAY_NAMES = (*_ROW_COLUMNS, "priority", "size_bytes", "value", "exact", "is_int")
-
-
-def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) -> None:
-    """Parse one raw output into `columns`; an unparsable output records its one-line failure and adds nothing."""
-    if out.skipped is not None:
-        out.rows, out.failure = 0, None
-        return
-    if out.parser not in known:
-        out.rows, out.failure = 0, f"no parser named {out.parser!r}"
-        return
-    if out.exit_code not in (0, None) and not stdout.strip():
-        out.rows, out.failure = 0, None  # a failed command with no output: a collection failure, nothing to parse
-        return
-    try:
-        samples = parsers.parse(out.parser, stdout)
-    except ParseError as exc:
-        name = f"snapshots/{out.snapshot}/{out.target}/{out.parser}"
-        out.rows, out.failure = 0, exc.located(name + (f".{out.qualifier}" if out.qualifier else ""))
-        return
-    out.rows, out.failure = columns.add(out.parser, out.qualifier, samples), None
-
-
-# Below this many outputs a worker process costs more than it saves.
-PARALLEL_MIN = 1000
-
-
-def parse_all(jobs: list, columns: Columns, known: set[str], prepare: Callable | None = None) -> list[Output]:
-    """Parse jobs into `columns`, in order, and return their Outputs (rows and failures filled in) — on every core for
-    a big bundle (20,000 outputs of a 1,000-host fleet take one core ten seconds or more); the table is the same
-    either way. A job is an (Output, raw text) pair, or anything `prepare` turns into one: reading the files inside
-    the share lets the workers read them too."""
-    prepare = prepare or _as_is
-    n = parallel.workers(len(jobs), PARALLEL_MIN)
-    if n < 2:
-        done = []
-        for job in jobs:
-            out, text = prepare(job)
-            parse_output(out, text, columns, known)
-            done.append(out)
-        return done
-    bounds = [(len(jobs) * k // n, len(jobs) * (k + 1) // n) for k in range(n)]
-    results = parallel.fork_map(lambda bound: _parse_share(jobs[bound[0]:bound[1]], prepare), bounds)
-    done = []
-    for outputs, strings, arrays in results:
-        done.extend(outputs)
-        columns.extend(strings, arrays)
-    return done
-
-
-def _as_is(job: tuple[Output, str]) -> tuple[Output, str]:
-    return job
-
-
-def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str], dict[str, np.ndarray]]:
-    known = set(parsers.names())
-    columns = Columns()
-    done = []
-    for job in jobs:
-        out, text = prepare(job)
-        parse_output(out, text, columns, known)
-        done.append(out)
-    return done, columns.strings, columns.arrays()
-
-
-def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key), made from the
-    codes, so telling 700,000 readings apart never hashes a string. The same arrays always give the same ids (numbered
-    in order of first appearance), which is how a loaded store's are checked."""
-    target = np.repeat(pd.factorize(outputs["target"])[0], outputs["rows"])
-    return tuple_ids([target] + [pd.factorize(arrays[name])[0]
-                                 for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
-
-
-def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:
-    """One int64 per row naming the row's tuple of codes (each part: dense codes 0..k-1, one per row)."""
-    ids: np.ndarray | None = None
-    span = 1
-    for codes in parts:
-        width = int(codes.max()) + 1 if len(codes) else 1
-        if ids is None:
-            ids, span = codes.astype(np.int64), width
-            continue
-        if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
-            ids, dense = pd.factorize(ids)
-            span = len(dense)
-        ids, span = ids * width + codes, span * width
-    return ids if ids is not None else np.zeros(0, dtype=np.int64)
-
-
-# ------------------------------------------------------------------------------------------------ on disk
 
 
 @dataclass
@@ -489,18 +259,112 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
     jobs = []
     latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
     for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
-        out = Output(snapshot, target, raw.stem, signature(raw), signature(raw.with_suffix(".json")), result.parser,
-                     result.qualifier, epoch(result.started), result.exit_code)
+        out = Output.of_result(snapshot, target, raw.stem, files.signature_of(raw),
+                               files.signature_of(raw.with_suffix(".json")), result)
         jobs.append((out, result.stdout))
     outputs = parse_all(jobs, columns, set(parsers.names()))
     return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
 
 
-def epoch(stamp: str | None) -> float:
-    """An ISO 8601 read time as epoch seconds; NaN when unknown or unreadable."""
-    if not stamp:
-        return float("nan")
+
+# ------------------------------------------------------------------------------------------------ load or parse
+
+
+@dataclass
+class Parsed:
+    """A bundle directory's samples as columns, current with its files: what the frame is built from."""
+
+    manifest: dict  # as bundle.read_manifest normalised it
+    outputs: dict[str, np.ndarray]  # output_columns, in the bundle's order
+    strings: list[str]
+    arrays: dict[str, np.ndarray]  # ARRAY_NAMES and "series"
+    skipped: list[str]  # one line per file that was not read, with the reason
+
+
+def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
+    """The samples of a bundle directory: from its store where it is still current, parsing only the outputs that are
+    new or changed since (all of them for a bundle without a store). When something had to be parsed, the store is
+    written back for the next reader (best effort). Files that cannot be read safely are left out and named in
+    `skipped`; a store that fails any check is ignored."""
+    root = Path(path)
+    manifest = bundle_io.read_manifest(root)
+    skipped: list[str] = []
+    listing = bundle_io.scan_outputs(root, skipped)
+    stored = load(root, budget_for(sum(raw[0] + (side[0] if side else 0) for _, _, _, raw, side in listing)))
+    if stored is not None and _unchanged(stored.outputs, listing):
+        return Parsed(manifest, stored.outputs, stored.strings, stored.arrays, skipped)
+    previous = output_list(stored.outputs) if stored is not None else []
+    index: dict[tuple, tuple[Output, int]] = {}
+    n_stored = 0
+    for out in previous:
+        index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
+        n_stored += out.rows
+    fresh = Columns().with_pool(stored.strings if stored else [])
+    outputs: list[Output | None] = []
+    starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
+    pending = []
+    for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
+        stem = os.path.basename(raw_path)[:-4]
+        hit = index.get((snapshot, target, stem))
+        if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
+            outputs.append(hit[0])
+            starts[i] = hit[1]
+            continue
+        pending.append((snapshot, target, stem, raw_path, raw_sig, side_sig))
+        outputs.append(None)
+    parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in the order of the listing
+    fresh_outputs = parse_all(pending, fresh, set(parsers.names()), prepare=_read_output)
+    for i, out in zip(parsed, fresh_outputs):
+        outputs[i] = out
+    rows = np.fromiter((out.rows for out in fresh_outputs), dtype=np.int64, count=len(fresh_outputs))
+    starts[parsed] = n_stored + np.cumsum(rows) - rows
+    if any(out.skipped is not None for out in fresh_outputs):
+        # Unusable when read (a side file of the wrong shape, a file swapped since the scan): left out of the table
+        # and of the store (so the next reader looks again), with the reason. They added no rows.
+        skipped += [out.skipped for out in fresh_outputs if out.skipped is not None]
+        keep = np.fromiter((out.skipped is None for out in outputs), dtype=bool, count=len(outputs))
+        outputs, starts = [out for out in outputs if out.skipped is None], starts[keep]
+    arrays = {k: stored.arrays[k] for k in ARRAY_NAMES} if stored is not None else fresh.arrays()
+    if stored is not None and fresh.value:
+        new = fresh.arrays()
+        arrays = {k: np.concatenate([arrays[k], new[k]]) for k in ARRAY_NAMES}
+    counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
+    begins = np.cumsum(counts) - counts
+    if len(outputs) and not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
+        # Outputs changed, moved or went away: gather each one's rows in the bundle's order.
+        take = np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))
+        arrays = {k: v[take] for k, v in arrays.items()}
+    columns = output_columns(outputs)
+    arrays["series"] = series_of(columns, arrays)
+    if write_store:
+        save(root, columns, fresh.strings, arrays)
+    return Parsed(manifest, columns, fresh.strings, arrays, skipped)
+
+
+def _read_output(spec: tuple) -> tuple[Output, str]:
+    """One raw output and its side file from disk, as the store records it (run where it is parsed); an unusable one
+    comes back marked `skipped`, with no text."""
+    snapshot, target, stem, raw_path, raw_sig, side_sig = spec
     try:
-        return datetime.fromisoformat(stamp).timestamp()
-    except (ValueError, OverflowError, OSError):  # a stamp from a bundle may be any string (year 1, year 9999)
-        return float("nan")
+        result = bundle_io.read_result(target, Path(raw_path))
+    except bundle_io.OutputSkipped as exc:
+        return Output(snapshot, target, stem, raw_sig, side_sig, stem.partition(".")[0], None, float("nan"), None,
+                      skipped=exc.reason), ""
+    return Output.of_result(snapshot, target, stem, raw_sig, side_sig, result), result.stdout
+
+
+def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
+    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times."""
+    if len(outputs["rows"]) != len(listing):
+        return False
+    if not listing:
+        return True
+    snapshot, target, path, raw_sig, side_sig = zip(*listing)
+    missing = [MISSING_INT, MISSING_INT]
+    raw = np.array(raw_sig, dtype=np.int64)
+    side = np.array([s or missing for s in side_sig], dtype=np.int64)
+    stems = np.array([os.path.basename(p)[:-4] for p in path], dtype=object)
+    return bool((outputs["snapshot"] == np.array(snapshot, dtype=np.int64)).all()
+                and (outputs["raw_size"] == raw[:, 0]).all() and (outputs["raw_mtime"] == raw[:, 1]).all()
+                and (outputs["side_size"] == side[:, 0]).all() and (outputs["side_mtime"] == side[:, 1]).all()
+                and (outputs["target"] == np.array(target, dtype=object)).all() and (outputs["stem"] == stems).all())

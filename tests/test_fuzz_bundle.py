@@ -65,7 +65,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                    stdout=(FIXTURES / parser / fixture).read_text(),
                                                    started=f"2024-05-01T02:00:{10 * snapshot:02d}+00:00"))
     path = writer.commit([Target(name=h, address=f"10.0.0.{i}") for i, h in enumerate(HOSTS)],
-                         [{"index": 0}, {"index": 1}], [{"target": "gpu02", "error": "late"}], 10.0)
+                         [{"index": 0}, {"index": 1}], [{"target": "gpu02", "error": "late"}], 10.0,
+                         before_commit=samples_store.write_for)
     assert samples_store.load(path) is not None and not bundle_io.read(path).skipped
     diagnose_bundle(path)
     _PEAK_RSS.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool import frame, samples_store
+from rdmatool import files, frame, sample_columns, samples_store
 from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Target
 
@@ -40,7 +40,7 @@ def _write(path: Path, *, broken_on: str | None = None) -> Path:
                 writer.add(snapshot, CommandResult(target=host, parser=parser, command=parser, stdout=text,
                                                    qualifier=qualifier, started=when))
     return writer.commit([Target(name=h, address=f"10.0.0.{i}") for i, h in enumerate(HOSTS)],
-                         [{"index": 0}, {"index": 1}], [], 10.0)
+                         [{"index": 0}, {"index": 1}], [], 10.0, before_commit=samples_store.write_for)
 
 
 def _parsed_afresh(path: Path) -> frame.SampleTable:
@@ -76,7 +76,8 @@ def test_exact_integers_survive_the_store(tmp_path: Path) -> None:
     writer = BundleWriter(tmp_path / "b")
     writer.add(0, CommandResult(target="gpu01", parser="ethtool_stats", command="ethtool -S eth0", qualifier="eth0",
                                 stdout=_ethtool(near_wrap, 2**40 + 1), started="2024-05-01T02:00:00+00:00"))
-    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}], [], 0.0)
+    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}], [], 0.0,
+                         before_commit=samples_store.write_for)
     loaded = frame.load(path, write_store=False)
     exact = dict(zip(loaded.frame["metric"], loaded.frame["exact"]))
     assert int(exact["rx_packets"]) == near_wrap and float(near_wrap) != near_wrap
@@ -101,7 +102,7 @@ def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> No
     stored = samples_store.load(path)
     entry = next(o for o in samples_store.output_list(stored.outputs)
                  if o.target == "gpu03" and o.snapshot == 1 and o.parser == "ethtool_stats")
-    assert entry.raw_sig == samples_store.signature(raw)
+    assert entry.raw_sig == files.signature_of(raw)
 
 
 def test_added_and_removed_outputs_are_noticed(tmp_path: Path) -> None:
@@ -215,8 +216,8 @@ def test_parsing_on_every_core_gives_the_same_table(tmp_path: Path, monkeypatch:
     path = _write(tmp_path / "b", broken_on="gpu03")
     (path / samples_store.STORE_NAME).unlink()
     serial = frame.load(path, write_store=False)
-    monkeypatch.setattr(samples_store, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(samples_store.parallel, "workers", lambda size, minimum: 3)  # more shares than cores
+    monkeypatch.setattr(sample_columns, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(sample_columns.parallel, "workers", lambda size, minimum: 3)  # more shares than cores
     shared = frame.load(path)
     _same(serial, shared)
     assert len(serial.parse_failures) == 2 and len(serial.frame) > 50
@@ -228,7 +229,7 @@ def test_a_worker_that_dies_has_its_share_parsed_here(tmp_path: Path, monkeypatc
     (path / samples_store.STORE_NAME).unlink()
     serial = frame.load(path, write_store=False)
     parent = os.getpid()
-    real = samples_store.parse_output
+    real = sample_columns.parse_output
     died = tmp_path / "died"
 
     def dies_in_a_worker(*args):
@@ -237,8 +238,8 @@ def test_a_worker_that_dies_has_its_share_parsed_here(tmp_path: Path, monkeypatc
             os._exit(9)  # a worker killed (out of memory, a signal)
         return real(*args)
 
-    monkeypatch.setattr(samples_store, "parse_output", dies_in_a_worker)
-    monkeypatch.setattr(samples_store.parallel, "workers", lambda size, minimum: 2)
+    monkeypatch.setattr(sample_columns, "parse_output", dies_in_a_worker)
+    monkeypatch.setattr(sample_columns.parallel, "workers", lambda size, minimum: 2)
     _same(serial, frame.load(path, write_store=False))
     assert died.exists()  # the worker really ran and really died
 
@@ -250,7 +251,8 @@ def test_a_64bit_wrap_is_exact_through_the_store(tmp_path: Path) -> None:
         writer.add(snapshot, CommandResult(target="gpu01", parser="ethtool_stats", command="ethtool -S eth0",
                                            qualifier="eth0", stdout=_ethtool(value, 1),
                                            started=f"2024-05-01T02:00:{10 * snapshot:02d}+00:00"))
-    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}, {"index": 1}], [], 10.0)
+    path = writer.commit([Target(name="gpu01", address="10.0.0.1")], [{"index": 0}, {"index": 1}], [], 10.0,
+                         before_commit=samples_store.write_for)
     for table in (frame.load(path), _parsed_afresh(path)):
         rates = frame.rates(table.frame)
         row = rates[rates["metric"] == "rx_packets"].iloc[0]

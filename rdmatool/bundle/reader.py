@@ -1,0 +1,260 @@
+"""The outputs of a bundle, read as untrusted data: regular files only (never through a symlink), each within the size
+cap, side files type-checked; an output that cannot be read is skipped with a one-line reason and the others go on."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rdmatool import files
+from rdmatool.bundle.manifest import finite_number, one_line, read_manifest, shown_value
+from rdmatool.bundle.names import QUALIFIER, STEM, TARGET_NAME
+from rdmatool.errors import BundleError
+from rdmatool.model import CommandResult
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    snapshot: int
+    target: str
+    result: CommandResult
+
+
+@dataclass
+class Bundle:
+    path: Path
+    manifest: dict  # as `read_manifest` normalised it
+    entries: list[BundleEntry] = field(default_factory=list)
+    # One line per file or folder that was not read, with the reason ("snapshots/0/gpu01/ibstat.txt: not a regular
+    # file (symlink); skipped"), in the order met.
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def targets(self) -> list[dict]:
+        return self.manifest.get("targets") or []
+
+    @property
+    def failures(self) -> list[dict]:
+        return self.manifest.get("failures") or []
+
+
+class OutputSkipped(BundleError):
+    """One output that is not read; `reason` is the line for `Bundle.skipped` (the other outputs go on)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def read(path: str | Path) -> Bundle:
+    """Load a bundle (manifest + every raw output); BundleError with the path when the bundle as a whole is foreign or
+    corrupt, a line in `skipped` for each output that is not read."""
+    root = Path(path)
+    bundle = Bundle(root, read_manifest(root))
+    for index, target, raw in list_outputs(root, bundle.skipped):
+        try:
+            bundle.entries.append(BundleEntry(index, target, read_result(target, raw)))
+        except OutputSkipped as exc:
+            bundle.skipped.append(exc.reason)
+    return bundle
+
+
+# ------------------------------------------------------------------------------------------------ the manifest
+
+
+def list_outputs(root: Path, skipped: list[str] | None = None) -> list[tuple[int, str, Path]]:
+    """(snapshot, target, raw file) of every raw output, in the bundle's canonical order (snapshot, target, file);
+    what is not read is reported in `skipped` (see `scan_outputs`)."""
+    return [(index, target, Path(raw)) for index, target, raw, _, _ in scan_outputs(root, skipped)]
+
+
+def scan_outputs(root: Path, skipped: list[str] | None = None
+                 ) -> list[tuple[int, str, str, list[int], list[int] | None]]:
+    """(snapshot, target, raw path, raw (size, mtime_ns), side (size, mtime_ns) or None) of every raw output, in the
+    canonical order — one directory read per target (scandir), because a 1,000-host bundle has 50,000 files.
+
+    Nothing is followed through a symlink, and only regular files within the size cap are listed; every other
+    snapshot folder, target folder or output is left out with a one-line reason appended to `skipped` (when given).
+    The contents are not read here: a side file of the wrong shape is found by `read_result`."""
+    notes = skipped if skipped is not None else []
+    snapshots_dir = root / "snapshots"
+    try:
+        mode = os.lstat(snapshots_dir).st_mode
+    except FileNotFoundError:
+        raise BundleError(f"{snapshots_dir}: missing") from None
+    except OSError as exc:
+        raise BundleError(f"{snapshots_dir}: unreadable ({one_line(exc)})") from None
+    if not stat.S_ISDIR(mode):
+        kind = "regular file" if stat.S_ISREG(mode) else files.kind_of(mode)
+        raise BundleError(f"{snapshots_dir}: not a directory ({kind})")
+    cap = files.max_output_bytes()
+    found = []
+    snap_dirs = []
+    for entry in _entries(snapshots_dir, "snapshots", notes):
+        index = _snapshot_index(entry.name)
+        if not entry.is_dir(follow_symlinks=False):
+            if index is not None:
+                notes.append(f"{_shown('snapshots/' + entry.name)}: not a folder ({_kind(entry)}); skipped")
+            continue  # a stray file beside the snapshot folders (a README) is none of ours
+        if index is None:
+            notes.append(f"{_shown('snapshots/' + entry.name)}: not a snapshot folder (named 0, 1, ...); skipped")
+            continue
+        snap_dirs.append((index, entry))
+    for index, snap_dir in sorted(snap_dirs, key=lambda x: x[0]):
+        where = f"snapshots/{snap_dir.name}"
+        target_dirs = []
+        for t in _entries(snap_dir.path, where, notes):
+            if not t.is_dir(follow_symlinks=False):
+                notes.append(f"{_shown(f'{where}/{t.name}')}: not a folder ({_kind(t)}); skipped")
+            elif not TARGET_NAME.fullmatch(t.name):
+                notes.append(f"{_shown(f'{where}/{t.name}')}: not a target name; skipped")
+            else:
+                target_dirs.append((t.name, t.path))
+        for target, target_path in sorted(target_dirs):
+            raws, sides = [], {}
+            for f in _entries(target_path, f"{where}/{target}", notes):
+                if f.name.endswith(".txt"):
+                    raws.append(f)
+                elif f.name.endswith(".json"):
+                    sides[f.name[:-5]] = f
+            for raw in sorted(raws, key=lambda f: f.name):
+                name = f"{where}/{target}/{raw.name}"
+                if not STEM.fullmatch(raw.name[:-4]):
+                    notes.append(f"{_shown(name)}: not an output file name; skipped")
+                    continue
+                raw_sig = _regular_signature(raw, name, cap, notes)
+                if raw_sig is None:
+                    continue
+                side = sides.get(raw.name[:-4])
+                side_sig = None
+                if side is not None:
+                    side_sig = _regular_signature(side, f"{where}/{target}/{side.name}", cap, notes)
+                    if side_sig is None:
+                        continue  # an output whose side file is unusable is not read at all
+                found.append((index, target, raw.path, raw_sig, side_sig))
+    return found
+
+
+def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except OSError as exc:
+        notes.append(f"{_shown(where)}: unreadable folder ({exc.strerror or exc}); skipped")
+        return []
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """What a directory entry is, as the entry itself (a symlink is a symlink, wherever it points)."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    return "regular file" if stat.S_ISREG(mode) else files.kind_of(mode)
+
+
+def _regular_signature(entry: os.DirEntry, name: str, cap: int, notes: list[str]) -> list[int] | None:
+    """The signature of a regular file within the cap (never through a symlink); None, with a note, otherwise."""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        notes.append(f"{_shown(name)}: unreadable ({exc.strerror or exc}); skipped")
+        return None
+    reason = files.not_regular(st.st_mode)
+    if reason is None and st.st_size > cap:
+        reason = f"larger than {cap} bytes (RDMATOOL_MAX_OUTPUT_BYTES)"
+    if reason is not None:
+        notes.append(f"{_shown(name)}: {reason}; skipped")
+        return None
+    return files.signature(st)
+
+
+def _shown(name: str) -> str:
+    """A bundle-relative path for a message: as is when printable, quoted otherwise (a file name may hold a newline
+    or a terminal escape sequence)."""
+    return name if name.isprintable() else repr(name)
+
+
+def _snapshot_index(name: str) -> int | None:
+    """The index a snapshot folder is named after (`0`, `1`, ...), None for any other name (`01`, `+1`, `١`)."""
+    if name.isascii() and name.isdigit() and len(name) <= 9 and (name == "0" or not name.startswith("0")):
+        return int(name)
+    return None
+
+
+def _relative(raw: Path) -> str:
+    """`snapshots/<i>/<target>/<file>` of a file of a bundle (what messages name)."""
+    return _shown("/".join(raw.parts[-4:]))
+
+
+# Side-file keys and what each must be; absent keys take the CommandResult defaults.
+_SIDE_TEXT = ("command", "stderr", "error", "qualifier", "started")
+_EXIT_RANGE = range(-(2**31), 2**31)
+
+
+def read_result(target: str, raw: Path) -> CommandResult:
+    """One output from its raw file and (optional) side file; OutputSkipped (a BundleError) with the reason when
+    either is not a regular file, too large, or the side file is not an object of the documented types."""
+    parser, _, qualifier = raw.stem.partition(".")
+    side_path = raw.with_suffix(".json")
+    side: dict = {}
+    try:
+        side_text = files.read_regular_text(side_path, errors="strict")
+    except FileNotFoundError:
+        side_text = None
+    except files.UnsafeFileError as exc:
+        raise OutputSkipped(f"{_relative(side_path)}: {exc.reason}; skipped") from None
+    except ValueError:
+        raise OutputSkipped(f"{_relative(side_path)}: not UTF-8; skipped") from None
+    if side_text is not None:
+        try:
+            side = json.loads(side_text)
+        except (ValueError, RecursionError) as exc:
+            raise OutputSkipped(f"{_relative(side_path)}: unreadable side file ({one_line(exc)}); skipped") from None
+        if not isinstance(side, dict):
+            raise OutputSkipped(f"{_relative(side_path)}: side file must be a JSON object; skipped")
+        problem = _side_problem(side)
+        if problem:
+            raise OutputSkipped(f"{_relative(side_path)}: {problem}; skipped")
+    try:
+        stdout = files.read_regular_text(raw)
+    except FileNotFoundError:
+        raise OutputSkipped(f"{_relative(raw)}: disappeared while reading; skipped") from None
+    except files.UnsafeFileError as exc:
+        raise OutputSkipped(f"{_relative(raw)}: {exc.reason}; skipped") from None
+    qualifier = side.get("qualifier") or (qualifier or None)
+    if qualifier is not None and not QUALIFIER.fullmatch(qualifier):
+        where = side_path if side.get("qualifier") else raw
+        raise OutputSkipped(f"{_relative(where)}: qualifier {shown_value(qualifier)} is not a device or port name; "
+                            "skipped")
+    exit_code = side.get("exit_code", 0)
+    return CommandResult(
+        target=target,
+        parser=parser,
+        command=side.get("command") or "",
+        stdout=stdout,
+        exit_code=exit_code,
+        stderr=side.get("stderr") or "",
+        qualifier=qualifier,
+        started=side.get("started"),
+        duration_s=side.get("duration_s"),
+        error=side.get("error"),
+    )
+
+
+def _side_problem(side: dict) -> str | None:
+    """What is wrong with a side file's values (one line, naming the key), None when they are usable."""
+    for key in _SIDE_TEXT:
+        value = side.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"key {key!r}: expected a string or null, got {shown_value(value)}"
+    code = side.get("exit_code")
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int) or code not in _EXIT_RANGE):
+        return f"key 'exit_code': expected an integer exit status or null, got {shown_value(code)}"
+    duration = side.get("duration_s")
+    if duration is not None and not finite_number(duration):
+        return f"key 'duration_s': expected a number or null, got {shown_value(duration)}"
+    return None

@@ -1,0 +1,126 @@
+"""The bundle writer: outputs go into a hidden sibling directory, every name checked to stay inside it, and `commit`
+renames the finished bundle into place (an existing bundle is replaced only once the new one is complete)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from rdmatool import __version__
+from rdmatool.bundle.names import FORMAT, QUALIFIER, TARGET_NAME, file_stem
+from rdmatool.errors import BundleError
+from rdmatool.model import CommandResult, Target
+
+# Called with the finished temporary directory and what was written into it, before it is made durable and renamed:
+# how the collect service puts the parsed samples beside the raw outputs without the bundle knowing about parsing.
+BeforeCommit = Callable[[Path, list[tuple[int, str, Path, CommandResult]]], object]
+
+
+class BundleWriter:
+    """Collects results into a hidden temporary directory; `commit` renames it into place."""
+
+    def __init__(self, final: str | Path) -> None:
+        self.final = Path(final).resolve()
+        if self.final.exists() and not (self.final / "manifest.json").is_file():
+            raise BundleError(f"{self.final}: exists and is not a bundle; refusing to replace it")
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.final.parent / f".{self.final.name}.partial-{os.getpid()}"
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp)
+        (self.tmp / "snapshots").mkdir(parents=True)
+        self.written: list[tuple[int, str, Path, CommandResult]] = []
+
+    def add(self, snapshot: int, result: CommandResult) -> None:
+        """Write one result's raw output and side file; BundleError (nothing written) when its names are unsafe."""
+        folder, stem = self._place(snapshot, result)
+        folder.mkdir(parents=True, exist_ok=True)
+        raw = folder / f"{stem}.txt"
+        raw.write_text(result.stdout, encoding="utf-8")
+        side = {
+            "command": result.command,
+            "exit_code": result.exit_code,
+            "stderr": result.stderr,
+            "started": result.started,
+            "duration_s": result.duration_s,
+            "error": result.error,
+        }
+        if result.qualifier:
+            side["qualifier"] = result.qualifier
+        (folder / f"{stem}.json").write_text(json.dumps(side, indent=1) + "\n", encoding="utf-8")
+        self.written.append((snapshot, result.target, raw, result))
+
+    def _place(self, snapshot: int, result: CommandResult) -> tuple[Path, str]:
+        """The folder and file stem of a result, checked to stay inside the temporary bundle: the target, parser and
+        qualifier come from the inventory and the hosts' answers, and a name like `../../etc/cron.d/x` must not
+        become a path."""
+        from rdmatool import parsers  # the registry imports every parser: only a writer needs it
+
+        def refuse(why: str) -> BundleError:
+            return BundleError(f"refusing to write output target={result.target!r} parser={result.parser!r} "
+                               f"qualifier={result.qualifier!r}: {why}")
+
+        if isinstance(snapshot, bool) or not isinstance(snapshot, int) or snapshot < 0:
+            raise refuse(f"snapshot {snapshot!r} is not a non-negative integer")
+        if not isinstance(result.target, str) or not TARGET_NAME.fullmatch(result.target):
+            raise refuse("not a safe target name (letters, digits, '_.-', starting with a letter or digit)")
+        if not isinstance(result.parser, str) or result.parser not in parsers.registry():
+            raise refuse("not a registered parser")
+        if result.qualifier is not None and (not isinstance(result.qualifier, str)
+                                             or not QUALIFIER.fullmatch(result.qualifier)):
+            raise refuse("not a safe qualifier")
+        stem = file_stem(result.parser, result.qualifier)
+        folder = self.tmp / "snapshots" / str(snapshot) / result.target
+        inside = (self.tmp / "snapshots").resolve()
+        # Resolved, not assumed: a symlink or `..` anywhere on the way would show here.
+        for path in (folder / f"{stem}.txt", folder / f"{stem}.json"):
+            resolved = path.resolve()
+            if not resolved.is_relative_to(inside) or resolved.parent != (inside / str(snapshot) / result.target):
+                raise refuse(f"{path} resolves outside the bundle")
+        return folder, stem
+
+    def commit(self, targets: list[Target], snapshots: list[dict], failures: list[dict], interval_s: float,
+               before_commit: BeforeCommit | None = None) -> Path:
+        manifest = {
+            "format": FORMAT,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "rdmatool_version": __version__,
+            "interval_s": interval_s,
+            "snapshots": snapshots,
+            "targets": [t.public() for t in targets],
+            "failures": failures,
+        }
+        (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        (self.tmp / "inventory.yaml").write_text(
+            yaml.safe_dump({"targets": [t.public() for t in targets]}, sort_keys=False), encoding="utf-8"
+        )
+        if before_commit is not None:
+            # Files the caller adds (the parsed samples) are recorded under the temporary name; their signatures
+            # (size, mtime) survive the rename below.
+            before_commit(self.tmp, self.written)
+        _fsync_tree(self.tmp)
+        if self.final.exists():
+            # Swap: the old bundle stays whole until the new one is complete under its own name.
+            old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
+            os.rename(self.final, old)
+            os.rename(self.tmp, self.final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(self.tmp, self.final)
+        return self.final
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+
