@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rdmatool import baseline, hostlist, inventory, yamlio
+from rdmatool import baseline, files, hostlist, inventory, yamlio
 from rdmatool.cli import app
 from rdmatool.errors import BaselineError, InventoryError, PlaybookError
 from rdmatool.model import Target
@@ -155,7 +155,10 @@ def test_a_permission_error_while_saving_is_a_baseline_error(tmp_path: Path, mon
     def denied(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied", str(store / "x"))
 
-    monkeypatch.setattr(baseline, "write_atomic" if breaks == "write" else "locked", denied)
+    if breaks == "write":
+        monkeypatch.setattr(files, "write_atomic", denied)
+    else:
+        monkeypatch.setattr(baseline.store, "locked", denied)
     with pytest.raises(BaselineError) as caught:
         baseline.add_night(store, "default", {**NIGHT, "id": "n1"})
     assert str(caught.value) == f"{store / 'default.json'}: cannot save the baseline (Permission denied)"

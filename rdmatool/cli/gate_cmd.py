@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import typer
@@ -110,9 +108,9 @@ def _print(result, console: Console) -> None:
 
 
 def _atomic_write(path: str, text: str) -> None:
+    """A scheduler may read the drain list while the gate writes it: it sees the old list or the new, never half."""
+    from rdmatool import files
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, target)
+    files.write_atomic(target, text.encode("utf-8"), mode=0o600)

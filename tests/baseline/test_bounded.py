@@ -1,4 +1,4 @@
-"""Bounded nights (large groups stored as quantile sketches), the fast rule view and reading /1 files."""
+"""Bounded nights (large groups stored as quantile sketches), the rule view and reading /1 files."""
 
 from __future__ import annotations
 
@@ -79,45 +79,42 @@ def test_weighted_quantile_is_numpy_on_integer_weights() -> None:
         assert got == pytest.approx(float(np.quantile(expanded, q)), abs=1e-12)
 
 
-def test_stats_for_rules_reads_only_the_head(big_store, monkeypatch) -> None:
+def test_stats_for_rules_reads_only_the_rule_view(big_store, monkeypatch) -> None:
     store, doc, _, _ = big_store
     path = store / "default.json"
     full = baseline.stats_for_rules(path)
     expected = pd.DataFrame.from_records(doc["rule_stats"])
     assert list(full["metric"]) == list(expected["metric"]) and list(full["n"]) == list(expected["n"])
     assert list(full["median"]) == list(expected["median"]) and list(full["mad"]) == list(expected["mad"])
-    text = path.read_text(encoding="utf-8")
-    assert text.index('"rule_stats"') < text.index('"nights"')
+    assert baseline.read_rule_view(path) == doc["rule_stats"]
 
     def no_full_parse(_path):
         raise AssertionError("stats_for_rules parsed the whole file")
 
-    monkeypatch.setattr(baseline, "load", no_full_parse)
+    monkeypatch.setattr(baseline.store, "load", no_full_parse)
     pd.testing.assert_frame_equal(baseline.stats_for_rules(path), full)
 
 
-def test_other_layouts_fall_back_to_the_full_parse(big_store, tmp_path: Path) -> None:
+def test_files_without_a_rule_view_fall_back_to_the_full_parse(big_store, tmp_path: Path) -> None:
     store, doc, _, _ = big_store
     path = store / "default.json"
     fast = baseline.stats_for_rules(path)
     stored = json.loads(path.read_text(encoding="utf-8"))
-    # nights before rule_stats (rewritten by another tool): same rows, through load
+    # nights before rule_stats (rewritten by another tool), no view beside it: same rows, through load
     reordered = tmp_path / "reordered.json"
     reordered.write_text(json.dumps({k: stored[k] for k in ("format", "name", "nights", "stats", "rule_stats",
                                                             "reference", "keep", "updated")}), encoding="utf-8")
-    assert baseline.leading_rule_stats(reordered) is None
+    assert baseline.read_rule_view(reordered) is None
     pd.testing.assert_frame_equal(baseline.stats_for_rules(reordered), fast)
-    # a truncated file is not trusted even though its head is intact: the one-line corrupt error
-    truncated = tmp_path / "truncated.json"
+    # the store's own file truncated after its save: its view no longer matches it and is not used
     data = path.read_bytes()
-    truncated.write_bytes(data[: data.index(b'"nights"') + 20])
-    assert baseline.leading_rule_stats(truncated) is None
+    path.write_bytes(data[: data.index(b'"nights"') + 20])
+    assert baseline.read_rule_view(path) is None
     with pytest.raises(BaselineError, match="corrupt baseline"):
-        baseline.stats_for_rules(truncated)
-    # a foreign format in the header: refused, not read
+        baseline.stats_for_rules(path)
+    # a foreign format: refused, not read
     foreign = tmp_path / "foreign.json"
-    foreign.write_text(path.read_text(encoding="utf-8").replace("rdmatool-baseline/2", "someone-else/9", 1),
-                       encoding="utf-8")
+    foreign.write_text(data.decode("utf-8").replace("rdmatool-baseline/2", "someone-else/9", 1), encoding="utf-8")
     with pytest.raises(BaselineError, match="someone-else/9"):
         baseline.stats_for_rules(foreign)
     # a rule_stats entry without the rule columns: the full load's error
@@ -148,14 +145,20 @@ def test_a_v1_file_loads_and_the_next_save_writes_v2(tmp_path: Path) -> None:
     frame = baseline.stats_for_rules(path)
     assert (frame["median"].iloc[0], frame["n"].iloc[0]) == (exact["median"], 200)
     assert baseline.list_store(store)[0]["nights"] == 2
+    assert baseline.read_rule_view(path) is None
     doc = baseline.add_night(store, "old", _night(2, rng.normal(50.0, 2.0, 100), [1.0]))
     written = json.loads(path.read_text(encoding="utf-8"))
     assert written["format"] == "rdmatool-baseline/2" and list(written)[:5] == [*baseline.HEADER_KEYS, "rule_stats"]
     assert _row(written["rule_stats"], "bw_avg_gbps")["n"] == 300
-    assert baseline.leading_rule_stats(path) == written["rule_stats"]
+    assert baseline.read_rule_view(path) == written["rule_stats"]
 
 
-def test_shipped_demo_baseline_is_v2_and_fast() -> None:
+def test_shipped_demo_baseline_is_v2_and_feeds_the_rules() -> None:
     path = Path(__file__).resolve().parents[2] / "baselines" / "demo-healthy.json"
-    rows = baseline.leading_rule_stats(path)
-    assert rows is not None and rows == baseline.load(path)["rule_stats"]
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in path.parent.iterdir())
+    rows = baseline.load(path)["rule_stats"]
+    frame = baseline.stats_for_rules(path)
+    assert rows and list(frame["metric"]) == [r["metric"] for r in rows]
+    assert list(frame["median"]) == [r["median"] for r in rows] and list(frame["n"]) == [r["n"] for r in rows]
+    # reading, with or without a rule view beside it, never writes into the store
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in path.parent.iterdir()) == before
