@@ -149,6 +149,7 @@ def host_sections(spec: dict, now: float, full: bool) -> list[tuple[str, str | N
 
 
 def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: float = 10.0) -> Path:
+    from rdmatool import samples_store
     from rdmatool.bundle import BundleWriter
     from rdmatool.model import CommandResult, Platform, Target, TargetKind
     from tests.fabric import scenario
@@ -180,7 +181,8 @@ def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: fl
                     qualifier=qualifier, started=when, duration_s=0.4, error=None))
     snapshots = [{"index": 0, "started": datetime.fromtimestamp(t0, tz=timezone.utc).isoformat(), "finished": None},
                  {"index": 1, "started": None, "finished": None}]
-    return writer.commit(targets, snapshots, [], interval_s)
+    # Parsed at commit, as `rdmatool collect` does: the bundle carries its samples store.
+    return writer.commit(targets, snapshots, [], interval_s, before_commit=samples_store.write_for)
 
 
 def write_baseline(path: Path, healthy_bundle: Path, nights: int, seed: int) -> Path:
