@@ -1,8 +1,10 @@
 """Playbook loading and validation: YAML in, frozen Rule objects out, or PlaybookError `FILE:LINE: message`.
 
 A rule names its kind and plain parameters; nothing in a playbook is ever evaluated as code. Text fields may hold
-`{placeholders}` filled from the evidence (target, entity, priority, observed, expected, baseline, window_s) by plain
-string substitution.
+`{placeholders}` filled from the evidence (metric, target, entity, priority, observed, expected, baseline, window_s)
+by plain string substitution. Values are checked as well as keys: a choice outside its closed set, a `where` value
+that cannot match its column, or a mismatch rule whose mode is unclear would otherwise silently mean something else,
+so each is refused here. playbooks/README.md is the operator's reference for the format.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from typing import Any
 
 from rdmatool import metrics, yamlio
 from rdmatool.errors import PlaybookError
-from rdmatool.model import Severity
+from rdmatool.model import Platform, Severity, TargetKind
 
 KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing")
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
 FIELDS = ("value", "rate", "delta")
-WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link_layer", "parser"}
+# The columns of the facts (analysis.FACT_COLUMNS) a `where` may filter on, plus link_layer (a target's link_layer
+# fact). The facts have no `parser` column, so a parser is no filter key.
+WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link_layer"}
+# The columns of the facts a `group_by` may group on; fleet_outlier also takes a metric name (kinds.fleet_outlier).
+GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "platform", "raw_key")
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
-_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "description", "ref"}
+_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest"}
 _PARAMS: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value", "field", "also", "aggregate", "group_by"},
     "rate": {"metric", "op", "value", "field", "also"},
@@ -52,7 +58,7 @@ _BOOLEAN = "true or false"
 _TEXTS = "a list of strings"
 _SCALAR = "a string or a number"
 _VALUE = "a string, a number or a list of them"
-_EXPECTED = "a string, a number, a list of them, or a mapping of priorities (and `default`) to one"
+_EXPECTED = "a string, a number, a list of them, or a mapping of priorities 0-7 (and `default`) to one"
 _CONDITIONS = "a list of conditions (mappings)"
 _AGGREGATE = "a mapping with `value` (a number) and optionally `op`"
 _WHERE = "a mapping of filter keys to a string, a number or a list of them"
@@ -72,8 +78,32 @@ PARAM_CHOICES: dict[str, tuple[str, ...]] = {
     "direction": ("both", "above", "below"),
     "compare": ("expected", "peer", "metric", "roles"),
     "scope": ("entity", "fleet"),
+    "field": FIELDS,
+    "against": ("switch",),  # the only peer kinds.py joins with: the switch port a host port is cabled to
 }
-_COMMON_TYPES = {"description": _TEXT, "ref": _TEXT}
+# Narrower sets for one kind: deviation looks the baseline up under the metric (value) or its rate, so a delta would
+# be compared with the statistics of a rate.
+_KIND_PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("deviation", "field"): ("value", "rate")}
+# The modes of a mismatch rule (kinds.mismatch): the keys each one needs and the ones it may also take. Without
+# `compare`, the keys given choose the mode, so they must point at exactly one.
+MISMATCH_MODES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "expected": (frozenset({"expected"}), frozenset()),
+    "peer": (frozenset(), frozenset({"against", "against_metric", "when_value"})),
+    "metric": (frozenset({"against_metric"}), frozenset()),
+    "roles": (frozenset(), frozenset({"expected"})),
+}
+_MODE_OF_KEY = {"against": "peer", "against_metric": "metric", "expected": "expected", "when_value": "peer"}
+# `where` values: each key is compared with one column of the facts, so a value of another type never matches.
+_PRIORITY = "an integer 0-7 or a list of them"
+# A missing rule picks the targets to judge, not facts: it reads only the keys that describe a target.
+_KIND_WHERE_KEYS: dict[str, set[str]] = {"missing": {"kind", "role", "platform", "link_layer"}}
+_WHERE_CHOICES: dict[str, tuple[str, ...]] = {
+    "kind": tuple(k.value for k in TargetKind),
+    "platform": tuple(p.value for p in Platform),
+}
+# Accepted and then never shown anywhere, they would make a rule look documented to its author only; the text an
+# operator reads belongs in symptom / cause / check / fix.
+_NOT_SHOWN = ("description", "ref")
 
 
 def _is_number(value: Any) -> bool:
@@ -88,6 +118,28 @@ def _is_where(value: Any) -> bool:
     return isinstance(value, dict) and all(
         isinstance(k, str) and (_is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v)))
         for k, v in value.items())
+
+
+def _is_priority(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 7
+
+
+def _where_problem(where_filter: dict, keys: set[str] = WHERE_KEYS) -> str | None:
+    """What is wrong with one `where` mapping, or None: unknown keys, or a value that cannot match its column."""
+    unknown = set(where_filter) - keys
+    if unknown:
+        return f"unknown `where` key(s) {sorted(map(str, unknown))} (one of {', '.join(sorted(keys))})"
+    for key, value in where_filter.items():
+        values = value if isinstance(value, list) else [value]
+        if key == "priority":
+            if not values or not all(_is_priority(v) for v in values):
+                return f"`where` key `priority` takes {_PRIORITY}, not {yamlio.quote(value)}"
+        elif not values or not all(isinstance(v, str) for v in values):
+            return f"`where` key `{key}` takes a string or a list of strings, not {yamlio.quote(value)}"
+        elif key in _WHERE_CHOICES and set(values) - set(_WHERE_CHOICES[key]):
+            return (f"`where` key `{key}` takes {', '.join(_WHERE_CHOICES[key])} (or a list of them), not "
+                    f"{yamlio.quote(value)}")
+    return None
 
 
 def _fits(value: Any, expected: str) -> bool:
@@ -107,8 +159,7 @@ def _fits(value: Any, expected: str) -> bool:
         return _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(x) for x in value))
     if expected == _EXPECTED:
         if isinstance(value, dict):
-            return all((k == "default" or (isinstance(k, int) and not isinstance(k, bool))) and _is_scalar(v)
-                       for k, v in value.items())
+            return all((k == "default" or _is_priority(k)) and _is_scalar(v) for k, v in value.items())
         return _fits(value, _VALUE)
     if expected == _CONDITIONS:
         return isinstance(value, list) and all(isinstance(c, dict) for c in value)
@@ -185,6 +236,10 @@ def _rule(path: Path, raw: Any) -> Rule:
     kind = raw.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         raise fail(f"rule {rule_id}: unknown kind {yamlio.quote(kind)} (one of {', '.join(KINDS)})")
+    for name in _NOT_SHOWN:
+        if name in raw:
+            raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
+                       "symptom, cause, check or fix (a citation such as \"(docs/tuning.md row 1)\" in the text)")
     for text_field in ("symptom", "cause", "check", "fix"):
         if not isinstance(raw.get(text_field), str) or not raw[text_field].strip():
             raise fail(f"rule {rule_id}: missing field {text_field!r}")
@@ -200,14 +255,27 @@ def _rule(path: Path, raw: Any) -> Rule:
     missing = _REQUIRED[kind] - set(params)
     if missing:
         raise fail(f"rule {rule_id}: kind {kind} needs {sorted(missing)}")
-    _check_types(path, raw, params, kind, fail, rule_id)
+    _check_types(path, params, kind, fail, rule_id)
+    if kind == "mismatch":
+        _check_mismatch_mode(params, fail, rule_id)
+    if kind == "threshold" and "group_by" in params and "aggregate" not in params:
+        raise fail(f"rule {rule_id}: `group_by` of a threshold rule groups its `aggregate` count; add `aggregate` "
+                   "or drop `group_by`")
+    if kind == "threshold" and "target" not in params.get("group_by", ["target"]):
+        raise fail(f"rule {rule_id}: the `group_by` of an `aggregate` count must include target")
+    for name in params.get("group_by") or []:
+        if name not in GROUP_COLUMNS and not (kind == "fleet_outlier" and metrics.is_known(name)):
+            also = " or a glossary metric" if kind == "fleet_outlier" else ""
+            raise fail(f"rule {rule_id}: `group_by` takes {', '.join(GROUP_COLUMNS)}{also}, not {yamlio.quote(name)}")
     _check_metrics(params, fail, rule_id)
     _check_operators(params, fail, rule_id)
     where_filter = raw.get("where") or {}
-    if not isinstance(where_filter, dict) or set(where_filter) - WHERE_KEYS:
-        raise fail(f"rule {rule_id}: `where` takes {sorted(WHERE_KEYS)}")
     if not _is_where(where_filter):
-        raise _located(path, where_filter, fail, f"rule {rule_id}: `where` must be {_WHERE}")
+        raise _located(path, where_filter, fail, f"rule {rule_id}: `where` must be {_WHERE}, not "
+                                                 f"{yamlio.quote(where_filter)}")
+    problem = _where_problem(where_filter, _KIND_WHERE_KEYS.get(kind, WHERE_KEYS))
+    if problem:
+        raise _located(path, where_filter, fail, f"rule {rule_id}: {problem}")
     suggest = raw.get("suggest") or []
     if not (isinstance(suggest, str) or _fits(suggest, _TEXTS)):
         raise _located(path, suggest, fail, f"rule {rule_id}: `suggest` must be a string or {_TEXTS}, not "
@@ -226,12 +294,12 @@ def _located(path: Path, value: Any, fail, message: str) -> PlaybookError:
     return PlaybookError(f"{path}:{line}: {message}") if line else fail(message)
 
 
-def _check_types(path: Path, raw: dict, params: dict, kind: str, fail, rule_id: str) -> None:
+def _check_types(path: Path, params: dict, kind: str, fail, rule_id: str) -> None:
     for name, value in params.items():
         expected = _KIND_PARAM_TYPES.get((kind, name)) or PARAM_TYPES[name]
         if not _fits(value, expected):
             raise _located(path, value, fail, f"rule {rule_id}: `{name}` must be {expected}, not {yamlio.quote(value)}")
-        choices = PARAM_CHOICES.get(name)
+        choices = _KIND_PARAM_CHOICES.get((kind, name)) or PARAM_CHOICES.get(name)
         if choices and value not in choices:
             raise fail(f"rule {rule_id}: `{name}` must be one of {', '.join(choices)}, not {yamlio.quote(value)}")
     if isinstance(params.get("value"), list) and params.get("op") not in ("in", "not_in"):
@@ -247,11 +315,43 @@ def _check_types(path: Path, raw: dict, params: dict, kind: str, fail, rule_id: 
                                                        f"{expected}, not {yamlio.quote(cond[name])}")
         if isinstance(cond.get("value"), list) and cond.get("op") not in ("in", "not_in"):
             raise fail(f"rule {rule_id}: a list `value` needs op in or not_in")
-        if isinstance(cond.get("where"), dict) and set(cond["where"]) - WHERE_KEYS:
-            raise fail(f"rule {rule_id}: `where` takes {sorted(WHERE_KEYS)}")
-    for name, expected in _COMMON_TYPES.items():
-        if name in raw and not _fits(raw[name], expected):
-            raise fail(f"rule {rule_id}: `{name}` must be {expected}, not {yamlio.quote(raw[name])}")
+        # kinds.apply_also reads text only for a single string, and sums numbers for scope: target
+        if isinstance(cond.get("value"), list) and any(isinstance(v, str) for v in cond["value"]):
+            raise fail(f"rule {rule_id}: an `also` condition compares a list `value` with numbers only; for text, "
+                       "use one string with == or !=")
+        if cond.get("scope") == "target" and not _is_number(cond.get("value")):
+            raise fail(f"rule {rule_id}: an `also` condition with scope: target compares the target's total with a "
+                       f"number, not {yamlio.quote(cond.get('value'))}")
+        problem = _where_problem(cond["where"]) if isinstance(cond.get("where"), dict) else None
+        if problem:
+            raise _located(path, cond["where"], fail, f"rule {rule_id}: an `also` condition's {problem}")
+
+
+def _check_mismatch_mode(params: dict, fail, rule_id: str) -> None:
+    """One mode, named by `compare` or by the keys given, and exactly the keys that mode reads."""
+    given = {k for k in _MODE_OF_KEY if k in params}
+    mode = params.get("compare")
+    if mode is None:
+        implied = {_MODE_OF_KEY[k] for k in given}
+        if len(implied) > 1:
+            keys = ", ".join(f"`{k}` ({_MODE_OF_KEY[k]})" for k in sorted(given))
+            raise fail(f"rule {rule_id}: mismatch mode is ambiguous: {keys}; name it with compare: "
+                       f"{' or '.join(sorted(implied))}")
+        if not implied:
+            raise fail(f"rule {rule_id}: a mismatch rule compares with `expected` (a value), `against: switch` (the "
+                       "cabled switch port), `against_metric` (another metric) or `compare: roles`; none is given")
+        (mode,) = implied
+    needs, may = MISMATCH_MODES[mode]
+    missing = needs - given
+    if missing:
+        raise fail(f"rule {rule_id}: compare: {mode} needs {', '.join(f'`{k}`' for k in sorted(missing))}")
+    extra = given - needs - may
+    if extra:
+        raise fail(f"rule {rule_id}: compare: {mode} does not read {', '.join(f'`{k}`' for k in sorted(extra))}"
+                   f" (it takes {', '.join(f'`{k}`' for k in sorted(needs | may)) or 'no other key'})")
+    if mode == "expected" and isinstance(params["expected"], list):
+        raise fail(f"rule {rule_id}: with compare: expected, `expected` is one value or a mapping of priorities to "
+                   f"values, not a list {yamlio.quote(params['expected'])}")
 
 
 def _metric_names(params: dict) -> list[str]:
@@ -265,9 +365,6 @@ def _check_metrics(params: dict, fail, rule_id: str) -> None:
     for name in _metric_names(params):
         if not isinstance(name, str) or not metrics.is_known(name):
             raise fail(f"rule {rule_id}: unknown metric {yamlio.quote(name)} (not in the glossary)")
-    for key in ("field",):
-        if key in params and params[key] not in FIELDS:
-            raise fail(f"rule {rule_id}: field must be one of {FIELDS}")
 
 
 def _check_operators(params: dict, fail, rule_id: str) -> None:
@@ -282,7 +379,8 @@ def _check_operators(params: dict, fail, rule_id: str) -> None:
             raise fail(f"rule {rule_id}: an `also` condition takes metric, op, value, field, scope (entity|target)"
                        " and where")
         if cond.get("field", "value") not in FIELDS:
-            raise fail(f"rule {rule_id}: field must be one of {FIELDS}")
+            raise fail(f"rule {rule_id}: `field` of an `also` condition must be one of {', '.join(FIELDS)}, not "
+                       f"{yamlio.quote(cond['field'])}")
         ops.append(cond["op"])
     for op in ops:
         if op not in OPERATORS:
