@@ -11,7 +11,7 @@ import paramiko
 import pytest
 
 from rdmatool import parsers
-from tests.fabric.fixtures import sim_fabric
+from tests.fabric.fixtures import fabric_fixture
 from tests.fabric.server import Fabric
 
 IB_SYSFS = "/sys/class/infiniband/mlx5_1"
@@ -73,10 +73,7 @@ NETMIKO_CASES = [  # (switch, device_type, command, expected substrings)
 ]
 
 
-@pytest.fixture(scope="module")
-def fabric():
-    with sim_fabric("degraded") as fab:
-        yield fab
+fabric = fabric_fixture("degraded")
 
 
 def client(fab: Fabric, name: str) -> paramiko.SSHClient:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,10 @@ def rewrite_inventory(fabric, path: Path, change) -> Path:
     change(data)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def sigint_default() -> None:
+    """A `preexec_fn` for a child that a test interrupts with SIGINT. A shell runs its background jobs with SIGINT
+    ignored, the child inherits that, and Python then installs no KeyboardInterrupt handler: restore the default,
+    as an operator's terminal has it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -20,7 +20,7 @@ import pytest
 from rdmatool import bundle as bundle_io
 from rdmatool import frame as frames
 from rdmatool import samples_store
-from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory
+from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
 
 healthy = fabric_fixture("healthy", scope="module")
@@ -190,6 +190,7 @@ def test_interrupted_collection_leaves_no_bundle(healthy, tmp_path: Path) -> Non
         [sys.executable, "-m", "rdmatool", "collect", "-i", str(healthy.inventory_path), "-o", str(out),
          "--known-hosts", str(healthy.known_hosts), "--interval", "30"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=sigint_default,
     )
     time.sleep(6)  # the first snapshot is in; the collector now waits for the second
     process.send_signal(signal.SIGINT)

@@ -65,12 +65,37 @@ def sim_fabric(scenario: str | Path | scenario_mod.Scenario = "healthy", workdir
         fabric.stop()
 
 
-def fabric_fixture(scenario: str | Path = "healthy", scope: str = "module"):  # noqa: ANN201 - a pytest fixture
-    """A pytest fixture yielding a started Fabric for `scenario`; assign it to a module-level name."""
+# One started fabric per named scenario for the whole test session: an sshd with its keys costs seconds to start,
+# and the modules that use the same scenario only differ in the faults they inject (reset between modules).
+_SHARED: dict[str, Fabric] = {}
+
+
+def shared_fabric(scenario: str) -> Fabric:
+    """The session's fabric of a named scenario, started on first use (stopped by `stop_shared` at the end)."""
+    fabric = _SHARED.get(scenario)
+    if fabric is None:
+        require_fabric()
+        fabric = _SHARED[scenario] = start(scenario_mod.load(scenario))
+    return fabric
+
+
+def stop_shared() -> None:
+    while _SHARED:
+        _SHARED.popitem()[1].stop()
+
+
+def fabric_fixture(scenario: str = "healthy", scope: str = "module"):  # noqa: ANN201 - a pytest fixture
+    """A pytest fixture yielding the session's started Fabric for a named scenario; assign it to a module-level
+    name. The fabric is shared with every other module asking for the same scenario, so whatever a test injects is
+    undone when the fixture's scope ends (`Fabric.reset`)."""
 
     @pytest.fixture(scope=scope)
     def _fabric() -> Iterator[Fabric]:
-        with sim_fabric(scenario) as fab:
+        fab = shared_fabric(scenario)
+        fab.reset()
+        try:
             yield fab
+        finally:
+            fab.reset()
 
     return _fabric

@@ -161,6 +161,12 @@ class Fabric:
     targets: list[dict] = field(default_factory=list)  # [{name, address, port, kind, platform, role, unreachable, ports}]
     host_key: Path | None = None
     _sshd: subprocess.Popen | None = None
+    _initial_faults: list = field(default_factory=list, repr=False)
+    _initial_unreachable: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._initial_faults = list(self.scenario.faults)
+        self._initial_unreachable = list(self.scenario.unreachable)
 
     def address(self, name: str) -> str:
         return next(t["address"] for t in self.targets if t["name"] == name)
@@ -176,6 +182,13 @@ class Fabric:
     def clear_faults(self) -> None:
         self.scenario.faults.clear()
         self.scenario.unreachable.clear()
+        write_state(self.scenario, self.state)
+
+    def reset(self) -> None:
+        """Back to the scenario as it was started (its own faults and unreachable targets): what a test module that
+        shares this fabric with others leaves behind."""
+        self.scenario.faults[:] = self._initial_faults
+        self.scenario.unreachable[:] = self._initial_unreachable
         write_state(self.scenario, self.state)
 
     def stop(self) -> None:

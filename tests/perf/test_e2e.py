@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import REPO, rdmatool
+from tests.e2e.helpers import REPO, rdmatool, sigint_default
 from tests.fabric import scenario
 from tests.fabric.fixtures import sim_fabric
 
@@ -122,7 +122,8 @@ def test_ctrl_c_ends_the_run_and_every_perftest(broken_fabric, tmp_path: Path) -
     proc = subprocess.Popen(
         [sys.executable, "-m", "rdmatool", "perf", "run", "-i", str(broken_fabric.inventory_path), "--known-hosts",
          str(broken_fabric.known_hosts), "--mode", "all-pairs", "--out", str(tmp_path / "out"), "--duration", "2",
-         "--slack", "60"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--slack", "60"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_default)
     deadline = time.monotonic() + 30
     while not perftest_processes(broken_fabric) and time.monotonic() < deadline:
         time.sleep(0.1)
