@@ -1,4 +1,11 @@
-"""Shared pytest configuration: the repository root is importable as `tests.*` for the simulated fabric."""
+"""Shared pytest configuration: the repository root is importable as `tests.*` for the simulated fabric, and the
+markers that let a developer run the fast suite alone: `pytest -m "not e2e and not slow"`.
+
+- `e2e`: talks SSH to the simulated fabric (a real sshd on loopback; needs root and openssh-server). Modules say so
+  with `pytestmark`; a test that uses a fixture made by `tests.fabric.fixtures.fabric_fixture` is marked here too,
+  so a forgotten mark never slips a fabric test into the fast suite.
+- `slow`: fuzzing and other tests that take many seconds without a fabric.
+`.ci/run` runs everything."""
 
 from __future__ import annotations
 
@@ -15,3 +22,13 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001 - pytest'
     fixtures = sys.modules.get("tests.fabric.fixtures")
     if fixtures is not None:
         fixtures.stop_shared()
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ARG001 - pytest's hook signature
+    import pytest
+
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(getattr(d.func, "simulated_fabric", False) for chain in defs for d in chain):
+            item.add_marker(pytest.mark.e2e)

@@ -14,6 +14,8 @@ from rdmatool import parsers
 from tests.fabric.fixtures import fabric_fixture
 from tests.fabric.server import Fabric
 
+pytestmark = pytest.mark.e2e
+
 IB_SYSFS = "/sys/class/infiniband/mlx5_1"
 # parser name -> (target, command run over SSH). Onyx per-port counters need the echoed command line in front
 # (the collector keeps it), so the command itself is prepended to the captured output for those.

@@ -25,6 +25,8 @@ from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
 HOSTS = ("gpu01", "gpu02")
 OUTPUTS = (("ibstat", None, "healthy.txt"), ("ethtool_stats", "eth0", "mlx5_roce_congested.txt"),

@@ -23,6 +23,8 @@ from rdmatool.errors import InventoryError
 from rdmatool.model import Target
 from rdmatool.transport import hostkeys
 
+pytestmark = pytest.mark.slow
+
 MAX_RSS_GROWTH_MB = 300
 MAX_SECONDS_PER_EXAMPLE = 5.0
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -23,6 +23,8 @@ from rdmatool import samples_store
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
 
+pytestmark = pytest.mark.e2e
+
 healthy = fabric_fixture("healthy", scope="module")
 degraded = fabric_fixture("degraded", scope="module")
 

@@ -22,6 +22,8 @@ from tests.fabric import scenario as scenario_mod
 from tests.fabric.fixtures import sim_fabric
 from tests.fabric.scenario import SCENARIOS
 
+pytestmark = pytest.mark.e2e
+
 ABSOLUTE_CANARY = Path("/tmp/rdmatool-hostile-absolute")
 
 

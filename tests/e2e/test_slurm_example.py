@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.helpers import REPO
 from tests.fabric.fixtures import fabric_fixture
+
+pytestmark = pytest.mark.e2e
 
 fabric = fabric_fixture("healthy", scope="module")
 

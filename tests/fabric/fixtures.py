@@ -98,4 +98,5 @@ def fabric_fixture(scenario: str = "healthy", scope: str = "module"):  # noqa: A
         finally:
             fab.reset()
 
+    _fabric.simulated_fabric = True  # tests/conftest.py marks every test that uses it `e2e`
     return _fabric

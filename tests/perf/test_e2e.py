@@ -22,6 +22,8 @@ from tests.e2e.helpers import REPO, rdmatool, sigint_default
 from tests.fabric import scenario
 from tests.fabric.fixtures import sim_fabric
 
+pytestmark = pytest.mark.e2e
+
 FAST = ("--duration", "2", "--slack", "3")
 
 

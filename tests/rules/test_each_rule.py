@@ -344,6 +344,7 @@ def healthy_fabric_bundle(healthy_fabric, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.e2e
 def test_simulated_healthy_fabric_diagnoses_clean(healthy_fabric_bundle: Path) -> None:
     result = rdmatool("diagnose", str(healthy_fabric_bundle), "--format", "json")
     report = json.loads(result.stdout)
