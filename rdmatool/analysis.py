@@ -42,12 +42,16 @@ class Analysis:
 
 
 def analyse_bundle(bundle: Bundle) -> Analysis:
-    return analyse(frames.from_bundle(bundle))
+    from rdmatool.capture.facts import with_captures  # a bundle's packet captures are facts too
+
+    return with_captures(analyse(frames.from_bundle(bundle)), bundle.path)
 
 
 def analyse_path(path: str | Path) -> Analysis:
     """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.samples_store)."""
-    return analyse(frames.load(path))
+    from rdmatool.capture.facts import with_captures  # a bundle's packet captures are facts too
+
+    return with_captures(analyse(frames.load(path)), path)
 
 
 def analyse(table: frames.SampleTable) -> Analysis:

@@ -10,7 +10,16 @@ import sys
 import typer
 
 from rdmatool import __version__
-from rdmatool.cli import baseline_cmd, collect_cmd, diagnose_cmd, gate_cmd, parse_cmd, perf_cmd
+from rdmatool.cli import (
+    baseline_cmd,
+    capture_cmd,
+    collect_cmd,
+    diagnose_cmd,
+    gate_cmd,
+    parse_cmd,
+    pcap_cmd,
+    perf_cmd,
+)
 
 app = typer.Typer(
     name="rdmatool",
@@ -40,6 +49,8 @@ diagnose_cmd.register(app)
 gate_cmd.register(app)
 baseline_cmd.register(app)
 perf_cmd.register(app)
+pcap_cmd.register(app)
+capture_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,128 @@
+"""`rdmatool pcap FILE`: packet-level evidence from a pcap / pcapng capture, judged by the shipped playbooks.
+
+Exit 0 pass or warnings, 1 an error-level finding, 2 bad input (unreadable or malformed file: one line naming the
+file and the byte offset), 3 inconclusive (a capture without packets).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pcap")(pcap_command)
+
+
+def pcap_command(
+    file: str = typer.Argument(..., help="A pcap or pcapng file (tcpdump -w, rdmatool capture)."),
+    as_json: bool = typer.Option(False, "--json", help="Findings and the summary as JSON on stdout."),
+    link_gbps: float = typer.Option(None, "--link-gbps", help="Link rate for the pause time (default: the "
+                                                              "bundle's, when the file is in one)."),
+    roce_dscp: int = typer.Option(26, "--roce-dscp", min=0, max=63, help="The RoCE DSCP."),
+    roce_priority: int = typer.Option(3, "--roce-priority", min=0, max=7, help="The RoCE (lossless) priority."),
+    bin_ms: float = typer.Option(10.0, "--bin-ms", help="Time bin for throughput and periodicity, ms."),
+) -> None:
+    """Read a capture: PFC pause per priority, RoCEv2 flows, DSCP / ECN, CNPs, PSN gaps, NAKs, other traffic on
+    the RoCE class, periodic bursts; findings like `diagnose`."""
+    from rdmatool.capture import CaptureError, Options, analyse_file
+    from rdmatool.capture.facts import standalone
+    from rdmatool.diagnose import diagnose_analysis
+    from rdmatool.errors import RdmatoolError
+    from rdmatool.verdict import EXIT_CODES
+
+    if not 0.001 <= bin_ms <= 60000:
+        die(f"rdmatool pcap: --bin-ms {bin_ms:g}: between 0.001 and 60000", EXIT_USAGE)
+    if link_gbps is not None and not link_gbps > 0:
+        die(f"rdmatool pcap: --link-gbps {link_gbps:g}: must be positive", EXIT_USAGE)
+    try:
+        link = link_gbps if link_gbps is not None else _bundle_link_gbps(Path(file))
+        options = Options(roce_dscp=roce_dscp, roce_priority=roce_priority, bin_s=bin_ms / 1000.0, link_gbps=link)
+        summary, tally = analyse_file(file, options)
+    except CaptureError as exc:
+        die(f"rdmatool pcap: {exc}", EXIT_USAGE)
+    except RdmatoolError as exc:
+        die(f"rdmatool pcap: {exc}", EXIT_USAGE)
+    if not summary["packets"]:
+        if as_json:
+            print_json({"verdict": "inconclusive", "findings": [], "failures": [], "summary": summary})
+        die(f"rdmatool pcap: {file}: the capture holds no packets (inconclusive)", EXIT_INCONCLUSIVE)
+    try:
+        result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file))
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    result.extra["summary"] = summary
+    result.extra["capture"] = {"file": str(file), "roce_dscp": roce_dscp, "roce_priority": roce_priority,
+                               "bin_ms": bin_ms, "link_gbps": link}
+    if as_json:
+        print_json(result.as_json())
+    else:
+        from rich.console import Console
+
+        from rdmatool.report import text
+
+        console = Console()
+        text.render(result, console)
+        _print_summary(summary, console, link)
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _bundle_link_gbps(path: Path) -> float | None:
+    """The link rate of the captured device when the file sits in a bundle (snapshots/<i>/<target>/capture.*)."""
+    from rdmatool.capture.facts import CAPTURE_FILE
+
+    match = CAPTURE_FILE.fullmatch(path.name)
+    parts = path.resolve().parts
+    if not match or len(parts) < 5 or parts[-4] != "snapshots":
+        return None
+    root = Path(*parts[:-4])
+    if not (root / "manifest.json").is_file():
+        return None
+    from rdmatool.analysis import analyse_path
+    from rdmatool.capture.facts import link_gbps_of
+
+    return link_gbps_of(analyse_path(root), parts[-2], match.group(1))
+
+
+def _print_summary(summary: dict, console, link: float | None) -> None:
+    from rich.table import Table
+
+    roce = summary["roce"]
+    console.print(f"{summary['packets']} packets over {summary['duration_s']:.3f} s; RoCEv2 {roce['packets']} "
+                  f"packets / {roce['bytes']} bytes in {roce['flows']} flows, {roce['cnp']} CNPs, "
+                  f"{roce['naks']} NAKs, {roce['psn_gaps']} PSN gaps, {roce['retransmissions']} retransmissions",
+                  highlight=False)
+    console.print(f"DSCP {roce['dscp']}  ECN {roce['ecn']}", highlight=False)
+    other = summary["other_on_roce_class"]
+    if other["packets"]:
+        console.print(f"other traffic on the RoCE class: {other['packets']} packets, {other['bytes']} bytes "
+                      f"{other['by_protocol']}", highlight=False)
+    if summary["pfc"] or summary["global_pause"]["frames"]:
+        table = Table(title="pause frames" + ("" if link else " (pause time needs --link-gbps)"))
+        for column in ("priority", "frames", "quanta", "pause s", "senders"):
+            table.add_column(column)
+        for e in summary["pfc"]:
+            table.add_row(str(e["priority"]), str(e["frames"]), str(e["quanta"]),
+                          "-" if e["pause_time_s"] is None else f"{e['pause_time_s']:.6f}", ", ".join(e["senders"]))
+        gp = summary["global_pause"]
+        if gp["frames"]:
+            table.add_row("802.3x", str(gp["frames"]), str(gp["quanta"]),
+                          "-" if gp["pause_time_s"] is None else f"{gp['pause_time_s']:.6f}", ", ".join(gp["senders"]))
+        console.print(table)
+    if summary["flows"]:
+        table = Table(title=f"RoCE flows (top 10 of {len(summary['flows'])})")
+        for column in ("src", "dst", "qp", "packets", "bytes", "dscp", "ce", "cnp", "gaps", "Gb/s p50", "Gb/s max"):
+            table.add_column(column)
+        for f in summary["flows"][:10]:
+            table.add_row(f["src"], f["dst"], str(f["dest_qp"]), str(f["packets"]), str(f["bytes"]), str(f["dscp"]),
+                          str(f["ce"]), str(f["cnp"]), str(f["psn_gaps"]), f"{f['gbps_p50']:.3f}",
+                          f"{f['gbps_max']:.3f}")
+        console.print(table)
+    periodic = [(name, p) for name, p in summary["periodic"].items() if isinstance(p, dict) and p["period_s"]]
+    for name, p in periodic:
+        console.print(f"periodic {name}: every {p['period_s']:g} s (strength {p['strength']:.2f}); "
+                      f"with pause peaks {p['coincides_with_pause']}, with CE peaks {p['coincides_with_ce']}",
+                      highlight=False)
