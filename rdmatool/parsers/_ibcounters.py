@@ -29,7 +29,8 @@ class PmaCounter:
         return self.sysfs_bits if self.sysfs_bits is not None else self.extended_bits
 
 
-# Widths: IBTA PortCounters / PortCountersExtended / PortRcvErrorDetails (summarised in host-formats.md).
+# Widths: the PortCounters / PortCountersExtended / PortRcvErrorDetails attributes of the InfiniBand Architecture
+# Specification (performance management).
 PMA_COUNTERS: tuple[PmaCounter, ...] = (
     PmaCounter("SymbolErrorCounter", "symbol_error", "symbol_errors", 16, 16),
     PmaCounter("LinkErrorRecoveryCounter", "link_error_recovery", "link_error_recovery", 8, 8),

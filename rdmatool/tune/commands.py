@@ -4,25 +4,28 @@ Every value placed in a command is validated first (names by strict patterns, nu
 shell commands (Linux hosts, SONiC) quote every argument with `shlex.quote`. A function returns [] when a platform
 has no rendering for that setting; it raises ValueError when a value does not validate.
 
-Syntax sources, per platform:
+Syntax sources, per platform (source labels as in docs/tuning.md §8):
 
-* host — NVIDIA MLNX_OFED "Quality of Service" (`mlnx_qos`) [C12], "Explicit Congestion Notification"
-  (`/sys/class/net/<if>/ecn/...`) [C8] and `cma_roce_tos`, as quoted in /work/shared/reference/tuning.md §1.3.
-* sonic — sonic-utilities CLI as quoted in /work/shared/reference/switch-formats.md §1.2–1.3
-  (`config interface pfc priority`, `ecnconfig -p … -gmin … -gmax … -gdrop …`, `ecnconfig -q`); DSCP_TO_TC_MAP /
-  PORT_QOS_MAP have no CLI, so they are CONFIG_DB writes with `sonic-db-cli` (table layout of
-  sonic-buildimage `qos_config.j2`, tuning.md §1.2); `config interface cable-length` is the dynamic-buffer CLI
-  (from memory of sonic-utilities, not re-read).
-* cumulus — NVUE as quoted in switch-formats.md §2 and the Cumulus Linux 5.x RoCE / QoS user guide [C1]
+* host — NVIDIA's MLNX_OFED documentation, "Quality of Service (QoS)" for `mlnx_qos` [C12] and "Explicit Congestion
+  Notification (ECN)" for `/sys/class/net/<if>/ecn/...` [C8]; `cma_roce_tos` as in docs/tuning.md §1.3 item 3, whose
+  file locations differ between driver releases.
+* sonic — the sonic-utilities CLI (`config interface pfc priority`, `ecnconfig -p … -gmin … -gmax … -gdrop …`,
+  `ecnconfig -q`), github.com/sonic-net/sonic-utilities. DSCP_TO_TC_MAP and PORT_QOS_MAP have no CLI, so they are
+  CONFIG_DB writes with `sonic-db-cli`, in the table layout of sonic-buildimage's `qos_config.j2` (docs/tuning.md
+  §1.2). `config interface cable-length` (dynamic buffer model): not verified against the vendor's documentation.
+* cumulus — NVUE as in NVIDIA's Cumulus Linux 5.x user guide, RoCE and QoS chapters [C1]
   (`nv set qos congestion-control default-global traffic-class …`, `nv set qos pfc default-global …`,
   `nv set qos mapping default-global …`, `nv config apply`). NVUE QoS profiles are global (`default-global`).
-* onyx — ECN line verbatim from switch-formats.md §3 (thresholds in KB of 1024 bytes, as the onyx_ecn parser
-  reads them); PFC / trust / ETS lines from memory of the Onyx (MLNX-OS) user manual [U: verify on the device].
-* eos — Arista EOS QoS configuration guide, from memory (`priority-flow-control priority N no-drop`,
-  `qos trust dscp`, `qos map dscp … to traffic-class …`, `tx-queue N` / `random-detect ecn …`) [U].
-* nxos — Cisco Nexus 9000 QoS configuration guide / AI-ML networking blueprint, from memory (MQC policies,
-  `random-detect … ecn`, `pause pfc-cos`, `priority-flow-control mode on`) [U]. Policy and class names are the
-  site profile's (defaults below).
+* onyx — the ECN line (`interface ethernet <port> traffic-class <tc> congestion-control ecn minimum-absolute <KB>
+  maximum-absolute <KB>`, thresholds in KB of 1024 bytes, as the onyx_ecn parser reads them) follows public
+  deployment guides; it and the PFC / trust / ETS lines are not verified against the vendor's documentation (the
+  NVIDIA Onyx / MLNX-OS user manual).
+* eos — `priority-flow-control priority N no-drop`, `qos trust dscp`, `qos map dscp … to traffic-class …`,
+  `tx-queue N` / `random-detect ecn …`: not verified against the vendor's documentation (Arista's EOS QoS
+  configuration guide).
+* nxos — MQC policies, `random-detect … ecn`, `pause pfc-cos`, `priority-flow-control mode on`: not verified against
+  the vendor's documentation (Cisco's Nexus 9000 Series NX-OS Quality of Service Configuration Guide). Policy and
+  class names are the site profile's (defaults below).
 """
 
 from __future__ import annotations
@@ -311,7 +314,7 @@ def switch_cable_length(platform: str, port: str | None, meters: int) -> list[st
 
 
 def switch_strict_priority(platform: str, port: str | None, tc: int, options: dict | None = None) -> list[str]:
-    """Strict-priority scheduling for the CNP traffic class (tuning.md §1.1: "TC6 (CNP) – Strict")."""
+    """Strict-priority scheduling for the CNP traffic class (docs/tuning.md §1.1: CNPs ride TC 6, strict)."""
     opts = {**NXOS_DEFAULTS, **(options or {})}
     t = priority(tc)
     if platform == "cumulus":

@@ -1,8 +1,9 @@
 """Pure tuning arithmetic: BDP, PFC headroom / XOFF, dynamic thresholds, pause time and ECN thresholds.
 
-Every function cites the section of /work/shared/reference/tuning.md ("the reference") it implements. Units are in
-the names: bytes, Gb/s (10^9 bit/s), µs, metres. "KB" in the reference's DCQCN/ECN tables is 1000 bytes; "KiB" in
-its headroom tables is 1024 bytes. Nothing here reads facts or renders commands.
+Every function cites the section of docs/tuning.md it implements (bare `§N.N` below means that document; source
+labels such as [C4] are listed in its §8). Units are in the names: bytes, Gb/s (10^9 bit/s), µs, metres. "KB" in
+its ECN tables is 1000 bytes; "KiB" in its headroom tables is 1024 bytes. Nothing here reads facts or renders
+commands.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ PAUSE_QUANTUM_BITS = 512  # §3.2: 1 quantum = 512 bit-times
 MAX_PAUSE_QUANTA = 65535  # §3.2
 
 ECN_KMIN_FLOOR_BYTES = 10 * KB  # §2.3 / §7 row 6: Kmin = clamp(BDP/7, 10 KB, 0.5·T_xoff)
-ECN_DEFAULT_PMAX_PCT = 20  # §2.3: "Pmax = 0.1 … 0.2 (throughput jobs)"; §7 row 6: "5 % → 20 %"
+ECN_DEFAULT_PMAX_PCT = 20  # §2.3: Pmax 10–20 % for throughput jobs; §7 row 6 raises 5 % to 20 %
 
 
 def _positive(name: str, value: float) -> float:
@@ -42,7 +43,7 @@ def _non_negative(name: str, value: float) -> float:
 
 
 def bdp_bytes(rate_gbps: float, rtt_us: float) -> float:
-    """Bandwidth-delay product in bytes: R × RTT / 8 (reference §2.3, helper list at the end of §7).
+    """Bandwidth-delay product in bytes: R × RTT / 8 (§2.3, helper list at the end of §7).
 
     100 Gb/s × 10 µs = 125,000 B ("125 KB" in the §2.3 table).
     """
@@ -50,10 +51,10 @@ def bdp_bytes(rate_gbps: float, rtt_us: float) -> float:
 
 
 def mlx5_xoff_bytes(rate_gbps: float, cable_m: float = MLX5_DEFAULT_CABLE_LEN_M, mtu: int = 9216) -> float:
-    """mlx5 NIC XOFF headroom: (301 + 2.16·L)·max(R, 40) + 2.72·MTU bytes (reference §3.1, Linux commit 0696d60853d5
+    """mlx5 NIC XOFF headroom: (301 + 2.16·L)·max(R, 40) + 2.72·MTU bytes (§3.1, Linux commit 0696d60853d5
     "net/mlx5e: Receive buffer configuration" with the 40G floor of "Update xoff formula" [C11]).
 
-    This is the reference's real-valued form; the §3.1 table quotes 56.2 KB for 100G, 5 m, MTU 9216.
+    The real-valued form, as §3.1 writes it: 56.2 KB for 100G, 5 m, MTU 9216 in its worked examples.
     """
     rate = max(_positive("rate_gbps", rate_gbps), 40.0)
     return (301 + 2.16 * _non_negative("cable_m", cable_m)) * rate + 2.72 * _positive("mtu", mtu)
@@ -61,7 +62,7 @@ def mlx5_xoff_bytes(rate_gbps: float, cable_m: float = MLX5_DEFAULT_CABLE_LEN_M,
 
 def dyn_threshold(buffer_bytes: float, alpha: float, m: int) -> float:
     """Steady-state per-PG (or per-queue) limit of a dynamic-threshold shared buffer: α·B / (1 + m·α)
-    (reference §2.4, classic Choudhury–Hahne; SONiC `dynamic_th` gives α = 2^dynamic_th).
+    (§2.4, classic Choudhury–Hahne; SONiC `dynamic_th` gives α = 2^dynamic_th).
 
     B = 10 MB, α = 1: m = 8 → ≈ 1.1 MB; m = 32 → ≈ 0.30 MB.
     """
@@ -72,12 +73,12 @@ def dyn_threshold(buffer_bytes: float, alpha: float, m: int) -> float:
 
 
 def alpha_from_dynamic_th(dynamic_th: int) -> float:
-    """SONiC `dynamic_th` → α = 2^dynamic_th (reference §2.4)."""
+    """SONiC `dynamic_th` → α = 2^dynamic_th (§2.4)."""
     return 2.0 ** dynamic_th
 
 
 def pause_quantum_ns(rate_gbps: float) -> float:
-    """Duration of one pause quantum (512 bit-times) in ns: 512 / R_Gbps (reference §3.2 and §7 helpers).
+    """Duration of one pause quantum (512 bit-times) in ns: 512 / R_Gbps (§3.2 and §7 helpers).
 
     100G → 5.12 ns, 400G → 1.28 ns.
     """
@@ -85,18 +86,18 @@ def pause_quantum_ns(rate_gbps: float) -> float:
 
 
 def max_pause_us(rate_gbps: float) -> float:
-    """Longest pause one PFC frame can request (65535 quanta) in µs (reference §3.2): 100G → 335.5 µs."""
+    """Longest pause one PFC frame can request (65535 quanta) in µs (§3.2): 100G → 335.5 µs."""
     return MAX_PAUSE_QUANTA * pause_quantum_ns(rate_gbps) / 1000
 
 
 def paused_fraction(pause_duration_delta_us: float, window_s: float) -> float:
-    """Share of a window spent paused: Δpause_duration_µs / window_µs, capped at 1 (reference §3.2, §7)."""
+    """Share of a window spent paused: Δpause_duration_µs / window_µs, capped at 1 (§3.2, §7)."""
     return min(1.0, _non_negative("pause_duration_delta_us", pause_duration_delta_us) / (
         _positive("window_s", window_s) * 1e6))
 
 
 def cable_bytes(rate_gbps: float, cable_m: float) -> float:
-    """Bytes in flight on the cable in both directions: 2·L·R / v / 8 with v = 1.98e8 m/s (reference §3.1).
+    """Bytes in flight on the cable in both directions: 2·L·R / v / 8 with v = 1.98e8 m/s (§3.1).
 
     100G, 5 m → 631 B; 400G, 300 m → 151,515 B.
     """
@@ -105,7 +106,7 @@ def cable_bytes(rate_gbps: float, cable_m: float) -> float:
 
 
 def peer_response_bytes(rate_gbps: float) -> float:
-    """Peer response time in bytes: pause_quanta(R)·512/8 (reference §3.1, 802.3 31B.3.7). Speeds outside the
+    """Peer response time in bytes: pause_quanta(R)·512/8 (§3.1, 802.3 31B.3.7). Speeds outside the
     table fall back to Spectrum's 3.8 KiB `peer_response_time` [C5]. 100G → 394 quanta → 25,216 B.
     """
     rate = _positive("rate_gbps", rate_gbps)
@@ -116,7 +117,7 @@ def peer_response_bytes(rate_gbps: float) -> float:
 
 
 def cell_occupancy(cell_bytes: int | None = None, small_packet_pct: float = 0) -> float:
-    """Buffer cells consumed per byte of traffic (reference §3.1, SONiC-Mellanox form):
+    """Buffer cells consumed per byte of traffic (§3.1, SONiC-Mellanox form):
     (100 − s + s·f) / 100 with f = cell/64 if cell > 128 else 2·cell/(1 + cell).
 
     With no small packets (s = 0) this is 1, the large-packet case of the §3.1 worked examples.
@@ -152,7 +153,7 @@ def sonic_headroom(
     eight_lanes: bool = False,
     shared_headroom_pool: bool = False,
 ) -> Headroom:
-    """Per-PG headroom of one lossless priority on one port, SONiC-Mellanox dynamic-buffer form (reference §3.1,
+    """Per-PG headroom of one lossless priority on one port, SONiC-Mellanox dynamic-buffer form (§3.1,
     `cfgmgr/buffer_headroom_mellanox.lua` [C4], Spectrum constants [C5]):
 
         propagation = port_MTU + cable_bytes + 2·gearbox + mac_phy_delay + peer_response
@@ -173,12 +174,12 @@ def sonic_headroom(
 
 
 def headroom_bytes(rate_gbps: float, cable_m: float, mtu: int = 9216, **kwargs) -> int:
-    """Headroom size in bytes for one lossless PG (reference §3.1); see `sonic_headroom` for the terms."""
+    """Headroom size in bytes for one lossless PG (§3.1); see `sonic_headroom` for the terms."""
     return sonic_headroom(rate_gbps, cable_m, mtu, **kwargs).size_bytes
 
 
 def tos_byte(dscp: int, ecn: int = 2) -> int:
-    """IP TOS byte for a DSCP with ECN bits: DSCP×4 + ECN (reference §1.1). DSCP 26 with ECT(0) → 106."""
+    """IP TOS byte for a DSCP with ECN bits: DSCP×4 + ECN (§1.1). DSCP 26 with ECT(0) → 106."""
     if isinstance(dscp, bool) or not isinstance(dscp, int) or not 0 <= dscp <= 63:
         raise ValueError(f"dscp must be an int 0..63, got {dscp!r}")
     if isinstance(ecn, bool) or not isinstance(ecn, int) or not 0 <= ecn <= 3:
@@ -200,7 +201,7 @@ def ecn_thresholds(
     pmax_pct: int = ECN_DEFAULT_PMAX_PCT,
     kmin_floor_bytes: float = ECN_KMIN_FLOOR_BYTES,
 ) -> EcnThresholds:
-    """Kmin / Kmax / Pmax for the lossless egress queue (reference §2.3 "Suggested computation", §2.4 and §7 row 6):
+    """Kmin / Kmax / Pmax for the lossless egress queue (§2.3 "Suggested computation", §2.4 and §7 row 6):
 
         BDP  = R·RTT/8
         Kmin = clamp(BDP/7, lo = 10 KB, hi = 0.5·T_xoff)     # DCTCP K > BDP/7, but well below the PFC trigger
@@ -226,5 +227,5 @@ def ecn_thresholds(
 
 
 def ecn_ordering_ok(kmin_bytes: float, kmax_bytes: float, xoff_bytes: float) -> bool:
-    """Reference §2.4 / §7 row 9: ECN must fire before PFC, i.e. Kmin < Kmax < T_xoff (n = 1 worst case)."""
+    """§2.4 / §7 row 9: ECN must fire before PFC, i.e. Kmin < Kmax < T_xoff (n = 1 worst case)."""
     return kmin_bytes < kmax_bytes < xoff_bytes

@@ -1,6 +1,6 @@
 """Shared reading of NVIDIA Cumulus Linux NVUE (`nv show ...`) outputs: noise, tables, trees, units, JSON.
 
-NVUE prints three shapes (see /work/shared/reference/switch-formats.md §2):
+NVUE prints three shapes (as in the command examples of NVIDIA's Cumulus Linux 5.x user guide):
 - tables: a header row, a dashes row (one run of `-` per column), then rows; values left-aligned, columns
   separated by two or more spaces, often with trailing spaces;
 - trees: `operational  applied  [description|pending]` columns where child keys are indented two spaces per level;

@@ -10,7 +10,7 @@ Example:
     priority-group  rx-frames  rx-buffer-discards  rx-shared-buffer-discards
     --------------  ---------  ------------------  -------------------------
     3               918211     0 Bytes             4.50 KB
-Caveats: drops at the lossless priority group while PFC is enabled mean headroom is too small (tuning.md §3.1).
+Caveats: drops at the lossless priority group while PFC is enabled mean headroom is too small (docs/tuning.md §3.1).
 Sizes are human-formatted (binary multiples, two decimals): exact below 1 KB or in the JSON form. `n/a` cells are
 skipped. `-o json` prints an object keyed by priority group with the table's field names and plain numbers,
 `{"3": {"rx-frames": 918211, "rx-buffer-discards": 0, ...}}` (NVUE object schema; no public JSON sample exists).

@@ -7,8 +7,8 @@ row), the platform of a target, the netdev of an RDMA port and back, and the oth
 diagnosis share what it has grouped. Missing facts never raise: a look-up then answers None (or nothing).
 
 The site profile (DEFAULT_PROFILE overridden by an `analysis.profile` attribute, then by the `profile` argument) holds
-the values the facts cannot tell: the RoCE and CNP DSCP / priority plan of tuning.md §1.1, the RTT column of §2.3,
-the MTU of the §3.1 worked examples.
+the values the facts cannot tell: the RoCE and CNP DSCP / priority plan of docs/tuning.md §1.1, the RTT column of
+its §2.3, the MTU of its §3.1 worked examples.
 """
 
 from __future__ import annotations
@@ -25,18 +25,18 @@ from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
 
 DEFAULT_PROFILE: dict = {
-    "roce_dscp": 26,  # tuning.md §1.1: RoCE data DSCP 26 → switch priority 3, PFC on 3
+    "roce_dscp": 26,  # docs/tuning.md §1.1: RoCE data DSCP 26 → switch priority 3, PFC on 3
     "roce_priority": 3,
-    "cnp_dscp": 48,  # tuning.md §1.1: CNP DSCP 48 → priority 6, strict
+    "cnp_dscp": 48,  # docs/tuning.md §1.1: CNP DSCP 48 → priority 6, strict
     "cnp_priority": 6,
-    "rtt_us": 10,  # tuning.md §2.3: the 10 µs column (one pod, NIC-to-NIC unloaded RTT)
+    "rtt_us": 10,  # docs/tuning.md §2.3: the 10 µs column (one pod, NIC-to-NIC unloaded RTT)
     "ecn_pmax_pct": f.ECN_DEFAULT_PMAX_PCT,
-    "mtu": 9216,  # port (Ethernet) MTU for headroom / mlx5 xoff; tuning.md §3.1 worked examples
+    "mtu": 9216,  # port (Ethernet) MTU for headroom / mlx5 xoff; docs/tuning.md §3.1 worked examples
     "roce_mtu": 4096,  # RoCE path MTU for the Kmin→Kmax ramp when no active_mtu fact is present
     "cable_length_m": None,  # the real cable length when known; else the longer of the configured ones
     "link_rate_gbps": None,  # fallback when no link rate fact reaches the port in question
     "xoff_bytes": None,  # the switch PG's PFC trigger, when known from the switch configuration
-    "shared_buffer_bytes": None,  # with dynamic_th / congested_pgs: T_xoff = α·B/(1 + m·α) (tuning.md §2.4)
+    "shared_buffer_bytes": None,  # with dynamic_th / congested_pgs: T_xoff = α·B/(1 + m·α) (docs/tuning.md §2.4)
     "dynamic_th": 0,
     "congested_pgs": 8,
     "sonic_dscp_map": "AZURE",

@@ -1,14 +1,14 @@
 """ECN: the WRED/ECN marking thresholds of the lossless egress queue on the switch.
 
 ecn_thresholds recomputes Kmin / Kmax / Pmax for the switch profile or port of the finding (or, for a host finding,
-the switch port the host is cabled to), tuning.md §2.3 "Suggested computation", §2.4 and §7 rows 6 / 9:
+the switch port the host is cabled to), docs/tuning.md §2.3 "Suggested computation", §2.4 and §7 rows 6 / 9:
     BDP  = R·RTT/8
     Kmin = clamp(BDP/7, 10 KB, 0.5·T_xoff)
     Kmax = max(min(2·BDP, 0.8·T_xoff), Kmin + 2·MTU)
 so that ECN marks well before PFC's trigger T_xoff fires (formulas.ecn_thresholds). T_xoff is, in that order, the
-site profile's, the switch's static XOFF of the priority group, the dynamic threshold α·B/(1 + m·α) of a shared buffer
-(tuning.md §2.4), else the mlx5 NIC formula (tuning.md §3.1). The rate is the switch port's, else the fastest host
-port cabled to it, else the site profile's; RTT and Pmax come from the site profile.
+site profile's, the switch's static XOFF of the priority group, the dynamic threshold α·B/(1 + m·α) of a shared
+buffer (docs/tuning.md §2.4), else the mlx5 NIC formula (docs/tuning.md §3.1). The rate is the switch port's, else
+the fastest host port cabled to it, else the site profile's; RTT and Pmax come from the site profile.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Buffers: the PFC headroom a lossless priority group needs, from the cable length on both ends.
 
 headroom: the cable length to configure on the host netdev (mlnx_qos --cable_len) and on the switch port, and the
-headroom it implies (tuning.md §3.1, §7 row 10):
+headroom it implies (docs/tuning.md §3.1, §7 row 10):
 - switch PG headroom, SONiC-Mellanox form (buffer_headroom_mellanox.lua): xoff = MTU + (MTU + cable delay + MAC/PHY
   delay + peer response), xon and size from it (formulas.sonic_headroom);
 - NIC xoff, the mlx5 formula: (301 + 2.16·L)·max(R, 40) + 2.72·MTU bytes (formulas.mlx5_xoff_bytes).
@@ -19,7 +19,7 @@ from rdmatool.tune.suggest.context import REF, SuggestionContext, add_commands, 
 
 
 def suggest_headroom(rule, evidence, analysis, profile=None) -> list[Suggestion]:
-    """Cable length on both ends and the PG headroom it implies (tuning.md §3.1, §7 row 10)."""
+    """Cable length on both ends and the PG headroom it implies (docs/tuning.md §3.1, §7 row 10)."""
     ctx = SuggestionContext(evidence, analysis, profile)
     mtu = cmd.integer(ctx.site("mtu"), 1500, 16384, "MTU")
     out = []

@@ -1,11 +1,11 @@
 """PFC and the classification that feeds it: which priority is lossless, and how RoCE traffic gets there.
 
-- pfc_priority: the PFC vector with one lossless priority, the RoCE one (tuning.md §1.3, §3.4: one lossless priority
-  keeps the headroom to one block per port), on the host netdev and on the switch port it is cabled to.
-- trust_dscp: classify by DSCP, since untagged RoCEv2 carries no PCP (tuning.md §1.3 item 1, §7 row 2).
-- dscp_map: DSCP → priority, RoCE 26 → 3 and CNP 48 → 6 (tuning.md §1.1, §1.2, §7 row 1).
+- pfc_priority: the PFC vector with one lossless priority, the RoCE one (docs/tuning.md §1.3, §3.4: one lossless
+  priority keeps the headroom to one block per port), on the host netdev and on the switch port it is cabled to.
+- trust_dscp: classify by DSCP, since untagged RoCEv2 carries no PCP (docs/tuning.md §1.3 item 1, §7 row 2).
+- dscp_map: DSCP → priority, RoCE 26 → 3 and CNP 48 → 6 (docs/tuning.md §1.1, §1.2, §7 row 1).
 - roce_tos: the RDMA-CM default TOS byte, TOS = DSCP×4 + ECN = 26×4 + 2 (ECT(0)) = 106, so that RoCE is classified
-  lossless and is ECN-capable (tuning.md §1.1, §1.3 item 3, §7 rows 1 and 5).
+  lossless and is ECN-capable (docs/tuning.md §1.1, §1.3 item 3, §7 rows 1 and 5).
 """
 
 from __future__ import annotations
