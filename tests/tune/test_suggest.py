@@ -1,4 +1,4 @@
-"""Suggesters over a hand-built facts table (tests/tune/fabric.py): proposed values and exact command strings.
+"""Suggesters over a hand-built facts table (tests/pods/facts.py): proposed values and exact command strings.
 
 Expected thresholds are hand-computed in the comments from tuning.md §2.3 / §3.1.
 """
@@ -10,7 +10,7 @@ import pytest
 from rdmatool.model import Severity, Suggestion
 from rdmatool.rules.playbook import Rule
 from rdmatool.tune import SUGGESTERS
-from tests.tune.fabric import analysis, fabric, host, row
+from tests.pods.facts import analysis, fabric, host, row
 
 RULE = Rule(id="test_rule", kind="threshold", severity=Severity.WARNING, symptom="s", cause="c", check="k", fix="f")
 NAMES = ("ecn_thresholds", "pfc_priority", "trust_dscp", "dscp_map", "dcqcn_np", "dcqcn_rp", "headroom",

@@ -1,4 +1,5 @@
-"""A small hand-built facts table and an Analysis-like object for the suggester tests."""
+"""Hand-made pods as facts tables (below the bundle): a few targets and an Analysis-like object for the suggester
+tests, which ask about single facts of many platforms."""
 
 from __future__ import annotations
 
