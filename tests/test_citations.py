@@ -162,3 +162,18 @@ def test_cited_rows_say_what_the_playbooks_rely_on() -> None:
     for number, phrases in ROW_SAYS.items():
         for phrase in phrases:
             assert phrase.lower() in rows[number].lower(), (number, phrase)
+
+
+def test_operator_facing_citations_name_the_document() -> None:
+    """What an operator reads (a finding's text, a suggestion's rationale) says which document a row or § is in."""
+    from rdmatool.rules import playbook
+    from rdmatool.tune.suggest.context import REF
+
+    assert REF == "docs/tuning.md" and (REPO / REF).is_file()
+    unnamed = []
+    for rule in playbook.load_dir(REPO / "playbooks"):
+        for text in (rule.symptom, rule.cause, rule.check, rule.fix):
+            for group in re.findall(r"\(([^()]*)\)", text):
+                if (ROWS.search(group) or "§" in group) and "docs/tuning.md" not in group:
+                    unnamed.append(f"{rule.source}: ({group})")
+    assert not unnamed, "\n".join(unnamed)
