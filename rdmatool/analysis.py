@@ -99,8 +99,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
             parts.append(resets.assign(metric="counter_reset", text=resets["metric"].str.removesuffix("_per_s"),
                                        value=np.nan)[FACT_COLUMNS])
         parts.append(_derived(rates, meta))
-    facts = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame(
-        columns=FACT_COLUMNS)
+    kept = [p for p in parts if not p.empty]  # a bundle without outputs (a capture alone) has no facts of its own
+    facts = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(columns=FACT_COLUMNS)
     facts["priority"] = facts["priority"].astype("Int64")
     facts["size_bytes"] = facts["size_bytes"].astype("Int64")
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))

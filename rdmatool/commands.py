@@ -337,3 +337,23 @@ def perftest_kill_command(pid: int) -> str:
     if pid <= 1:
         raise ValueError(f"refusing PID {pid}")
     return PERF_KILL_COMMAND.format(pid=pid)
+
+
+def capture_command(interface: str, duration_s: int, max_packets: int, snaplen: int) -> str:
+    """`rdmatool capture`: one bounded, passive packet capture on an RDMA device or netdev, the pcap on stdout.
+
+    tcpdump runs under `timeout -k 2` with a packet count and a snap length, never in promiscuous mode (`-p`), with
+    no name resolution (`-n`), writing each packet as it comes (`-U -w -`); `--` ends its options (no filter
+    expression follows). The interface must match DEVICE_NAME whole and is quoted anyway. Exit 127 with
+    `tcpdump: not installed` on stderr when there is no tcpdump; capturing needs root (or CAP_NET_RAW) on the host."""
+    if not isinstance(interface, str) or not DEVICE_NAME.fullmatch(interface):
+        raise ValueError(f"refusing interface name {interface!r}")
+    limit, count, snap = int(duration_s), int(max_packets), int(snaplen)
+    if not 1 <= limit <= 3600:
+        raise ValueError(f"capture duration {limit} s out of range (1-3600)")
+    if not 1 <= count <= 10_000_000:
+        raise ValueError(f"capture packet count {count} out of range (1-10000000)")
+    if not 64 <= snap <= 65535:
+        raise ValueError(f"capture snap length {snap} out of range (64-65535)")
+    return ("command -v tcpdump >/dev/null 2>&1 || { echo 'tcpdump: not installed' >&2; exit 127; }; "
+            f"exec timeout -k 2 {limit} tcpdump -p -n -U -i {shlex.quote(interface)} -s {snap} -c {count} -w - --")

@@ -1,9 +1,53 @@
-"""`rdmatool capture`: one bounded, passive packet capture on a host, into a bundle (placeholder until wired)."""
+"""`rdmatool capture`: one bounded, passive packet capture on a host, streamed into a bundle.
+
+Exit 0 captured, 2 usage (not exactly one host, a bad device name, a path that is no bundle), 3 nothing captured
+(unreachable, tcpdump missing or not permitted, no such interface).
+"""
 
 from __future__ import annotations
 
 import typer
 
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("capture")(capture_command)
+
+
+def capture_command(
+    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    limit: str = typer.Option(..., "--limit", help="The one host to capture on."),
+    device: str = typer.Option(None, "--device", help="RDMA device to capture on (e.g. mlx5_0)."),
+    netdev: str = typer.Option(None, "--netdev", help="Or a network device (e.g. eth2)."),
+    duration: int = typer.Option(10, "--duration", min=1, max=3600, help="Seconds at most."),
+    max_packets: int = typer.Option(100000, "--max-packets", min=1, max=10_000_000, help="Packets at most."),
+    snaplen: int = typer.Option(128, "--snaplen", min=64, max=65535, help="Bytes kept of each packet."),
+    out: str = typer.Option(..., "-o", "--out", help="Bundle to add the capture to (created when absent)."),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+) -> None:
+    """Capture packets on one host (tcpdump under timeout, needs root there) into BUNDLE as
+    capture.<device>.pcap; `rdmatool diagnose BUNDLE` and `rdmatool pcap` read it."""
+    from rdmatool import commands
+    from rdmatool.capture.remote import CaptureFailed, take
+    from rdmatool.cli.collect_cmd import load_targets
+    from rdmatool.errors import RdmatoolError
+    from rdmatool.model import TargetKind
+
+    if bool(device) == bool(netdev):
+        die("rdmatool capture: give exactly one of --device or --netdev", EXIT_USAGE)
+    interface = device or netdev
+    if not commands.DEVICE_NAME.fullmatch(interface):
+        die(f"rdmatool capture: refusing interface name {interface!r}", EXIT_USAGE)
+    hosts = [t for t in load_targets(inventory_file, limit, None) if t.kind is TargetKind.HOST]
+    if len(hosts) != 1:
+        die(f"rdmatool capture: --limit {limit!r} must name exactly one host ({len(hosts)} match)", EXIT_USAGE)
+    try:
+        path = take(hosts[0], interface, out, duration, max_packets, snaplen, known_hosts=known_hosts,
+                    accept_new_host_keys=accept_new_host_keys)
+    except CaptureFailed as exc:
+        die(f"rdmatool capture: {exc}", EXIT_INCONCLUSIVE)
+    except RdmatoolError as exc:
+        die(f"rdmatool capture: {exc}", EXIT_USAGE)
+    typer.echo(f"captured on {hosts[0].name} {interface}: {path}", err=True)
