@@ -1,4 +1,4 @@
-"""rdmatool.tune.formulas against the worked examples of /work/shared/reference/tuning.md (section in each test).
+"""rdmatool.tune.formulas against the worked examples of docs/tuning.md (section in each test).
 
 Expected values are computed by hand in the comments, not by calling the code under test.
 """
