@@ -1,16 +1,17 @@
-"""Pure gate decisions: which stage a finding belongs to, which nodes to drain, and the verdict.
-
-Fail closed: a stage that did not finish, or targets that could not be read, are never a pass.
+"""Pure gate decisions: which stage a rule belongs to, a stage's status, and which nodes to drain. The verdict is
+rdmatool.verdict's, as for a diagnosis: a stage that did not finish (UNFINISHED), or targets that could not be read,
+are never a pass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rdmatool.model import Finding, Severity, Verdict
+from rdmatool.model import Finding, Severity
 from rdmatool.rules.playbook import Rule
+from rdmatool.verdict import HARD
 
-HARD = (Severity.ERROR, Severity.CRITICAL)
+UNFINISHED = ("timeout", "inconclusive")  # stage statuses that leave the gate's verdict inconclusive
 _COUNTER_METRICS = {"rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio"}
 _BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "busbw_gbps"}
 
@@ -22,6 +23,8 @@ def stage_of(rule: Rule) -> str:
         return "bandwidth"
     if metric.startswith("lat_"):
         return "latency"
+    if rule.kind == "verdict" and str(rule.params.get("verdict", "")).startswith("perf_"):
+        return "bandwidth"  # a perftest attribution verdict on what no perftest metric measures (a pair's tool_error)
     if rule.kind in ("rate", "ratio") or rule.params.get("field") in ("rate", "delta") or metric in _COUNTER_METRICS:
         return "counters"
     if any(c.get("field") in ("rate", "delta") for c in rule.params.get("also") or []):
@@ -56,13 +59,3 @@ def drain_list(findings: list[Finding], host_names: set[str], bad_nodes: tuple[s
     drain = {f.target for f in findings if f.severity in HARD and f.target in host_names}
     drain |= set(bad_nodes)
     return sorted(drain)
-
-
-def gate_verdict(stages: list[StageResult], findings: list[Finding], missing: int, allow_missing: int) -> Verdict:
-    if any(f.severity in HARD for f in findings):
-        return Verdict.FAIL
-    if missing > allow_missing or any(s.status in ("timeout", "inconclusive") for s in stages):
-        return Verdict.INCONCLUSIVE
-    if any(f.severity is Severity.WARNING for f in findings):
-        return Verdict.WARN
-    return Verdict.PASS

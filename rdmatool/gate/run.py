@@ -17,9 +17,11 @@ from rdmatool.analysis import analyse_path
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of
 from rdmatool.gate import policy
+from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Severity, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
+from rdmatool.verdict import verdict
 
 
 @dataclass
@@ -37,8 +39,8 @@ class GateResult:
 def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | None = None) -> GateResult:
     """The gate's verdict recomputed offline from a saved gate bundle (state, counters and the recorded perftest
     results): why did last night's gate drain gpu05?"""
+    from rdmatool.bundle import replay
     from rdmatool.perf.model import Attribution, PairResult
-    from rdmatool.transport import replay
 
     start = time.monotonic()
     # The manifest and the perf records are all the replay reads itself; the outputs come through the analysis.
@@ -56,37 +58,36 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
         stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "no perftest results in this bundle"))
     else:
         raw_results, raw_attribution = records
-        results = [PairResult(**{k: r.get(k) for k in PairResult.__dataclass_fields__ if k in r},
-                              **{k: "" for k in ("server_output", "client_output") if k not in r}) for r in raw_results]
-        attribution = Attribution(
-            bad_nodes=tuple(raw_attribution.get("bad_nodes", ())),
-            bad_links=tuple(tuple(link) for link in raw_attribution.get("bad_links", ())),
-            evidence=raw_attribution.get("evidence", {}),
-        )
-        fraction = profile.bandwidth.min_fraction_of_line_rate
-        expected = {node: d["expected_gbps"] * fraction for node, d in attribution.evidence.items()
-                    if isinstance(d, dict) and d.get("expected_gbps")}
-        perf = perf_findings(results, attribution, expected)
+        results = [PairResult.from_record(r) for r in raw_results]
+        attribution = Attribution.from_record(raw_attribution)
+        perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate)
         stages.append(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
                                          f"{len(results)} recorded pair runs"))
         findings += perf
         bad_nodes, bad_links = attribution.bad_nodes, list(attribution.bad_links)
     hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
+    return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle_path, start)
+
+
+def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle, start) -> GateResult:
+    """The verdict, the findings in report order and the drain list: the same conclusion live and replayed."""
+    unfinished = any(s.status in policy.UNFINISHED for s in stages)
     return GateResult(
-        verdict=policy.gate_verdict(stages, findings, len(missing), profile.allow_missing), stages=stages,
-        findings=sorted(findings, key=engine._order), failures=failures,
-        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=bundle_path,
+        verdict=verdict(findings, missing, profile.allow_missing, unfinished=unfinished), stages=stages,
+        findings=sorted(findings, key=engine.order), failures=failures,
+        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=bundle,
         elapsed_s=time.monotonic() - start,
     )
 
 
 def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, counters_possible, window):
-    """Stages 1 and 2 from one analysed bundle: findings split by the stage their rule belongs to."""
-    all_findings = engine.evaluate(analysis, rules)
-    by_stage: dict[str, list[Finding]] = {s: [] for s in ("state", "counters", "bandwidth", "latency")}
+    """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
+    (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
+    all_findings = engine.evaluate(analysis, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
+    by_stage: dict[str, list[Finding]] = {"state": [], "counters": []}
     for f in all_findings:
-        by_stage[stage_for_rule.get(f.rule, "state")].append(f)
+        by_stage[stage_for_rule[f.rule]].append(f)
     failures = failures_of(analysis)
     missing = sorted({f["target"] for f in failures if not f.get("parser")})
     read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
@@ -150,7 +151,7 @@ def run_gate(
         stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "hard failure in an earlier stage"))
     else:
         stage, perf_findings, bad_nodes, bad_links = _bandwidth_stage(
-            targets, analysis, profile, collect_options, deadline, missing, perf_options or {}, path)
+            targets, rules, profile, collect_options, deadline, missing, perf_options or {}, path)
         stages.append(stage)
         findings += perf_findings
     if profile.latency.enabled:
@@ -159,21 +160,16 @@ def run_gate(
         elif time.monotonic() > deadline:
             stages.append(policy.StageResult("latency", "timeout", 0.0, [], "budget exhausted before this stage"))
         else:
-            stage, latency_findings = _latency_stage(targets, profile, collect_options, deadline, missing,
+            stage, latency_findings = _latency_stage(targets, rules, profile, collect_options, deadline, missing,
                                                      perf_options or {}, path)
             stages.append(stage)
             findings += latency_findings
     if workdir is not None:
         workdir.cleanup()
-    verdict = policy.gate_verdict(stages, findings, len(missing), profile.allow_missing)
-    return GateResult(
-        verdict=verdict, stages=stages, findings=sorted(findings, key=engine._order), failures=failures,
-        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=save,
-        elapsed_s=time.monotonic() - start,
-    )
+    return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, save, start)
 
 
-def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, missing, perf_options, bundle_path):
+def _bandwidth_stage(targets, rules, profile, collect_options, deadline, missing, perf_options, bundle_path):
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
     from rdmatool.perf.model import PerfOptions
@@ -194,9 +190,7 @@ def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, miss
     results, attribution = perf_engine.run_gate_perf(
         hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction)
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
-    expected = {node: details["expected_gbps"] * fraction for node, details in attribution.evidence.items()
-                if isinstance(details, dict) and details.get("expected_gbps")}
-    findings = perf_findings(results, attribution, expected)
+    findings = judge(results, attribution, rules, "bandwidth", fraction)
     duration = time.monotonic() - t0
     if time.monotonic() > stage_deadline:
         return (policy.StageResult("bandwidth", "timeout", duration, findings, "budget exceeded; partial results"),
@@ -210,8 +204,9 @@ def _bandwidth_stage(targets, analysis, profile, collect_options, deadline, miss
             attribution.bad_nodes, list(attribution.bad_links))
 
 
-def _latency_stage(targets, profile, collect_options, deadline, missing, perf_options, bundle_path):
-    """ib_send_lat / ib_write_lat pairs: p99 against the profile's ceiling, p99.9 over typical as jitter."""
+def _latency_stage(targets, rules, profile, collect_options, deadline, missing, perf_options, bundle_path):
+    """ib_send_lat / ib_write_lat pairs: p99 against the profile's ceiling, p99.9 over typical as jitter, and the
+    attribution's bad nodes judged by the latency verdict rules."""
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
     from rdmatool.perf.model import PerfOptions
@@ -225,17 +220,7 @@ def _latency_stage(targets, profile, collect_options, deadline, missing, perf_op
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["latency"])
     results, attribution = perf_engine.run_gate_perf(hosts, options, None, rounds=1, deadline=stage_deadline)
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf-latency")
-    findings = latency_findings(results, profile.latency) + [
-        Finding(rule="perf_latency_bad_node", severity=Severity.ERROR, target=node, entity=None,
-                symptom=f"{node} is slow with every latency partner",
-                cause="A host-side delay on this node (CPU frequency, interrupts, NUMA) or its NIC link",
-                check=f"{profile.latency.test} -a from {node} to a known-good peer; cpupower frequency-info on {node}",
-                fix=f"Drain {node} until the latency is back in line with the fleet",
-                evidence={"metric": "lat_typical_us", "target": node, "entity": None, "priority": None,
-                          "observed": attribution.evidence.get(node, {}).get("median_us"),
-                          "expected": "within 1.5x of the fleet median", "baseline": None, "window_s": None})
-        for node in attribution.bad_nodes
-    ]
+    findings = latency_findings(results, profile.latency) + judge(results, attribution, rules, "latency")
     duration = time.monotonic() - t0
     if time.monotonic() > stage_deadline:
         return policy.StageResult("latency", "timeout", duration, findings, "budget exceeded; partial results"), \
@@ -246,6 +231,8 @@ def _latency_stage(targets, profile, collect_options, deadline, missing, perf_op
 
 
 def latency_findings(results, policy_) -> list[Finding]:
+    """Each pair against the profile's latency ceilings. Not playbook rules: the ceilings are the profile's, and a
+    pair's finding names the fabric while its evidence names the client that measured it."""
     findings = []
     for r in results:
         if not r.ok or not r.lat:
@@ -283,59 +270,3 @@ def latency_findings(results, policy_) -> list[Finding]:
 def _untested(hosts: list[Target], results) -> list[str]:
     ok = {r.server for r in results if r.error is None} | {r.client for r in results if r.error is None}
     return sorted(h.name for h in hosts if h.name not in ok)
-
-
-def perf_findings(results, attribution, expected: dict[str, float]) -> list[Finding]:
-    """Attribution → findings, in the same four columns as every playbook rule."""
-    findings = []
-    for node in attribution.bad_nodes:
-        evidence = {"metric": "bw_avg_gbps", "target": node, "entity": None, "priority": None,
-                    **_evidence(attribution.evidence.get(node, {}), expected.get(node))}
-        findings.append(Finding(
-            rule="perf_bad_node", severity=Severity.ERROR, target=node, entity=None,
-            symptom=f"RDMA bandwidth far below expected on {node} with every partner",
-            cause="A host-side bottleneck or a degraded NIC link on this node: slow with several partners, confirmed "
-                  "against a known-good peer (bad node, not a bad link)",
-            check=f"ibstat / ibv_devinfo -v on {node} (rate, width, MTU); lspci -vv link of the NIC; "
-                  f"ib_write_bw -F --report_gbits against a known-good peer",
-            fix=f"Drain {node}; fix the link or host bottleneck before it rejoins the pool",
-            evidence=evidence,
-        ))
-    for a, b in attribution.bad_links:
-        key = f"{a}<->{b}"
-        evidence = {"metric": "bw_avg_gbps", "target": "fabric", "entity": key, "priority": None,
-                    **_evidence(attribution.evidence.get(key, {}), None)}
-        findings.append(Finding(
-            rule="perf_bad_link", severity=Severity.ERROR, target="fabric", entity=key,
-            symptom=f"RDMA bandwidth far below expected between {a} and {b} only",
-            cause="A slow path between two nodes that are fine with other partners: a bad cable, switch port, "
-                  "uplink or routing (topology mismatch), not either node",
-            check=f"perfquery / ethtool -S on both NIC ports and their switch ports; the path {a} → {b} through the "
-                  "leaf and spine; per-port error and pause counters",
-            fix="Fix the path (cable, switch port, uplink); neither node needs draining",
-            evidence=evidence,
-        ))
-    failed = [r for r in results if r.error]
-    seen = set()
-    for r in failed:
-        key = (r.server, r.client)
-        if key in seen or r.server in attribution.bad_nodes or r.client in attribution.bad_nodes:
-            continue
-        seen.add(key)
-        findings.append(Finding(
-            rule="perf_pair_failed", severity=Severity.WARNING, target=r.client, entity=f"{r.client}->{r.server}",
-            symptom=f"perftest {r.test} from {r.client} to {r.server} failed",
-            cause="The pair could not run: no server, connection refused, QP error or timeout",
-            check=f"Run {r.test} by hand between the two hosts; firewall and GID index",
-            fix="See the tool's message in the evidence",
-            evidence={"metric": "tool_error", "target": r.client, "entity": f"{r.client}->{r.server}",
-                      "priority": None, "observed": r.error, "expected": "a completed run", "baseline": None,
-                      "window_s": None},
-        ))
-    return findings
-
-
-def _evidence(details: dict, expected: float | None) -> dict:
-    observed = details.get("median_gbps", details.get("bw_avg_gbps"))
-    return {"observed": observed, "expected": None if expected is None else f">= {expected:.1f} Gb/s",
-            "baseline": None, "window_s": None, "details": details}

@@ -14,14 +14,18 @@ Evidence: one entry per node that had a low/errored pair (verdict bad|suspect|ok
 _low / _error, measured per partner, median_gbps) and per bad or unexplained link `a<->b` (measured, expected,
 median_gbps, the partners each end is fine with); run-wide facts under `_threshold`, `_expected_gbps`,
 `_pairs_measured`, `_pairs_low`, `_pairs_error`, `_unexplained`.
+
+Facts: `facts()` states an attribution as rows of the analysis facts format (rdmatool.analysis.FACT_COLUMNS), so
+that its verdicts are judged by playbook rules (playbooks/40-perftest.yaml) like any other fact.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass, field
 
-from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, PairResult
+from rdmatool.perf.model import LAT_TESTS, NOT_RUN, UNREACHABLE, Attribution, PairResult
 
 OK, LOW, ERROR = "ok", "low", "error"
 LAT_FACTOR = 1.5
@@ -173,3 +177,93 @@ def attribute(results: list[PairResult], expected_gbps: dict[str, float] | float
     })
     errors = tuple((r.server, r.client, r.error) for r in results if r.error and _counts(r))
     return Attribution(tuple(bad_nodes), tuple(bad_links), evidence, tuple(missing), tuple(suspects), errors)
+
+
+def facts(results: list[PairResult], attribution: Attribution, threshold: float = 0.9) -> list[dict]:
+    """The attribution as fact rows (every column of the analysis facts format), subject by subject:
+
+    - each node (target: the node): `perf_node_verdict` bad | suspect | ok, the `perf_test` it ran and, where the
+      evidence has a record of it, `perf_record` (the record as JSON), its median `bw_avg_gbps` over its pairs and
+      its `perf_pass_gbps` (`threshold` x its expected rate);
+    - each bad or unexplained link (target `fabric`, entity `a<->b`): `perf_link_verdict`, its ends `perf_link_a`
+      and `perf_link_b`, `perf_record` and its median `bw_avg_gbps`;
+    - each failed pair run (target: the client, entity `client->server`): the `tool_error` message, and once per
+      pair its `perf_pair_verdict` (bad_end when either end is a bad node, else failed), `perf_server` and `perf_test`.
+
+    A bad node or link without a record in the evidence still has one, empty. Medians are stated for bandwidth
+    tests only (a latency run's record holds latencies). Subjects come in the attribution's order: its bad nodes and
+    bad links first, as it listed them."""
+    evidence = attribution.evidence or {}
+    bandwidth = not any(r.test in LAT_TESTS for r in results)
+    bad = set(attribution.bad_nodes)
+    rows: list[dict] = []
+    tests: dict[str, str] = {}
+    for r in results:
+        tests.setdefault(r.server, r.test)
+        tests.setdefault(r.client, r.test)
+    recorded = [k for k, v in evidence.items() if isinstance(v, dict) and not k.startswith("_") and "<->" not in k]
+    nodes = dict.fromkeys([*attribution.bad_nodes, *attribution.suspects, *sorted({*tests, *recorded})])
+    for node in nodes:
+        verdict = "bad" if node in bad else "suspect" if node in attribution.suspects else "ok"
+        rows.append(_fact(node, "host", None, "perf_node_verdict", text=verdict))
+        if node in tests:
+            rows.append(_fact(node, "host", None, "perf_test", text=tests[node]))
+        record = _record(evidence, node, node in bad)
+        if record is not None:
+            rows += _recorded(node, "host", None, record, bandwidth)
+            if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
+                rows.append(_fact(node, "host", None, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
+                                  raw_key="expected_gbps"))
+    unexplained = [k for k in evidence.get("_unexplained") or [] if isinstance(k, str) and "<->" in k]
+    links = dict.fromkeys([*(tuple(link) for link in attribution.bad_links),
+                           *(tuple(k.split("<->", 1)) for k in unexplained)])
+    bad_links = {tuple(link) for link in attribution.bad_links}
+    for a, b in links:
+        key = f"{a}<->{b}"
+        rows += [_fact("fabric", "fabric", key, "perf_link_verdict", text="bad" if (a, b) in bad_links else
+                       "unexplained"),
+                 _fact("fabric", "fabric", key, "perf_link_a", text=a),
+                 _fact("fabric", "fabric", key, "perf_link_b", text=b)]
+        record = _record(evidence, key, (a, b) in bad_links)
+        if record is not None:
+            rows += _recorded("fabric", "fabric", key, record, bandwidth)
+    pairs: set[str] = set()
+    for r in results:
+        if not r.error:
+            continue
+        pair = f"{r.client}->{r.server}"
+        rows.append(_fact(r.client, "host", pair, "tool_error", text=r.error))
+        if pair not in pairs:
+            pairs.add(pair)
+            verdict = "bad_end" if r.server in bad or r.client in bad else "failed"
+            rows += [_fact(r.client, "host", pair, "perf_pair_verdict", text=verdict),
+                     _fact(r.client, "host", pair, "perf_server", text=r.server),
+                     _fact(r.client, "host", pair, "perf_test", text=r.test)]
+    return rows
+
+
+def _record(evidence: dict, key: str, judged_bad: bool) -> dict | None:
+    record = evidence.get(key)
+    if isinstance(record, dict):
+        return record
+    return {} if judged_bad else None
+
+
+def _recorded(target: str, kind: str, entity: str | None, record: dict, bandwidth: bool) -> list[dict]:
+    """The record itself, and the median it gives (records written before `median_gbps` name it `bw_avg_gbps`)."""
+    out = [_fact(target, kind, entity, "perf_record", text=json.dumps(record, default=str))]
+    median = record.get("median_gbps", record.get("bw_avg_gbps"))
+    if bandwidth and _is_number(median):
+        out.append(_fact(target, kind, entity, "bw_avg_gbps", value=median, raw_key="median_gbps"))
+    return out
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fact(target: str, kind: str, entity: str | None, metric: str, value: float | None = None,
+          text: str | None = None, raw_key: str | None = None) -> dict:
+    return {"target": target, "kind": kind, "platform": None, "role": None, "entity": entity, "metric": metric,
+            "priority": None, "size_bytes": None, "value": None if value is None else float(value), "text": text,
+            "raw_key": raw_key, "window_s": None, "delta": None, "flag": ""}

@@ -82,6 +82,12 @@ class PairResult:
             out.pop("client_output")
         return out
 
+    @classmethod
+    def from_record(cls, record: dict) -> PairResult:
+        """A result as `as_dict` recorded it (results.json); the raw outputs, not recorded, are empty."""
+        return cls(**{k: record.get(k) for k in cls.__dataclass_fields__ if k in record},
+                   **{k: "" for k in ("server_output", "client_output") if k not in record})
+
 
 @dataclass(frozen=True)
 class Attribution:
@@ -101,3 +107,16 @@ class Attribution:
             "errors": [{"server": s, "client": c, "error": e} for s, c, e in self.errors],
             "evidence": self.evidence,
         }
+
+    @classmethod
+    def from_record(cls, record: dict) -> Attribution:
+        """An attribution as `as_dict` recorded it (attribution.json), for a replay to judge again."""
+        return cls(
+            bad_nodes=tuple(record.get("bad_nodes", ())),
+            bad_links=tuple(tuple(link) for link in record.get("bad_links", ())),
+            evidence=record.get("evidence", {}),
+            missing=tuple(record.get("missing", ())),
+            suspects=tuple(record.get("suspects", ())),
+            errors=tuple((e.get("server"), e.get("client"), e.get("error")) for e in record.get("errors", ())
+                         if isinstance(e, dict)),
+        )

@@ -36,6 +36,8 @@ def evaluate(
         hit_frame = hit_frame.drop_duplicates(["target", "entity", "priority"])
         for hit in hit_frame.to_dict("records"):
             evidence = _evidence(rule, hit)
+            # A verdict names its subject's other facts in the text too (kinds.verdict); the evidence names win.
+            values = {**(hit.get("names") if isinstance(hit.get("names"), dict) else {}), **evidence}
             suggestions: list[Suggestion] = []
             for name in rule.suggest:
                 calculator = (suggesters or {}).get(name)
@@ -46,24 +48,25 @@ def evaluate(
                 severity=rule.severity,
                 target=str(hit["target"]),
                 entity=_clean(hit.get("entity")),
-                symptom=_fill(rule.symptom, evidence),
-                cause=_fill(rule.cause, evidence),
-                check=_fill(rule.check, evidence),
-                fix=_fill(rule.fix, evidence),
+                symptom=_fill(rule.symptom, values),
+                cause=_fill(rule.cause, values),
+                check=_fill(rule.check, values),
+                fix=_fill(rule.fix, values),
                 evidence=evidence,
                 suggestions=tuple(suggestions),
             ))
-    return sorted(findings, key=_order)
+    return sorted(findings, key=order)
 
 
-def _order(f: Finding) -> tuple:
+def order(f: Finding) -> tuple:
+    """The order findings are reported in: severity, then rule, target, entity and priority."""
     priority = f.evidence.get("priority")
     return (SEVERITY_ORDER[f.severity], f.rule, f.target, f.entity or "", -1 if priority is None else priority)
 
 
 def _evidence(rule: Rule, hit: dict) -> dict:
     metric = rule.params.get("metric") or rule.params.get("numerator") or ",".join(rule.params.get("metrics", []))
-    return {
+    evidence = {
         "metric": metric,
         "target": str(hit["target"]),
         "entity": _clean(hit.get("entity")),
@@ -73,6 +76,9 @@ def _evidence(rule: Rule, hit: dict) -> dict:
         "baseline": _clean(hit.get("baseline")),
         "window_s": _clean(hit.get("window_s")),
     }
+    if isinstance(hit.get("details"), dict):  # a judge's record (kinds.verdict), kept whole
+        evidence["details"] = hit["details"]
+    return evidence
 
 
 def _clean(value):

@@ -7,6 +7,7 @@ context's FactQuery (rdmatool.facts): the analysis' own in a diagnosis, shared w
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool.facts import FactQuery
-from rdmatool.metrics import rate_name
+from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.playbook import Rule
 
 HIT_COLUMNS = ["target", "entity", "priority", "observed", "expected", "baseline", "window_s"]
@@ -391,6 +392,63 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     return pd.DataFrame(out, columns=HIT_COLUMNS) if out else empty_hits()
 
 
+# What a verdict hit carries beyond HIT_COLUMNS: the judge's record (evidence `details`) and the subject's facts by
+# metric (for the rule's text).
+VERDICT_COLUMNS = ["details", "names"]
+
+
+def verdict(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
+    """An upstream judge's verdicts, stated as facts (the perftest attribution's: rdmatool.perf.attribution.facts):
+    one hit per `verdict` fact whose text is `value`, on that fact's target and entity (its subject).
+
+    Observed is the subject's first `metric` fact (its number, else its text). Expected is `>= <number> <unit>` from
+    the subject's `at_least` fact when it has one, else `expected` as written (else none). `details` names a fact
+    holding the judge's record as JSON: the evidence keeps it whole, as `details`. The rule's text may name any fact
+    of the subject by its metric (`{perf_server}`): a hit carries them as `names`."""
+    p = rule.params
+    query = ctx.query_of(facts)
+    judged = query.take(matching_positions(query, p["verdict"], "value", rule.where, True, "==", str(p["value"])))
+    if judged.empty:
+        return empty_hits()
+    out = []
+    for target, entity, priority in zip(judged["target"], judged["entity"], judged["priority"]):
+        known = _subject(query, target, entity)
+        line = known.get(p["at_least"]) if "at_least" in p else None
+        if isinstance(line, (int, float)) and not pd.isna(line):
+            unit = GLOSSARY[p["at_least"]].unit if p["at_least"] in GLOSSARY else ""
+            expected = f">= {line:.1f} {unit}".rstrip()
+        else:
+            expected = p.get("expected")
+        out.append({"target": target, "entity": entity, "priority": priority, "observed": known.get(p["metric"]),
+                    "expected": expected, "baseline": None, "window_s": np.nan,
+                    "details": _record(known.get(p["details"])) if "details" in p else None, "names": known})
+    return pd.DataFrame(out, columns=[*HIT_COLUMNS, *VERDICT_COLUMNS])
+
+
+def _subject(query: FactQuery, target, entity) -> dict:
+    """Each metric of one target and entity → its first fact's number, else its text."""
+    own = query.of_target(target)
+    if own is None:
+        return {}
+    same = own["entity"].isna() if entity is None or pd.isna(entity) else own["entity"] == entity
+    own = own[same.to_numpy(dtype=bool)]
+    found: dict = {}
+    for metric, value, text in zip(own["metric"], own["value"], own["text"]):
+        found.setdefault(metric, text if pd.isna(value) else value)
+    return found
+
+
+def _record(text) -> dict | None:
+    """A judge's record (JSON text of a mapping), None when there is none or it is no mapping."""
+    if not isinstance(text, str):
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def fmt(value) -> str:
     """A number as an engineer writes it: 4096, not 4096.0."""
     if isinstance(value, float) and value.is_integer():
@@ -412,4 +470,5 @@ KIND_FUNCTIONS: dict[str, Callable[[pd.DataFrame, Rule, Context], pd.DataFrame]]
     "mismatch": mismatch,
     "ratio": ratio,
     "missing": missing,
+    "verdict": verdict,
 }

@@ -19,7 +19,7 @@ from rdmatool import metrics, yamlio
 from rdmatool.errors import PlaybookError
 from rdmatool.model import Platform, Severity, TargetKind
 
-KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing")
+KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict")
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
 FIELDS = ("value", "rate", "delta")
 # The columns of the facts (analysis.FACT_COLUMNS) a `where` may filter on, plus link_layer (a target's link_layer
@@ -37,6 +37,7 @@ _PARAMS: dict[str, set[str]] = {
     "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
     "missing": {"metrics", "require_any"},
+    "verdict": {"metric", "verdict", "value", "expected", "at_least", "details"},
 }
 _REQUIRED: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value"},
@@ -46,6 +47,7 @@ _REQUIRED: dict[str, set[str]] = {
     "mismatch": {"metric"},
     "ratio": {"numerator", "denominator", "op", "value"},
     "missing": {"metrics"},
+    "verdict": {"metric", "verdict", "value"},
 }
 
 # What each parameter must be, from what rules/kinds.py does with it; checked at load, so that a wrong type is a
@@ -71,6 +73,7 @@ PARAM_TYPES: dict[str, str] = {
     "min_denominator": _NUMBER, "min_group": _INTEGER,
     "require_any": _BOOLEAN,
     "also": _CONDITIONS, "aggregate": _AGGREGATE,
+    "verdict": _TEXT, "at_least": _TEXT, "details": _TEXT,
 }
 _KIND_PARAM_TYPES: dict[tuple[str, str], str] = {("ratio", "value"): _NUMBER}  # a ratio is compared as a number
 # The closed sets kinds.py picks from; anything else would silently mean the default.

@@ -71,7 +71,10 @@ def test_one_bad_node_is_drained_alone(clean, tmp_path: Path) -> None:
     assert replayed.returncode == 1, replayed.stderr
     again = json.loads(replayed.stdout)
     assert again["drain"] == ["gpu05"] and again["verdict"] == "fail"
-    assert [f["rule"] for f in again["findings"]] == [f["rule"] for f in payload["findings"]]
+    # the recorded results are judged by the same rules as the live ones: the same findings, evidence and all
+    assert again["findings"] == payload["findings"]
+    assert [(s["name"], s["status"], s["findings"]) for s in again["stages"]] == [
+        (s["name"], s["status"], s["findings"]) for s in payload["stages"]]
     failed = [c.get("name") for s in ET.parse(junit).getroot().findall("testsuite") if s.get("name") == "bandwidth"
               for c in s.findall("testcase") if c.find("failure") is not None]
     assert failed == ["gpu05"]
