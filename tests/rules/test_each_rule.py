@@ -1,6 +1,6 @@
 """Each shipped rule: a scenario that triggers it, and the healthy scenario in which it stays silent.
 
-The trigger cases are table-driven: the healthy pod of `_pod` (three GPU nodes, a storage node, a SONiC leaf, raw
+The trigger cases are table-driven: the healthy pod of `tests/pods/bundle.py` (three GPU nodes, a storage node, a SONiC leaf, raw
 outputs in the real tool formats, two snapshots WINDOW_S apart) plus one mutation, written with BundleWriter and
 diagnosed; the rule must fire exactly where the mutation is, with its own severity and the mutated value as
 evidence. A guard keeps the table and the shipped playbooks in step. Silence is checked on the hand-built healthy
@@ -25,11 +25,12 @@ from rdmatool.diagnose import default_playbooks, diagnose_analysis
 from rdmatool.model import Finding, Severity, Verdict
 from rdmatool.rules import engine, playbook
 from rdmatool.verdict import verdict
+from tests.capture.test_triggers import TRIGGERS as CAPTURE_TRIGGERS
 from tests.e2e.helpers import REPO, collect, rdmatool
 from tests.fabric.fixtures import fabric_fixture
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
-from tests.rules import _pod
-from tests.rules._pod import WINDOW_S, Pod, bump
+from tests.pods import bundle as _pod
+from tests.pods.bundle import WINDOW_S, Pod, bump
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
@@ -278,8 +279,9 @@ def test_rule_fires_where_the_fault_is(case: Case, tmp_path: Path, healthy_basel
 
 
 def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
-    # The gate's verdict rules fire on the perftest attribution's facts, not on a bundle: their cases live there.
-    ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS]
+    # The gate's verdict rules fire on the perftest attribution's facts and the capture rules on packet captures,
+    # not on this pod: their cases live with them.
+    ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS] + [t.rule for t in CAPTURE_TRIGGERS]
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")

@@ -1,0 +1,55 @@
+"""One trigger capture per shipped capture rule (the per-rule coverage guard in tests/rules counts these): the
+capture that makes exactly that rule fire, checked through `rdmatool pcap`, as an operator runs it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.capture.build import ACK, cnp, pfc_frame, roce, tcp, write
+from tests.e2e.helpers import rdmatool
+
+
+@dataclass(frozen=True)
+class Trigger:
+    rule: str
+    packets: Callable[[], list]
+
+
+def _periodic() -> list:
+    """TCP bursts on the RoCE DSCP every 100 ms, each followed by PFC pauses."""
+    out = []
+    for ms in range(1000):
+        t = 10.0 + ms / 1000
+        out.append((t, roce(psn=ms)))
+        if ms % 100 < 5:
+            out += [(t + 0.0001 * k, tcp(dscp=26)) for k in range(1, 6)]
+            out.append((t + 0.0008, pfc_frame({3: 500})))
+    return sorted(out, key=lambda x: x[0])
+
+
+TRIGGERS = [
+    Trigger("capture_roce_off_dscp", lambda: [roce(psn=i) for i in range(10)] + [roce(qp=0x44, psn=0, dscp=0)]),
+    Trigger("capture_other_traffic_on_roce_class", lambda: [roce(psn=i) for i in range(10)] + [tcp(dscp=26)]),
+    Trigger("capture_pfc_on_priority_without_roce", lambda: [roce(psn=i) for i in range(10)] + [pfc_frame({5: 200})]),
+    Trigger("capture_ce_without_cnp", lambda: [roce(psn=i, ecn=3) for i in range(10)]),
+    Trigger("capture_cnp_without_ce", lambda: [roce(psn=i) for i in range(5)] + [cnp()]),
+    Trigger("capture_psn_gaps", lambda: [roce(psn=p) for p in (0, 1, 2, 5, 6)]),
+    Trigger("capture_naks", lambda: [roce(psn=i) for i in range(4)]
+            + [roce(src="10.0.0.2", dst="10.0.0.1", qp=0x22, psn=3, opcode=ACK, syndrome=0x60)]),
+    Trigger("capture_retransmissions", lambda: [roce(psn=p) for p in (0, 1, 2, 3, 2, 3)]),
+    Trigger("capture_periodic_interference", _periodic),
+]
+
+
+@pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: t.rule)
+def test_the_trigger_capture_fires_its_rule(trigger: Trigger, tmp_path: Path) -> None:
+    path = write(tmp_path / "trigger.pcapng", trigger.packets(), fmt="pcapng")
+    out = rdmatool("pcap", str(path), "--json", timeout=120)
+    assert out.stdout, out.stderr
+    fired = {f["rule"] for f in json.loads(out.stdout)["findings"]}
+    assert trigger.rule in fired
