@@ -42,16 +42,13 @@ class Analysis:
 
 
 def analyse_bundle(bundle: Bundle) -> Analysis:
-    from rdmatool.capture.facts import with_captures  # a bundle's packet captures are facts too
-
-    return with_captures(analyse(frames.from_bundle(bundle)), bundle.path)
+    return analyse(frames.from_bundle(bundle))
 
 
 def analyse_path(path: str | Path) -> Analysis:
-    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.samples_store)."""
-    from rdmatool.capture.facts import with_captures  # a bundle's packet captures are facts too
-
-    return with_captures(analyse(frames.load(path)), path)
+    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.samples_store).
+    Its packet captures are added above this layer (rdmatool.capture.facts.analyse_with_captures)."""
+    return analyse(frames.load(path))
 
 
 def analyse(table: frames.SampleTable) -> Analysis:
@@ -157,7 +154,7 @@ def _derived(rates: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
 def _efficiency(bw: pd.DataFrame, link_rates: pd.DataFrame) -> pd.DataFrame:
     """Measured perftest bandwidth (bw_avg_gbps facts) over the line rate of the host's fastest active port (the one
     it ran on, from link_rate_gbps facts)."""
-    # Only large messages can reach line rate (reference §6.2): a -a sweep's 2-byte row is no bandwidth problem.
+    # Only large messages can reach line rate (docs/tuning.md §6.2): a -a sweep's 2-byte row is no bandwidth problem.
     bw = bw[~(bw["size_bytes"].fillna(1 << 20) < 65536)]
     if bw.empty:
         return pd.DataFrame(columns=FACT_COLUMNS)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdmatool.analysis import Analysis, analyse_path
+from rdmatool.analysis import Analysis
+from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
-from rdmatool.report.result import DiagnoseResult
+from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.verdict import verdict
 
@@ -50,7 +51,7 @@ def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None =
     """Diagnose a bundle directory. Files of the bundle that were not read (not regular files, too large, side files
     of the wrong shape: see rdmatool.bundle) are passed one line each to `on_skipped` before the rules run: the
     diagnosis is of the rest, and whoever reads it must know what it did not see."""
-    analysis = analyse_path(path)
+    analysis = analyse_with_captures(path)  # a bundle's packet captures are facts too
     if on_skipped is not None:
         for line in analysis.table.skipped:
             on_skipped(line)

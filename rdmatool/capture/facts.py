@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool import files
-from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.analysis import FACT_COLUMNS, Analysis, analyse_path
 from rdmatool.bundle import TARGET_NAME
 from rdmatool.capture import CaptureError, Options, analyse_file
 from rdmatool.model import Sample
@@ -164,3 +164,8 @@ def with_captures(analysis: Analysis, root: str | Path, options: Options | None 
         return analysis
     facts = pd.concat([analysis.facts, *parts], ignore_index=True)
     return Analysis(facts=facts, table=analysis.table, window_s=analysis.window_s, links=analysis.links)
+
+
+def analyse_with_captures(path: str | Path) -> Analysis:
+    """A bundle directory's analysis with its packet captures' facts: what diagnose and the gate judge."""
+    return with_captures(analyse_path(path), path)

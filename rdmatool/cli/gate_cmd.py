@@ -12,7 +12,7 @@ from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.errors import NothingCollected, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
-from rdmatool.report.result import finding_json
+from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
 
 
@@ -50,8 +50,8 @@ def gate_command(
             profile = replace(profile, allow_missing=allow_missing)
         if replay:
             from rdmatool import bundle as bundle_io
+            from rdmatool.bundle.replay import targets as recorded_targets
             from rdmatool.gate.run import replay_gate
-            from rdmatool.transport.replay import targets as recorded_targets
 
             result = replay_gate(replay, profile, playbooks_dir=playbooks)
             targets = recorded_targets(bundle_io.read(replay))

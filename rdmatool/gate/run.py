@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_path
+from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of
 from rdmatool.gate import policy
@@ -47,7 +47,7 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     loaded = bundle_io.Bundle(Path(bundle_path), bundle_io.read_manifest(Path(bundle_path)))
     targets = replay.targets(loaded)
     rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
-    analysis = analyse_path(bundle_path)
+    analysis = analyse_with_captures(bundle_path)
     stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
                                                               counters_possible=analysis.window_s is not None,
                                                               window=analysis.window_s or 0.0)
@@ -133,7 +133,7 @@ def run_gate(
     t0 = time.monotonic()
     # A temporary bundle lives until the end: the perf stage adds its matrix to it.
     _, path = collect_to_bundle(targets, options, path)
-    analysis = analyse_path(path)
+    analysis = analyse_with_captures(path)
     collected_s = time.monotonic() - t0
     stages, findings, failures, missing = _state_and_counters(
         analysis, rules, targets, collected_s, out_of_budget=time.monotonic() > deadline,

@@ -8,7 +8,7 @@ errors (or is low) with everyone is bad like a slow one. Unreachable hosts are `
 
 Bandwidth: a pair is low when bw_avg < threshold x expected, expected = the smaller of the two nodes' expected
 Gb/s (their line rate by default). Latency tests: a pair is high when its typical latency exceeds LAT_FACTOR x
-the median of all pairs (tuning.md §6.2: no absolute figure; alarm on deviation).
+the median of all pairs (docs/tuning.md §6.2: no absolute figure; alarm on deviation).
 
 Evidence: one entry per node that had a low/errored pair (verdict bad|suspect|ok, expected_gbps, partners_ok /
 _low / _error, measured per partner, median_gbps) and per bad or unexplained link `a<->b` (measured, expected,

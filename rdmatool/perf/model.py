@@ -17,7 +17,7 @@ class PerfOptions:
     test: str = "ib_write_bw"
     duration_s: int = 10  # -D of bandwidth tests
     size_bytes: int | None = None  # None: 65536 for bandwidth, perftest's default (2) for latency
-    qps: int | None = 2  # bandwidth tests only (tuning.md §6.2: >= 2 QPs)
+    qps: int | None = 2  # bandwidth tests only (docs/tuning.md §6.2: >= 2 QPs)
     iterations: int = 5000  # -n of latency tests
     port_base: int = 18515  # TCP port of the first server; every concurrent server gets its own
     slack_s: float = 15.0  # beyond -D: connection set-up and result exchange; the `timeout` bound is D + slack

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rdmatool.model import Severity
-from rdmatool.report.result import DiagnoseResult
+from rdmatool.result import DiagnoseResult
 
 
 def render(result: DiagnoseResult) -> str:

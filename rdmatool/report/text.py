@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from rdmatool.model import Finding, Severity
-from rdmatool.report.result import DiagnoseResult
+from rdmatool.result import DiagnoseResult
 
 _STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _MARK = {Severity.CRITICAL: "!!", Severity.ERROR: "x", Severity.WARNING: "!", Severity.INFO: "i"}

@@ -175,14 +175,6 @@ def _fits(value: Any, expected: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Condition:
-    metric: str
-    op: str
-    value: Any
-    field: str = "value"
-
-
-@dataclass(frozen=True)
 class Rule:
     id: str
     kind: str
