@@ -79,3 +79,19 @@ def write(path: Path, packets: list, fmt: str = "pcap", snaplen: int = 65535, st
             writer.write_packet(data[:snaplen], sec=sec, usec=int(round((when - sec) * 1e6)), wirelen=len(data))
     writer.close()
     return path
+
+
+def pcap_cli(*args: str):
+    """`rdmatool pcap ARGS` run in this process through the real command line (typer's test runner): the same
+    parsing, output and exit code as a subprocess, without an interpreter start per capture. The end-to-end tests
+    run the installed command."""
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    from rdmatool.cli import app
+
+    result = CliRunner().invoke(app, ["pcap", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)

@@ -1,4 +1,5 @@
-"""`rdmatool pcap` on real pcap and pcapng files written with scapy: every summary key, every finding (a capture
+"""`rdmatool pcap` on real pcap and pcapng files written with scapy (the command line run in-process, and as a
+process for the exit code of an empty capture and the table view): every summary key, every finding (a capture
 that triggers it and a healthy one that stays silent), malformed and truncated files, snap-length truncation."""
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.capture.build import ACK, READ_REQUEST, cnp, pause_frame, pfc_frame, roce, tcp, write
+from tests.capture.build import ACK, READ_REQUEST, cnp, pause_frame, pcap_cli, pfc_frame, roce, tcp, write
 from tests.e2e.helpers import rdmatool
 
 FORMATS = ["pcap", "pcapng"]
 
 
 def run(path: Path, *args: str) -> tuple[int, dict]:
-    out = rdmatool("pcap", str(path), "--json", *args, timeout=120)
+    out = pcap_cli(str(path), "--json", *args)
     assert out.stdout, out.stderr
     return out.returncode, json.loads(out.stdout)
 
@@ -240,7 +241,7 @@ def test_empty_capture_is_inconclusive(tmp_path: Path) -> None:
 def test_not_a_capture_is_bad_input_with_offset(tmp_path: Path, name: str, content: bytes, offset: int) -> None:
     path = tmp_path / name
     path.write_bytes(content)
-    out = rdmatool("pcap", str(path))
+    out = pcap_cli(str(path))
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert str(path) in out.stderr and f"byte offset {offset}" in out.stderr
@@ -255,12 +256,12 @@ def test_truncated_file_names_the_offset_of_the_cut_record(tmp_path: Path, fmt: 
     last = len(whole) - record
     cut = tmp_path / f"cut.{fmt}"
     cut.write_bytes(whole[:last + 40])
-    out = rdmatool("pcap", str(cut))
+    out = pcap_cli(str(cut))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"{cut}: byte offset {last}:" in out.stderr
     # a cut inside the last record's header
     cut.write_bytes(whole[:last + 6])
-    out = rdmatool("pcap", str(cut))
+    out = pcap_cli(str(cut))
     assert out.returncode == 2 and f"byte offset {last}:" in out.stderr
 
 
@@ -270,7 +271,7 @@ def test_corrupt_record_length_is_named(tmp_path: Path) -> None:
     data[second + 8:second + 12] = struct.pack("<I", 0x7FFFFFFF)  # caplen
     bad = tmp_path / "bad.pcap"
     bad.write_bytes(bytes(data))
-    out = rdmatool("pcap", str(bad))
+    out = pcap_cli(str(bad))
     assert out.returncode == 2 and f"byte offset {second}:" in out.stderr
 
 
@@ -283,7 +284,7 @@ def test_pcapng_block_with_bad_length(tmp_path: Path) -> None:
     data[first + 4:first + 8] = struct.pack("<I", 13)
     bad = tmp_path / "bad.pcapng"
     bad.write_bytes(bytes(data))
-    out = rdmatool("pcap", str(bad))
+    out = pcap_cli(str(bad))
     assert out.returncode == 2 and f"byte offset {first}:" in out.stderr
 
 

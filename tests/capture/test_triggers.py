@@ -1,5 +1,5 @@
 """One trigger capture per shipped capture rule (the per-rule coverage guard in tests/rules counts these): the
-capture that makes exactly that rule fire, checked through `rdmatool pcap`, as an operator runs it."""
+capture that makes exactly that rule fire, checked through the `rdmatool pcap` command line."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.capture.build import ACK, cnp, pfc_frame, roce, tcp, write
-from tests.e2e.helpers import rdmatool
+from tests.capture.build import ACK, cnp, pcap_cli, pfc_frame, roce, tcp, write
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ TRIGGERS = [
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: t.rule)
 def test_the_trigger_capture_fires_its_rule(trigger: Trigger, tmp_path: Path) -> None:
     path = write(tmp_path / "trigger.pcapng", trigger.packets(), fmt="pcapng")
-    out = rdmatool("pcap", str(path), "--json", timeout=120)
+    out = pcap_cli(str(path), "--json")
     assert out.stdout, out.stderr
     fired = {f["rule"] for f in json.loads(out.stdout)["findings"]}
     assert trigger.rule in fired

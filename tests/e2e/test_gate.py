@@ -15,6 +15,8 @@ from rdmatool.perf import schedule
 from tests.e2e.helpers import rdmatool, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
 
+pytestmark = pytest.mark.e2e
+
 fabric = fabric_fixture("healthy", scope="module")
 HOSTS = [f"gpu{i:02d}" for i in range(1, 13)] + [f"stor{i:02d}" for i in range(1, 5)]
 PROFILE = """\

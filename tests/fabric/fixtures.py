@@ -89,7 +89,6 @@ def fabric_fixture(scenario: str = "healthy", scope: str = "module"):  # noqa: A
     name. The fabric is shared with every other module asking for the same scenario, so whatever a test injects is
     undone when the fixture's scope ends (`Fabric.reset`)."""
 
-    @pytest.fixture(scope=scope)
     def _fabric() -> Iterator[Fabric]:
         fab = shared_fabric(scenario)
         fab.reset()
@@ -98,5 +97,5 @@ def fabric_fixture(scenario: str = "healthy", scope: str = "module"):  # noqa: A
         finally:
             fab.reset()
 
-    _fabric.simulated_fabric = True  # tests/conftest.py marks every test that uses it `e2e`
-    return _fabric
+    _fabric.simulated_fabric = True  # tests/conftest.py marks every test that uses it `e2e` (set before wrapping)
+    return pytest.fixture(scope=scope)(_fabric)
