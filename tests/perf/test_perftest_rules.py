@@ -20,7 +20,7 @@ from rdmatool.perf.attribution import attribute, facts
 from rdmatool.perf.model import UNREACHABLE, Attribution, PairResult
 from rdmatool.perf.output import write_results
 from rdmatool.perf.schedule import all_pairs
-from rdmatool.report.result import finding_json
+from rdmatool.result import finding_json
 from rdmatool.rules import engine, playbook
 
 NODES = [f"h{i}" for i in range(1, 9)]
