@@ -203,6 +203,12 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("perf_server", "", STATE, "the server end of a perftest pair run (the fact's target is the client)"),
     ("perf_link_a", "", STATE, "the first end, in name order, of a link a<->b the attribution judged"),
     ("perf_link_b", "", STATE, "the second end, in name order, of a link a<->b the attribution judged"),
+    ("perf_client", "", STATE, "the client end of a perftest pair client->server (the fact's target is the fabric)"),
+    ("perf_lat_verdict", "", STATE, "a pair's p99 latency against the gate profile's ceiling: high or ok"),
+    ("perf_lat_ceiling_us", "us", GAUGE, "the gate profile's p99 latency ceiling a pair is judged against"),
+    ("perf_jitter_verdict", "", STATE, "a pair's p99.9 / typical latency against the gate profile's ceiling: jitter, ok"),
+    ("lat_p999_over_typical", "x typical", GAUGE, "a pair's p99.9 latency as a multiple of its typical latency"),
+    ("perf_jitter_ceiling", "x typical", GAUGE, "the gate profile's ceiling on p99.9 / typical latency"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
     ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),

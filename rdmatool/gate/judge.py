@@ -16,14 +16,16 @@ from rdmatool.rules.playbook import Rule
 
 
 def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule], stage: str,
-          threshold: float = 0.9) -> list[Finding]:
+          threshold: float = 0.9, latency=None) -> list[Finding]:
     """The findings of one perftest stage (bandwidth or latency): the stage's verdict rules over the attribution's
-    facts, `threshold` being the fraction of a node's expected rate a pair must reach. The other rules of these
+    facts, `threshold` being the fraction of a node's expected rate a pair must reach, and, with the profile's
+    `latency` ceilings, each measured pair's latency against them (`latency_facts`). The other rules of these
     stages read the perftest outputs of a bundle (diagnose), which a gate's matrix is not.
 
     Listed rule by rule as the playbooks order them, each rule's findings in the order of the attribution's subjects
     (its bad links as it sorted them, not as their `a<->b` names sort)."""
-    rows = attributions.facts(results, attribution, threshold)
+    rows = (latency_facts(results, latency) if latency is not None else []) + \
+        attributions.facts(results, attribution, threshold)
     mine = [r for r in rules if r.kind == "verdict" and policy.stage_of(r) == stage]
     found = engine.evaluate(analysis_of(rows), mine)
     rank = {rule.id: i for i, rule in enumerate(mine)}
@@ -38,3 +40,32 @@ def analysis_of(rows: list[dict]) -> Analysis:
     facts = pd.DataFrame(rows, columns=FACT_COLUMNS).astype(
         {"value": float, "window_s": float, "delta": float, "priority": "Int64", "size_bytes": "Int64"})
     return Analysis(facts=facts, table=frames.SampleTable(frame=pd.DataFrame()), window_s=None)
+
+
+def latency_facts(results: list[PairResult], ceilings) -> list[dict]:
+    """Each measured pair's latency against the profile's ceilings (`max_p99_us`, `max_p999_over_typical`), as
+    facts of the fabric: a pair's latency is the path's, not one node's (node blame comes from the attribution).
+    The verdicts are the profile's decision; playbooks/40-perftest.yaml says what each means."""
+    rows = []
+
+    def row(pair: str, metric: str, value=None, text=None) -> None:
+        rows.append({**dict.fromkeys(FACT_COLUMNS), "target": "fabric", "kind": "fabric", "entity": pair,
+                     "metric": metric, "value": value, "text": text, "flag": ""})
+
+    for r in results:
+        if not r.ok or not r.lat:
+            continue
+        p99, p999, typical = r.lat.get("lat_p99_us"), r.lat.get("lat_p999_us"), r.lat.get("lat_typical_us")
+        pair = f"{r.client}->{r.server}"
+        for metric, text in (("perf_client", r.client), ("perf_server", r.server), ("perf_test", r.test)):
+            row(pair, metric, text=text)
+        if p99 is not None:
+            row(pair, "perf_lat_verdict", text="high" if p99 > ceilings.max_p99_us else "ok")
+            row(pair, "lat_p99_us", float(p99))
+            row(pair, "perf_lat_ceiling_us", float(ceilings.max_p99_us))
+        if p999 is not None and typical:
+            ratio = p999 / typical
+            row(pair, "perf_jitter_verdict", text="jitter" if ratio > ceilings.max_p999_over_typical else "ok")
+            row(pair, "lat_p999_over_typical", round(ratio, 3))
+            row(pair, "perf_jitter_ceiling", float(ceilings.max_p999_over_typical))
+    return rows

@@ -19,7 +19,7 @@ from rdmatool.diagnose import default_playbooks, failures_of
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
-from rdmatool.model import Finding, Severity, Target, TargetKind, Verdict
+from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
 from rdmatool.verdict import verdict
 
@@ -220,7 +220,7 @@ def _latency_stage(targets, rules, profile, collect_options, deadline, missing, 
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["latency"])
     results, attribution = perf_engine.run_gate_perf(hosts, options, None, rounds=1, deadline=stage_deadline)
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf-latency")
-    findings = latency_findings(results, profile.latency) + judge(results, attribution, rules, "latency")
+    findings = judge(results, attribution, rules, "latency", latency=profile.latency)
     duration = time.monotonic() - t0
     if time.monotonic() > stage_deadline:
         return policy.StageResult("latency", "timeout", duration, findings, "budget exceeded; partial results"), \
@@ -228,43 +228,6 @@ def _latency_stage(targets, rules, profile, collect_options, deadline, missing, 
     measured = [r for r in results if r.ok and r.lat]
     status = policy.stage_status(findings) if measured else "inconclusive"
     return policy.StageResult("latency", status, duration, findings, f"{len(measured)} pairs measured"), findings
-
-
-def latency_findings(results, policy_) -> list[Finding]:
-    """Each pair against the profile's latency ceilings. Not playbook rules: the ceilings are the profile's, and a
-    pair's finding names the fabric while its evidence names the client that measured it."""
-    findings = []
-    for r in results:
-        if not r.ok or not r.lat:
-            continue
-        p99, p999, typical = r.lat.get("lat_p99_us"), r.lat.get("lat_p999_us"), r.lat.get("lat_typical_us")
-        pair = f"{r.client}->{r.server}"
-        if p99 is not None and p99 > policy_.max_p99_us:
-            findings.append(Finding(
-                # a pair's latency is the path's, not one node's: node blame comes from the attribution
-                rule="perf_latency_high", severity=Severity.ERROR, target="fabric", entity=pair,
-                symptom=f"{r.test} p99 latency {p99:g} us between {r.client} and {r.server}",
-                cause="Queueing on the path (pauses, other traffic on the priority) or a host-side delay",
-                check=f"{r.test} -a between the two hosts; pause and ECN counters on both NIC ports and switch ports",
-                fix="Find the queueing hop; move other traffic off the RoCE priority; pin cores on latency nodes",
-                evidence={"metric": "lat_p99_us", "target": r.client, "entity": pair, "priority": None,
-                          "observed": p99, "expected": f"<= {policy_.max_p99_us:g} us", "baseline": None,
-                          "window_s": None},
-            ))
-        if p999 is not None and typical and p999 / typical > policy_.max_p999_over_typical:
-            findings.append(Finding(
-                rule="perf_latency_jitter", severity=Severity.WARNING, target="fabric", entity=pair,
-                symptom=f"Latency jitter: p99.9 is {p999 / typical:.1f}x the typical latency ({r.client} -> {r.server})",
-                cause="Periodic interference: other traffic on the same priority or port, CPU frequency scaling, "
-                      "interrupts",
-                check="Per-priority counters on the port; cpupower frequency-info; irqbalance / core pinning",
-                fix="Separate the traffic classes; pin and isolate cores for latency-sensitive work",
-                evidence={"metric": "lat_p999_us", "target": r.client, "entity": pair, "priority": None,
-                          "observed": round(p999 / typical, 3),
-                          "expected": f"<= {policy_.max_p999_over_typical:g}x typical", "baseline": typical,
-                          "window_s": None},
-            ))
-    return findings
 
 
 def _untested(hosts: list[Target], results) -> list[str]:

@@ -402,7 +402,8 @@ def verdict(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     one hit per `verdict` fact whose text is `value`, on that fact's target and entity (its subject).
 
     Observed is the subject's first `metric` fact (its number, else its text). Expected is `>= <number> <unit>` from
-    the subject's `at_least` fact when it has one, else `expected` as written (else none). `details` names a fact
+    the subject's `at_least` fact (a pass line), or `<= <number> <unit>` from its `at_most` fact (a ceiling), when it
+    has one, else `expected` as written (else none). `details` names a fact
     holding the judge's record as JSON: the evidence keeps it whole, as `details`. The rule's text may name any fact
     of the subject by its metric (`{perf_server}`): a hit carries them as `names`."""
     p = rule.params
@@ -413,12 +414,12 @@ def verdict(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     out = []
     for target, entity, priority in zip(judged["target"], judged["entity"], judged["priority"]):
         known = _subject(query, target, entity)
-        line = known.get(p["at_least"]) if "at_least" in p else None
-        if isinstance(line, (int, float)) and not pd.isna(line):
-            unit = GLOSSARY[p["at_least"]].unit if p["at_least"] in GLOSSARY else ""
-            expected = f">= {line:.1f} {unit}".rstrip()
-        else:
-            expected = p.get("expected")
+        expected = p.get("expected")
+        for key, shown in (("at_least", ">= {:.1f}"), ("at_most", "<= {:g}")):
+            line = known.get(p[key]) if key in p else None
+            if isinstance(line, (int, float)) and not pd.isna(line):
+                unit = GLOSSARY[p[key]].unit if p[key] in GLOSSARY else ""
+                expected = f"{shown.format(line)} {unit}".rstrip()
         out.append({"target": target, "entity": entity, "priority": priority, "observed": known.get(p["metric"]),
                     "expected": expected, "baseline": None, "window_s": np.nan,
                     "details": _record(known.get(p["details"])) if "details" in p else None, "names": known})

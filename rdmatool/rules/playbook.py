@@ -37,7 +37,7 @@ _PARAMS: dict[str, set[str]] = {
     "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
     "missing": {"metrics", "require_any"},
-    "verdict": {"metric", "verdict", "value", "expected", "at_least", "details"},
+    "verdict": {"metric", "verdict", "value", "expected", "at_least", "at_most", "details"},
 }
 _REQUIRED: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value"},
@@ -73,7 +73,7 @@ PARAM_TYPES: dict[str, str] = {
     "min_denominator": _NUMBER, "min_group": _INTEGER,
     "require_any": _BOOLEAN,
     "also": _CONDITIONS, "aggregate": _AGGREGATE,
-    "verdict": _TEXT, "at_least": _TEXT, "details": _TEXT,
+    "verdict": _TEXT, "at_least": _TEXT, "at_most": _TEXT, "details": _TEXT,
 }
 _KIND_PARAM_TYPES: dict[tuple[str, str], str] = {("ratio", "value"): _NUMBER}  # a ratio is compared as a number
 # The closed sets kinds.py picks from; anything else would silently mean the default.

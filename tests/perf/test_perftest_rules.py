@@ -16,6 +16,7 @@ from rdmatool.analysis import FACT_COLUMNS, analyse_path
 from rdmatool.diagnose import default_playbooks
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
+from rdmatool.gate.profile import LatencyPolicy
 from rdmatool.perf.attribution import attribute, facts
 from rdmatool.perf.model import UNREACHABLE, Attribution, PairResult
 from rdmatool.perf.output import write_results
@@ -44,14 +45,27 @@ def bandwidth(slow_nodes=(), slow_links=(), no_server=(), nodes=NODES) -> list[P
     return out
 
 
-def latency(slow_nodes=()) -> list[PairResult]:
+def latency(slow_nodes=(), high=(), jittery=()) -> list[PairResult]:
+    """Every pair once: 1.7 us typical, doubled at a slow node; a pair in `high` has a 40 us p99, one in `jittery` a
+    p99.9 twelve times its typical latency."""
     out = []
     for index, pairs in enumerate(all_pairs(NODES)):
         for s, c in pairs:
             typical = 1.7 * (2.0 if s in slow_nodes or c in slow_nodes else 1.0)
-            out.append(PairResult(s, c, "ib_send_lat", 2, None, None,
-                                  {"lat_typical_us": typical, "lat_p99_us": typical * 1.3}, None, index, "", "", 0.1))
+            lat = {"lat_typical_us": typical, "lat_p99_us": typical * 1.3, "lat_p999_us": typical * 2}
+            if {s, c} in [set(p) for p in high]:
+                lat["lat_p99_us"] = 40.0
+            if {s, c} in [set(p) for p in jittery]:
+                lat["lat_p999_us"] = typical * 12
+            out.append(PairResult(s, c, "ib_send_lat", 2, None, None, lat, None, index, "", "", 0.1))
     return out
+
+
+CEILINGS = LatencyPolicy(enabled=True, max_p99_us=10.0, max_p999_over_typical=5.0)
+
+
+def _pair_of(a: str, b: str) -> Callable[[list[PairResult]], list[tuple[str, str]]]:
+    return lambda results: [("fabric", f"{r.client}->{r.server}") for r in results if {r.client, r.server} == {a, b}]
 
 
 def subject(rows: list[dict], target: str, entity: str | None = None) -> dict:
@@ -132,6 +146,7 @@ class Trigger:
     stage: str
     results: Callable[[], list[PairResult]]
     hits: Callable[[list[PairResult]], list[tuple[str, str | None]]]  # (target, entity): where it fires, only there
+    ceilings: LatencyPolicy | None = None  # the gate profile's latency ceilings, for the latency stage
 
 
 def _served_by_h7(results: list[PairResult]) -> list[tuple[str, str]]:
@@ -144,7 +159,11 @@ TRIGGERS = [
             lambda _: [("fabric", "h1<->h5")]),
     # h7 runs no server: every pair it serves fails, yet it passes as a client, so no node is to blame
     Trigger("perf_pair_failed", "bandwidth", lambda: bandwidth(no_server={"h7"}), _served_by_h7),
-    Trigger("perf_latency_bad_node", "latency", lambda: latency(slow_nodes={"h2"}), lambda _: [("h2", None)]),
+    Trigger("perf_latency_bad_node", "latency", lambda: latency(slow_nodes={"h2"}), lambda _: [("h2", None)],
+            CEILINGS),
+    Trigger("perf_latency_high", "latency", lambda: latency(high=[("h1", "h6")]), _pair_of("h1", "h6"), CEILINGS),
+    Trigger("perf_latency_jitter", "latency", lambda: latency(jittery=[("h3", "h4")]), _pair_of("h3", "h4"),
+            CEILINGS),
 ]
 
 
@@ -156,7 +175,7 @@ def test_every_verdict_rule_has_a_trigger() -> None:
 def test_rule_fires_on_the_attribution_facts(trigger: Trigger) -> None:
     results = trigger.results()
     attribution = attribute(results, LINE if trigger.stage == "bandwidth" else None)
-    found = judge(results, attribution, RULES, trigger.stage, threshold=0.9)
+    found = judge(results, attribution, RULES, trigger.stage, threshold=0.9, latency=trigger.ceilings)
     rule = VERDICT_RULES[trigger.rule]
     hits = trigger.hits(results)
     assert hits and [(f.target, f.entity) for f in found] == hits  # this rule only, and only there
@@ -248,3 +267,18 @@ def test_live_and_replay_judge_the_same_findings(tmp_path: Path) -> None:
     again = judge(recorded, replayed, RULES, "bandwidth", threshold=0.9)
     assert {f.rule for f in live} == {"perf_bad_node", "perf_bad_link", "perf_pair_failed"}
     assert [finding_json(f) for f in again] == [finding_json(f) for f in live]
+
+
+def test_latency_findings_state_the_profile_ceiling_and_both_ends() -> None:
+    results = latency(high=[("h1", "h6")], jittery=[("h1", "h6")])
+    found = judge(results, attribute(results, None), RULES, "latency", latency=CEILINGS)
+    assert [f.rule for f in found] == ["perf_latency_high", "perf_latency_jitter"]
+    high, jitter = found
+    r = next(r for r in results if {r.client, r.server} == {"h1", "h6"})
+    assert high.symptom == f"ib_send_lat p99 latency 40 us between {r.client} and {r.server}"
+    assert (high.evidence["observed"], high.evidence["expected"]) == (40.0, "<= 10 us")
+    assert jitter.severity.value == "warning" and jitter.evidence["expected"] == "<= 5 x typical"
+    assert jitter.evidence["observed"] == 12.0 and f"({r.client} -> {r.server})" in jitter.symptom
+    # a looser profile: the same measurements pass
+    loose = LatencyPolicy(enabled=True, max_p99_us=50.0, max_p999_over_typical=20.0)
+    assert judge(results, attribute(results, None), RULES, "latency", latency=loose) == []
