@@ -66,12 +66,13 @@ def gate_command(
     except RdmatoolError as exc:
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
+    unwritten = []  # the verdict is still printed; then the run fails as bad input, naming the file
     if drain_file:
-        _atomic_write(drain_file, "".join(f"{name}\n" for name in result.drain))
+        unwritten += _atomic_write(drain_file, "".join(f"{name}\n" for name in result.drain))
     if junit:
         from rdmatool.report import junit as junit_report
 
-        _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
+        unwritten += _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
     if as_json:
         print_json({
             "verdict": result.verdict.value,
@@ -84,6 +85,8 @@ def gate_command(
         })
     else:
         _print(result, Console())
+    if unwritten:
+        die(f"rdmatool gate: {unwritten[0]}", EXIT_USAGE)
     raise typer.Exit(EXIT_CODES[result.verdict])
 
 
@@ -107,10 +110,15 @@ def _print(result, console: Console) -> None:
                       highlight=False)
 
 
-def _atomic_write(path: str, text: str) -> None:
-    """A scheduler may read the drain list while the gate writes it: it sees the old list or the new, never half."""
+def _atomic_write(path: str, text: str) -> list[str]:
+    """A scheduler may read the drain list while the gate writes it: it sees the old list or the new, never half.
+    What went wrong, one line naming the file, when it cannot be written (nothing else raises)."""
     from rdmatool import files
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    files.write_atomic(target, text.encode("utf-8"), mode=0o600)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files.write_atomic(target, text.encode("utf-8"), mode=0o600)
+    except OSError as exc:
+        return [f"{path}: cannot write ({exc.strerror or exc})"]
+    return []
