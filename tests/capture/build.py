@@ -95,3 +95,20 @@ def pcap_cli(*args: str):
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)
+
+
+def periodic_bursts(pause_at_ms: int | None = None) -> list:
+    """One second of steady RoCE with storage-like TCP bursts on DSCP 26 every 100 ms: each burst followed by PFC
+    pauses, or, with `pause_at_ms`, pauses at that offset within each period instead (out of step with the bursts).
+    (time, packet) pairs in time order."""
+    packets = []
+    for ms in range(1000):
+        t = 10.0 + ms / 1000
+        packets.append((t, roce(psn=ms)))
+        if ms % 100 < 5:
+            packets += [(t + 0.0001 * k, tcp(dscp=26)) for k in range(1, 6)]
+            if pause_at_ms is None:
+                packets.append((t + 0.0008, pfc_frame({3: 500})))
+        if pause_at_ms is not None and ms % 100 == pause_at_ms:
+            packets.append((t, pfc_frame({3: 500})))
+    return sorted(packets, key=lambda x: x[0])

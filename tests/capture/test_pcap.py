@@ -10,7 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.capture.build import ACK, READ_REQUEST, cnp, pause_frame, pcap_cli, pfc_frame, roce, tcp, write
+from tests.capture.build import (
+    ACK,
+    READ_REQUEST,
+    cnp,
+    pause_frame,
+    pcap_cli,
+    periodic_bursts,
+    pfc_frame,
+    roce,
+    tcp,
+    write,
+)
 from tests.e2e.helpers import rdmatool
 
 FORMATS = ["pcap", "pcapng"]
@@ -190,14 +201,7 @@ def test_snaplen_truncated_packets_keep_their_headers(tmp_path: Path) -> None:
 
 def test_periodic_interfering_bursts(tmp_path: Path) -> None:
     """Storage-like TCP bursts on DSCP 26 every 100 ms, each followed by PFC pauses; RoCE steady throughout."""
-    packets = []
-    for ms in range(1000):
-        t = 10.0 + ms / 1000
-        packets.append((t, roce(psn=ms)))
-        if ms % 100 < 5:
-            packets += [(t + 0.0001 * k, tcp(dscp=26)) for k in range(1, 6)]
-            packets.append((t + 0.0008, pfc_frame({3: 500})))
-    packets.sort(key=lambda x: x[0])
+    packets = periodic_bursts()
     code, doc = run(write(tmp_path / "periodic.pcapng", packets, fmt="pcapng"))
     p = doc["summary"]["periodic"]
     assert p["other_on_roce_class"]["period_s"] == pytest.approx(0.1, abs=0.011)
@@ -211,15 +215,7 @@ def test_periodic_interfering_bursts(tmp_path: Path) -> None:
 
 
 def test_periodic_bursts_not_in_step_with_pauses_are_not_flagged(tmp_path: Path) -> None:
-    packets = []
-    for ms in range(1000):
-        t = 10.0 + ms / 1000
-        packets.append((t, roce(psn=ms)))
-        if ms % 100 < 5:
-            packets += [(t + 0.0001 * k, tcp(dscp=26)) for k in range(1, 6)]
-        if ms % 100 == 50:
-            packets.append((t, pfc_frame({3: 500})))
-    packets.sort(key=lambda x: x[0])
+    packets = periodic_bursts(pause_at_ms=50)
     _, doc = run(write(tmp_path / "apart.pcap", packets))
     assert doc["summary"]["periodic"]["other_on_roce_class"]["coincides_with_pause"] == 0.0
     assert "capture_periodic_interference" not in rules(doc)

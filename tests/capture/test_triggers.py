@@ -10,25 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.capture.build import ACK, cnp, pcap_cli, pfc_frame, roce, tcp, write
+from tests.capture.build import ACK, cnp, pcap_cli, periodic_bursts, pfc_frame, roce, tcp, write
 
 
 @dataclass(frozen=True)
 class Trigger:
     rule: str
     packets: Callable[[], list]
-
-
-def _periodic() -> list:
-    """TCP bursts on the RoCE DSCP every 100 ms, each followed by PFC pauses."""
-    out = []
-    for ms in range(1000):
-        t = 10.0 + ms / 1000
-        out.append((t, roce(psn=ms)))
-        if ms % 100 < 5:
-            out += [(t + 0.0001 * k, tcp(dscp=26)) for k in range(1, 6)]
-            out.append((t + 0.0008, pfc_frame({3: 500})))
-    return sorted(out, key=lambda x: x[0])
 
 
 TRIGGERS = [
@@ -41,7 +29,7 @@ TRIGGERS = [
     Trigger("capture_naks", lambda: [roce(psn=i) for i in range(4)]
             + [roce(src="10.0.0.2", dst="10.0.0.1", qp=0x22, psn=3, opcode=ACK, syndrome=0x60)]),
     Trigger("capture_retransmissions", lambda: [roce(psn=p) for p in (0, 1, 2, 3, 2, 3)]),
-    Trigger("capture_periodic_interference", _periodic),
+    Trigger("capture_periodic_interference", periodic_bursts),
 ]
 
 
