@@ -181,15 +181,23 @@ def write_atomic(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
     """Replace the file at `path` by `data`, atomically and durably (module docstring). The directory must exist.
     OSError on failure, and the file at `path` is then as it was, unless only the closing fsync of the directory
     failed (the new content is then in place, its rename perhaps not yet on disk)."""
+    write_atomic_with(path, lambda handle: handle.write(data), mode)
+
+
+def write_atomic_with(path: str | os.PathLike, fill, mode: int = 0o644) -> None:
+    """write_atomic for content that is streamed rather than held: `fill(binary file)` writes it (a packet capture
+    of hundreds of MiB). Whatever `fill` raises leaves the file at `path` as it was, and is raised."""
     path = os.fspath(path)
     directory, name = os.path.split(path)
     directory = directory or "."
+    # mkstemp: a fresh unguessable name, created exclusively (a planted symlink at that name makes it fail, never
+    # redirects the write): the folder may be someone else's bundle.
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         os.fchmod(fd, mode)  # mkstemp makes the file 0600
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
             fd = -1  # closed by the `with` from here on
-            handle.write(data)
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -211,7 +219,8 @@ def _too_large(limit: int) -> str:
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "ENV_MAX_BYTES", "UnsafeFileError", "kind_of", "max_output_bytes", "not_regular",
-           "open_regular", "read_regular_bytes", "read_regular_text", "write_atomic"]
+           "open_regular", "read_regular_bytes", "read_regular_text", "signature", "signature_of", "write_atomic",
+           "write_atomic_with"]
 
 
 def signature(st: os.stat_result) -> list[int]:

@@ -34,12 +34,10 @@ Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
 import os
-import secrets
 import zipfile
 from dataclasses import dataclass
 from functools import cache
@@ -223,30 +221,15 @@ def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], a
     members.update({"meta": _json_bytes(meta), "strings": _json_bytes(pool.strings), **arrays})
     if "series" not in members:
         members["series"] = series_of(outputs, arrays)
-    final = bundle_dir / STORE_NAME
-    # A fresh, unguessable name created exclusively and never through a symlink: the bundle may be someone else's,
-    # and a planted `.samples.npz.<pid>.tmp -> /etc/...` must not make this write land anywhere but here.
-    tmp = bundle_dir / f".{STORE_NAME}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    created = False
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **members)
     try:
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **members)
-        with open(tmp, "xb", opener=_exclusive) as handle:
-            created = True
-            handle.write(buffer.getbuffer())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)  # replaces whatever is at the final name (a symlink too), never writes through it
+        # Replaces whatever is at the final name (a symlink too), never writes through it: the bundle may be
+        # someone else's.
+        files.write_atomic(bundle_dir / STORE_NAME, buffer.getvalue())
     except OSError:
-        if created:  # only what this call made: a file that was already there is not ours to remove
-            with contextlib.suppress(OSError):
-                tmp.unlink()
         return False
     return True
-
-
-def _exclusive(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_EXCL | os.O_NOFOLLOW, 0o644)
 
 
 def _json_bytes(doc) -> np.ndarray:

@@ -4,7 +4,8 @@ markers that let a developer run the fast suite alone: `pytest -m "not e2e and n
 - `e2e`: talks SSH to the simulated fabric (a real sshd on loopback; needs root and openssh-server). Modules say so
   with `pytestmark`; a test that uses a fixture made by `tests.fabric.fixtures.fabric_fixture` is marked here too,
   so a forgotten mark never slips a fabric test into the fast suite.
-- `slow`: fuzzing and other tests that take many seconds without a fabric.
+- `slow`: no fabric, but many seconds: fuzzing, and the parametrised cases that each diagnose or run a whole
+  bundle or capture again (doctored stores, bad manifests, periodic bursts).
 `.ci/run` runs everything."""
 
 from __future__ import annotations

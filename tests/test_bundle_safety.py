@@ -258,6 +258,7 @@ def test_a_manifest_of_the_wrong_shape_is_a_bundle_error_naming_file_and_key(dem
         frame.load(demo)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("changes", "key"), [BAD_MANIFESTS[i] for i in (0, 2, 5, 8, 12, 13, 16)])
 def test_a_manifest_of_the_wrong_shape_is_one_line_and_exit_2(demo: Path, changes: dict, key: str) -> None:
     _edit_manifest(demo, **changes)
@@ -451,6 +452,7 @@ DOCTORED = ["truncated_zip", "object_array", "symlink", "raw_member", "huge_head
             "exact_mismatch", "parser_swapped", "failure_with_rows", "exit_code_huge"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", DOCTORED)
 def test_a_doctored_store_is_ignored_and_the_findings_are_those_of_the_raw_files(
         demo: Path, reference: str, tmp_path: Path, how: str) -> None:

@@ -190,7 +190,15 @@ def test_an_unwritable_bundle_is_parsed_without_a_store(tmp_path: Path, monkeypa
             raise PermissionError(13, "Read-only file system", str(file))
         return real_open(file, mode, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def no_create(file, flags, *args, **kwargs):  # what a temporary file is made with (tempfile.mkstemp)
+        if flags & os.O_CREAT:
+            raise PermissionError(30, "Read-only file system", str(file))
+        return real_os_open(file, flags, *args, **kwargs)
+
     monkeypatch.setattr("builtins.open", read_only)
+    monkeypatch.setattr(os, "open", no_create)
     loaded = frame.load(path)
     monkeypatch.undo()
     assert sorted(p.name for p in path.iterdir()) == ["inventory.yaml", "manifest.json", "snapshots"]

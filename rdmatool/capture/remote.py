@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rdmatool import commands
+from rdmatool import commands, files
 from rdmatool.bundle import TARGET_NAME, BundleWriter
 from rdmatool.errors import BundleError, RdmatoolError
 from rdmatool.model import Target
@@ -139,18 +139,8 @@ def _last_snapshot(root: Path) -> int:
 
 
 def _write_atomic(folder: Path, name: str, fill) -> Path:
-    """`fill(binary file)` into a hidden temporary file of `folder`, fsynced, then renamed to `name`."""
-    tmp = folder / f".{name}.partial-{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
-            fill(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, folder / name)
-    except BaseException:
-        with_suppressed_unlink(tmp)
-        raise
+    """`fill(binary file)` written to `folder/name` atomically (rdmatool.files.write_atomic_with)."""
+    files.write_atomic_with(folder / name, fill)
     return folder / name
 
 

@@ -199,6 +199,7 @@ def test_snaplen_truncated_packets_keep_their_headers(tmp_path: Path) -> None:
     assert s["pfc"][0]["quanta"] == 10
 
 
+@pytest.mark.slow
 def test_periodic_interfering_bursts(tmp_path: Path) -> None:
     """Storage-like TCP bursts on DSCP 26 every 100 ms, each followed by PFC pauses; RoCE steady throughout."""
     packets = periodic_bursts()
@@ -214,6 +215,7 @@ def test_periodic_interfering_bursts(tmp_path: Path) -> None:
     assert "every 0.1" in hit["symptom"]
 
 
+@pytest.mark.slow
 def test_periodic_bursts_not_in_step_with_pauses_are_not_flagged(tmp_path: Path) -> None:
     packets = periodic_bursts(pause_at_ms=50)
     _, doc = run(write(tmp_path / "apart.pcap", packets))
