@@ -52,6 +52,8 @@ def test_every_save_writes_the_view_atomically_under_the_lock(tmp_path: Path, mo
     real = files.write_atomic
 
     def recording(path, data, mode=0o644):
+        if Path(path).parent != store:  # the bundle's samples store, written back as the bundle is read
+            return real(path, data, mode)
         with open(store / baseline.LOCK_NAME, "a+") as probe:  # another open file: conflicts with the held lock
             try:
                 fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

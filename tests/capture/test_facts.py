@@ -7,6 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from rdmatool import metrics
 from rdmatool.capture import Options, analyse_file
 from rdmatool.capture.facts import samples_of
@@ -41,6 +43,7 @@ def diagnose(bundle: Path) -> tuple[int, dict, str]:
     return out.returncode, json.loads(out.stdout), out.stderr
 
 
+@pytest.mark.slow  # the whole demo bundle diagnosed as a process
 def test_diagnose_reports_the_capture_of_a_bundle(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     shutil.copytree(DEMO, bundle)
@@ -59,6 +62,7 @@ def test_diagnose_reports_the_capture_of_a_bundle(tmp_path: Path) -> None:
     assert others == before["findings"]
 
 
+@pytest.mark.slow  # the whole demo bundle diagnosed as a process
 def test_a_broken_capture_in_a_bundle_is_skipped_with_a_warning(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     shutil.copytree(DEMO, bundle)

@@ -11,6 +11,8 @@ from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from tests.helpers import PARSER_FIXTURES
 
+pytestmark = pytest.mark.slow  # property tests: hypothesis draws many inputs per parser
+
 # Mutations of real-looking fixture lines find far more corner cases than uniform random text.
 _FIXTURE_LINES = sorted(
     {
