@@ -20,7 +20,7 @@ nights of it with every figure jittered (+-3 %, seeded), written in the store's 
 (baseline.rebuild + baseline.write_document under the store lock, as `baseline save` writes it: the baseline
 file and its rule view): 30 nights of 1,000 hosts each.
 
-The bundle carries its parsed samples (`samples.npz`, written by BundleWriter as `rdmatool collect` does); the
+The bundle carries its parsed samples (`samples.npz`, written at commit as `rdmatool collect` does); the
 "afresh" figures are the same bundle without it (a hand-written bundle, one copied without its modification times,
 or the first read after an rdmatool upgrade changed the parsers).
 
