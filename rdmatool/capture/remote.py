@@ -138,12 +138,6 @@ def _last_snapshot(root: Path) -> int:
     return max(indexes) if indexes else 0
 
 
-def _write_atomic(folder: Path, name: str, fill) -> Path:
-    """`fill(binary file)` written to `folder/name` atomically (rdmatool.files.write_atomic_with)."""
-    files.write_atomic_with(folder / name, fill)
-    return folder / name
-
-
 def with_suppressed_unlink(path: Path) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
@@ -154,6 +148,8 @@ def capture_into_bundle(target: Target, interface: str, bundle: str | Path, run,
     raises when the file is not a readable capture. Returns the capture's path in the bundle."""
     if not TARGET_NAME.fullmatch(target.name):
         raise BundleError(f"refusing target name {target.name!r}")
+    if not isinstance(interface, str) or not commands.DEVICE_NAME.fullmatch(interface):
+        raise BundleError(f"refusing interface name {interface!r}")  # it becomes a file name of the bundle
     name = f"capture.{interface}.pcap"
     side_name = f"capture.{interface}.json"
     final = Path(bundle)
@@ -166,12 +162,12 @@ def capture_into_bundle(target: Target, interface: str, bundle: str | Path, run,
 
         tmp_probe = folder / f".{name}.check-{os.getpid()}"
         try:
-            _write_atomic(folder, tmp_probe.name, fill)
+            files.write_atomic_with(tmp_probe, fill)
             _check(validate, tmp_probe, target, interface, result["streamed"])
             os.replace(tmp_probe, folder / name)
         finally:
             with_suppressed_unlink(tmp_probe)
-        _write_atomic(folder, side_name, lambda h: h.write((json.dumps(result["side"], indent=1) + "\n").encode()))
+        files.write_atomic(folder / side_name, (json.dumps(result["side"], indent=1) + "\n").encode())
         return folder / name
     writer = BundleWriter(final)
     try:
