@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rdmatool import commands, files
-from rdmatool.bundle import TARGET_NAME, BundleWriter
+from rdmatool.bundle import TARGET_NAME, BundleWriter, read_manifest
 from rdmatool.errors import BundleError, RdmatoolError
 from rdmatool.model import Target
 
@@ -129,12 +129,9 @@ def _safe_dir(root: Path, parts: list[str]) -> Path:
 
 
 def _last_snapshot(root: Path) -> int:
-    try:
-        manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-        indexes = [s.get("index") for s in manifest.get("snapshots") or [] if isinstance(s, dict)]
-        indexes = [i for i in indexes if isinstance(i, int) and not isinstance(i, bool) and i >= 0]
-    except (OSError, ValueError, AttributeError):
-        indexes = []
+    """The bundle's last snapshot, from its manifest read as every bundle reader reads it (a regular file within the
+    size cap, type-checked: a BundleError naming the file and key otherwise)."""
+    indexes = [s["index"] for s in read_manifest(root)["snapshots"] if s.get("index") is not None]
     return max(indexes) if indexes else 0
 
 
