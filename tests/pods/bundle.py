@@ -378,24 +378,24 @@ def _sonic_pfc_priority(sw: Switch) -> str:
     return "\n".join(out) + "\n"
 
 
-def _sonic_queues(sw: Switch, s: int) -> str:
+def _per_queue(sw: Switch, s: int, first: str, second: str, headers: list[str]) -> str:
+    """A SONiC per-queue view: one block per port, two counters per unicast queue (packets and bytes of each)."""
     blocks = []
     for p in sw.ports:
-        rows = [[p.name, f"UC{q}", _n(value(p.uc_packets[str(q)], s)), _n(value(p.uc_packets[str(q)], s) * 1000),
-                 _n(value(p.uc_drops[str(q)], s)), _n(value(p.uc_drops[str(q)], s) * 1000)] for q in range(8)]
-        blocks.append("For namespace :\n" + _table(
-            ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"], rows))
+        one, two = getattr(p, first), getattr(p, second)
+        rows = [[p.name, f"UC{q}", _n(value(one[str(q)], s)), _n(value(one[str(q)], s) * 1000),
+                 _n(value(two[str(q)], s)), _n(value(two[str(q)], s) * 1000)] for q in range(8)]
+        blocks.append("For namespace :\n" + _table(["Port", "TxQ", *headers], rows))
     return "\n\n".join(blocks) + "\n"
+
+
+def _sonic_queues(sw: Switch, s: int) -> str:
+    return _per_queue(sw, s, "uc_packets", "uc_drops", ["Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"])
 
 
 def _sonic_wred(sw: Switch, s: int) -> str:
-    blocks = []
-    for p in sw.ports:
-        rows = [[p.name, f"UC{q}", _n(value(p.wred_drops[str(q)], s)), _n(value(p.wred_drops[str(q)], s) * 1000),
-                 _n(value(p.ecn_marks[str(q)], s)), _n(value(p.ecn_marks[str(q)], s) * 1000)] for q in range(8)]
-        blocks.append("For namespace :\n" + _table(
-            ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"], rows))
-    return "\n\n".join(blocks) + "\n"
+    return _per_queue(sw, s, "wred_drops", "ecn_marks",
+                      ["WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"])
 
 
 def _sonic_pfcwd(sw: Switch, s: int) -> str:
