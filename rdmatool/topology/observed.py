@@ -1,0 +1,126 @@
+"""The cabling a bundle saw: LLDP from either end, and the InfiniBand subnet's own view (`iblinkinfo`).
+
+`links_from_analysis(analysis)` is the fabric's cabling as one list of `Link`s, each cable once. The sightings
+behind it stay available per side (`host_view`, `switch_view`, `subnet_view`) for the rules that compare the two
+ends of a cable.
+
+How the host port is named (`Link.nic`): the host's RDMA device (`mlx5_1`) when the bundle maps the netdev LLDP
+runs on to an RDMA port (a `netdev` fact: `mlx5_1/1` → `ens1f0np0`, from show_gids or sysfs), else the netdev as
+LLDP names it. A switch sees the host port as the port id the host's lldpd advertises: its ifname (mapped to the
+RDMA device the same way) or a MAC, which stays a MAC unless the host's own view of the same switch port names it.
+InfiniBand has no LLDP: the subnet's `ib_link_neighbor` facts (rdmatool.parsers.iblinkinfo) name the switch port
+and the CA's node description, `<host> <device>` by default (`gpu01 mlx5_0`).
+
+Names: a neighbour's system name that is not a target of the bundle is cut at its first dot (`leaf01.dc1` →
+`leaf01`), as LLDP peers often advertise a fully qualified name the inventory does not use.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rdmatool.facts import FactQuery
+from rdmatool.topology import Link
+
+LLDP = "lldp"
+IBLINKINFO = "iblinkinfo"
+# A switch's node description as Mellanox/NVIDIA switches set it: `MF0;<name>:<model>/U1`.
+_MF0 = re.compile(r"MF0;(?P<name>[^:;]+)(?::.*)?$")
+
+
+def _query(analysis) -> FactQuery:
+    return FactQuery.of(analysis)
+
+
+def _targets(query: FactQuery) -> set[str]:
+    facts = query.facts
+    return set(facts["target"].unique()) if "target" in facts.columns else set()
+
+
+def _short(name: str, names: set[str]) -> str:
+    return name if name in names else name.split(".")[0]
+
+
+def device_of_netdev(analysis) -> dict[tuple[str, str], str]:
+    """(host, netdev) → the RDMA device bound to it (`mlx5_1` of `mlx5_1/1`), from the bundle's netdev facts."""
+    rows = _query(analysis).of_metric("netdev")
+    out: dict[tuple[str, str], str] = {}
+    for target, entity, text in zip(rows["target"], rows["entity"], rows["text"]):
+        if isinstance(entity, str) and isinstance(text, str) and text:
+            out.setdefault((target, text), entity.split("/")[0])
+    return out
+
+
+def _lldp_rows(analysis):
+    rows = _query(analysis).of_metric("lldp_neighbor")
+    for target, kind, entity, text in zip(rows["target"], rows["kind"], rows["entity"], rows["text"]):
+        if isinstance(text, str) and "|" in text and isinstance(entity, str):
+            remote, _, remote_port = text.partition("|")
+            if remote:
+                yield target, kind, entity, remote, remote_port
+
+
+def host_view(analysis) -> list[Link]:
+    """What each host's LLDP says: its port → the switch port at the other end."""
+    query = _query(analysis)
+    names, devices = _targets(query), device_of_netdev(analysis)
+    out = []
+    for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
+        if kind == "host":
+            nic = devices.get((target, entity), entity)
+            out.append(Link(target, nic, _short(remote, names), remote_port, LLDP))
+    return list(dict.fromkeys(out))
+
+
+def switch_view(analysis) -> list[Link]:
+    """What each switch's LLDP says: its port → the host port (ifname mapped to the RDMA device, else as given)."""
+    query = _query(analysis)
+    names, devices = _targets(query), device_of_netdev(analysis)
+    out = []
+    for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
+        if kind == "switch":
+            host = _short(remote, names)
+            out.append(Link(host, devices.get((host, remote_port), remote_port), target, entity, LLDP))
+    return list(dict.fromkeys(out))
+
+
+def switch_name(description: str) -> str:
+    """The switch's name in an InfiniBand node description (`MF0;leaf01:MQM9700/U1` → `leaf01`)."""
+    found = _MF0.match(description.strip())
+    return found["name"] if found else description.strip()
+
+
+def subnet_view(analysis) -> list[Link]:
+    """The InfiniBand subnet's cabling (iblinkinfo, read from one host of the fabric): switch port → CA port."""
+    query = _query(analysis)
+    names = _targets(query)
+    rows = query.of_metric("ib_link_neighbor")
+    out = []
+    for entity, text, raw_key in zip(rows["entity"], rows["text"], rows["raw_key"]):
+        if raw_key != "Switch" or not isinstance(text, str) or "|" not in text or not isinstance(entity, str):
+            continue
+        local, _, port = entity.rpartition("/")
+        remote, _, _remote_port = text.rpartition("|")
+        words = remote.split()
+        if len(words) != 2:  # a switch (an uplink), or a CA without the `<host> <device>` description
+            continue
+        out.append(Link(_short(words[0], names), words[1], switch_name(local), port, IBLINKINFO))
+    return list(dict.fromkeys(out))
+
+
+def links_from_analysis(analysis) -> list[Link]:
+    """Every cable the bundle saw, once: the hosts' LLDP first (they name their own ports), then what only the
+    switches saw, then the InfiniBand subnet's links."""
+    out = host_view(analysis)
+    seen_ports = {(link.switch, link.switch_port) for link in out}
+    seen_nics = {(link.host, link.nic) for link in out}
+    for link in switch_view(analysis):
+        if (link.switch, link.switch_port) in seen_ports and any(
+                o.host == link.host for o in out if (o.switch, o.switch_port) == (link.switch, link.switch_port)):
+            continue  # the same cable, already named from the host's side
+        out.append(link)
+        seen_ports.add((link.switch, link.switch_port))
+    for link in subnet_view(analysis):
+        if (link.host, link.nic) not in seen_nics and (link.switch, link.switch_port) not in seen_ports:
+            out.append(link)
+    return out
