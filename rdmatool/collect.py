@@ -167,8 +167,8 @@ def collect_to_bundle(
                                    "(--force replaces it anyway)")
         failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
         failures += [
-            {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error}
-            for o in outcomes for results in o.snapshots.values() for r in results if r.error and o.ok
+            {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error, "snapshot": index}
+            for o in outcomes for index, results in sorted(o.snapshots.items()) for r in results if r.error and o.ok
         ]
         # The parsed samples go with the bundle: its readers then read numbers instead of parsing again.
         path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s,

@@ -11,6 +11,7 @@ import pandas as pd
 from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
+from rdmatool.failures import bundle_failures
 from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.verdict import verdict
@@ -27,11 +28,9 @@ def default_playbooks() -> Path:
 
 
 def failures_of(analysis: Analysis) -> list[dict]:
-    """Targets that could not be collected and outputs that could not be parsed: the inconclusive part."""
-    out = [f for f in analysis.table.collection_failures if "parser" not in f or f.get("parser") is None]
-    out += [{"target": p.target, "parser": p.parser, "qualifier": p.qualifier, "error": p.message}
-            for p in analysis.table.parse_failures]
-    return out
+    """Targets that could not be collected, commands that failed and outputs that could not be parsed: the
+    inconclusive part (the same list `bundle show` prints: rdmatool.failures)."""
+    return bundle_failures(analysis.table.collection_failures, analysis.table.parse_failures)
 
 
 def diagnose_analysis(

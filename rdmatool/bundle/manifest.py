@@ -3,12 +3,13 @@ normalised (`targets` always objects with a name). A bad manifest is a BundleErr
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
 
 from rdmatool import files
-from rdmatool.bundle.names import FORMAT, TARGET_NAME
+from rdmatool.bundle.names import FORMAT
 from rdmatool.errors import BundleError
 
 
@@ -30,90 +31,72 @@ def read_manifest(root: Path) -> dict:
 
 
 def check_manifest(manifest: object, where: str = "manifest.json") -> dict:
-    """A manifest as parsed from JSON, every key its readers use type-checked, in the shape they expect:
+    """A manifest as parsed from JSON, validated against the shipped JSON Schema (`rdmatool/schemas/
+    bundle-manifest.schema.json`, documented in docs/bundle-format.md) and put in the shape its readers expect:
     `targets` a list of objects with a string `name` (a bare name is `{"name": name}`), `failures` and `snapshots`
-    lists of objects (null or absent: empty), `interval_s` a number or null. BundleError naming `where` and the key.
-    The values are kept as they were otherwise (what `bundle show --json` and a diagnosis print stays the same)."""
+    lists (null or absent: empty). BundleError naming `where` and the key. Unknown keys are kept, and the values are
+    kept as they were otherwise (what `bundle show --json` and a diagnosis print stays the same)."""
     if not isinstance(manifest, dict):
         raise BundleError(f"{where}: format {type(manifest).__name__!r} is not {FORMAT!r}")
     if manifest.get("format") != FORMAT:
         found = manifest.get("format")
         raise BundleError(f"{where}: format {shown_value(found)} is not {FORMAT!r}")
-    out = dict(manifest)
-    for key in ("created", "rdmatool_version"):
-        _check(where, key, manifest.get(key), _STR_OR_NONE)
+    error = _first_error(manifest)
+    if error is not None:
+        raise BundleError(f"{where}: {error}")
     interval = manifest.get("interval_s")
-    if interval is not None and not finite_number(interval):
+    if interval is not None and not finite_number(interval):  # JSON Schema's number admits NaN and infinity
         raise _bad(where, "interval_s", "a number or null", interval)
-    out["targets"] = [_target(where, i, t) for i, t in enumerate(_list(where, "targets", manifest.get("targets")))]
-    out["failures"] = [_failure(where, i, f) for i, f in enumerate(_list(where, "failures", manifest.get("failures")))]
-    out["snapshots"] = [_snapshot(where, i, s)
-                        for i, s in enumerate(_list(where, "snapshots", manifest.get("snapshots")))]
+    out = dict(manifest)
+    out["targets"] = [t if isinstance(t, dict) else {"name": t} for t in manifest.get("targets") or []]
+    out["failures"] = list(manifest.get("failures") or [])
+    out["snapshots"] = list(manifest.get("snapshots") or [])
     return out
 
 
-_STR_OR_NONE = "a string or null"
-_TARGET_TEXT = ("address", "kind", "platform", "role", "user", "identity_file", "proxy_jump")
+@functools.cache
+def _validator():  # noqa: ANN202 - a jsonschema validator, built once (compiling the schema costs milliseconds)
+    import jsonschema
+
+    from rdmatool import schemas
+
+    schema = schemas.load("bundle-manifest")
+    return jsonschema.Draft202012Validator(schema, format_checker=None)
 
 
-def _target(where: str, i: int, value: object) -> dict:
-    key = f"targets[{i}]"
-    if isinstance(value, str):
-        value = {"name": value}
-    elif not isinstance(value, dict):
-        raise _bad(where, key, "a target name or an object with a string 'name'", value)
-    name = value.get("name")
-    if not isinstance(name, str):
-        raise _bad(where, f"{key}.name", "a string", name)
-    if not TARGET_NAME.fullmatch(name):
-        raise BundleError(f"{where}: key {key}.name: {shown_value(name)} is not a target name "
-                          "(letters, digits, '_.-', starting with a letter or digit)")
-    for field_name in _TARGET_TEXT:
-        _check(where, f"{key}.{field_name}", value.get(field_name), _STR_OR_NONE)
-    port = value.get("port")
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int)):
-        raise _bad(where, f"{key}.port", "an integer or null", port)
-    for field_name in ("groups", "ports"):
-        items = value.get(field_name)
-        if items is not None and not (isinstance(items, list) and all(isinstance(x, str) for x in items)):
-            raise _bad(where, f"{key}.{field_name}", "a list of strings or null", items)
-    return value
+_TYPE_WORDS = {"string": "a string", "null": "null", "integer": "an integer", "number": "a number",
+               "array": "a list", "object": "an object", "boolean": "a boolean"}
 
 
-def _failure(where: str, i: int, value: object) -> dict:
-    key = f"failures[{i}]"
-    if not isinstance(value, dict):
-        raise _bad(where, key, "an object", value)
-    if not isinstance(value.get("target"), str):
-        raise _bad(where, f"{key}.target", "a string", value.get("target"))
-    for field_name in ("parser", "qualifier", "error"):
-        _check(where, f"{key}.{field_name}", value.get(field_name), _STR_OR_NONE)
-    return value
+def _first_error(manifest: dict) -> str | None:
+    """`key <path>: <what was expected>, got <value>` for the first schema violation (in document order), or None."""
+    errors = sorted(_validator().iter_errors(manifest),
+                    key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e.absolute_path])
+    if not errors:
+        return None
+    error = errors[0]
+    key = _key_path(error.absolute_path)
+    value = error.instance
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+        return f"key {key}: expected {expected}, got {shown_value(value)}"
+    if error.validator == "required":
+        missing = next((k for k in error.validator_value if k not in value), "?")
+        return f"key {_key_path([*error.absolute_path, missing])}: missing (required)"
+    if error.validator == "pattern":
+        return (f"key {key}: {shown_value(value)} is not a target name "
+                "(letters, digits, '_.-', starting with a letter or digit)")
+    if error.validator == "minimum":
+        return f"key {key}: expected a non-negative integer or null, got {shown_value(value)}"
+    return f"key {key}: {shown_value(value)} is not allowed here ({error.validator})"
 
 
-def _snapshot(where: str, i: int, value: object) -> dict:
-    key = f"snapshots[{i}]"
-    if not isinstance(value, dict):
-        raise _bad(where, key, "an object", value)
-    index = value.get("index")
-    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise _bad(where, f"{key}.index", "a non-negative integer or null", index)
-    for field_name in ("started", "finished"):
-        _check(where, f"{key}.{field_name}", value.get(field_name), _STR_OR_NONE)
-    return value
-
-
-def _list(where: str, key: str, value: object) -> list:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _bad(where, key, "a list or null", value)
-    return value
-
-
-def _check(where: str, key: str, value: object, expected: str) -> None:
-    if value is not None and not isinstance(value, str):
-        raise _bad(where, key, expected, value)
+def _key_path(path) -> str:  # noqa: ANN001 - a jsonschema path (a deque of keys and indexes)
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
 
 
 def finite_number(value: object) -> bool:

@@ -146,11 +146,17 @@ def inventory_show(
 def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io
+    from rdmatool import frame
+    from rdmatool.failures import bundle_failures
 
     try:
         loaded = bundle_io.read(path)
+        # The parse failures too, so that this list is the one `diagnose` reports (through the samples store: a
+        # stored bundle is not parsed again; nothing is written here).
+        table = frame.load(path, write_store=False)
     except BundleError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
+    failures_list = bundle_failures(table.collection_failures, table.parse_failures)
     per_parser = Counter(e.result.parser for e in loaded.entries)
     summary = {
         "path": str(loaded.path),
@@ -160,7 +166,7 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
         "targets": len(loaded.targets),
         "outputs": len(loaded.entries),
         "outputs_per_parser": dict(sorted(per_parser.items())),
-        "failures": loaded.failures,
+        "failures": failures_list,
     }
     if as_json:
         print_json(summary)
@@ -174,11 +180,14 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
     for name, count in summary["outputs_per_parser"].items():
         table.add_row(name, str(count))
     console.print(table)
-    if loaded.failures:
-        failures = Table(title=f"{len(loaded.failures)} failures")
+    if failures_list:
+        failures = Table(title=f"{len(failures_list)} failures")
         failures.add_column("target")
         failures.add_column("what")
+        failures.add_column("snapshots")
         failures.add_column("error", overflow="fold")
-        for f in loaded.failures:
-            failures.add_row(f.get("target", ""), f.get("parser") or "connection", f.get("error") or "")
+        for f in failures_list:
+            what = f["parser"] if f["kind"] != "parse" else f"{f['parser']} (parse)"
+            failures.add_row(f["target"], what or "connection", ",".join(map(str, f["snapshots"])) or "-",
+                             f["error"] or "")
         console.print(failures)

@@ -1,0 +1,49 @@
+"""What a bundle could not tell: the one list of its failures that `bundle show`, `diagnose` and the gate print.
+
+Three kinds, from two places: a target that could not be reached (`connection`) and a command that failed on it
+(`command`) are in the manifest; an output that could not be parsed (`parse`) is found when the bundle is read. The
+same failure seen in several snapshots is one entry listing its snapshots, so a command that times out every time
+reads once, not once per snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+# A parse error names its file (`snapshots/1/gpu10/ibstat:1: ...`); the snapshot part is what differs between two
+# snapshots of the same failure.
+_SNAPSHOT_IN_MESSAGE = re.compile(r"snapshots/\d+/")
+
+
+class _ParseFailure(Protocol):
+    target: str
+    snapshot: int
+    parser: str
+    qualifier: str | None
+    message: str
+
+
+def bundle_failures(collection: Iterable[dict], parse: Iterable[_ParseFailure]) -> list[dict]:
+    """The failures of a bundle, deduplicated, in the order first met: collection failures (the manifest's), then
+    parse failures. Each: target, kind (connection | command | parse), parser (None for a connection), qualifier,
+    error, snapshots (sorted; empty when the writer did not say)."""
+    merged: dict[tuple, dict] = {}
+
+    def add(kind: str, target: str, parser: str | None, qualifier: str | None, error: str | None,
+            snapshot: object) -> None:
+        key = (kind, target, parser, qualifier, _SNAPSHOT_IN_MESSAGE.sub("snapshots/*/", error or ""))
+        entry = merged.setdefault(key, {"target": target, "kind": kind, "parser": parser, "qualifier": qualifier,
+                                        "error": error, "snapshots": []})
+        if isinstance(snapshot, int) and not isinstance(snapshot, bool) and snapshot not in entry["snapshots"]:
+            entry["snapshots"].append(snapshot)
+            entry["snapshots"].sort()
+
+    for failure in collection:
+        parser = failure.get("parser")
+        add("command" if parser else "connection", failure.get("target", ""), parser or None,
+            failure.get("qualifier"), failure.get("error"), failure.get("snapshot"))
+    for failure in parse:
+        add("parse", failure.target, failure.parser, failure.qualifier, failure.message, failure.snapshot)
+    return list(merged.values())
