@@ -20,10 +20,10 @@ from rdmatool.errors import ParseError
 from rdmatool.model import Target, TargetKind
 from rdmatool.parsers import perftest as perftest_parser
 from rdmatool.perf import discovery
-from rdmatool.perf.attribution import OK, attribute, classify
+from rdmatool.perf.attribution import attribute, classify
 from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, HostInfo, PairResult, PerfOptions
 from rdmatool.perf.remote import Background, Remote
-from rdmatool.perf.schedule import Pair, confirmation_pairs, gate_rounds, split_conflicts
+from rdmatool.perf.schedule import Pair, confirmation_for, gate_rounds, split_conflicts
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import describe_connect_error
 
@@ -293,28 +293,23 @@ def run_schedule(targets: list[Target], rounds: list[list[Pair]], options: PerfO
 
 def run_gate_perf(targets: list[Target], options: PerfOptions, expected_gbps: dict[str, float] | float | None,
                   rounds: int = 3, deadline: float | None = None, session: PerfSession | None = None,
-                  threshold: float = 0.9, seed: int = 0,
-                  progress: Progress | None = None) -> tuple[list[PairResult], Attribution]:
+                  threshold: float = 0.9, seed: int = 0, progress: Progress | None = None,
+                  planner: Callable[[list[str]], list[list[Pair]]] | None = None,
+                  leaf_of: dict[str, str] | None = None) -> tuple[list[PairResult], Attribution]:
     """gate_rounds over the reachable hosts, a confirmation round for the suspects against known-good peers, then
-    attribute(). `expected_gbps` None: each node's discovered line rate (explicit values win per node)."""
+    attribute(). `expected_gbps` None: each node's discovered line rate (explicit values win per node).
+    `planner` (reachable hosts -> rounds) replaces gate_rounds, e.g. with schedule.topology_rounds; `leaf_of`
+    (host -> leaf) makes the confirmation topology-aware (schedule.topology_confirmation)."""
     own = session is None
     session = session or PerfSession(targets, options)
     session.open()
     try:
         expected = _expected(session, expected_gbps)
         nodes = session.reachable
-        plan = gate_rounds(nodes, rounds=rounds, seed=seed)
+        plan = planner(nodes) if planner else gate_rounds(nodes, rounds=rounds, seed=seed)
         results = run_schedule(targets, plan, options, deadline, session, progress)
-        verdicts = classify(results, expected, threshold)
-        suspects, good = [], []
-        for node in nodes:
-            mine = [v for v in verdicts.values() if node in (v.a, v.b)]
-            if any(v.status != OK for v in mine):
-                suspects.append(node)
-            elif mine:
-                good.append(node)
-        previous = set(verdicts)
-        confirm = confirmation_pairs(suspects, good, previous)
+        statuses = {pair: v.status for pair, v in classify(results, expected, threshold).items()}
+        confirm = confirmation_for(statuses, nodes, leaf_of)
         if confirm:
             results += run_schedule(targets, [confirm], options, deadline, session, progress, first_round=len(plan))
         attribution = attribute(results, expected, threshold)
