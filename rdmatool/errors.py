@@ -22,7 +22,12 @@ class BundleError(RdmatoolError):
     """A bundle on disk is missing, foreign or corrupt."""
 
 
-class NothingCollected(RdmatoolError):
+class NoData(RdmatoolError):
+    """Nothing to judge: no target selected, none answered, or a bundle without outputs. Inconclusive (exit 3):
+    never a pass, and never a failure that would drain nodes."""
+
+
+class NothingCollected(NoData):
     """No target gave any output, and writing the bundle would replace an existing one (exit 3, inconclusive)."""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Sequence, Sized
 
 from rdmatool.model import Finding, Severity, Verdict
 
@@ -22,3 +22,19 @@ def verdict(findings: list[Finding], failures: Sized = (), allow_missing: int = 
     if any(f.severity is Severity.WARNING for f in findings):
         return Verdict.WARN
     return Verdict.PASS
+
+
+def no_data(targets: int, answered: bool, failures: Sequence[dict] = ()) -> str | None:
+    """Why there is nothing to judge, as one line, or None when there is. `targets`: how many were to be read;
+    `answered`: whether any of them gave output. Nothing to judge is inconclusive whatever `allow_missing`
+    tolerates: zero read of twenty, all twenty tolerated, would otherwise pass. The line quotes the first failure
+    (the usual cause: a key, a port, a network) and counts the rest, so a thousand unreachable nodes stay one line."""
+    if answered:
+        return None
+    if not targets:
+        return "no data: no target to check"
+    errors = [str(f.get("error")) for f in failures if f.get("error")]
+    line = f"no data: none of the {targets} target{'s' if targets != 1 else ''} answered"
+    if errors:
+        line += f" ({errors[0]}" + (f"; and {len(errors) - 1} more failures)" if len(errors) > 1 else ")")
+    return line

@@ -2,11 +2,16 @@
 
 Stages: 1 state (one snapshot) and 2 counters (a second snapshot `counters_window_s` later) come from one
 collection; 3 bandwidth (perftest pairs with bad-node / bad-link attribution) and 4 latency (optional) use the perf
-engine. A hard failure stops the later stages: no point measuring bandwidth on a fabric already known to be broken.
+engine. A node that fails hard in a stage is on the drain list and left out of the later stages, which still run on
+the rest within the budget: one run names every node to drain, each with the stage and finding that condemned it.
+
+A stage whose own code breaks is `error` (inconclusive), never a pass and never a drain; no target answering at all
+is `no_data` (inconclusive, one line), whatever `allow_missing` tolerates.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -16,12 +21,13 @@ from rdmatool import bundle as bundle_io
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of
+from rdmatool.errors import RdmatoolError
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
-from rdmatool.verdict import verdict
+from rdmatool.verdict import no_data
 
 
 @dataclass
@@ -34,6 +40,30 @@ class GateResult:
     bad_links: list[tuple[str, str]] = field(default_factory=list)
     bundle: str | None = None
     elapsed_s: float = 0.0
+    drain_reasons: list[policy.Condemnation] = field(default_factory=list)  # every node: stage + finding
+    no_data: str | None = None  # why there was nothing to judge (one line), when no target answered
+
+
+@dataclass
+class _StageOutcome:
+    """A later stage's result and what its attribution said (its findings are `stage.findings`)."""
+
+    stage: policy.StageResult
+    bad_nodes: tuple[str, ...] = ()
+    bad_links: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _guarded(name: str, run, *args) -> _StageOutcome:
+    """One stage, whose own breakage is the stage's `error` status rather than the end of the gate: the stages
+    before it stand, and an exit code of 1 would tell the scheduler to drain nodes for a bug. Bad input
+    (RdmatoolError) is still the caller's: one line and exit 2."""
+    t0 = time.monotonic()
+    try:
+        return run(*args)
+    except RdmatoolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any breakage of the check itself, reported as the stage's status
+        return _StageOutcome(policy.StageResult(name, "error", time.monotonic() - t0, [], policy.crashed(exc)))
 
 
 def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | None = None) -> GateResult:
@@ -48,35 +78,51 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     targets = replay.targets(loaded)
     rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
     analysis = analyse_with_captures(bundle_path)
+    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
                                                               counters_possible=analysis.window_s is not None,
                                                               window=analysis.window_s or 0.0)
-    bad_nodes: tuple[str, ...] = ()
-    bad_links: list[tuple[str, str]] = []
+    nothing = no_data(len(targets), _answered(analysis), failures)
+    if nothing:
+        return _result(stages, findings, failures, missing, profile, hosts, {}, [], bundle_path, start, nothing)
     records = replay.perf_records(loaded)
-    if records is None:
-        stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "no perftest results in this bundle"))
-    else:
+    outcome = _StageOutcome(policy.StageResult("bandwidth", "skipped", 0.0, [], "no perftest results in this bundle"))
+
+    def judged_again() -> _StageOutcome:
         raw_results, raw_attribution = records
         results = [PairResult.from_record(r) for r in raw_results]
         attribution = Attribution.from_record(raw_attribution)
         perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate)
-        stages.append(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
-                                         f"{len(results)} recorded pair runs"))
-        findings += perf
-        bad_nodes, bad_links = attribution.bad_nodes, list(attribution.bad_links)
-    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
-    return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle_path, start)
+        return _StageOutcome(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
+                                                f"{len(results)} recorded pair runs"),
+                             tuple(attribution.bad_nodes), list(attribution.bad_links))
+
+    if records is not None:
+        outcome = _guarded("bandwidth", judged_again)
+    stages.append(outcome.stage)
+    findings += outcome.stage.findings
+    return _result(stages, findings, failures, missing, profile, hosts, {"bandwidth": outcome.bad_nodes},
+                   outcome.bad_links, bundle_path, start)
 
 
-def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle, start) -> GateResult:
-    """The verdict, the findings in report order and the drain list: the same conclusion live and replayed."""
-    unfinished = any(s.status in policy.UNFINISHED for s in stages)
+def _answered(analysis) -> bool:
+    """Whether any target said anything: a fact, or at least an output its parser refused. Not the manifest's word:
+    a bundle that lists targets but holds no outputs has nothing to judge either."""
+    return not analysis.facts.empty or bool(analysis.table.parse_failures)
+
+
+def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle, start,
+            nothing: str | None = None) -> GateResult:
+    """The verdict, the findings in report order and the drain list with its reasons: the same conclusion live and
+    replayed. `bad_nodes`: the attribution's, by stage."""
+    reasons = policy.drain_reasons(stages, hosts, bad_nodes)
+    drain = policy.drain_list(reasons)
+    decided = Verdict.INCONCLUSIVE if nothing else policy.gate_verdict(
+        findings, stages, missing, profile.allow_missing, drain, hosts)
     return GateResult(
-        verdict=verdict(findings, missing, profile.allow_missing, unfinished=unfinished), stages=stages,
-        findings=sorted(findings, key=engine.order), failures=failures,
-        drain=policy.drain_list(findings, hosts, bad_nodes), bad_links=bad_links, bundle=bundle,
-        elapsed_s=time.monotonic() - start,
+        verdict=decided, stages=stages, findings=sorted(findings, key=engine.order), failures=failures,
+        drain=drain, bad_links=bad_links, bundle=bundle, elapsed_s=time.monotonic() - start, drain_reasons=reasons,
+        no_data=nothing,
     )
 
 
@@ -91,8 +137,14 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     failures = failures_of(analysis)
     missing = sorted({f["target"] for f in failures if not f.get("parser")})
     read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
+    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     stages = []
-    if out_of_budget:  # whatever was read is still reported, but the gate cannot vouch for the rest
+    if hosts and hosts <= set(missing):  # switches alone say nothing of the nodes the job will run on
+        state = "failed" if policy.stage_status(by_stage["state"]) == "failed" else "inconclusive"
+        stages.append(policy.StageResult("state", state, collected_s, by_stage["state"], f"{read}; no host answered"))
+        counters = policy.stage_status(by_stage["counters"]) if by_stage["counters"] else "skipped"
+        stages.append(policy.StageResult("counters", counters, 0.0, by_stage["counters"], "no host answered"))
+    elif out_of_budget:  # whatever was read is still reported, but the gate cannot vouch for the rest
         stages.append(policy.StageResult("state", "timeout", collected_s, by_stage["state"],
                                          f"budget exhausted during collection; {read}"))
         stages.append(policy.StageResult("counters", "timeout", 0.0, by_stage["counters"], "budget exhausted"))
@@ -115,7 +167,6 @@ def run_gate(
     start = time.monotonic()
     deadline = start + budget_s
     rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
-    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
 
     # Stages 1 and 2: one collection, two snapshots a window apart (the window is skipped if the budget is short).
     window = profile.counters_window_s
@@ -128,56 +179,90 @@ def run_gate(
         target_deadline=per_target, accept_new_host_keys=collect_options.accept_new_host_keys,
         known_hosts=collect_options.known_hosts,
     )
-    workdir = None if save else tempfile.TemporaryDirectory(prefix="rdmatool-gate-")
-    path = save or str(Path(workdir.name) / "bundle")
+    with _bundle_dir(save) as path:  # a temporary bundle lives until the end: the perf stages add their matrices
+        return _staged(targets, rules, profile, options, collect_options, deadline, path, perf_options or {}, save,
+                       start)
+
+
+@contextlib.contextmanager
+def _bundle_dir(save: str | None):
+    """Where the gate's bundle goes: `save`, or a temporary directory removed at the end whatever happens."""
+    if save:
+        yield save
+        return
+    with tempfile.TemporaryDirectory(prefix="rdmatool-gate-") as workdir:
+        yield str(Path(workdir) / "bundle")
+
+
+def _staged(targets, rules, profile, options, collect_options, deadline, path, perf_options, save, start,
+            ) -> GateResult:
+    """The stages in order, each within what is left of the budget."""
+    hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     t0 = time.monotonic()
-    # A temporary bundle lives until the end: the perf stage adds its matrix to it.
-    _, path = collect_to_bundle(targets, options, path)
-    analysis = analyse_with_captures(path)
+    try:
+        _, path = collect_to_bundle(targets, options, path)
+        analysis = analyse_with_captures(path)
+    except RdmatoolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - with nothing read there is nothing to judge: inconclusive
+        failed = [policy.StageResult("state", "error", time.monotonic() - t0, [], policy.crashed(exc)),
+                  policy.StageResult("counters", "skipped", 0.0, [], "the state stage did not finish")]
+        return _result(failed, [], [], [], profile, hosts, {}, [], save, start)
     collected_s = time.monotonic() - t0
     stages, findings, failures, missing = _state_and_counters(
         analysis, rules, targets, collected_s, out_of_budget=time.monotonic() > deadline,
-        counters_possible=counters_possible, window=window)
-    hard = any(f.severity in policy.HARD for f in findings)
-    bad_nodes: tuple[str, ...] = ()
+        counters_possible=options.interval_s > 0, window=profile.counters_window_s)
+    nothing = no_data(len(targets), _answered(analysis), failures)
+    if nothing:
+        return _result(stages, findings, failures, missing, profile, hosts, {}, [], save, start, nothing)
+    # A node condemned (or unread) so far is left out of what follows; the rest are still measured, so that one
+    # run yields the whole drain list.
+    excluded = set(missing) | policy.condemned(findings, hosts)
+    bad_nodes: dict[str, tuple[str, ...]] = {}
     bad_links: list[tuple[str, str]] = []
 
-    # Stage 3: bandwidth between pairs of reachable, healthy hosts.
+    # Stage 3: bandwidth between pairs of the hosts still standing.
     if not profile.bandwidth.enabled:
         stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "disabled in the profile"))
     elif time.monotonic() > deadline:
         stages.append(policy.StageResult("bandwidth", "timeout", 0.0, [], "budget exhausted before this stage"))
-    elif hard:
-        stages.append(policy.StageResult("bandwidth", "skipped", 0.0, [], "hard failure in an earlier stage"))
     else:
-        stage, perf_findings, bad_nodes, bad_links = _bandwidth_stage(
-            targets, rules, profile, collect_options, deadline, missing, perf_options or {}, path)
-        stages.append(stage)
-        findings += perf_findings
+        outcome = _guarded("bandwidth", _bandwidth_stage, targets, rules, profile, collect_options, deadline,
+                           excluded, perf_options, path)
+        stages.append(outcome.stage)
+        findings += outcome.stage.findings
+        bad_nodes["bandwidth"], bad_links = outcome.bad_nodes, outcome.bad_links
+        excluded |= policy.condemned(outcome.stage.findings, hosts) | set(outcome.bad_nodes)
     if profile.latency.enabled:
-        if any(f.severity in policy.HARD for f in findings):
-            stages.append(policy.StageResult("latency", "skipped", 0.0, [], "hard failure in an earlier stage"))
-        elif time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             stages.append(policy.StageResult("latency", "timeout", 0.0, [], "budget exhausted before this stage"))
         else:
-            stage, latency_findings = _latency_stage(targets, rules, profile, collect_options, deadline, missing,
-                                                     perf_options or {}, path)
-            stages.append(stage)
-            findings += latency_findings
-    if workdir is not None:
-        workdir.cleanup()
+            outcome = _guarded("latency", _latency_stage, targets, rules, profile, collect_options, deadline,
+                               excluded, perf_options, path)
+            stages.append(outcome.stage)
+            findings += outcome.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, save, start)
 
 
-def _bandwidth_stage(targets, rules, profile, collect_options, deadline, missing, perf_options, bundle_path):
+def _left_out(targets: list[Target], excluded: set[str]) -> tuple[list[Target], list[str], str]:
+    """The hosts a perftest stage measures, the ones it leaves out, and the detail that says so."""
+    hosts = [t for t in targets if t.kind is TargetKind.HOST]
+    left_out = sorted(t.name for t in hosts if t.name in excluded)
+    return ([t for t in hosts if t.name not in excluded], left_out,
+            f"; left out {len(left_out)} unread or condemned earlier" if left_out else "")
+
+
+def _bandwidth_stage(targets, rules, profile, collect_options, deadline, excluded, perf_options, bundle_path,
+                     ) -> _StageOutcome:
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
     from rdmatool.perf.model import PerfOptions
 
     t0 = time.monotonic()
-    hosts = [t for t in targets if t.kind is TargetKind.HOST and t.name not in missing]
+    hosts, left_out, note = _left_out(targets, excluded)
     if len(hosts) < 2:
-        return policy.StageResult("bandwidth", "inconclusive", 0.0, [], "fewer than two reachable hosts"), [], (), []
+        return _StageOutcome(policy.StageResult("bandwidth", "inconclusive", 0.0, [],
+                                                f"fewer than two hosts to pair{note}", left_out))
     # The engine judges a pair against `threshold` × the line rate of the port it actually tests on (it discovers
     # that port itself: a GPU node's RoCE NIC may be slower than its InfiniBand one), so no rates are passed in.
     fraction = profile.bandwidth.min_fraction_of_line_rate
@@ -192,19 +277,20 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, missing
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
     findings = judge(results, attribution, rules, "bandwidth", fraction)
     duration = time.monotonic() - t0
+    bad = (tuple(attribution.bad_nodes), list(attribution.bad_links))
     if time.monotonic() > stage_deadline:
-        return (policy.StageResult("bandwidth", "timeout", duration, findings, "budget exceeded; partial results"),
-                findings, attribution.bad_nodes, list(attribution.bad_links))
+        return _StageOutcome(policy.StageResult("bandwidth", "timeout", duration, findings,
+                                                f"budget exceeded; partial results{note}", left_out), *bad)
     untested = _untested(hosts, results)
     status = policy.stage_status(findings)
     detail = f"{len(results)} pair runs"
     if untested and status == "passed":
         status, detail = "inconclusive", f"{detail}; no successful pair for {', '.join(untested)}"
-    return (policy.StageResult("bandwidth", status, duration, findings, detail), findings,
-            attribution.bad_nodes, list(attribution.bad_links))
+    return _StageOutcome(policy.StageResult("bandwidth", status, duration, findings, detail + note, left_out), *bad)
 
 
-def _latency_stage(targets, rules, profile, collect_options, deadline, missing, perf_options, bundle_path):
+def _latency_stage(targets, rules, profile, collect_options, deadline, excluded, perf_options, bundle_path,
+                   ) -> _StageOutcome:
     """ib_send_lat / ib_write_lat pairs: p99 against the profile's ceiling, p99.9 over typical as jitter, and the
     attribution's bad nodes judged by the latency verdict rules."""
     from rdmatool.perf import engine as perf_engine
@@ -212,9 +298,10 @@ def _latency_stage(targets, rules, profile, collect_options, deadline, missing, 
     from rdmatool.perf.model import PerfOptions
 
     t0 = time.monotonic()
-    hosts = [t for t in targets if t.kind is TargetKind.HOST and t.name not in missing]
+    hosts, left_out, note = _left_out(targets, excluded)
     if len(hosts) < 2:
-        return policy.StageResult("latency", "inconclusive", 0.0, [], "fewer than two reachable hosts"), []
+        return _StageOutcome(policy.StageResult("latency", "inconclusive", 0.0, [], f"fewer than two hosts to pair{note}",
+                                                left_out))
     options = PerfOptions(test=profile.latency.test, known_hosts=collect_options.known_hosts,
                           accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options)
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["latency"])
@@ -223,11 +310,12 @@ def _latency_stage(targets, rules, profile, collect_options, deadline, missing, 
     findings = judge(results, attribution, rules, "latency", latency=profile.latency)
     duration = time.monotonic() - t0
     if time.monotonic() > stage_deadline:
-        return policy.StageResult("latency", "timeout", duration, findings, "budget exceeded; partial results"), \
-            findings
+        return _StageOutcome(policy.StageResult("latency", "timeout", duration, findings,
+                                                f"budget exceeded; partial results{note}", left_out))
     measured = [r for r in results if r.ok and r.lat]
     status = policy.stage_status(findings) if measured else "inconclusive"
-    return policy.StageResult("latency", status, duration, findings, f"{len(measured)} pairs measured"), findings
+    return _StageOutcome(policy.StageResult("latency", status, duration, findings,
+                                            f"{len(measured)} pairs measured{note}", left_out))
 
 
 def _untested(hosts: list[Target], results) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from rdmatool.gate.policy import HARD, StageResult
+from rdmatool.gate.policy import HARD, UNFINISHED, StageResult
 
 
 def render(stages: list[StageResult], nodes: list[str], drain: list[str]) -> str:
@@ -18,13 +18,15 @@ def render(stages: list[StageResult], nodes: list[str], drain: list[str]) -> str
             case = ET.SubElement(suite, "testcase", classname=f"gate.{stage.name}", name=node)
             cases += 1
             hard = [f for f in mine if f.severity in HARD]
-            if stage.status in ("skipped",):
+            if node in stage.excluded:
+                ET.SubElement(case, "skipped", message="left out: unread, or condemned in an earlier stage")
+            elif stage.status in ("skipped",):
                 ET.SubElement(case, "skipped", message=stage.detail or "skipped")
             elif hard:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=hard[0].symptom, type=hard[0].rule)
                 failure.text = "\n".join(f"[{f.severity.value}] {f.rule}: {f.symptom} — {f.cause}" for f in hard)
-            elif stage.status in ("timeout", "inconclusive") and node != "fabric":
+            elif stage.status in UNFINISHED and node != "fabric":
                 ET.SubElement(case, "error", message=f"{stage.name}: {stage.status}: {stage.detail}")
             if node in drain and stage.name == stages[-1].name:
                 ET.SubElement(case, "system-out").text = "drain"
