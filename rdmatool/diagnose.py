@@ -14,6 +14,8 @@ from rdmatool.errors import PlaybookError
 from rdmatool.failures import bundle_failures
 from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
+from rdmatool.topology.cabling import with_cabling
+from rdmatool.topology.expected import load as load_topology
 from rdmatool.verdict import verdict
 
 _HERE = Path(__file__).resolve().parent
@@ -35,11 +37,14 @@ def failures_of(analysis: Analysis) -> list[dict]:
 
 def diagnose_analysis(
     analysis: Analysis, playbooks_dir: str | Path | None = None, baseline: pd.DataFrame | None = None,
-    profile: dict | None = None, source: str = "",
+    profile: dict | None = None, source: str = "", topology: str | Path | None = None,
 ) -> DiagnoseResult:
+    """`topology`: an expected-topology file (rdmatool.topology.expected) the cabling is compared with."""
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
     rules = playbook.load_dir(playbooks_dir or default_playbooks())
+    # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
+    analysis = with_cabling(analysis, load_topology(topology) if topology else None)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
     return DiagnoseResult(verdict(findings, failures), findings, failures, source=source,

@@ -209,6 +209,33 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("perf_jitter_verdict", "", STATE, "a pair's p99.9 / typical latency against the gate profile's ceiling: jitter, ok"),
     ("lat_p999_over_typical", "x typical", GAUGE, "a pair's p99.9 latency as a multiple of its typical latency"),
     ("perf_jitter_ceiling", "x typical", GAUGE, "the gate profile's ceiling on p99.9 / typical latency"),
+    # --- the cabling judge's facts (rdmatool.topology.cabling), judged by playbooks/15-topology.yaml -------------
+    ("cabling_verdict", "", STATE, "a cabling problem of a host NIC or switch port: off_rail, unexpected_leaf, "
+     "one_sided, no_neighbor, speed_mismatch, neighbor_changed, wrong_switch, wrong_port, missing_link"),
+    ("cabling_switch", "", STATE, "the switch (and port) a host NIC reaches, as the cabling judge saw it"),
+    ("cabling_switch_port", "", STATE, "the switch port at the other end of a judged cable"),
+    ("cabling_expected", "", STATE, "where the cable should go: the peers' switch, the topology file's port ..."),
+    ("cabling_peers", "", STATE, "the hosts of the same pod whose NIC of that name reaches the expected switch"),
+    ("cabling_seen_back", "", STATE, "what the other end of a one-sided cable sees on that port"),
+    ("cabling_netdev", "", STATE, "the netdev of an RDMA port without an LLDP neighbour"),
+    ("cabling_rate_gbps", "Gb/s", GAUGE, "the host port's rate on a cable whose two ends differ"),
+    ("cabling_switch_rate_gbps", "Gb/s", GAUGE, "the switch port's rate on a cable whose two ends differ"),
+    ("cabling_previous", "", STATE, "a port's LLDP neighbour in the bundle's first snapshot"),
+    ("cabling_topology_file", "", STATE, "the expected-topology file a cable was compared with"),
+    ("path_class_verdict", "", STATE, "perftest pairs of one path class (same_leaf, cross_leaf, cross_spine) "
+     "through a leaf: slow when systematically below the other classes"),
+    ("path_class_median_gbps", "Gb/s", GAUGE, "median bandwidth of a leaf's perftest pairs of one path class"),
+    ("path_class_reference_gbps", "Gb/s", GAUGE, "median bandwidth of the fastest path class of the run"),
+    ("path_class_pairs", "pairs", GAUGE, "perftest pairs of a leaf's path class"),
+    ("path_class", "", STATE, "the path class a slow set of pairs took (same_leaf, cross_leaf, cross_spine)"),
+    ("path_class_record", "", STATE, "each path class's pairs and medians, JSON"),
+    # --- iblinkinfo: the InfiniBand subnet's links (rdmatool.parsers.iblinkinfo) ----------------------------------
+    ("ib_link_neighbor", "", STATE, "the node and port at the far end of an InfiniBand port: text = <node "
+     "description>|<port>; raw_key = Switch or CA (the local node's type)"),
+    ("ib_link_state", "", STATE, "logical state of a port in the subnet (Active, Down, Init, Armed)"),
+    ("ib_link_phys_state", "", STATE, "physical state of a port in the subnet (LinkUp, Polling, Disabled ...)"),
+    ("ib_link_rate_gbps", "Gb/s", GAUGE, "a subnet port's active width x lane speed"),
+    ("ib_link_capable", "", STATE, "what iblinkinfo says the link could run at (`Could be ...`)"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
     ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),

@@ -27,6 +27,7 @@ def diagnose_command(
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
     store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
     playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
     fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
     interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
     limit: str = typer.Option(None, "--limit", help="With -i: names, globs or groups."),
@@ -55,11 +56,13 @@ def diagnose_command(
             outcomes, path = collect_to_bundle(targets, options, path)
             if fmt == "table":
                 print_summary(outcomes)
-            result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats)
+            result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
+                                     topology=topology)
             if workdir:
                 workdir.cleanup()
         else:
-            result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats)
+            result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
+                                     topology=topology)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     if fmt == "json":

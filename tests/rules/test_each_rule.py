@@ -31,6 +31,7 @@ from tests.fabric.fixtures import fabric_fixture
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
+from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
@@ -279,9 +280,10 @@ def test_rule_fires_where_the_fault_is(case: Case, tmp_path: Path, healthy_basel
 
 
 def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
-    # The gate's verdict rules fire on the perftest attribution's facts and the capture rules on packet captures,
-    # not on this pod: their cases live with them.
+    # The gate's verdict rules fire on the perftest attribution's facts, the capture rules on packet captures and the
+    # topology rules on a rail-optimised pod (tests/topology/pod.py), not on this pod: their cases live with them.
     ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS] + [t.rule for t in CAPTURE_TRIGGERS]
+    ids += [t.rule for t in TOPOLOGY_TRIGGERS]
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")

@@ -1,0 +1,258 @@
+"""The cabling judge: what is wrong with the cables a bundle saw, stated as facts for the playbook rules.
+
+Each problem is a `cabling_verdict` fact on its subject (a host and its NIC, or a switch and its port) whose text
+names the problem; the subject's detail facts say what was seen and what was expected, and the rules of
+`playbooks/15-topology.yaml` (kind `verdict`) turn them into findings. The verdicts:
+
+- `off_rail`: on hosts reaching the same set of leaves (a pod of one group), the NIC of one name goes to one
+  switch; a NIC reaching another switch than its peers' NIC of that name is miscabled. With no majority (two hosts,
+  one each way) every host of the split rail is named.
+- `unexpected_leaf`: a host of a group reaches a leaf none of its group's pod reaches.
+- `one_sided`: one end of a cable sees the other and the other does not see it back (both ends collected).
+- `no_neighbor`: an active Ethernet RDMA port without any LLDP neighbour, on a host whose LLDP reports others.
+- `speed_mismatch`: a host port and the switch port it is cabled to run at different rates.
+- `neighbor_changed`: a port's LLDP neighbour differs between the bundle's snapshots (a flap or a re-cabling).
+- `wrong_switch`, `wrong_port`, `missing_link`: the expected topology (topology.yaml) disagrees with the cabling.
+
+A group is the hosts of the same inventory role and groups. Only RDMA NICs are judged on hosts: LLDP on a netdev the
+bundle does not map to an RDMA device (a management port) is left alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from dataclasses import is_dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.facts import FactQuery
+from rdmatool.topology import Link, observed
+from rdmatool.topology import expected as expected_topology
+
+VERDICT = "cabling_verdict"
+_PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)", re.IGNORECASE)
+
+
+def port_key(port: str) -> str:
+    """A switch port as both ends may spell it (`Ethernet1/1`, `Eth1/1`, `et1/1` → `1/1`)."""
+    return _PORT_PREFIX.sub("", str(port).strip()).lower()
+
+
+class _Facts:
+    """The rows being stated, with each target's kind, platform and role."""
+
+    def __init__(self, query: FactQuery, roles: dict[str, str | None]) -> None:
+        self.query, self.roles, self.rows = query, roles, []
+
+    def add(self, target: str, entity: str, verdict: str, **details) -> None:
+        kind, platform = self.query.kind_platform(target) or ("host", None)
+        base = {"target": target, "kind": kind, "platform": platform, "role": self.roles.get(target),
+                "entity": entity, "priority": pd.NA, "size_bytes": pd.NA, "raw_key": "topology",
+                "window_s": np.nan, "delta": np.nan, "flag": ""}
+        self.rows.append({**base, "metric": VERDICT, "value": np.nan, "text": verdict})
+        for metric, value in details.items():
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            self.rows.append({**base, "metric": f"cabling_{metric}", "value": float(value) if number else np.nan,
+                              "text": None if number else str(value)})
+
+    def frame(self) -> pd.DataFrame:
+        if not self.rows:
+            return pd.DataFrame(columns=FACT_COLUMNS)
+        out = pd.DataFrame(self.rows, columns=FACT_COLUMNS)
+        return out.astype({"priority": "Int64", "size_bytes": "Int64"})
+
+
+def _names(hosts: list[str], limit: int = 6) -> str:
+    shown = ", ".join(hosts[:limit])
+    return shown + (f" and {len(hosts) - limit} more" if len(hosts) > limit else "")
+
+
+def _group_of(targets: list[dict]) -> dict[str, tuple]:
+    return {t["name"]: (t.get("role"), tuple(sorted(t.get("groups") or ()))) for t in targets
+            if isinstance(t, dict) and t.get("name") and t.get("kind", "host") == "host"}
+
+
+def _rdma_links(analysis, links: list[Link]) -> list[Link]:
+    """The cables of RDMA NICs: LLDP on a netdev bound to an RDMA device, and the InfiniBand subnet's links."""
+    devices = set(observed.device_of_netdev(analysis).items())
+    rdma = {(host, device) for (host, _netdev), device in devices}
+    return [link for link in links if link.source == observed.IBLINKINFO or (link.host, link.nic) in rdma]
+
+
+def _rails(links: list[Link], groups: dict[str, tuple], out: _Facts) -> None:
+    """off_rail and unexpected_leaf, within each group's pods (hosts reaching the same set of leaves)."""
+    by_host: dict[str, dict[str, str]] = {}
+    for link in links:
+        by_host.setdefault(link.host, {}).setdefault(link.nic, link.switch)
+    members: dict[tuple, list[str]] = {}
+    for host in sorted(by_host):
+        members.setdefault(groups.get(host, (None, ())), []).append(host)
+    for hosts in members.values():
+        pods: dict[frozenset, list[str]] = {}
+        for host in hosts:
+            pods.setdefault(frozenset(by_host[host].values()), []).append(host)
+        real = {leaves: pod for leaves, pod in pods.items() if len(pod) >= 2}
+        for pod in real.values():
+            _judge_pod(pod, pod, by_host, out)
+        for leaves, pod in pods.items():
+            if len(pod) >= 2:
+                continue
+            host = pod[0]
+            near = sorted(((len(leaves & other), len(peers), sorted(peers)) for other, peers in real.items()
+                           if leaves & other), reverse=True)
+            if not near:
+                continue  # a host of its own: nothing to compare it with
+            peers = near[0][2]
+            peer_leaves = set().union(*(by_host[p].values() for p in peers))
+            for nic, switch in sorted(by_host[host].items()):
+                usual = Counter(by_host[p][nic] for p in peers if nic in by_host[p]).most_common(1)
+                if switch not in peer_leaves:
+                    out.add(host, nic, "unexpected_leaf", switch=switch,
+                            expected=usual[0][0] if usual else ", ".join(sorted(peer_leaves)), peers=_names(peers))
+            _judge_pod([host], peers, by_host, out, skip=set(by_host[host].values()) - peer_leaves)
+
+
+def _judge_pod(judged: list[str], peers: list[str], by_host: dict, out: _Facts, skip: set = frozenset()) -> None:
+    """Each NIC of the judged hosts against the switch the pod's NIC of that name reaches: the pod's majority
+    (the judged hosts count too when they are of the pod). Without a majority every host of the split rail is named,
+    each against the switches the others reach."""
+    voters = list(dict.fromkeys([*peers, *judged])) if set(judged) <= set(peers) else peers
+    for host in judged:
+        for nic, switch in sorted(by_host[host].items()):
+            if switch in skip:
+                continue
+            votes = {p: by_host[p][nic] for p in voters if nic in by_host[p]}
+            counts = Counter(votes.values()).most_common()
+            if len(counts) < 2 and switch in votes.values():
+                continue
+            top = [s for s, n in counts if n == counts[0][1]]
+            if len(top) == 1 and top[0] == switch:
+                continue
+            expected = top[0] if len(top) == 1 else ", ".join(sorted(s for s in set(votes.values()) if s != switch))
+            if not expected:
+                continue
+            reach = sorted(p for p, s in votes.items() if s != switch and p != host)
+            out.add(host, nic, "off_rail", switch=switch, expected=expected, peers=_names(reach))
+
+
+def _sides(analysis, out: _Facts) -> None:
+    """one_sided: a cable one collected end sees and the other collected end does not."""
+    query = FactQuery.of(analysis)
+    with_lldp = set(query.column("target", query.positions("lldp_neighbor")).unique())
+    host_view, switch_view = observed.host_view(analysis), observed.switch_view(analysis)
+    rdma = set(_rdma_links(analysis, host_view))
+    from_switch = {(link.switch, port_key(link.switch_port)): link for link in switch_view}
+    from_host = {(link.switch, port_key(link.switch_port)): link for link in host_view}
+    for link in host_view:
+        if link not in rdma or link.switch not in with_lldp:
+            continue
+        back = from_switch.get((link.switch, port_key(link.switch_port)))
+        if back is None or back.host != link.host:
+            seen = f"{back.host} {back.nic}" if back else "no neighbour"
+            out.add(link.host, link.nic, "one_sided", switch=link.switch, switch_port=link.switch_port,
+                    expected=f"{link.switch} {link.switch_port} to see {link.host}", seen_back=seen)
+    for link in switch_view:
+        if link.host not in with_lldp:
+            continue
+        back = from_host.get((link.switch, port_key(link.switch_port)))
+        if back is None or back.host != link.host:
+            out.add(link.switch, link.switch_port, "one_sided", switch=link.switch, switch_port=link.switch_port,
+                    expected=f"{link.host} to see {link.switch} {link.switch_port}",
+                    seen_back=f"{link.host} sees no neighbour there" if back is None else f"{back.host} sees it")
+
+
+def _lonely_ports(analysis, links: list[Link], out: _Facts) -> None:
+    """no_neighbor: an Active Ethernet RDMA port of a host whose LLDP reports other neighbours."""
+    query = FactQuery.of(analysis)
+    lldp_hosts = {link.host for link in observed.host_view(analysis)}
+    cabled = {(link.host, link.nic) for link in links}
+    netdevs = {(host, device): netdev for (host, netdev), device in observed.device_of_netdev(analysis).items()}
+    rows = query.take(query.select("port_state", {"kind": "host", "link_layer": "Ethernet"}))
+    for target, entity, text in zip(rows["target"], rows["entity"], rows["text"]):
+        device = str(entity).split("/")[0]
+        if text != "Active" or target not in lldp_hosts or (target, device) in cabled:
+            continue
+        layer = query.values(target, entity, "link_layer")
+        if layer and layer[0][1] != "Ethernet":
+            continue
+        netdev = netdevs.get((target, device))
+        if netdev is None or (target, netdev) in cabled:
+            continue
+        out.add(target, device, "no_neighbor", switch="none", netdev=netdev)
+
+
+def _speeds(analysis, links: list[Link], out: _Facts) -> None:
+    """speed_mismatch: the host port's rate against its switch port's, where both are known."""
+    query = FactQuery.of(analysis)
+    for link in links:
+        host_rate = [v for v, _ in query.values(link.host, f"{link.nic}/1", "link_rate_gbps")
+                     if isinstance(v, (int, float)) and not pd.isna(v)]
+        switch_rate = []
+        frame = query.rows(target=link.switch, metric="link_rate_gbps")
+        for entity, value in zip(frame["entity"], frame["value"]):
+            if port_key(entity) == port_key(link.switch_port) and not pd.isna(value):
+                switch_rate.append(float(value))
+        if host_rate and switch_rate and abs(float(host_rate[0]) - switch_rate[0]) > 0.5:
+            out.add(link.host, link.nic, "speed_mismatch", switch=link.switch, switch_port=link.switch_port,
+                    rate_gbps=float(host_rate[0]), switch_rate_gbps=switch_rate[0])
+
+
+def _changes(analysis, out: _Facts) -> None:
+    """neighbor_changed: a port whose LLDP neighbour in the last snapshot is not the one of the first."""
+    table = getattr(analysis, "table", None)
+    frame = getattr(table, "frame", None)
+    if not isinstance(frame, pd.DataFrame) or frame.empty or "snapshot" not in frame.columns:
+        return
+    lldp = frame[(frame["metric"] == "lldp_neighbor").to_numpy(dtype=bool)]
+    if lldp.empty or lldp["snapshot"].nunique() < 2:
+        return
+    first, last = lldp["snapshot"].min(), lldp["snapshot"].max()
+    for (target, entity), rows in lldp.groupby(["target", "entity"], sort=True):
+        before = set(rows.loc[rows["snapshot"] == first, "text"].dropna())
+        after = set(rows.loc[rows["snapshot"] == last, "text"].dropna())
+        if (rows["snapshot"] == last).any() and (rows["snapshot"] == first).any() and before != after:
+            out.add(target, entity, "neighbor_changed", switch=" ".join(sorted(after)).replace("|", " ") or "none",
+                    previous=" ".join(sorted(before)).replace("|", " ") or "none")
+
+
+def _against_file(topology, links: list[Link], hosts: set[str], out: _Facts) -> None:
+    for d in expected_topology.diff(topology, links, hosts):
+        where = f"{d.expected_switch} {d.expected_port}".strip()
+        seen = f"{d.observed_switch} {d.observed_port}".strip() or "no cable seen"
+        out.add(d.host, d.nic, d.kind, switch=seen, expected=where, topology_file=topology.path)
+
+
+def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None = None) -> pd.DataFrame:
+    """Every cabling problem of the bundle, as facts (rdmatool.analysis.FACT_COLUMNS)."""
+    query = FactQuery.of(analysis)
+    targets = list(getattr(analysis, "targets", None) or [])
+    roles = {t["name"]: t.get("role") for t in targets if isinstance(t, dict) and t.get("name")}
+    out = _Facts(query, roles)
+    links = observed.links_from_analysis(analysis)
+    rdma = _rdma_links(analysis, links)
+    _rails(rdma, _group_of(targets), out)
+    _sides(analysis, out)
+    _lonely_ports(analysis, links, out)
+    _speeds(analysis, rdma, out)
+    _changes(analysis, out)
+    if topology is not None:
+        hosts = {t for t, k in zip(query.facts.get("target", []), query.facts.get("kind", [])) if k == "host"}
+        _against_file(topology, links, hosts, out)
+    return out.frame()
+
+
+def with_cabling(analysis: Analysis, topology: expected_topology.ExpectedTopology | None = None) -> Analysis:
+    """The analysis with its cabling facts added (a new Analysis: the one given is not changed)."""
+    found = cabling_facts(analysis, topology)
+    if found.empty:
+        return analysis
+    facts = pd.concat([analysis.facts, found], ignore_index=True)
+    if is_dataclass(analysis):
+        return replace(analysis, facts=facts)
+    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
+    grown.facts, grown.query = facts, FactQuery(facts)
+    return grown
