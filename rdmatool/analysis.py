@@ -85,7 +85,9 @@ def analyse(table: frames.SampleTable) -> Analysis:
     rates, first_rows = frames.rates_with_rows(samples, series)
     window = None
     if not rates.empty:
-        window = float(np.nanmedian(rates["window_s"].to_numpy(dtype=float))) if len(rates) else None
+        windows = rates["window_s"].to_numpy(dtype=float)
+        windows = windows[windows > 0]  # no read times: no window (NaN), never a RuntimeWarning on stderr
+        window = float(np.median(windows)) if len(windows) else None
         rate_rows = rates.assign(**{c: pd.Series(samples[c].to_numpy()[first_rows], dtype=object, index=rates.index)
                                     for c in ("kind", "platform", "role")})
         names = {m: rate_name(m) for m in rate_rows["metric"].unique()}

@@ -12,11 +12,12 @@ from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
 from rdmatool.failures import bundle_failures
+from rdmatool.model import Verdict
 from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import load as load_topology
-from rdmatool.verdict import verdict
+from rdmatool.verdict import no_data, verdict
 
 _HERE = Path(__file__).resolve().parent
 
@@ -35,6 +36,13 @@ def failures_of(analysis: Analysis) -> list[dict]:
     return bundle_failures(analysis.table.collection_failures, analysis.table.parse_failures)
 
 
+def nothing_to_judge(analysis: Analysis) -> str | None:
+    """Why an analysis has nothing to judge, as one line, or None: no target said anything (no fact, not even an
+    output its parser refused), whatever the manifest lists. The gate asks the same question."""
+    answered = not analysis.facts.empty or bool(analysis.table.parse_failures)
+    return no_data(len(analysis.table.targets), answered, failures_of(analysis))
+
+
 def diagnose_analysis(
     analysis: Analysis, playbooks_dir: str | Path | None = None, baseline: pd.DataFrame | None = None,
     profile: dict | None = None, source: str = "", topology: str | Path | None = None,
@@ -47,8 +55,14 @@ def diagnose_analysis(
     analysis = with_cabling(analysis, load_topology(topology) if topology else None)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
-    return DiagnoseResult(verdict(findings, failures), findings, failures, source=source,
-                          window_s=analysis.window_s)
+    notes = list(analysis.table.notes)
+    if any(note.startswith(tuple("0123456789")) and "manifest's snapshot times" in note for note in notes):
+        for finding in findings:  # a window between snapshots is an estimate: the evidence says whose
+            if finding.evidence.get("window_s") is not None:
+                finding.evidence["window_from"] = "manifest snapshot times"
+    nothing = nothing_to_judge(analysis)
+    return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else verdict(findings, failures), findings, failures,
+                          source=source, window_s=analysis.window_s, notes=notes, no_data=nothing)
 
 
 def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None = None, **kwargs) -> DiagnoseResult:

@@ -22,7 +22,8 @@ COLUMNS = [
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
     "priority", "size_bytes", "value", "text", "raw_key", "exact",
 ]
-KEY = ["target", "entity", "metric", "priority", "size_bytes", "raw_key"]
+# A series' identity (sample_columns.OUTPUT_KEY + SAMPLE_KEY): which output said it, and what it is about.
+KEY = [*store.OUTPUT_KEY, *store.SAMPLE_KEY]
 U32, U64 = 2**32, 2**64
 
 
@@ -47,6 +48,9 @@ class SampleTable:
     # Files of the bundle that were not read, one line each with the reason (see bundle.scan_outputs): the table is
     # what the rest of the bundle says.
     skipped: list[str] = field(default_factory=list)
+    # What the reader had to assume, one line each (read times taken from the manifest, or none at all): printed with
+    # the diagnosis so that nobody mistakes an estimate for a measurement.
+    notes: list[str] = field(default_factory=list)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -89,9 +93,10 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64), ~arrays["is_int"])
+    times, notes = read_times(outputs, manifest)
     columns = {
         "snapshot": per_output(outputs["snapshot"]),
-        "time": per_output(outputs["time"]),
+        "time": per_output(times),
         "target": per_output(outputs["target"]),
         "kind": of_target("kind", "host"),
         "platform": of_target("platform", "linux"),
@@ -117,7 +122,39 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
     series = arrays["series"] if "series" in arrays else store.series_of(outputs, arrays)
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
-                       series, list(skipped or []))
+                       series, list(skipped or []), notes)
+
+
+NO_TIMES = ("no read times in the bundle (side files and manifest snapshots carry none): counter changes are "
+            "deltas without rates, and the rules that need a rate are skipped")
+
+
+def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarray, list[str]]:
+    """Each output's read time (epoch seconds), and a note for what was assumed. A bundle from another writer may
+    have no side files: its outputs then take their snapshot's time from the manifest (`started`, else
+    `finished`), so that a rate still has a window; with no time anywhere the rates are left out, said once."""
+    times = np.asarray(outputs["time"], dtype=float)
+    missing = np.isnan(times)
+    if not missing.any():
+        return times, []
+    snapshot_time = {}
+    for entry in manifest.get("snapshots") or []:
+        index = entry.get("index")
+        stamp = store.epoch(entry.get("started")) if entry.get("started") else store.epoch(entry.get("finished"))
+        if isinstance(index, int) and not np.isnan(stamp):
+            snapshot_time[index] = stamp
+    filled = times.copy()
+    snapshots = np.asarray(outputs["snapshot"])
+    for i in np.flatnonzero(missing):
+        filled[i] = snapshot_time.get(int(snapshots[i]), np.nan)
+    used = int((missing & ~np.isnan(filled)).sum())
+    notes = []
+    if used:
+        notes.append(f"{used} output(s) carry no read time: their rates use the manifest's snapshot times "
+                     "(the window is the time between snapshots, not between reads)")
+    if np.isnan(filled).all() and len(np.unique(snapshots)) > 1:
+        notes.append(NO_TIMES)
+    return filled, notes
 
 
 def counter_mask(frame: pd.DataFrame) -> pd.Series:

@@ -26,7 +26,7 @@ def demo_json() -> dict:
 
 
 def test_json_shape(demo_json: dict) -> None:
-    assert list(demo_json) == ["verdict", "findings", "failures"]
+    assert list(demo_json) == ["verdict", "findings", "failures", "notes"]
     assert demo_json["verdict"] == "fail"
     for finding in demo_json["findings"]:
         assert list(finding) == FINDING_KEYS

@@ -92,12 +92,12 @@ class BundleWriter:
             "rdmatool_version": __version__,
             "interval_s": interval_s,
             "snapshots": snapshots,
-            "targets": [t.public() for t in targets],
+            "targets": [recorded(t) for t in targets],
             "failures": failures,
         }
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         (self.tmp / "inventory.yaml").write_text(
-            yaml.safe_dump({"targets": [t.public() for t in targets]}, sort_keys=False), encoding="utf-8"
+            yaml.safe_dump({"targets": [recorded(t) for t in targets]}, sort_keys=False), encoding="utf-8"
         )
         if before_commit is not None:
             # Files the caller adds (the parsed samples) are recorded under the temporary name; their signatures
@@ -116,6 +116,14 @@ class BundleWriter:
 
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def recorded(target: Target) -> dict:
+    """A target as a bundle records it: what it is, not how this machine reached it. The key file is a path of the
+    collecting machine (often absolute), meaningless anywhere else and not the bundle's business to publish."""
+    out = target.public()
+    out.pop("identity_file", None)
+    return out
 
 
 def _fsync_tree(root: Path) -> None:

@@ -8,16 +8,18 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from rdmatool.cli._output import EXIT_USAGE, die, print_json
-from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
-from rdmatool.errors import RdmatoolError
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._targets import LIMIT_HELP, exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
+from rdmatool.cli.exit_codes import epilog
+from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.verdict import EXIT_CODES
 
 FORMATS = ("table", "json", "markdown")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("diagnose")(diagnose_command)
+    app.command("diagnose", epilog=epilog("diagnose"))(diagnose_command)
 
 
 def diagnose_command(
@@ -30,7 +32,9 @@ def diagnose_command(
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
     fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
     interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
-    limit: str = typer.Option(None, "--limit", help="With -i: names, globs or groups."),
+    limit: str = limit_option(help="With -i: " + LIMIT_HELP),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
     forks: int = typer.Option(64, "--forks", min=1),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys"),
     known_hosts: str = typer.Option(None, "--known-hosts"),
@@ -48,12 +52,18 @@ def diagnose_command(
         if inventory_file:
             from rdmatool.collect import CollectOptions
 
-            targets = load_targets(inventory_file, limit, None)
+            targets = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown,
+                                   with_switches=True, baseline=baseline, store=store)
             options = CollectOptions(interval_s=max(0.0, interval), forks=forks,
                                      accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
             workdir = None if save else tempfile.TemporaryDirectory(prefix="rdmatool-")
             path = save or str(Path(workdir.name) / "bundle")
             outcomes, path = collect_to_bundle(targets, options, path)
+            nothing = nothing_collected(outcomes)
+            if nothing:
+                if workdir:
+                    workdir.cleanup()
+                die(f"rdmatool diagnose: {inventory_file}: {nothing}", EXIT_INCONCLUSIVE)
             if fmt == "table":
                 print_summary(outcomes)
             result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
@@ -63,8 +73,14 @@ def diagnose_command(
         else:
             result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
                                      topology=topology)
+    except NoData as exc:
+        die(f"rdmatool diagnose: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
+    if result.no_data:  # nothing to judge: one line, not an empty report that reads like a pass
+        die(f"rdmatool diagnose: {bundle or inventory_file}: {result.no_data}", EXIT_INCONCLUSIVE)
+    for note in result.notes:  # what the reading assumed: on stderr too, so a log shows it beside the verdict
+        typer.echo(f"rdmatool: note: {note}", err=True)
     if fmt == "json":
         print_json(result.as_json())
     elif fmt == "markdown":

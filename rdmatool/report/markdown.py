@@ -36,4 +36,6 @@ def render(result: DiagnoseResult) -> str:
         lines += ["## Collection and parse failures", ""]
         lines += [f"- {x.get('target', '')}: {x.get('parser') or 'connection'}: {x.get('error', '')}"
                   for x in result.failures]
+    if result.notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

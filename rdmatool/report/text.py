@@ -39,6 +39,10 @@ def render(result: DiagnoseResult, console: Console) -> None:
             what = failure.get("parser") or "connection"
             console.print(f"  {escape(str(failure.get('target', '')))} [{escape(what)}]: "
                           f"{escape(str(failure.get('error', '')))}", highlight=False)
+    if result.notes:
+        console.rule(Text(f"NOTES ({len(result.notes)})", style="dim"), align="left")
+        for note in result.notes:
+            console.print(f"  {escape(note)}", highlight=False)
 
 
 def _render_rule(findings: list[Finding], severity: Severity, console: Console) -> None:

@@ -101,8 +101,15 @@ class _Evidence(dict):
         return "{" + key + "}"
 
 
+# A change seen between two snapshots whose read times are unknown (a bundle from another writer): the playbooks'
+# "in {window_s} s" reads as what it is instead of "in - s".
+_NO_WINDOW = ("between the snapshots (read times unknown)", "over an unknown window")
+
+
 def _fill(text: str, evidence: dict) -> str:
     """Plain `{name}` substitution from the evidence; unknown names stay as written (no format spec, no eval)."""
+    if "window_s" in evidence and evidence["window_s"] is None and "{window_s}" in text:
+        text = text.replace("in {window_s} s", _NO_WINDOW[0]).replace("{window_s} s", _NO_WINDOW[1])
     values = _Evidence({k: _short(v) for k, v in evidence.items()})
     out = []
     i = 0
