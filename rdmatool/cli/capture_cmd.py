@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 
 
 def register(app: typer.Typer) -> None:
@@ -17,7 +18,9 @@ def register(app: typer.Typer) -> None:
 
 def capture_command(
     inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
-    limit: str = typer.Option(..., "--limit", help="The one host to capture on."),
+    limit: str = limit_option(help="The one host to capture on.", required=True),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
     device: str = typer.Option(None, "--device", help="RDMA device to capture on (e.g. mlx5_0)."),
     netdev: str = typer.Option(None, "--netdev", help="Or a network device (e.g. eth2)."),
     duration: int = typer.Option(10, "--duration", min=1, max=3600, help="Seconds at most."),
@@ -40,7 +43,8 @@ def capture_command(
     interface = device or netdev
     if not commands.DEVICE_NAME.fullmatch(interface):
         die(f"rdmatool capture: refusing interface name {interface!r}", EXIT_USAGE)
-    hosts = [t for t in load_targets(inventory_file, limit, None) if t.kind is TargetKind.HOST]
+    selected = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown)
+    hosts = [t for t in selected if t.kind is TargetKind.HOST]
     if len(hosts) != 1:
         die(f"rdmatool capture: --limit {limit!r} must name exactly one host ({len(hosts)} match)", EXIT_USAGE)
     try:

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
-from rdmatool.errors import BundleError, InventoryError, NothingCollected
+from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
+from rdmatool.errors import BundleError, NothingCollected
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
@@ -31,13 +32,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(bundle_app, name="bundle")
 
 
-def load_targets(path: str, limit: str | None, shard: str | None) -> list[Target]:
-    from rdmatool import inventory
-
-    try:
-        targets = inventory.select(inventory.load(path), limit, shard)
-    except InventoryError as exc:
-        die(f"rdmatool: {exc}", EXIT_USAGE)
+def load_targets(path: str, limit: str | None, shard: str | None, **selection) -> list[Target]:
+    """`selection`: exclude, ignore_unknown, with_switches, baseline, store (rdmatool.cli._targets)."""
+    targets = choose_targets(path, limit, shard, **selection)
     if not targets:
         die(f"rdmatool: {path}: no target matches --limit/--shard", EXIT_USAGE)
     return targets
@@ -50,7 +47,9 @@ def collect_command(
     forks: int = typer.Option(64, "--forks", min=1, help="Targets collected at once."),
     timeout: int = typer.Option(20, "--timeout", min=1, help="Per-command timeout, seconds."),
     deadline: float = typer.Option(120.0, "--deadline", help="Per-target deadline for one snapshot, seconds."),
-    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups, comma-separated."),
+    limit: str = limit_option(),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
     shard: str = typer.Option(None, "--shard", help="K/N: collect only the K-th of N shards."),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
@@ -64,7 +63,8 @@ def collect_command(
 
     if accept_new_key_types and not accept_new_host_keys:
         die("rdmatool: --accept-new-key-types only applies together with --accept-new-host-keys", EXIT_USAGE)
-    targets = load_targets(inventory_file, limit, shard)
+    targets = load_targets(inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
+                           with_switches=True)
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
@@ -122,12 +122,14 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
 @inventory_app.command("show")
 def inventory_show(
     inventory_file: str = typer.Option(..., "-i", "--inventory"),
-    limit: str = typer.Option(None, "--limit"),
+    limit: str = limit_option(),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
     shard: str = typer.Option(None, "--shard"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Print the resolved targets (ranges expanded, groups and ssh config applied; no secrets)."""
-    targets = load_targets(inventory_file, limit, shard)
+    targets = load_targets(inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown)
     if as_json:
         print_json([t.public() for t in targets])
         return

@@ -8,12 +8,16 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from rdmatool import hostlist
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.errors import NothingCollected, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
 from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
+
+DRAIN_FORMATS = ("lines", "nodeset")
 
 
 def register(app: typer.Typer) -> None:
@@ -23,12 +27,20 @@ def register(app: typer.Typer) -> None:
 def gate_command(
     inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches."),
     replay: str = typer.Option(None, "--replay", help="Recompute the verdict offline from a bundle saved with --save."),
-    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups (e.g. the job's nodelist)."),
+    limit: str = limit_option(),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
+    baseline: str = typer.Option(
+        None, "--baseline", help="Baseline NAME or PATH: when --limit names hosts only and the inventory has no "
+        "`links:`, the cabling its newest bundle saw brings in their switches."),
+    store: str = typer.Option("baselines", "--store", help="Baseline store directory (for --baseline NAME)."),
     profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines)."),
     budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
     as_json: bool = typer.Option(False, "--json", help="Print the diagnose JSON shape plus `drain` and `stages`."),
     junit: str = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per node and stage)."),
     drain_file: str = typer.Option(None, "--drain-file", help="Write the nodes to drain, one per line."),
+    drain_format: str = typer.Option("lines", "--drain-format",
+                                     help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09])."),
     save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
     allow_missing: int = typer.Option(None, "--allow-missing", help="Unreachable targets tolerated."),
     forks: int = typer.Option(64, "--forks", min=1),
@@ -42,6 +54,8 @@ def gate_command(
     from rdmatool.gate import profile as profiles
     from rdmatool.gate.run import run_gate
 
+    if drain_format not in DRAIN_FORMATS:
+        die(f"rdmatool gate: --drain-format must be one of {', '.join(DRAIN_FORMATS)}", EXIT_USAGE)
     if bool(inventory_file) == bool(replay):
         die("rdmatool gate: give either -i INVENTORY or --replay BUNDLE", EXIT_USAGE)
     try:
@@ -58,7 +72,8 @@ def gate_command(
         else:
             from rdmatool.collect import CollectOptions
 
-            targets = load_targets(inventory_file, limit, None)
+            targets = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown,
+                                   with_switches=True, baseline=baseline, store=store)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
             result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
     except NothingCollected as exc:
@@ -68,7 +83,7 @@ def gate_command(
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
     unwritten = []  # the verdict is still printed; then the run fails as bad input, naming the file
     if drain_file:
-        unwritten += _atomic_write(drain_file, "".join(f"{name}\n" for name in result.drain))
+        unwritten += _atomic_write(drain_file, _drain_text(result.drain, drain_format))
     if junit:
         from rdmatool.report import junit as junit_report
 
@@ -106,8 +121,15 @@ def _print(result, console: Console) -> None:
         for failure in result.failures[:20]:
             console.print(f"  missing: {failure.get('target')}: {failure.get('error')}", highlight=False, markup=False)
     if result.verdict is Verdict.FAIL or result.drain:
-        console.print("drain: " + (" ".join(result.drain) if result.drain else "(none: fabric-level failure)"),
+        console.print("drain: " + (hostlist.fold(result.drain) if result.drain else "(none: fabric-level failure)"),
                       highlight=False)
+
+
+def _drain_text(drain: list[str], fmt: str) -> str:
+    """One name per line for scripts (`while read node`), or one folded set for `scontrol update nodename=`."""
+    if fmt == "nodeset":
+        return hostlist.fold(drain) + "\n" if drain else ""
+    return "".join(f"{name}\n" for name in drain)
 
 
 def _atomic_write(path: str, text: str) -> list[str]:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.model import TargetKind
 from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
@@ -44,7 +45,9 @@ def perf_run(
     link_layer: str = typer.Option(None, "--link-layer", help="roce | ib (default: what every host has)."),
     slack: float = typer.Option(15.0, "--slack", min=1.0, help="Seconds beyond the test a command may take."),
     port_base: int = typer.Option(18515, "--port-base", min=1024, max=63000, help="First perftest TCP port."),
-    limit: str = typer.Option(None, "--limit", help="Names, globs, hostlists or groups, comma-separated."),
+    limit: str = limit_option(),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
 ) -> None:
@@ -63,7 +66,8 @@ def perf_run(
     layers = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
     if (link_layer.lower() if link_layer else None) not in layers:
         die(f"rdmatool: --link-layer {link_layer!r}: roce or ib", EXIT_USAGE)
-    hosts = [t for t in load_targets(inventory_file, limit, None) if t.kind is TargetKind.HOST]
+    selected = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown)
+    hosts = [t for t in selected if t.kind is TargetKind.HOST]
     if len(hosts) < 2:
         die(f"rdmatool: {inventory_file}: perf needs at least two hosts", EXIT_USAGE)
     folder = Path(out)

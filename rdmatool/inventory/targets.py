@@ -1,5 +1,5 @@
 """rdmatool's own inventory format, and the resolution every format ends in: entries with group and default
-inheritance, hostlist ranges and ~/.ssh/config → validated Targets. Every value that will reach a command line or a
+inheritance, host ranges (`rdmatool.hostlist`, ClusterShell syntax) and ~/.ssh/config → validated Targets. Every value that will reach a command line or a
 file name is checked here, with `fullmatch`."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _IDENTITY_MAX = 4096
 # A whole inventory, not only one pattern: many entries each just under the hostlist limit must not add up to
 # millions of targets.
 _MAX_TARGETS = 100_000
+MAX_TARGETS = _MAX_TARGETS  # the Ansible readers count against it too, before they build entries
 MAX_GROUPS_PER_TARGET = 256  # every target carries its group names: that list must not multiply the inventory
 SECRET_KEYS = {"password", "ansible_password", "ansible_ssh_pass", "ansible_become_pass", "secret"}
 _KNOWN_KEYS = {
