@@ -13,7 +13,7 @@ import pandas as pd
 
 from rdmatool import metrics
 from rdmatool.baseline.stats import FINE_KEYS, sort_key
-from rdmatool.errors import BundleError
+from rdmatool.errors import NoData
 from rdmatool.model import MetricKind
 
 _SKIP_METRICS = {"counter_reset", "counter_saturated"}
@@ -32,7 +32,8 @@ def night_from_bundle(bundle_path: str | Path) -> dict:
     facts = analyse_path(bundle_path).facts
     values = figures_of(facts)
     if not values:
-        raise BundleError(f"{bundle_path}: no numeric figures to baseline")
+        # a night of nothing (every target unreachable, a bundle without outputs) must not enter the history
+        raise NoData(f"{bundle_path}: no data: no numeric figures to baseline (did any target answer?)")
     created = manifest.get("created") or ""
     where = str(Path(bundle_path).resolve())
     return {

@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rdmatool.cli._output import EXIT_USAGE, die, print_json
-from rdmatool.errors import RdmatoolError
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli.exit_codes import epilog
+from rdmatool.errors import NoData, RdmatoolError
 
 baseline_app = typer.Typer(help="Save, list, show and compare baselines.", no_args_is_help=True)
 STORE_HELP = "Baseline store directory."
@@ -35,7 +36,7 @@ def _fmt(value) -> str:
     return escape(str(value))
 
 
-@baseline_app.command("save")
+@baseline_app.command("save", epilog=epilog("baseline save"))
 def save_command(
     bundle: str = typer.Argument(..., help="A collected bundle directory."),
     store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
@@ -50,6 +51,8 @@ def save_command(
         die(f"rdmatool baseline save: --keep must be at least 1, not {keep}", EXIT_USAGE)
     try:
         doc = baselines.save(bundle, store, name, keep)
+    except NoData as exc:
+        die(f"rdmatool baseline save: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     path = baselines.path_of(store, name)
@@ -61,7 +64,7 @@ def save_command(
     print(f"saved {bundle} into {path}: {out['nights']} nights (keep {out['keep']}), {out['groups']} groups")
 
 
-@baseline_app.command("list")
+@baseline_app.command("list", epilog=epilog("baseline list"))
 def list_command(
     store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
     as_json: bool = typer.Option(False, "--json"),
@@ -91,7 +94,7 @@ def list_command(
     Console(width=160).print(table)
 
 
-@baseline_app.command("show")
+@baseline_app.command("show", epilog=epilog("baseline show"))
 def show_command(
     name: str = typer.Argument(..., help="Baseline NAME in the store, or a baseline file PATH."),
     store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
@@ -133,7 +136,7 @@ def show_command(
         console.print(facts)
 
 
-@baseline_app.command("diff")
+@baseline_app.command("diff", epilog=epilog("baseline diff"))
 def diff_command(
     a: str = typer.Argument(..., help="Baseline A (NAME or PATH)."),
     b: str = typer.Argument(..., help="Baseline B (NAME or PATH)."),

@@ -11,12 +11,13 @@ from rich.table import Table
 
 from rdmatool import files, parsers
 from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
+from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import ParseError, RdmatoolError
 from rdmatool.model import Sample
 
 
 def register(app: typer.Typer) -> None:
-    app.command("parse")(parse_command)
+    app.command("parse", epilog=epilog("parse"))(parse_command)
 
 
 def parse_command(

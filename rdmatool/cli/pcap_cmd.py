@@ -11,10 +11,11 @@ from pathlib import Path
 import typer
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli.exit_codes import epilog
 
 
 def register(app: typer.Typer) -> None:
-    app.command("pcap")(pcap_command)
+    app.command("pcap", epilog=epilog("pcap"))(pcap_command)
 
 
 def pcap_command(

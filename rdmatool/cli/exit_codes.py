@@ -1,0 +1,90 @@
+"""What each command's exit code means, in one table: every command's `--help` prints its row (`epilog`), the
+README's "Exit codes" table says the same (tests/test_exit_codes_doc.py keeps the two equal).
+
+The contract for schedulers and scripts: 0 pass, 1 fail (something named to drain or fix), 2 usage or bad input
+(one line naming the file, host or line), 3 inconclusive (no data, unreachable, budget). A command never exits 1
+without naming what failed: an error of rdmatool itself is one line and 3 (cli.main).
+"""
+
+from __future__ import annotations
+
+_SELECTION = "an empty target selection (--limit, --exclude, --shard)"
+
+# command path -> {code: meaning}. A meaning never holds "; <digit> = " (the separator of the printed row) nor
+# square brackets (the help is rich text).
+CODES: dict[str, dict[int, str]] = {
+    "parse": {
+        0: "parsed",
+        1: "the output holds a line the parser does not know (NAME: FILE:LINE)",
+        2: "usage, unknown parser, unreadable or oversized file",
+    },
+    "inventory show": {
+        0: "printed",
+        2: "usage or a bad inventory (FILE:LINE)",
+        3: _SELECTION,
+    },
+    "collect": {
+        0: "every target collected",
+        2: "usage or bad input: inventory, options, bundle path",
+        3: f"some or all targets not collected (the bundle is still written; an existing one is replaced only with "
+           f"--force), or {_SELECTION}",
+    },
+    "bundle show": {
+        0: "printed",
+        2: "not a bundle, or a corrupt one (the file is named)",
+    },
+    "diagnose": {
+        0: "pass, or warnings only",
+        1: "an error or critical finding: fix what it names",
+        2: "usage or bad input: bundle, playbooks, baseline, inventory",
+        3: f"inconclusive: no data (no target answered, a bundle without outputs), collection or parse failures, "
+           f"or {_SELECTION}",
+    },
+    "gate": {
+        0: "pass, or warnings only",
+        1: "fail: the nodes to drain (each with its stage and finding) or a named fabric-level failure",
+        2: "usage or bad input: inventory, profile, playbooks, bundle, an output file that cannot be written",
+        3: f"inconclusive: no data, unreachable targets beyond --allow-missing, a stage that timed out, could not "
+           f"decide or broke, or {_SELECTION}; nothing is drained",
+    },
+    "baseline save": {
+        0: "saved",
+        2: "usage or bad input: bundle, store, baseline file",
+        3: "no data: the bundle holds no figures to baseline (no target answered)",
+    },
+    "baseline list": {
+        0: "listed (a corrupt baseline is named on stderr, the others still listed)",
+        2: "the store cannot be read",
+    },
+    "baseline show": {
+        0: "printed",
+        2: "no such baseline, or a corrupt one",
+    },
+    "baseline diff": {
+        0: "printed",
+        2: "no such baseline, or a corrupt one",
+    },
+    "perf run": {
+        0: "every pair at rate",
+        1: "bad nodes or bad links named",
+        2: "usage or bad input: inventory, options, fewer than two hosts",
+        3: f"inconclusive: pairs that errored or did not run, unreachable hosts, suspects without enough evidence, "
+           f"or {_SELECTION}",
+    },
+    "pcap": {
+        0: "pass, or warnings only",
+        1: "an error or critical finding",
+        2: "unreadable or malformed file (the file and the byte offset)",
+        3: "the capture holds no packets",
+    },
+    "capture": {
+        0: "captured",
+        2: "usage or bad input: inventory, interface name, --limit not naming exactly one host",
+        3: f"the host could not capture (unreachable, no tcpdump, not permitted), or {_SELECTION}",
+    },
+}
+
+
+def epilog(command: str) -> str:
+    """The `--help` text of one command's exit codes: `Exit codes: 0 = ...; 1 = ...`."""
+    return "Exit codes: " + "; ".join(f"{code} = {meaning}" for code, meaning in sorted(CODES[command].items())) + "."
