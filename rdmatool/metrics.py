@@ -209,6 +209,22 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("perf_jitter_verdict", "", STATE, "a pair's p99.9 / typical latency against the gate profile's ceiling: jitter, ok"),
     ("lat_p999_over_typical", "x typical", GAUGE, "a pair's p99.9 latency as a multiple of its typical latency"),
     ("perf_jitter_ceiling", "x typical", GAUGE, "the gate profile's ceiling on p99.9 / typical latency"),
+    # --- the gate's incast stage (rdmatool.perf.incast_figures), judged by playbooks/45-incast.yaml -------------------
+    # A group is one leaf's incast (target: the leaf, entity: its port toward the receiver; `fabric` when the
+    # cabling is not known); a sender's and the receiver's own figures sit on the host and its netdev.
+    ("incast_fan_in", "senders", GAUGE, "senders of an incast group (all sending to one receiver at once)"),
+    ("incast_receiver", "", STATE, "the host an incast group's senders sent to"),
+    ("incast_goodput_gbps", "Gb/s", GAUGE, "goodput under incast: one sender's, or the group's total"),
+    ("incast_goodput_share", "ratio", GAUGE, "a sender's share of its incast group's goodput (fair: 1 / fan-in)"),
+    ("incast_goodput_efficiency", "ratio", GAUGE, "an incast group's total goodput / the receiver's line rate"),
+    ("incast_fairness", "ratio", GAUGE, "Jain's index of the senders' goodput under incast (1 fair, 1/n: one takes all)"),
+    ("incast_pause_fraction", "ratio", GAUGE,
+     "share of the incast's duration held by PFC: a sender's NIC paused; for the group the most paused port on the path"),
+    ("incast_ecn_mark_ratio", "ratio", GAUGE,
+     "ECN-marked / packets toward the receiver during the incast (the leaf's egress queue, else the receiver's NIC)"),
+    ("incast_cnp_sent", "packets", GAUGE, "CNPs the receiver's notification point sent during the incast"),
+    ("incast_cnp_handled", "packets", GAUGE, "CNPs a sender's reaction point acted on during the incast (group: all)"),
+    ("incast_cnp_ignored", "packets", GAUGE, "CNPs a sender received and ignored during the incast (group: all)"),
     # --- the cabling judge's facts (rdmatool.topology.cabling), judged by playbooks/15-topology.yaml -------------
     ("cabling_verdict", "", STATE, "a cabling problem of a host NIC or switch port: off_rail, unexpected_leaf, "
      "one_sided, no_neighbor, speed_mismatch, neighbor_changed, wrong_switch, wrong_port, missing_link"),

@@ -18,8 +18,10 @@ _BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_
 
 
 def stage_of(rule: Rule) -> str:
-    """state (one snapshot), counters (needs two), bandwidth or latency (needs perftest)."""
+    """state (one snapshot), counters (needs two), bandwidth or latency (needs perftest), incast (its own load)."""
     metric = rule.params.get("metric") or rule.params.get("numerator") or ""
+    if metric.startswith("incast_"):
+        return "incast"
     if metric in _BANDWIDTH_METRICS:
         return "bandwidth"
     if metric.startswith("lat_"):
@@ -42,10 +44,14 @@ class StageResult:
     detail: str = ""
     # Hosts this stage did not test: condemned by an earlier stage (already on the drain list) or never read.
     excluded: list[str] = field(default_factory=list)
+    figures: dict | None = None  # what the stage measured, for --json (the incast stage's groups)
 
     def as_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "duration_s": round(self.duration_s, 3),
-                "findings": len(self.findings), "detail": self.detail, "excluded": self.excluded}
+        out = {"name": self.name, "status": self.status, "duration_s": round(self.duration_s, 3),
+               "findings": len(self.findings), "detail": self.detail, "excluded": self.excluded}
+        if self.figures is not None:
+            out["figures"] = self.figures
+        return out
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ counters_window_s: 10        # stage 2: seconds between the two counter reads
 bandwidth: {enabled: true, test: ib_write_bw, rounds: 3, duration_s: 5, size_bytes: 1048576, qps: 2,
             min_fraction_of_line_rate: 0.9}
 latency: {enabled: false, test: ib_send_lat, max_p99_us: 10.0, max_p999_over_typical: 5.0}
-deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120}
+incast: {fan_in: 4, duration_s: 10}  # optional stage 5 (off unless given): N senders -> 1 receiver per leaf
+deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180}
 allow_missing: 0             # unreachable targets tolerated before the verdict is inconclusive
 skip_rules: []               # rule ids the site has decided not to gate on
 ```
@@ -22,7 +23,7 @@ from pathlib import Path
 from rdmatool import yamlio
 from rdmatool.errors import RdmatoolError
 
-STAGES = ("state", "counters", "bandwidth", "latency")
+STAGES = ("state", "counters", "bandwidth", "latency", "incast")
 
 
 class ProfileError(RdmatoolError):
@@ -49,11 +50,26 @@ class LatencyPolicy:
 
 
 @dataclass(frozen=True)
+class IncastPolicy:
+    """The incast stage (rdmatool.perf.incast): per leaf, `fan_in` senders -> 1 receiver for `duration_s`, with
+    the pause / ECN / CNP counters read before and after the load. Off unless the profile has an `incast` key."""
+
+    enabled: bool = False
+    fan_in: int = 4
+    duration_s: int = 10
+    test: str = "ib_write_bw"
+    size_bytes: int = 1048576
+    qps: int = 2
+
+
+@dataclass(frozen=True)
 class GateProfile:
     counters_window_s: float = 10.0
     bandwidth: BandwidthPolicy = field(default_factory=BandwidthPolicy)
     latency: LatencyPolicy = field(default_factory=LatencyPolicy)
-    deadlines_s: dict = field(default_factory=lambda: {"state": 60, "counters": 60, "bandwidth": 300, "latency": 120})
+    incast: IncastPolicy = field(default_factory=IncastPolicy)
+    deadlines_s: dict = field(default_factory=lambda: {"state": 60, "counters": 60, "bandwidth": 300, "latency": 120,
+                                                       "incast": 180})
     allow_missing: int = 0
     skip_rules: tuple[str, ...] = ()
 
@@ -68,13 +84,14 @@ def load(path: str | Path | None) -> GateProfile:
     where = f"{path}:{yamlio.line_of(data) or 1}"
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: a gate profile is a mapping")
-    known = {"counters_window_s", "bandwidth", "latency", "deadlines_s", "allow_missing", "skip_rules"}
+    known = {"counters_window_s", "bandwidth", "latency", "incast", "deadlines_s", "allow_missing", "skip_rules"}
     unknown = set(data) - known
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
     try:
         bandwidth = BandwidthPolicy(**dict(data.get("bandwidth") or {}))
         latency = LatencyPolicy(**dict(data.get("latency") or {}))
+        incast = _incast(data.get("incast"))
     except TypeError as exc:
         raise ProfileError(f"{where}: {exc}") from None
     deadlines = {**GateProfile().deadlines_s, **dict(data.get("deadlines_s") or {})}
@@ -84,7 +101,26 @@ def load(path: str | Path | None) -> GateProfile:
         counters_window_s=float(data.get("counters_window_s", 10.0)),
         bandwidth=bandwidth,
         latency=latency,
+        incast=incast,
         deadlines_s=deadlines,
         allow_missing=int(data.get("allow_missing", 0)),
         skip_rules=tuple(data.get("skip_rules") or ()),
     )
+
+
+def _incast(raw) -> IncastPolicy:
+    """An `incast` mapping (even `{}`) turns the stage on, unless it says `enabled: false`."""
+    if raw is None:
+        return IncastPolicy()
+    if raw is True or raw is False:
+        return IncastPolicy(enabled=raw)
+    if not isinstance(raw, dict):
+        raise TypeError("incast takes a mapping (fan_in, duration_s, test, size_bytes, qps, enabled)")
+    policy = IncastPolicy(**{"enabled": True, **raw})
+    if not isinstance(policy.fan_in, int) or isinstance(policy.fan_in, bool) or policy.fan_in < 1:
+        raise TypeError(f"incast fan_in must be a whole number of senders >= 1, not {policy.fan_in!r}")
+    if not isinstance(policy.duration_s, int) or isinstance(policy.duration_s, bool) or policy.duration_s < 1:
+        raise TypeError(f"incast duration_s must be a whole number of seconds >= 1, not {policy.duration_s!r}")
+    if not str(policy.test).endswith("_bw"):
+        raise TypeError(f"incast test must be a bandwidth test (ib_write_bw, ib_read_bw, ib_send_bw), not {policy.test!r}")
+    return policy

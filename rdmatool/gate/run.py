@@ -241,6 +241,14 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
                                excluded, perf_options, path)
             stages.append(outcome.stage)
             findings += outcome.stage.findings
+    if profile.incast.enabled:  # stage 5, optional: PFC / ECN under an N-to-1 load (rdmatool.gate.incast_stage)
+        from rdmatool.gate.incast_stage import incast_stage
+
+        outcome = _guarded("incast", lambda *args: _StageOutcome(incast_stage(*args)), targets, rules, profile,
+                           collect_options, deadline, excluded | policy.condemned(findings, hosts), perf_options,
+                           path, analysis, max(0.0, collected_s - options.interval_s))
+        stages.append(outcome.stage)
+        findings += outcome.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, save, start)
 
 

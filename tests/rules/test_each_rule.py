@@ -28,6 +28,7 @@ from rdmatool.verdict import verdict
 from tests.capture.test_triggers import TRIGGERS as CAPTURE_TRIGGERS
 from tests.e2e.helpers import REPO, collect, rdmatool
 from tests.fabric.fixtures import fabric_fixture
+from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
@@ -284,6 +285,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     # topology rules on a rail-optimised pod (tests/topology/pod.py), not on this pod: their cases live with them.
     ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS] + [t.rule for t in CAPTURE_TRIGGERS]
     ids += [t.rule for t in TOPOLOGY_TRIGGERS]
+    ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")
