@@ -359,6 +359,9 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("non_roce_rx_bytes", "bytes", COUNTER, "non-RoCE bytes received on a switch port"),
     ("non_roce_rx_packets", "packets", COUNTER, "non-RoCE packets received on a switch port"),
     ("cnp_tx_bytes", "bytes", COUNTER, "CNP bytes transmitted on a switch port"),
+    # A switch forwards (and counts) CNPs; it never sends one as a notification point does: its own name, so that the
+    # fleet's CNP balance (cnp_sent / cnp_handled) is of host counters only.
+    ("switch_cnp_tx_packets", "packets", COUNTER, "CNPs a switch port transmitted (forwarded, not generated)"),
     ("roce_rx_buffer_discards", "packets", COUNTER, "RoCE packets dropped on receive for lack of ingress buffer"),
     ("non_roce_rx_buffer_discards", "packets", COUNTER, "non-RoCE packets dropped on receive: no ingress buffer"),
     ("roce_tx_buffer_discards", "packets", COUNTER, "unicast RoCE packets dropped on transmit: no egress buffer"),

@@ -145,6 +145,7 @@ class Suggestion:
     proposed: str
     rationale: str
     commands: dict[str, list[str]] = field(default_factory=dict)
+    target: str | None = None  # the device the change is made on (a suggestion may also print its cable peer's)
 
 
 @dataclass(frozen=True)

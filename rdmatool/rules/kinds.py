@@ -392,6 +392,68 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     return pd.DataFrame(out, columns=HIT_COLUMNS) if out else empty_hits()
 
 
+def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
+    """Ports paused a large share of the window on a priority while ECN marks few of their packets there: ECN
+    fires after PFC (docs/tuning.md §2.5, row 6). Judged per port and priority, so one late port shows on a switch
+    that marks elsewhere; `scope: target` makes one hit per target naming its late ports.
+
+    The mark ratio is the port's ECN-marked packets over its transmitted packets in the window, on the same priority
+    where the switch counts per priority, else the port's own total (a port-wide mark count over one priority's
+    packets can only overstate the ratio: never a false alarm). A port without both counts is not judged."""
+    p = rule.params
+    query = ctx.query_of(facts)
+    paused = rows(query, p["metric"], "value", rule.where)
+    paused = paused[paused["priority"].notna() & (paused["x"] > float(p["paused_above"]))]
+    if paused.empty:
+        return empty_hits()
+    narrowed = {k: v for k, v in rule.where.items() if k not in ("priority", "entity", "raw_key")}
+    targets = set(paused["target"])
+
+    def counts(metrics: tuple[str, ...]) -> dict:
+        """(target, entity, priority or None) → the largest delta over the window among the views of one count
+        (two views of one counter, e.g. Cumulus port-stats and RoCE counters, are not added up)."""
+        out: dict = {}
+        for metric in metrics:
+            part = rows(query, metric, "delta", narrowed)
+            part = part[part["target"].isin(targets) & part["x"].notna()]
+            for t, e, pr, x in zip(part["target"], part["entity"], part["priority"], part["x"]):
+                key = (t, e, None if pd.isna(pr) else int(pr))
+                out[key] = max(out.get(key, 0.0), float(x))
+        return out
+
+    marks = counts(("ecn_marked_packets",))
+    packets = counts(("tx_packets",))
+    port_packets = counts(("roce_tx_packets",))  # a RoCE-only port total where no per-priority count exists
+    minimum = float(p.get("min_packets", 1000))
+    found = []
+    for t, e, pr, x, w in zip(paused["target"], paused["entity"], paused["priority"], paused["x"],
+                              paused["window_s"] if "window_s" in paused else [np.nan] * len(paused)):
+        prio = int(pr)
+        m = marks.get((t, e, prio), marks.get((t, e, None)))
+        n = packets.get((t, e, prio), port_packets.get((t, e, None), packets.get((t, e, None))))
+        if m is None or n is None or n < minimum:
+            continue
+        ratio = m / n
+        if ratio < float(p["marked_below"]):
+            found.append((t, e, prio, float(x), ratio, w))
+    if not found:
+        return empty_hits()
+    expected = f"ECN marks >= {p['marked_below']} of packets before pauses pass {p['paused_above']} of the time"
+    if p.get("scope", "entity") == "target":
+        by_target: dict[str, list] = {}
+        for t, e, prio, x, ratio, w in found:
+            by_target.setdefault(t, []).append((e, prio, x, ratio, w))
+        return pd.DataFrame([{
+            "target": t, "entity": None, "priority": None, "observed": len(ports), "expected": expected,
+            "baseline": ", ".join(f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})"
+                                  for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))),
+            "window_s": ports[0][4],
+        } for t, ports in sorted(by_target.items())], columns=HIT_COLUMNS)
+    return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
+                          "baseline": ratio, "window_s": w} for t, e, prio, x, ratio, w in found],
+                        columns=HIT_COLUMNS)
+
+
 # What a verdict hit carries beyond HIT_COLUMNS: the judge's record (evidence `details`) and the subject's facts by
 # metric (for the rule's text).
 VERDICT_COLUMNS = ["details", "names"]
@@ -472,4 +534,5 @@ KIND_FUNCTIONS: dict[str, Callable[[pd.DataFrame, Rule, Context], pd.DataFrame]]
     "ratio": ratio,
     "missing": missing,
     "verdict": verdict,
+    "ecn_vs_pause": ecn_vs_pause,
 }

@@ -19,7 +19,7 @@ from rdmatool import metrics, yamlio
 from rdmatool.errors import PlaybookError
 from rdmatool.model import Platform, Severity, TargetKind
 
-KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict")
+KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict", "ecn_vs_pause")
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
 FIELDS = ("value", "rate", "delta")
 # The columns of the facts (analysis.FACT_COLUMNS) a `where` may filter on, plus link_layer (a target's link_layer
@@ -38,6 +38,7 @@ _PARAMS: dict[str, set[str]] = {
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
     "missing": {"metrics", "require_any"},
     "verdict": {"metric", "verdict", "value", "expected", "at_least", "at_most", "details"},
+    "ecn_vs_pause": {"metric", "paused_above", "marked_below", "min_packets", "scope"},
 }
 _REQUIRED: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value"},
@@ -48,6 +49,7 @@ _REQUIRED: dict[str, set[str]] = {
     "ratio": {"numerator", "denominator", "op", "value"},
     "missing": {"metrics"},
     "verdict": {"metric", "verdict", "value"},
+    "ecn_vs_pause": {"metric", "paused_above", "marked_below"},
 }
 
 # What each parameter must be, from what rules/kinds.py does with it; checked at load, so that a wrong type is a
@@ -74,6 +76,7 @@ PARAM_TYPES: dict[str, str] = {
     "require_any": _BOOLEAN,
     "also": _CONDITIONS, "aggregate": _AGGREGATE,
     "verdict": _TEXT, "at_least": _TEXT, "at_most": _TEXT, "details": _TEXT,
+    "paused_above": _NUMBER, "marked_below": _NUMBER, "min_packets": _NUMBER,
 }
 _KIND_PARAM_TYPES: dict[tuple[str, str], str] = {("ratio", "value"): _NUMBER}  # a ratio is compared as a number
 # The closed sets kinds.py picks from; anything else would silently mean the default.
@@ -86,7 +89,11 @@ PARAM_CHOICES: dict[str, tuple[str, ...]] = {
 }
 # Narrower sets for one kind: deviation looks the baseline up under the metric (value) or its rate, so a delta would
 # be compared with the statistics of a rate.
-_KIND_PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {("deviation", "field"): ("value", "rate")}
+_KIND_PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("deviation", "field"): ("value", "rate"),
+    ("ecn_vs_pause", "metric"): ("rx_pause_fraction", "tx_pause_fraction"),  # what kinds.ecn_vs_pause compares
+    ("ecn_vs_pause", "scope"): ("entity", "target"),
+}
 # The modes of a mismatch rule (kinds.mismatch): the keys each one needs and the ones it may also take. Without
 # `compare`, the keys given choose the mode, so they must point at exactly one.
 MISMATCH_MODES: dict[str, tuple[frozenset[str], frozenset[str]]] = {

@@ -49,6 +49,30 @@ _PORTS = {
     "nxos": re.compile(r"Ethernet[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,2})?"),
 }
 
+# The one list of platforms whose command syntax the project has checked against the vendor's own documentation,
+# with the document (docs/tuning.md §9 keeps the same list with the full references). Every other platform's
+# commands are printed with syntax_note(): a suggestion never looks more certain than it is.
+VERIFIED_SYNTAX: dict[str, str] = {
+    HOST: "NVIDIA MLNX_OFED documentation, QoS (mlnx_qos) [C12] and ECN (/sys/class/net/<if>/ecn) [C8]",
+    "sonic": "the sonic-utilities CLI (config interface pfc, ecnconfig) and sonic-buildimage qos_config.j2 [C2]",
+    "cumulus": "NVIDIA Cumulus Linux 5.x user guide, RoCE and QoS chapters (NVUE) [C1]",
+}
+VENDOR_DOCUMENTS: dict[str, str] = {
+    "onyx": "the NVIDIA Onyx (MLNX-OS) user manual",
+    "eos": "Arista's EOS QoS configuration guide",
+    "nxos": "Cisco's Nexus 9000 Series NX-OS Quality of Service Configuration Guide",
+}
+
+
+def syntax_note(platform: str) -> str | None:
+    """The warning printed with a platform's commands when their syntax is not verified; None when it is."""
+    if platform in VERIFIED_SYNTAX:
+        return None
+    document = VENDOR_DOCUMENTS.get(platform, "the vendor's documentation")
+    return (f"{platform} commands: syntax not verified against the vendor's documentation ({document}); check them "
+            "there before use.")
+
+
 NXOS_DEFAULTS = {
     "nxos_qos_policy": "QOS_CLASSIFICATION",
     "nxos_network_qos_policy": "QOS_NETWORK",
@@ -265,10 +289,11 @@ def switch_dscp_map(platform: str, port: str | None, dscp_value: int, prio: int,
     raise ValueError(f"unknown switch platform {platform!r}")
 
 
-def switch_ecn(platform: str, where: str | None, tc: int, kmin: int, kmax: int, pmax_pct: int,
+def switch_ecn(platform: str, where: str | list[str] | None, tc: int, kmin: int, kmax: int, pmax_pct: int,
                options: dict | None = None) -> list[str]:
-    """WRED/ECN thresholds of the lossless egress queue. `where` is the SONiC WRED profile name, or the port on
-    Onyx / EOS / NX-OS (unused on Cumulus, whose congestion-control profile is global)."""
+    """WRED/ECN thresholds of the lossless egress queue. `where` is the SONiC WRED profile name, the port on Onyx /
+    EOS, the port or ports an NX-OS queuing policy is bound to (unused on Cumulus, whose congestion-control profile
+    is global)."""
     opts = {**NXOS_DEFAULTS, **(options or {})}
     t = priority(tc)
     lo = integer(kmin, 1, 2**32 - 1, "Kmin (bytes)")
@@ -298,8 +323,8 @@ def switch_ecn(platform: str, where: str | None, tc: int, kmin: int, kmax: int, 
         lines = ["configure terminal", f"policy-map type queuing {policy}", f"class type queuing c-out-8q-q{t}",
                  f"random-detect minimum-threshold {lo} bytes maximum-threshold {hi} bytes drop-probability {p} "
                  "weight 0 ecn"]
-        if where is not None:
-            lines += [f"interface {switch_port('nxos', where)}", f"service-policy type queuing output {policy}"]
+        for port in [where] if isinstance(where, str) else list(where or []):
+            lines += [f"interface {switch_port('nxos', port)}", f"service-policy type queuing output {policy}"]
         return [*lines, "end"]
     raise ValueError(f"unknown switch platform {platform!r}")
 

@@ -3,8 +3,13 @@
 Three GPU nodes (a 400G NDR InfiniBand port mlx5_0 and a 200G RoCE port mlx5_1/ens1f0np0 each), one storage node
 (a 200G RoCE port with its own lossless priority 4) and one SONiC leaf the RoCE ports are cabled to. Every output is
 rendered in its tool's own format (sysfs grep, `perfquery -x`, `ibv_devinfo -v`, `ethtool -S`, `mlnx_qos`, DCQCN
-sysfs, `lldpctl -f json`, perftest, PSI, SONiC `show ...` tables), in two snapshots WINDOW_S apart, so counters get
-rates exactly as a collected bundle does.
+sysfs, `show_gids`, `lldpctl -f json`, perftest, PSI, SONiC `show ...` tables), in two snapshots WINDOW_S apart, so
+counters get rates exactly as a collected bundle does.
+
+`healthy_pod(platforms=...)` builds the same pod behind leaves of other switch OSes (one leaf per platform, the RoCE
+ports cabled round-robin): Cumulus, Onyx, EOS and NX-OS answer the commands of `rdmatool.commands.switch_plan`
+through the simulated fabric's renderers (tests/fabric/shims), fed from this pod's counters, so one switch model
+gives every NOS's outputs.
 
 A counter is `[value in snapshot 0, growth until snapshot 1]`; a test mutates the healthy pod (`bump` a counter,
 change a setting) before writing it. Everything a test asserts on is an input here.
@@ -17,8 +22,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from rdmatool import commands as audited
 from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
+from tests.fabric import fastpath
+from tests.fabric.scenario import switch_port_name
+from tests.fabric.shims import cli_platforms
+from tests.fabric.shims._base import Ctx
+from tests.fabric.shims.lldpctl import DESCR
 
 WINDOW_S = 10.0
 T0 = datetime(2025, 3, 3, 2, 0, 0, tzinfo=timezone.utc)
@@ -118,6 +129,7 @@ class Port:
     hw: Counters = field(default_factory=dict)
     # RoCE only
     switch_port: str | None = None
+    switch: str = SWITCH  # the leaf the port is cabled to
     pfc: tuple[int, ...] = (3,)
     trust: str = "dscp"
     dscp26_priority: int = 3
@@ -161,6 +173,10 @@ class SwitchPort:
     pg_drops: Counters = field(default_factory=dict)
     wd_status: str = "operational"  # PFC watchdog state of queue 3 (the other lossless queues stay operational)
     wd_storms: list[int] = field(default_factory=lambda: [0, 0])  # storms the watchdog detected on queue 3
+    rx_pause_us: Counters = field(default_factory=dict)  # time paused by the peer, µs (where the NOS reports it)
+    tx_pause_us: Counters = field(default_factory=dict)  # time this port kept its peer paused, µs
+    cnp: list[int] = field(default_factory=lambda: [10**8, 40_000])  # CNPs the port forwarded (switch counters)
+    speed_gbps: int = 200
 
 
 def switch_port(name: str, host: str, netdev: str, busy: int) -> SwitchPort:
@@ -168,10 +184,12 @@ def switch_port(name: str, host: str, netdev: str, busy: int) -> SwitchPort:
         return {str(p): [0, 0] for p in range(8)}
 
     sp = SwitchPort(name, host, netdev, rx_pfc=zero(), tx_pfc=zero(), uc_packets=zero(), uc_drops=zero(),
-                    wred_drops=zero(), ecn_marks=zero(), pg_drops=zero())
+                    wred_drops=zero(), ecn_marks=zero(), pg_drops=zero(), rx_pause_us=zero(), tx_pause_us=zero())
     b = str(busy)
     sp.rx_pfc[b] = [5 * 10**5, 500]  # 50 pause frames/s each way: normal
     sp.tx_pfc[b] = [10**6, 500]
+    sp.rx_pause_us[b] = [10**7, 10_000]  # paused 0.1 % of the window, as the hosts are
+    sp.tx_pause_us[b] = [10**7, 10_000]
     sp.uc_packets[b] = [4 * 10**11, 10**7]
     sp.ecn_marks[b] = [10**8, 10_000]  # 0.1 % of the packets marked: ECN acts, gently
     sp.uc_packets["0"] = [10**9, 10**4]
@@ -187,6 +205,7 @@ class Switch:
     pmax: int = 10
     ecn_profile: str = "AZURE_LOSSLESS"
     ecn_mode: str = "ecn_all"
+    platform: str = "sonic"
 
     def port(self, name: str) -> SwitchPort:
         return next(p for p in self.ports if p.name == name)
@@ -222,11 +241,24 @@ def _stor(i: int) -> Host:
     return Host(f"stor0{i}", "storage", [roce], psi_io=4.2, psi_cpu=6.5)
 
 
-def healthy_pod() -> Pod:
-    """The healthy pod; every call returns a fresh one to mutate."""
-    hosts = [_gpu(1), _gpu(2), _gpu(3), _stor(1)]
-    ports = [switch_port(p.switch_port, h.name, p.netdev, busy=p.pfc[0]) for h in hosts for p in h.ports if p.roce]
-    return Pod(hosts, [Switch(SWITCH, ports)])
+PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
+
+
+def healthy_pod(platforms: tuple[str, ...] = ("sonic",), gpus: int = 3) -> Pod:
+    """The healthy pod; every call returns a fresh one to mutate. With one platform: one leaf `leaf01` of that NOS;
+    with several: leaf01, leaf02, ... one per platform, the RoCE ports cabled to them in turn."""
+    hosts = [*(_gpu(i) for i in range(1, gpus + 1)), _stor(1)]
+    names = [SWITCH] if len(platforms) == 1 else [f"leaf{k + 1:02d}" for k in range(len(platforms))]
+    per_switch: dict[str, list[SwitchPort]] = {n: [] for n in names}
+    roce_ports = [(h, p) for h in hosts for p in h.ports if p.roce]
+    for i, (h, p) in enumerate(roce_ports):
+        k = i % len(platforms)
+        p.switch = names[k]
+        p.switch_port = switch_port_name(platforms[k], len(per_switch[names[k]]))
+        port = switch_port(p.switch_port, h.name, p.netdev, busy=p.pfc[0])
+        port.speed_gbps = p.rate
+        per_switch[names[k]].append(port)
+    return Pod(hosts, [Switch(n, per_switch[n], platform=platform) for n, platform in zip(names, platforms)])
 
 
 # --- renderers: each tool's own output format ---------------------------------------------------------------------
@@ -306,15 +338,32 @@ def _mlnx_qos(port: Port) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _lldp(host: Host) -> str:
+def _lldp(host: Host, platforms: dict[str, str]) -> str:
     interfaces = {
         p.netdev: {"via": "LLDP", "rid": "1", "age": "3 day, 02:02:02",
-                   "chassis": {SWITCH: {"id": {"type": "mac", "value": "0c:42:a1:00:00:00"},
-                                        "descr": "SONiC Software Version: SONiC.202311.1", "mgmt-ip": "10.0.1.1"}},
+                   "chassis": {p.switch: {"id": {"type": "mac", "value": "0c:42:a1:00:00:00"},
+                                          "descr": DESCR[platforms.get(p.switch, "sonic")], "mgmt-ip": "10.0.1.1"}},
                    "port": {"id": {"type": "ifname", "value": p.switch_port}, "descr": p.switch_port, "ttl": "120"}}
         for p in host.ports if p.roce
     }
     return json.dumps({"lldp": {"interface": interfaces}}, indent=2) + "\n"
+
+
+def _show_gids(host: Host, index: int) -> str:
+    """The RoCE GID table (mlnx-tools `show_gids`): it names each RDMA port's netdev."""
+    rows = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
+            "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
+    count = 0
+    for k, p in enumerate(host.ports):
+        if not p.roce:
+            continue
+        ip = f"192.168.{k + 1}.{index + 1}"
+        v4 = "0000:0000:0000:0000:0000:ffff:" + "".join(f"{int(b):02x}" for b in ip.split(".")[:2]) + ":" + \
+            "".join(f"{int(b):02x}" for b in ip.split(".")[2:])
+        rows.append(f"{p.device}\t1\t0\tfe80:0000:0000:0000:ba3f:d2ff:fe00:{index:04x}\t\t\tv1\t{p.netdev}")
+        rows.append(f"{p.device}\t1\t3\t{v4}\t{ip}  \tv2\t{p.netdev}")
+        count += 2
+    return "\n".join([*rows, f"n_gids_found={count}"]) + "\n"
 
 
 def _perftest(host: Host) -> str:
@@ -457,13 +506,21 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                 out(0, "dcqcn_sysfs", _dcqcn(p), p.netdev)
                 out(0, "mlnx_qos", _mlnx_qos(p), p.netdev)
         if any(p.roce for p in h.ports):
-            out(0, "lldpctl", _lldp(h))
+            out(0, "lldpctl", _lldp(h, {sw.name: sw.platform for sw in pod.switches}))
+            out(0, "show_gids", _show_gids(h, pod.hosts.index(h)))
         if h.bw is not None or h.perftest_error:
             out(1, "perftest", _perftest(h), "ib_write_bw")
         if h.lat:
             out(1, "perftest", _perftest_lat(h), "ib_write_lat")
     targets = [Target(h.name, f"10.0.0.{i + 1}", role=h.role) for i, h in enumerate(pod.hosts)]
     for k, sw in enumerate(pod.switches):
+        targets.append(Target(sw.name, f"10.0.1.{k + 1}", kind=TargetKind.SWITCH, platform=Platform(sw.platform),
+                              role="leaf"))
+        if sw.platform != "sonic":
+            for s in (0, 1):
+                for parser, qualifier, stdout in _nos_outputs(sw, k, s, pod):
+                    add(s, sw.name, parser, stdout, qualifier)
+            continue
         views = [((0, 1), "sonic_pfc_counters", lambda s, sw=sw: _sonic_pfc_counters(sw, s)),
                  ((0, 1), "sonic_queue_counters", lambda s, sw=sw: _sonic_queues(sw, s)),
                  ((0, 1), "sonic_wred_counters", lambda s, sw=sw: _sonic_wred(sw, s)),
@@ -475,8 +532,6 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
             if only is None or parser in only:  # a switch without ports has no per-port tables to render
                 for s in snapshots:
                     add(s, sw.name, parser, render(s))
-        targets.append(Target(sw.name, f"10.0.1.{k + 1}", kind=TargetKind.SWITCH, platform=Platform.SONIC,
-                              role="leaf"))
     snapshots = [{"index": s, "started": (created + timedelta(seconds=WINDOW_S * s)).isoformat(), "finished": None}
                  for s in (0, 1)]
     final = writer.commit(targets, snapshots, [], WINDOW_S)
@@ -485,3 +540,69 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
         manifest["created"] = created.isoformat()
         (final / "manifest.json").write_text(json.dumps(manifest))
     return final
+
+
+# --- the other switch OSes, through the simulated fabric's renderers ---------------------------------------------
+
+
+def _fabric_counters(p: SwitchPort) -> dict[str, list[float]]:
+    """The pod port's counters under the simulated fabric's names (tests/fabric/counters.py), as [base, per-second
+    rate] over the pod's window."""
+    def per_s(counter: list[int], scale: int = 1) -> list[float]:
+        return [counter[0] * scale, counter[1] * scale / WINDOW_S]
+
+    out: dict[str, list[float]] = {}
+    total = [sum(c[0] for c in p.uc_packets.values()), sum(c[1] for c in p.uc_packets.values())]
+    for name in ("rx_ok", "tx_ok"):
+        out[name] = per_s(total)
+    for name in ("rx_bytes", "tx_bytes"):
+        out[name] = per_s(total, 1000)
+    for q in range(8):
+        k = str(q)
+        out |= {f"rx_pfc{q}": per_s(p.rx_pfc[k]), f"tx_pfc{q}": per_s(p.tx_pfc[k]),
+                f"rx_pfc{q}_duration": per_s(p.rx_pause_us.get(k, [0, 0])),
+                f"tx_pfc{q}_duration": per_s(p.tx_pause_us.get(k, [0, 0])),
+                f"pg{q}_drop": per_s(p.pg_drops[k]), f"pg{q}_rx_frames": per_s(p.uc_packets[k]),
+                f"q{q}_pkts": per_s(p.uc_packets[k]), f"q{q}_bytes": per_s(p.uc_packets[k], 1000),
+                f"q{q}_drop_pkts": per_s(p.uc_drops[k]), f"q{q}_drop_bytes": per_s(p.uc_drops[k], 1000),
+                f"q{q}_wred_pkts": per_s(p.wred_drops[k]), f"q{q}_ecn_pkts": per_s(p.ecn_marks[k])}
+    out["pfcwd_detected"] = per_s(p.wd_storms)
+    out["cnp_pkts"] = per_s(p.cnp)
+    return out
+
+
+def _switch_spec(sw: Switch, k: int, pod: Pod) -> dict:
+    """The simulated fabric's per-target spec of a pod switch (what its renderers read)."""
+    lossless = list(sw.ports[0].lossless) if sw.ports else [3, 4]
+    ports = []
+    for p in sw.ports:
+        host_index = next(i for i, h in enumerate(pod.hosts) if h.name == p.host)
+        ports.append({"name": p.name, "speed_gbps": p.speed_gbps, "up": True, "counters": _fabric_counters(p),
+                      "stormed": [3] if p.wd_status == "stormed" else [],
+                      "neighbor": {"name": p.host, "port": p.netdev, "mac": f"b8:3f:d2:00:{host_index:02x}:01",
+                                   "address": f"10.0.0.{host_index + 1}"}})
+    qos = {"pfc": lossless, "trust": "dscp", "roce_prio": 3, "ecn_min_bytes": sw.kmin, "ecn_max_bytes": sw.kmax,
+           "ecn_probability": sw.pmax, "xoff_bytes": 524288, "pfcwd_detection_ms": 200, "pfcwd_restoration_ms": 200}
+    return {"kind": "switch", "platform": sw.platform, "name": sw.name, "address": f"10.0.1.{k + 1}", "epoch": 0.0,
+            "qos": qos, "tools": {}, "mac": f"0c:42:a1:00:{k:02x}:00", "ports": ports, "lldp_extra": []}
+
+
+def _nos_outputs(sw: Switch, k: int, snapshot: int, pod: Pod) -> list[tuple[str, str | None, str]]:
+    """(parser, qualifier, stdout) of one snapshot of a Cumulus / Onyx / EOS / NX-OS leaf, for exactly the commands
+    the collector runs there, as the collector stores them (the echoed command line kept where it must be)."""
+    spec = _switch_spec(sw, k, pod)
+    mode = audited.SNAPSHOT_FULL if snapshot == 0 else audited.SNAPSHOT_COUNTERS
+    ctx = Ctx("", spec["address"], spec, "", snapshot * WINDOW_S)
+    out = []
+    for planned in audited.switch_plan(Platform(sw.platform), [p.name for p in sw.ports], mode):
+        words = planned.command.split()
+        if words[0] in ("nv", "lldpctl"):
+            module = "cumulus_nv" if words[0] == "nv" else "lldpctl"
+            stdout = fastpath.capture(module, ctx, words[1:])[0]
+        else:
+            stdout = cli_platforms.PLATFORMS[sw.platform](ctx, planned.command)
+            assert stdout is not None, f"the simulated {sw.platform} CLI does not answer {planned.command!r}"
+        if planned.keep_echo:
+            stdout = planned.command + "\n" + stdout
+        out.append((planned.parser, planned.qualifier, stdout))
+    return out

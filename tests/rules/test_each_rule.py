@@ -85,6 +85,15 @@ def ecn_silenced_and_pausing(pod: Pod) -> None:
     grow(leaf(pod, "Ethernet0").tx_pfc, "3", 20_000)
 
 
+def cumulus_port_paused_unmarked(pod: Pod) -> None:
+    """The pod behind a Cumulus leaf (it reports pause durations), swp1 paused 60 % of the window on priority 3
+    while marking 0.01 % of its packets; the other ports go on marking 0.1 %."""
+    cumulus = _pod.healthy_pod(("cumulus",))
+    pod.hosts[:], pod.switches[:] = cumulus.hosts, cumulus.switches
+    grow(leaf(pod, "swp1").rx_pause_us, "3", int(0.6 * WINDOW_S * 1e6))
+    grow(leaf(pod, "swp1").ecn_marks, "3", 1_000)  # of 10^7 packets
+
+
 def watchdog_storms(pod: Pod) -> None:
     leaf(pod, "Ethernet8").wd_storms[1] = 2  # two storms detected (and restored) on queue 3 during the window
 
@@ -105,6 +114,7 @@ class Case:
     observed: object  # the evidence's observed value on the first hit (numbers compared approximately)
     baseline: bool = False  # judged against the healthy pod's baseline
     evidence: tuple[tuple[str, object], ...] = ()  # more evidence fields of the first hit, checked like `observed`
+    alone: bool = False  # the mutation rebuilds the pod (another switch OS): not combined with the others
 
 
 GPU2_IB = (("gpu02", "mlx5_0/1", None),)
@@ -160,7 +170,11 @@ CASES: list[Case] = [
     Case("wred_drops_without_marks",
          lambda p: (bump(leaf(p, "Ethernet8").wred_drops, "3", 2_000), grow(leaf(p, "Ethernet8").ecn_marks, "3", 0)),
          (("leaf01", "Ethernet8", 3),), 2_000),
-    Case("ecn_after_pfc", ecn_silenced_and_pausing, (("leaf01", "Ethernet0", 3),), 20_000 / WINDOW_S),
+    Case("pfc_without_ecn_marks", ecn_silenced_and_pausing, (("leaf01", "Ethernet0", 3),), 20_000 / WINDOW_S),
+    Case("ecn_after_pfc", cumulus_port_paused_unmarked, (("leaf01", "swp1", 3),), 0.6,
+         evidence=(("baseline", 1e-4),), alone=True),
+    Case("switch_ecn_fires_after_pfc", cumulus_port_paused_unmarked, (("leaf01", None, None),), 1,
+         evidence=(("baseline", "swp1 priority 3 (paused 0.6, marked 0.0001)"),), alone=True),
     Case("ecn_kmax_above_pfc_trigger", lambda p: put(p.switch, kmax=1_499_136), (("leaf01", "AZURE_LOSSLESS", None),),
          1_499_136),
     Case("ecn_too_aggressive", lambda p: grow(leaf(p, "Ethernet4").ecn_marks, "3", 2_000_000),
@@ -391,7 +405,8 @@ def test_demo_diagnosis_is_identical_across_runs(demo_runs: list) -> None:
 def test_many_faults_diagnose_identically_twice(tmp_path: Path, healthy_baseline: pd.DataFrame) -> None:
     pod = _pod.healthy_pod()
     for case in CASES:
-        case.mutate(pod)
+        if not case.alone:
+            case.mutate(pod)
     path = _pod.write(pod, tmp_path / "faults")
     runs = [json.dumps(diagnose_analysis(analyse_bundle(bundle_io.read(path)), baseline=healthy_baseline).as_json())
             for _ in range(2)]

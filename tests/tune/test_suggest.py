@@ -122,8 +122,16 @@ def test_ecn_dynamic_threshold_from_profile(fab):
 def test_ecn_profile_via_analysis_attribute():
     rows, links = fabric()
     fab = analysis(rows, links, profile={"ecn_pmax_pct": 100, "sonic_wred_profile": "AZURE_LOSSLESS"})
-    s = only(call("ecn_thresholds", fab, "leaf1", "Ethernet0"))  # a port, not a profile: the profile default
-    assert s.commands["sonic"][0] == "ecnconfig -p AZURE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 100"
+    # a port, not a profile: the WRED profile the switch's own `show ecn` names, with its current thresholds
+    s = only(call("ecn_thresholds", fab, "leaf1", "Ethernet0"))
+    assert s.commands["sonic"][0] == "ecnconfig -p ROCE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 100"
+    assert s.current == "Kmin 1048576 B, Kmax 2097152 B, Pmax 5 %"
+    # a switch whose ECN output was not read: the site profile's profile name, and no current value
+    bare = [r for r in rows if not (r["target"] == "leaf1" and r["metric"].startswith("ecn_"))]
+    s = only(call("ecn_thresholds", analysis(bare, links, profile={"sonic_wred_profile": "AZURE_LOSSLESS"}), "leaf1",
+                  "Ethernet0"))
+    assert s.commands["sonic"][0] == "ecnconfig -p AZURE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 20"
+    assert s.current is None
 
 
 def test_ecn_no_rate_no_suggestion():

@@ -6,8 +6,8 @@ Emits (entity `port`, a placeholder the analysis replaces by the real port such 
 name it; priority None - the view aggregates the RoCE priority without naming it; raw_key = the dotted tree path,
 e.g. `tx-stats.tx-roce-stats.unicast-no-buffer-discard`):
 - counters: `rx_pause_frames` / `rx_pause_duration_us` (rx-pfc-stats), `tx_pause_frames` / `tx_pause_duration_us`
-  (tx-pfc-stats), `ecn_marked_packets` (tx-ecn-stats), `cnp_sent` (tx-cnp-stats.cnp-packets: CNPs leaving this
-  port), `cnp_tx_bytes`, `roce_rx_bytes`, `roce_rx_packets`, `roce_tx_bytes`, `roce_tx_packets`,
+  (tx-pfc-stats), `ecn_marked_packets` (tx-ecn-stats), `switch_cnp_tx_packets` (tx-cnp-stats.cnp-packets:
+  CNPs leaving this port, forwarded by the switch - not the hosts' `cnp_sent`), `cnp_tx_bytes`, `roce_rx_bytes`, `roce_rx_packets`, `roce_tx_bytes`, `roce_tx_packets`,
   `non_roce_rx_bytes`, `non_roce_rx_packets`, `roce_rx_buffer_discards`, `non_roce_rx_buffer_discards`,
   `roce_tx_buffer_discards`, `cnp_tx_buffer_discards`;
 - gauges (bytes): `<class>_<rx|tx>_<pool|pg|tc>_[max_]usage_bytes` for class roce / non_roce (rx) and roce / cnp
@@ -61,7 +61,7 @@ LEAVES: dict[str, views.Column] = {
     **_usage(_CNP, "cnp", "tx", "pool"),
     **_usage(_CNP, "cnp", "tx", "tc"),
     f"{_CNP}.cnp-bytes": views.Column("cnp_tx_bytes", nv.byte_size),
-    f"{_CNP}.cnp-packets": views.Column("cnp_sent", nv.count),
+    f"{_CNP}.cnp-packets": views.Column("switch_cnp_tx_packets", nv.count),
     f"{_CNP}.unicast-no-buffer-discard": views.Column("cnp_tx_buffer_discards", nv.count),
     "tx-stats.tx-ecn-stats.ecn-marked-packets": views.Column("ecn_marked_packets", nv.count),
     "tx-stats.tx-pfc-stats.pause-duration": views.Column("tx_pause_duration_us", nv.count),

@@ -189,14 +189,18 @@ class SuggestionContext:
         return names
 
     def host_rate(self, host: str, netdev: str | None):
-        """The link rate of a host netdev's RDMA port, else the host's fastest port."""
-        rp = self.rdma_port_of(host, netdev) if netdev else None
-        rate = self.value(host, rp, "link_rate_gbps") if rp else None
-        if rate is None:
-            rows = self.rows(target=host, metric="link_rate_gbps")
-            rates = [num(v) for v in rows.get("value", []) if num(v)]
-            rate = max(rates) if rates else None
-        return rate
+        """The link rate of a host netdev's RDMA port; None when it is not known. Never another port's: a host with
+        a 400G NIC and a 100G one cabled to this switch is a 100G end of this cable."""
+        rp = (self.rdma_port_of(host, netdev) or self.only_ethernet_port(host)) if netdev else None
+        return self.value(host, rp, "link_rate_gbps") if rp else None
+
+    def only_ethernet_port(self, host: str) -> str | None:
+        """The host's one RDMA port on Ethernet, when it has exactly one: the port a netdev cabled to a switch must
+        be, even without a GID table naming it (its InfiniBand ports go to no Ethernet switch)."""
+        rows = self.rows(target=host, metric="link_layer")
+        ports = {e for e, t in zip(rows.get("entity", []), rows.get("text", [])) if t == "Ethernet"
+                 and isinstance(e, str) and "/" in e}
+        return next(iter(ports)) if len(ports) == 1 else None
 
     # --- cabling -----------------------------------------------------------------------------------------------
 
@@ -268,8 +272,12 @@ class SuggestionContext:
             self.notes.append(f"{platform} commands not rendered: {exc}")
             return []
 
-    def suggestion(self, setting, current, proposed, rationale, commands) -> Suggestion:
-        text = " ".join([rationale, *self.notes]).strip()
+    def suggestion(self, setting, current, proposed, rationale, commands, target: str | None = None) -> Suggestion:
+        """The suggestion for `target` (the device it configures; the finding's target unless given). Commands of a
+        platform whose syntax the project has not checked against the vendor's documentation say so."""
+        rendered = {k: v for k, v in commands.items() if v}
+        notes = [note for platform in rendered if (note := cmd.syntax_note(platform))]
+        text = " ".join([rationale, *self.notes, *notes]).strip()
         self.notes = []
         return Suggestion(setting=setting, current=None if current is None else str(current), proposed=str(proposed),
-                          rationale=text, commands={k: v for k, v in commands.items() if v})
+                          rationale=text, commands=rendered, target=target or self.evidence.get("target"))

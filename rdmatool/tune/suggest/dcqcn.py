@@ -12,16 +12,37 @@ from __future__ import annotations
 
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
-from rdmatool.tune.suggest.context import REF, SuggestionContext, add_commands
+from rdmatool.tune.suggest.context import REF, Side, SuggestionContext, add_commands
+
+
+def _priority(ctx: SuggestionContext) -> int:
+    """The finding's own priority when it names one (the disabled enable bit), else the site's RoCE priority."""
+    given = ctx.evidence.get("priority")
+    if isinstance(given, int) and not isinstance(given, bool) and 0 <= given <= 7:
+        return given
+    return cmd.priority(ctx.site("roce_priority"))
+
+
+def _hosts(ctx: SuggestionContext, metric: str, prio: int) -> list[Side]:
+    """The host netdev(s) of the finding. A finding on an RDMA port (`mlx5_1/1`, from hw_counters) whose netdev the
+    bundle does not name (no GID table) falls back to the host's netdevs that have this point off on `prio`, as
+    its DCQCN sysfs shows: the real netdev, never a placeholder."""
+    sides = [host for host, _switches in ctx.host_pairs()]
+    target = ctx.evidence.get("target")
+    if sides or ctx.platform(target) != cmd.HOST:
+        return sides
+    rows = ctx.rows(target=target, metric=metric, prio=prio)
+    off = sorted({e for e, v in zip(rows.get("entity", []), rows.get("value", [])) if isinstance(e, str) and v == 0})
+    return [Side(target, cmd.HOST, netdev) for netdev in off]
 
 
 def _dcqcn(point: str, evidence, analysis, profile) -> list[Suggestion]:
     """roce_<point>/enable/<priority> = 1 on the host netdev(s) of the finding."""
     ctx = SuggestionContext(evidence, analysis, profile)
-    prio = cmd.priority(ctx.site("roce_priority"))
     metric = f"roce_{point}_enabled"
+    prio = _priority(ctx)
     out = []
-    for host, _switches in ctx.host_pairs():
+    for host in _hosts(ctx, metric, prio):
         current = ctx.value(host.target, host.entity, metric, prio)
         if current == 1:
             continue
@@ -35,7 +56,7 @@ def _dcqcn(point: str, evidence, analysis, profile) -> list[Suggestion]:
         rationale = (f"{host.target} {host.entity}: roce_{point}/enable/{prio} is "
                      f"{'unknown' if current is None else current}; {why}.")
         out.append(ctx.suggestion(f"DCQCN {point.upper()} on priority {prio} ({host.target} {host.entity})",
-                                  current, 1, rationale, {cmd.HOST: lines}))
+                                  current, 1, rationale, {cmd.HOST: lines}, target=host.target))
     return out
 
 
@@ -74,5 +95,5 @@ def suggest_cnp_priority(rule, evidence, analysis, profile=None) -> list[Suggest
         if any(sw.platform in ("sonic", "eos") for sw in switches):
             rationale += f" SONiC/EOS: strict scheduling of TC {prio} not rendered (SCHEDULER table / EOS default)."
         out.append(ctx.suggestion(f"CNP marking ({host.target} {host.entity})", current,
-                                  f"DSCP {dscp} / 802.1p {prio}", rationale, commands))
+                                  f"DSCP {dscp} / 802.1p {prio}", rationale, commands, target=host.target))
     return out

@@ -1,17 +1,33 @@
 """ECN: the WRED/ECN marking thresholds of the lossless egress queue on the switch.
 
-ecn_thresholds recomputes Kmin / Kmax / Pmax for the switch profile or port of the finding (or, for a host finding,
-the switch port the host is cabled to), docs/tuning.md §2.3 "Suggested computation", §2.4 and §7 rows 6 / 9:
+ecn_thresholds recomputes Kmin / Kmax / Pmax, docs/tuning.md §2.3 "Suggested computation", §2.4 and §7 rows 6 / 9:
     BDP  = R·RTT/8
     Kmin = clamp(BDP/7, 10 KB, 0.5·T_xoff)
     Kmax = max(min(2·BDP, 0.8·T_xoff), Kmin + 2·MTU)
-so that ECN marks well before PFC's trigger T_xoff fires (formulas.ecn_thresholds). T_xoff is, in that order, the
-site profile's, the switch's static XOFF of the priority group, the dynamic threshold α·B/(1 + m·α) of a shared
-buffer (docs/tuning.md §2.4), else the mlx5 NIC formula (docs/tuning.md §3.1). The rate is the switch port's, else
-the fastest host port cabled to it, else the site profile's; RTT and Pmax come from the site profile.
+so that ECN marks well before PFC's trigger T_xoff fires (formulas.ecn_thresholds).
+
+One suggestion per switch configuration object, whichever finding asks for it: the object is what one command
+block sets (config_objects): a SONiC WRED profile, the Cumulus `default-global` congestion-control profile, an NX-OS
+queuing policy, or one port on Onyx and EOS, whose ECN settings are per port. The suggestion depends on the object
+only, never on the finding, so two findings about one object carry equal suggestions and a report prints one block.
+For a host finding the object is the one of the switch port the host is cabled to.
+
+Inputs per port of the object (port_inputs): R is the speed of that switch port from the switch's own output, else
+the rate of the host port cabled to it (never another port of that host); T_xoff is, in that order, the site
+profile's, the switch's static XOFF of the priority group, the dynamic threshold α·B/(1 + m·α) of a shared buffer
+(docs/tuning.md §2.4), else the mlx5 NIC formula for that rate and cable (docs/tuning.md §3.1); RTT and Pmax come
+from the site profile. An object shared by ports of several speeds gets the values of the port with the lowest Kmax:
+ECN before PFC is the constraint no port may break (docs/tuning.md §2.3). INPUT_HOOKS may adjust a port's inputs
+before the computation (another stage's figures, e.g. an incast degree), without changing this module.
+
+The current thresholds are read from the switch's own ECN/WRED output (current_thresholds), the object's entity
+first, then the switch-wide rows, then any other row of that switch's ECN output.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
@@ -20,17 +36,55 @@ from rdmatool.tune.suggest.context import GLOBAL_ENTITIES, REF, Side, Suggestion
 
 # Fact names a switch parser may use for a PG's static XOFF trigger (none emits one yet; the profile can supply it).
 XOFF_METRICS = ("pfc_xoff_bytes",)
+THRESHOLD_METRICS = ("ecn_min_threshold_bytes", "ecn_max_threshold_bytes", "ecn_max_probability_pct")
+PER_PORT_PLATFORMS = ("onyx", "eos")  # ECN thresholds set per interface; elsewhere one object serves every port
 
 
-def _xoff(ctx: SuggestionContext, switch: Side | None, rate, cable_m, mtu) -> tuple[float, str]:
+@dataclass(frozen=True)
+class ConfigObject:
+    """What one command block configures: a switch-wide object (`port` None) or one port."""
+
+    switch: str
+    platform: str
+    kind: str  # "wred-profile", "global-profile", "queuing-policy", "port"
+    name: str  # the profile, policy or port name
+    ports: tuple[str, ...] = ()  # the ports the object's values apply to
+
+    @property
+    def label(self) -> str:
+        if self.kind == "port":
+            return f"{self.switch} {self.name}"
+        what = {"wred-profile": "WRED profile", "global-profile": "congestion-control profile",
+                "queuing-policy": "queuing policy"}[self.kind]
+        return f"{self.switch} {what} {self.name}"
+
+
+@dataclass
+class PortInputs:
+    """The figures one port's thresholds are computed from, each with where it came from."""
+
+    port: str | None
+    rate_gbps: float
+    rate_source: str
+    rtt_us: float
+    xoff_bytes: float
+    xoff_source: str
+    ramp_mtu: int
+    notes: list[str] = field(default_factory=list)
+
+
+# (context, object, inputs) -> inputs: applied in order to every port's inputs before the computation.
+INPUT_HOOKS: list[Callable[[SuggestionContext, ConfigObject, PortInputs], PortInputs]] = []
+
+
+def _xoff(ctx: SuggestionContext, switch: Side, rate, cable_m, mtu) -> tuple[float, str]:
     """(T_xoff in bytes, where it came from)."""
     if ctx.site("xoff_bytes"):
         return float(ctx.site("xoff_bytes")), "site profile xoff_bytes"
-    if switch is not None:
-        for metric in XOFF_METRICS:
-            got = ctx.switch_value(switch, metric, ctx.site("roce_priority")) or ctx.switch_value(switch, metric)
-            if got:
-                return float(got), f"switch {metric}"
+    for metric in XOFF_METRICS:
+        got = ctx.switch_value(switch, metric, ctx.site("roce_priority")) or ctx.switch_value(switch, metric)
+        if got:
+            return float(got), f"switch {metric}"
     if ctx.site("shared_buffer_bytes"):
         alpha = f.alpha_from_dynamic_th(int(ctx.site("dynamic_th")))
         m = int(ctx.site("congested_pgs"))
@@ -40,85 +94,194 @@ def _xoff(ctx: SuggestionContext, switch: Side | None, rate, cable_m, mtu) -> tu
     return value, f"mlx5 formula (301 + 2.16·{fmt(cable_m)})·{fmt(max(rate, 40))} + 2.72·{mtu}"
 
 
-def _switches(ctx: SuggestionContext, platform: str) -> tuple[list[Side], dict]:
-    """(the switch sides to configure, id(side) → the host sides cabled to it)."""
-    if platform == cmd.HOST:
-        pairs = ctx.host_pairs()
-        switches = [sw for _h, sws in pairs for sw in sws]
-        return switches, {id(sw): [h] for h, sws in pairs for sw in sws}
-    side, hosts = ctx.sides()
-    entity = ctx.evidence.get("entity")
-    if side.entity is None and isinstance(entity, str) and entity not in GLOBAL_ENTITIES:
-        side = Side(side.target, side.platform, None, profile=entity)  # a SONiC WRED profile
-    return [side], {id(side): hosts or ctx.hosts_on_switch(side.target)}
+# --- which objects, which ports ----------------------------------------------------------------------------------
 
 
-def suggest_ecn_thresholds(rule, evidence, analysis, profile=None) -> list[Suggestion]:
-    """Recompute Kmin / Kmax / Pmax for the lossless queue of the switch profile or port in the evidence."""
-    ctx = SuggestionContext(evidence, analysis, profile)
-    prio = cmd.priority(ctx.site("roce_priority"))
+def switch_ports(ctx: SuggestionContext, switch: str, platform: str) -> list[str]:
+    """The ports of a switch known from its own facts or from the cabling, in name order."""
+    rows = ctx.rows(target=switch)
+    names = {e for e in rows.get("entity", []) if isinstance(e, str) and cmd.is_port(platform, e)}
+    if not ctx.links.empty and {"switch", "switch_port"} <= set(ctx.links.columns):
+        cabled = ctx.links[ctx.links["switch"] == switch]["switch_port"]
+        names |= {p for p in cabled if isinstance(p, str) and cmd.is_port(platform, p)}
+    return sorted(names)
+
+
+def _wred_profiles(ctx: SuggestionContext, switch: str) -> list[str]:
+    """SONiC WRED profiles named in the switch's own `show ecn` (facts whose entity is no port)."""
+    rows = ctx.rows(target=switch, metric=list(THRESHOLD_METRICS))
+    names = {e for e in rows.get("entity", []) if isinstance(e, str) and not cmd.is_port("sonic", e)
+             and e not in GLOBAL_ENTITIES}
+    return sorted(names)
+
+
+def config_objects(ctx: SuggestionContext) -> list[ConfigObject]:
+    """The configuration objects the finding's ECN thresholds live in (see the module docstring)."""
     target = ctx.evidence.get("target")
     platform = ctx.platform(target) if target else None
     if platform is None:
         return []
-    switches, hosts_for = _switches(ctx, platform)
-    out = []
+    if platform == cmd.HOST:
+        found = []
+        for _host, switches in ctx.host_pairs():
+            for sw in switches:
+                found += _objects_of(ctx, sw.target, sw.platform, sw.entity, None)
+        return list(dict.fromkeys(found))
+    entity = ctx.evidence.get("entity")
+    port = entity if cmd.is_port(platform, entity) else None
+    profile = entity if isinstance(entity, str) and port is None and entity not in GLOBAL_ENTITIES else None
+    return _objects_of(ctx, target, platform, port, profile)
+
+
+def _objects_of(ctx: SuggestionContext, switch: str, platform: str, port: str | None,
+                profile: str | None) -> list[ConfigObject]:
+    ports = tuple(switch_ports(ctx, switch, platform))
+    if platform in PER_PORT_PLATFORMS:
+        chosen = [port] if port else list(ports)
+        return [ConfigObject(switch, platform, "port", p, (p,)) for p in chosen]
+    if platform == "sonic":
+        names = [profile] if profile else (_wred_profiles(ctx, switch) or [ctx.site("sonic_wred_profile")])
+        return [ConfigObject(switch, platform, "wred-profile", n, ports) for n in names]
+    if platform == "cumulus":
+        return [ConfigObject(switch, platform, "global-profile", "default-global", ports)]
+    if platform == "nxos":
+        return [ConfigObject(switch, platform, "queuing-policy", str(ctx.site("nxos_queuing_policy")), ports)]
+    return []
+
+
+# --- the figures -------------------------------------------------------------------------------------------------
+
+
+def cabled_port_rate(ctx: SuggestionContext, switch: str, port: str | None) -> tuple[float | None, str]:
+    """(rate, source) of a switch port: its own speed, else the host port cabled to it; never a host's other port."""
+    if port is None:
+        return None, ""
+    own = ctx.value(switch, port, "link_rate_gbps")
+    if own:
+        return own, f"link_rate_gbps of {switch} {port}"
+    for host in ctx.hosts_on_port(switch, port):
+        rdma_port = ctx.rdma_port_of(host.target, host.entity) or ctx.only_ethernet_port(host.target)
+        rate = ctx.value(host.target, rdma_port, "link_rate_gbps") if rdma_port else None
+        if rate:
+            return rate, f"the cabled {host.target} {host.entity} ({rdma_port}) at {fmt(rate)} Gb/s"
+    return None, ""
+
+
+def port_inputs(ctx: SuggestionContext, obj: ConfigObject, port: str | None) -> PortInputs | None:
+    sw = Side(obj.switch, obj.platform, port)
+    rate, rate_source = cabled_port_rate(ctx, obj.switch, port)
+    if rate is None and ctx.site("link_rate_gbps"):
+        rate, rate_source = ctx.site("link_rate_gbps"), "site profile link_rate_gbps"
+    if not rate:
+        return None
+    hosts = ctx.hosts_on_port(obj.switch, port) if port else []
     mtu = cmd.integer(ctx.site("mtu"), 1500, 16384, "MTU")
-    rtt = ctx.site("rtt_us")
+    cable = ctx.switch_value(sw, "cable_length_m") or next(
+        (c for h in hosts if (c := ctx.value(h.target, h.entity, "cable_length_m"))), None)
+    cable = cable or ctx.site("cable_length_m") or f.MLX5_DEFAULT_CABLE_LEN_M
+    xoff, xoff_source = _xoff(ctx, sw, rate, cable, mtu)
+    roce_mtus = [m for h in hosts if (rp := ctx.rdma_port_of(h.target, h.entity) or ctx.only_ethernet_port(h.target))
+                 and (m := ctx.value(h.target, rp, "active_mtu"))]
+    ramp_mtu = max(roce_mtus) if roce_mtus else ctx.site("roce_mtu")
+    inputs = PortInputs(port, rate, rate_source, ctx.site("rtt_us"), xoff, xoff_source, ramp_mtu)
+    for hook in INPUT_HOOKS:
+        inputs = hook(ctx, obj, inputs)
+    return inputs
+
+
+def current_thresholds(ctx: SuggestionContext, obj: ConfigObject, prio: int) -> dict[str, float]:
+    """metric → value of Kmin / Kmax / Pmax as the switch's own ECN output shows them for this object: the object's
+    row, then its first port's, the switch-wide rows, then any other row of that switch's ECN output."""
+    rows = ctx.rows(target=obj.switch, metric=list(THRESHOLD_METRICS))
+    others = sorted({e for e in rows.get("entity", []) if isinstance(e, str)})
+    entities = list(dict.fromkeys([obj.name, *obj.ports[:1], *GLOBAL_ENTITIES, *others]))
+    found = {}
+    for metric in THRESHOLD_METRICS:
+        for entity in entities:
+            got = ctx.value(obj.switch, entity, metric, prio)
+            if got is None:
+                got = ctx.value(obj.switch, entity, metric)
+            if got is not None:
+                found[metric] = got
+                break
+    return found
+
+
+def _current_text(found: dict[str, float]) -> str | None:
+    if not found:
+        return None
+    labels = dict(zip(THRESHOLD_METRICS, (("Kmin", "B"), ("Kmax", "B"), ("Pmax", "%"))))
+    text = ", ".join(f"{labels[m][0]} {fmt(found[m])} {labels[m][1]}" for m in THRESHOLD_METRICS if m in found)
+    missing = [labels[m][0] for m in THRESHOLD_METRICS if m not in found]
+    return text + (f" ({', '.join(missing)} not in the switch's output)" if missing else "")
+
+
+def _rationale(inputs: PortInputs, k, pmax: int) -> str:
+    bdp = f.bdp_bytes(inputs.rate_gbps, inputs.rtt_us)
+    xoff, mtu = inputs.xoff_bytes, inputs.ramp_mtu
+    text = (
+        f"Inputs: rate {fmt(inputs.rate_gbps)} Gb/s ({inputs.rate_source}), RTT {fmt(inputs.rtt_us)} µs (site "
+        f"profile), T_xoff {xoff:.0f} B ({inputs.xoff_source}), ramp MTU {mtu}. "
+        f"BDP = {fmt(inputs.rate_gbps)}e9·{fmt(inputs.rtt_us)}e-6/8 = {bdp:.0f} B; "
+        f"Kmin = clamp(BDP/7 = {bdp / 7:.0f}, 10000, 0.5·T_xoff = {0.5 * xoff:.0f}) = {k.kmin_bytes} B; "
+        f"Kmax = max(min(2·BDP = {2 * bdp:.0f}, 0.8·T_xoff = {0.8 * xoff:.0f}), Kmin + 2·MTU = "
+        f"{k.kmin_bytes + 2 * mtu}) = {k.kmax_bytes} B; Pmax {pmax} % ({REF} §2.3, §2.4, §7 rows 6/9)."
+    )
+    return " ".join([text, *inputs.notes])
+
+
+def suggest_ecn_thresholds(rule, evidence, analysis, profile=None) -> list[Suggestion]:
+    """Recompute Kmin / Kmax / Pmax for each configuration object the finding's thresholds live in."""
+    ctx = SuggestionContext(evidence, analysis, profile)
+    prio = cmd.priority(ctx.site("roce_priority"))
     pmax = cmd.integer(ctx.site("ecn_pmax_pct"), 1, 100, "Pmax (%)")
-    for sw in switches:
-        hosts = hosts_for.get(id(sw), [])
-        rate, rate_source = (ctx.value(sw.target, sw.entity, "link_rate_gbps") if sw.entity else None), (
-            f"link_rate_gbps of {sw.where}")
-        if rate is None:
-            rates = [(r, h) for h in hosts if (r := ctx.host_rate(h.target, h.entity))]
-            if rates:
-                rate = max(r for r, _ in rates)
-                rate_source = "fastest cabled host port (" + ", ".join(
-                    f"{h.target} {h.entity} {fmt(r)} Gb/s" for r, h in rates) + ")"
-        if rate is None and ctx.site("link_rate_gbps"):
-            rate, rate_source = ctx.site("link_rate_gbps"), "site profile link_rate_gbps"
-        if not rate:
-            continue
-        cable = ctx.switch_value(sw, "cable_length_m") or next(
-            (c for h in hosts if (c := ctx.value(h.target, h.entity, "cable_length_m"))), None)
-        cable = cable or ctx.site("cable_length_m") or f.MLX5_DEFAULT_CABLE_LEN_M
-        xoff, xoff_source = _xoff(ctx, sw, rate, cable, mtu)
-        roce_mtus = [m for h in hosts if (rp := ctx.rdma_port_of(h.target, h.entity))
-                     and (m := ctx.value(h.target, rp, "active_mtu"))]
-        ramp_mtu = max(roce_mtus) if roce_mtus else ctx.site("roce_mtu")
-        k = f.ecn_thresholds(rate, rtt, xoff, ramp_mtu, pmax)
-        bdp = f.bdp_bytes(rate, rtt)
-        where = Side(sw.target, sw.platform, sw.profile or sw.entity)
-        cur = [ctx.switch_value(where, m, prio) or ctx.switch_value(where, m)
-               for m in ("ecn_min_threshold_bytes", "ecn_max_threshold_bytes", "ecn_max_probability_pct")]
-        current = None if all(c is None for c in cur) else (
-            f"Kmin {fmt(cur[0]) if cur[0] is not None else '?'} B, Kmax {fmt(cur[1]) if cur[1] is not None else '?'}"
-            f" B, Pmax {fmt(cur[2]) if cur[2] is not None else '?'} %")
-        rationale = (
-            f"Inputs: rate {fmt(rate)} Gb/s ({rate_source}), RTT {fmt(rtt)} µs (site profile), T_xoff "
-            f"{xoff:.0f} B ({xoff_source}), ramp MTU {ramp_mtu}. BDP = {fmt(rate)}e9·{fmt(rtt)}e-6/8 = {bdp:.0f} B; "
-            f"Kmin = clamp(BDP/7 = {bdp / 7:.0f}, 10000, 0.5·T_xoff = {0.5 * xoff:.0f}) = {k.kmin_bytes} B; "
-            f"Kmax = max(min(2·BDP = {2 * bdp:.0f}, 0.8·T_xoff = {0.8 * xoff:.0f}), Kmin + 2·MTU = "
-            f"{k.kmin_bytes + 2 * ramp_mtu}) = {k.kmax_bytes} B; Pmax {pmax} % ({REF} §2.3, §2.4, §7 rows 6/9)."
-        )
-        if cur[1] is not None and cur[1] >= xoff:
-            rationale += f" Current Kmax {fmt(cur[1])} B is at or above T_xoff: PFC fires before ECN marks."
-        if not f.ecn_ordering_ok(k.kmin_bytes, k.kmax_bytes, xoff):
-            rationale += " Warning: the ramp rule lifted Kmax above T_xoff; lower the MTU or raise the PFC trigger."
-        commands: dict[str, list[str]] = {}
-        if sw.platform == "sonic":
-            profile_name = sw.profile or ctx.site("sonic_wred_profile")
-            add_commands(commands, "sonic", ctx.render("sonic", cmd.switch_ecn, "sonic", profile_name, prio,
-                                                       k.kmin_bytes, k.kmax_bytes, k.pmax_pct, ctx.profile))
-        elif sw.platform == "cumulus" or sw.entity is not None or sw.platform == "nxos":
-            add_commands(commands, sw.platform, ctx.render(sw.platform, cmd.switch_ecn, sw.platform, sw.entity, prio,
-                                                           k.kmin_bytes, k.kmax_bytes, k.pmax_pct, ctx.profile))
-        else:
-            rationale += f" {sw.platform}: no port named in the evidence, so no per-port command rendered."
-        if sw.platform == "onyx":
-            rationale += " Onyx takes thresholds in KB (1024 B, rounded down) and no Pmax in this command."
-        out.append(ctx.suggestion(f"ECN thresholds of TC {prio} ({where.where})", current,
-                                  f"Kmin {k.kmin_bytes} B, Kmax {k.kmax_bytes} B, Pmax {k.pmax_pct} %",
-                                  rationale, commands))
+    out = []
+    for obj in config_objects(ctx):
+        suggestion = _for_object(ctx, obj, prio, pmax)
+        if suggestion is not None:
+            out.append(suggestion)
     return out
+
+
+def _for_object(ctx: SuggestionContext, obj: ConfigObject, prio: int, pmax: int) -> Suggestion | None:
+    computed = []
+    for port in obj.ports or (None,):
+        inputs = port_inputs(ctx, obj, port)
+        if inputs is not None:
+            computed.append((f.ecn_thresholds(inputs.rate_gbps, inputs.rtt_us, inputs.xoff_bytes, inputs.ramp_mtu,
+                                              pmax), inputs))
+    if not computed and obj.ports:  # no port's rate known: the site's rate, if it gives one, for the whole object
+        inputs = port_inputs(ctx, replace(obj, ports=()), None)
+        if inputs is not None:
+            computed.append((f.ecn_thresholds(inputs.rate_gbps, inputs.rtt_us, inputs.xoff_bytes, inputs.ramp_mtu,
+                                              pmax), inputs))
+    if not computed:
+        return None
+    k, inputs = min(computed, key=lambda c: (c[0].kmax_bytes, c[0].kmin_bytes, str(c[1].port)))
+    rationale = _rationale(inputs, k, pmax)
+    if obj.kind != "port" and len(computed) > 1:
+        rates = ", ".join(f"{i.port} {fmt(i.rate_gbps)} Gb/s" for _, i in computed)
+        rationale += (f" One {obj.kind.replace('-', ' ')} serves {len(computed)} ports ({rates}): these are the "
+                      f"values of {inputs.port}, the lowest Kmax, so that ECN fires before PFC on every one of them.")
+    found = current_thresholds(ctx, obj, prio)
+    current = _current_text(found)
+    cur_kmax = found.get("ecn_max_threshold_bytes")
+    if cur_kmax is not None and cur_kmax >= inputs.xoff_bytes:
+        rationale += f" Current Kmax {fmt(cur_kmax)} B is at or above T_xoff: PFC fires before ECN marks."
+    if not f.ecn_ordering_ok(k.kmin_bytes, k.kmax_bytes, inputs.xoff_bytes):
+        rationale += " Warning: the ramp rule lifted Kmax above T_xoff; lower the MTU or raise the PFC trigger."
+    commands: dict[str, list[str]] = {}
+    where: str | list[str] | None = obj.name
+    if obj.kind == "global-profile":
+        where = None
+    elif obj.kind == "queuing-policy":
+        where = list(obj.ports)
+        rationale += " NX-OS: the queuing policy is bound to each port it serves (service-policy lines)."
+    add_commands(commands, obj.platform, ctx.render(obj.platform, cmd.switch_ecn, obj.platform, where, prio,
+                                                    k.kmin_bytes, k.kmax_bytes, k.pmax_pct, ctx.profile))
+    if obj.platform == "onyx":
+        rationale += " Onyx takes thresholds in KB (1024 B, rounded down) and no Pmax in this command."
+    proposed = f"Kmin {k.kmin_bytes} B, Kmax {k.kmax_bytes} B, Pmax {k.pmax_pct} %"
+    return ctx.suggestion(f"ECN thresholds of TC {prio} ({obj.label})", current, proposed, rationale, commands,
+                          target=obj.switch)
+

@@ -56,7 +56,8 @@ def suggest_pfc_priority(rule, evidence, analysis, profile=None) -> list[Suggest
                      f"rides priority {prio}, which must be the one lossless priority on both ends of the cable "
                      f"({REF} §1.3, §3.4: one lossless priority keeps headroom to one block per port).")
         out.append(ctx.suggestion(f"PFC enabled priorities ({focus.where})", current,
-                                  f"{proposed_vector} (priority {prio} only)", rationale, commands))
+                                  f"{proposed_vector} (priority {prio} only)", rationale, commands,
+                                  target=focus.target))
     return out
 
 
@@ -81,7 +82,8 @@ def suggest_trust_dscp(rule, evidence, analysis, profile=None) -> list[Suggestio
         rationale = (f"{focus.where} trusts {current or 'an unknown field'}; untagged RoCEv2 carries no PCP, so "
                      f"in PCP mode DSCP {ctx.site('roce_dscp')} is ignored and RoCE lands in the default "
                      f"priority ({REF} §1.3 item 1, §7 row 2).")
-        out.append(ctx.suggestion(f"QoS trust mode ({focus.where})", current, "dscp", rationale, commands))
+        out.append(ctx.suggestion(f"QoS trust mode ({focus.where})", current, "dscp", rationale, commands,
+                                  target=focus.target))
     return out
 
 
@@ -129,7 +131,7 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
                 rationale += " Onyx: no per-DSCP map rendered; its default DSCP>>3 map already sends 26→3, 48→6."
             out.append(ctx.suggestion(f"{label} DSCP {dscp} → priority ({focus.where})",
                                       None if current is None else f"DSCP {dscp} → {current}",
-                                      f"DSCP {dscp} → {prio}", rationale, commands))
+                                      f"DSCP {dscp} → {prio}", rationale, commands, target=focus.target))
     return out
 
 
@@ -174,5 +176,6 @@ def suggest_roce_tos(rule, evidence, analysis, profile=None) -> list[Suggestion]
                      f"TOS = DSCP×4 + ECN = {dscp}×4 + 2 (ECT(0)) = {tos}. Without ECT the switch drops at the WRED "
                      f"thresholds instead of marking; NCCL jobs need NCCL_IB_TC={tos} as well "
                      f"({REF} §1.1, §1.3 item 3, §7 rows 1 and 5).")
-        out.append(ctx.suggestion(f"RoCE TOS ({host} {port})", current, tos, rationale, {cmd.HOST: lines}))
+        out.append(ctx.suggestion(f"RoCE TOS ({host} {port})", current, tos, rationale, {cmd.HOST: lines},
+                                  target=host))
     return out
