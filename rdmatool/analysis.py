@@ -51,16 +51,31 @@ def analyse_path(path: str | Path) -> Analysis:
     return analyse(frames.load(path))
 
 
-def analyse(table: frames.SampleTable) -> Analysis:
+def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndarray]:
+    """The sample rows and their series ids, snapshot by snapshot (a bundle's rows come that way already)."""
     samples = table.frame
     series = table.series if table.series is not None else frames.series_ids(samples)
     snapshot = samples["snapshot"].to_numpy()
-    if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():  # a bundle's rows come in snapshot order
+    if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
         order = np.argsort(snapshot, kind="stable")
         samples, series = samples.iloc[order].reset_index(drop=True), series[order]
+    return samples, series
+
+
+def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
+    """The last reading of each series: one row per series, never one for two (see sample_columns.series_of)."""
+    return samples.loc[~pd.Series(series).duplicated(keep="last").to_numpy(), FACT_COLUMNS[:11]]
+
+
+def latest_values(table: frames.SampleTable) -> pd.DataFrame:
+    """The latest value of every series of a sample table (the first eleven fact columns)."""
+    return _latest(*_in_snapshot_order(table))
+
+
+def analyse(table: frames.SampleTable) -> Analysis:
+    samples, series = _in_snapshot_order(table)
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
-    latest_rows = ~pd.Series(series).duplicated(keep="last").to_numpy()
-    latest = samples.loc[latest_rows, FACT_COLUMNS[:11]]
+    latest = _latest(samples, series)
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # one pass names their metrics, then each selection is an integer comparison.
     metric_codes, metric_names = pd.factorize(latest["metric"].to_numpy())

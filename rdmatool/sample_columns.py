@@ -3,7 +3,7 @@ string pool (`Columns`), and `parse_all`, which fills them on every core for a b
 
 This is what the samples store (rdmatool.samples_store) keeps on disk and what the frame (rdmatool.frame) is built
 from; it knows nothing of files. A placeholder entity (`netdev`, `port`) of a parser that does not name what it
-reads is replaced by the output's qualifier here, once, for both.
+reads is replaced by the output's qualifier here, once, for both (`entity_namer`: one name per port).
 """
 
 from __future__ import annotations
@@ -23,8 +23,40 @@ _U64 = 2**64
 # Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
 # qualifier (what the command was run for) supplies the real name.
 PLACEHOLDER_ENTITIES = {"netdev", "port"}
-# perfquery knows only LID and port; the collector ran it per `<device>.<port>`, the name every other view uses.
-QUALIFIER_IS_ENTITY = {"perfquery"}
+# One name per RDMA port whichever tool read it: `<device>/<port>` (`mlx5_0/1`), as ibstat, ibstatus, ibv_devinfo
+# and sysfs print it. perfquery knows only a LID and mlxlink names nothing, so their port comes from the qualifier
+# they were run with, `<device>.<port>` (`<device>` alone: port 1, what both tools read without -P / -p).
+# perfquery's every entity is that port; mlxlink's `port` is, and its `port/laneN` are lanes of it.
+RDMA_PORT_BY_QUALIFIER = {"perfquery": "all", "mlxlink": "placeholder"}
+# perftest run against one peer: the qualifier `<test>@<peer>` (`ib_write_bw@gpu02`) is the entity of its every
+# sample, so that one host's results with several peers stay apart in the facts as they are in the frame.
+PER_PEER = {"perftest"}
+PEER_MARK = "@"
+
+
+def rdma_port(qualifier: str) -> str:
+    """`mlx5_0.1` → `mlx5_0/1`; a bare device `mlx5_0` → `mlx5_0/1`."""
+    device, dot, port = qualifier.rpartition(".")
+    if dot and device and port.isdigit():
+        return f"{device}/{port}"
+    return f"{qualifier}/1"
+
+
+def entity_namer(parser: str, qualifier: str | None) -> Callable[[str], str] | None:
+    """How one output's entities are renamed from its qualifier (None: kept as the parser wrote them)."""
+    if not qualifier:
+        return None
+    by_port = RDMA_PORT_BY_QUALIFIER.get(parser)
+    if by_port == "all":
+        port = rdma_port(qualifier)
+        return lambda entity: port
+    if by_port == "placeholder":
+        port = rdma_port(qualifier)
+        return lambda entity: port if entity == "port" else port + entity[4:] if entity.startswith("port/") \
+            else entity
+    if parser in PER_PEER and PEER_MARK in qualifier:
+        return lambda entity: qualifier
+    return lambda entity: qualifier if entity in PLACEHOLDER_ENTITIES else entity
 _ROW_COLUMNS = ("entity", "metric", "raw_key", "text")
 
 
@@ -121,18 +153,12 @@ class Columns:
         return found
 
     def add(self, parser: str, qualifier: str | None, samples: list) -> int:
-        """Append one output's samples (placeholder entities replaced by the qualifier); returns how many."""
+        """Append one output's samples (entities named from the qualifier: `entity_namer`); returns how many."""
         code, codes = self.code, self.codes
         entity_col, metric_col, raw_col, text_col = (codes[c] for c in _ROW_COLUMNS)
-        qualifier_entity = None
-        if qualifier:
-            qualifier_entity = qualifier.replace(".", "/") if parser in QUALIFIER_IS_ENTITY else qualifier
-        by_qualifier = parser in QUALIFIER_IS_ENTITY
+        rename = entity_namer(parser, qualifier)
         for s in samples:
-            entity = s.entity
-            if qualifier_entity is not None and (by_qualifier or entity in PLACEHOLDER_ENTITIES):
-                entity = qualifier_entity
-            entity_col.append(code(entity))
+            entity_col.append(code(s.entity if rename is None else rename(s.entity)))
             metric_col.append(code(s.metric))
             raw_col.append(code(s.raw_key))
             text_col.append(code(s.text))
@@ -237,13 +263,21 @@ def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str]
     return done, columns.strings, columns.arrays()
 
 
+# What names a series: the output it came from (target, parser, qualifier) and, within it, the sample's own key.
+# The parser and the qualifier are part of it because two outputs of one target may say the same thing of the same
+# entity: one perftest result per peer, the same port state read by sysfs and by ibv_devinfo. Without them one would
+# silently replace the other among the latest values.
+OUTPUT_KEY = ("target", "parser", "qualifier")
+SAMPLE_KEY = ("entity", "metric", "priority", "size_bytes", "raw_key")
+
+
 def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """One int64 per row naming its counter (target, entity, metric, priority, size_bytes, raw_key), made from the
-    codes, so telling 700,000 readings apart never hashes a string. The same arrays always give the same ids (numbered
-    in order of first appearance), which is how a loaded store's are checked."""
-    target = np.repeat(pd.factorize(outputs["target"])[0], outputs["rows"])
-    return tuple_ids([target] + [pd.factorize(arrays[name])[0]
-                                 for name in ("entity", "metric", "priority", "size_bytes", "raw_key")])
+    """One int64 per row naming its series (OUTPUT_KEY of its output, SAMPLE_KEY of the row), made from the codes, so
+    telling 700,000 readings apart never hashes a string. The same arrays always give the same ids, which is how a
+    loaded store's are checked. A missing qualifier (None, or code -1) is a value of its own."""
+    per_output = tuple_ids([pd.factorize(outputs[name], use_na_sentinel=False)[0] for name in OUTPUT_KEY])
+    source = np.repeat(pd.factorize(per_output)[0], outputs["rows"])
+    return tuple_ids([source] + [pd.factorize(arrays[name])[0] for name in SAMPLE_KEY])
 
 
 def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:

@@ -28,8 +28,9 @@ Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
   value                              float64 per row (NaN when absent)
   exact                              uint64 per row: the reading as an exact integer when `is_int`, else 0
   is_int                             bool per row: the reading was an integer in [0, 2**64) (what counters are)
-  series                             int64 per row: one id per (target, entity, metric, priority, size_bytes,
-                                     raw_key) — which rows are readings of the same counter
+  series                             int64 per row: one id per (target, parser, qualifier of its output; entity,
+                                     metric, priority, size_bytes, raw_key) — which rows are readings of the same
+                                     counter
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from rdmatool.sample_columns import (  # noqa: F401  (re-exported: the store's c
     MISSING_INT,
     OUT_INT,
     OUT_TEXT,
+    OUTPUT_KEY,
     Columns,
     Output,
     epoch,
@@ -64,7 +66,9 @@ from rdmatool.sample_columns import (  # noqa: F401  (re-exported: the store's c
 )
 
 STORE_NAME = "samples.npz"
-FORMAT = "rdmatool-samples/1"
+# /2: a series is named by its output's parser and qualifier too (sample_columns.OUTPUT_KEY); a /1 store's series
+# ids would merge readings this code keeps apart, so it is ignored (and rewritten) like any stale store.
+FORMAT = "rdmatool-samples/2"
 
 
 @cache
@@ -196,7 +200,7 @@ def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.n
         return False
     # The series ids are what the analysis groups readings by: recomputed from the codes (the pool holds each string
     # once, so codes and strings group alike and number alike) they must be exactly the stored ones.
-    expected = series_of({"target": text_codes["target"], "rows": rows}, arrays)
+    expected = series_of({**{name: text_codes[name] for name in OUTPUT_KEY}, "rows": rows}, arrays)
     return bool(np.array_equal(expected, arrays["series"]))
 
 

@@ -111,7 +111,7 @@ def test_roce_status_lossless_port() -> None:
     assert one(samples, "port", "ecn_min_threshold_bytes", priority=3).value == 153 * 1024
     assert one(samples, "port", "ecn_max_threshold_bytes", priority=3).value == round(1.43 * 1024**2)
     assert one(samples, "port", "dscp_to_priority", text="26").value == 3
-    assert one(samples, "port", "dscp_to_priority", text="48").raw_key == "cnp.dscp"
+    assert one(samples, "port", "dscp_to_priority", text="48").raw_key == "cnp.dscp48"
     assert one(samples, "port", "tc_tsa", priority=6).text == "strict"
     assert one(samples, "port", "tc_bandwidth_pct", priority=3).value == 50
     assert one(samples, "roce-reserved-egress", "buffer_pool_usage_bytes").value == round(7.29 * 1024**2)

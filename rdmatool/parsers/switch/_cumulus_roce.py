@@ -82,9 +82,12 @@ def mapping_samples(name: str, entity: str, body: list[nv.Line]) -> list[Sample]
         label, pcp, dscps, prio = cells
         priority = _priority(name, where, prio)
         for value in nv.int_list(name, *where, pcp):
-            samples.append(Sample(entity, "pcp_to_priority", priority, text=str(value), raw_key=_prefixed(label, "pcp")))
+            samples.append(Sample(entity, "pcp_to_priority", priority, text=str(value),
+                                  raw_key=_prefixed(label, f"pcp{value}")))
+        # The DSCP is in the raw_key too (`dscp26`, as mlnx_qos names it): it is what tells one mapping from another.
         for value in _dscp_list(name, where, dscps):
-            samples.append(Sample(entity, "dscp_to_priority", priority, text=str(value), raw_key=_prefixed(label, "dscp")))
+            samples.append(Sample(entity, "dscp_to_priority", priority, text=str(value),
+                                  raw_key=_prefixed(label, f"dscp{value}")))
     return samples
 
 

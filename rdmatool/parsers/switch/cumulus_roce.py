@@ -9,7 +9,8 @@ rows; raw_key = the dotted tree path or the table column):
   (priority column = the TC; 1 for each `enabled-tc`);
 - `ecn_min_threshold_bytes`, `ecn_max_threshold_bytes`, `ecn_max_probability_pct` once per ECN-enabled traffic
   class (priority = the TC; None when no class list is printed);
-- `pcp_to_priority` / `dscp_to_priority` (value = switch priority, text = the PCP / DSCP), `priority_to_tc`
+- `pcp_to_priority` / `dscp_to_priority` (value = switch priority, text = the PCP / DSCP, raw_key `pcp3` /
+  `dscp26`: one series per value mapped), `priority_to_tc`
   (priority = switch priority), `tc_tsa` (`ets` for DWRR, `strict`) and `tc_bandwidth_pct` once per TC;
 - `buffer_pool_size_pct` per pool (value None, text `inf` for an unbounded pool).
 Example:

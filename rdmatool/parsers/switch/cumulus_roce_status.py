@@ -3,7 +3,7 @@
 Command: `nv show interface <if> qos roce status [-o json]`.
 Emits (entity `port`, a placeholder the analysis replaces by the real port such as `swp1`, since the output does
 not name it; a buffer pool's own name for pool rows; raw_key = the dotted tree path or the table column, prefixed
-with the row label for the `roce` / `cnp` rows, e.g. `roce.dscp`):
+with the row label for the `roce` / `cnp` rows, e.g. `roce.dscp26` for the mapping of DSCP 26):
 - the tree, as in `cumulus_roce`: `roce_mode`, `trust_mode`, `congestion_mode` (text `ecn, absolute`),
   `pfc_rx_enabled`, `pfc_tx_enabled`, `lldp_app_priority`, `pfc_enabled` for priorities 0-7, `ecn_enabled` for
   traffic classes 0-7, and `ecn_min_threshold_bytes` / `ecn_max_threshold_bytes` / `ecn_max_probability_pct` once
