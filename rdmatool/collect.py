@@ -58,11 +58,12 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
     stop = threading.Event()
+    subnets = _Subnets()
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
         try:
-            _collect_target(outcome, options, known, stop, snapshot_count, deadline)
+            _collect_target(outcome, options, known, stop, snapshot_count, deadline, subnets)
         except Exception as exc:  # the last line of defence: one broken target never stops the others
             outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
         report(outcome.target.name, "failed" if outcome.error else "done")
@@ -84,7 +85,7 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
 
 def _collect_target(
     outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, stop: threading.Event,
-    snapshot_count: int, deadline: float,
+    snapshot_count: int, deadline: float, subnets: _Subnets | None = None,
 ) -> None:
     target = outcome.target
     if stop.is_set():
@@ -114,6 +115,10 @@ def _collect_target(
             if error:
                 outcome.error = f"{target.name}: {error}"
                 return
+            if index == 0 and target.kind is TargetKind.HOST and subnets is not None and subnets.claim(results):
+                # This host is the first to report its subnet manager: it reads the subnet's links for the fabric.
+                found, _ = session.run_snapshot(commands.SNAPSHOT_SUBNET, options.command_timeout, deadline, stop)
+                outcome.snapshots[0] += found  # nothing when iblinkinfo is not installed: no IB topology, no failure
             if index + 1 < snapshot_count:
                 wait = first_read + options.interval_s - time.monotonic()
                 if wait > 0 and stop.wait(wait):
@@ -121,6 +126,39 @@ def _collect_target(
                     return
     finally:
         session.close()
+
+
+class _Subnets:
+    """The InfiniBand subnets a collection has read iblinkinfo for, by the LID of their subnet manager: the first host
+    reporting an Active InfiniBand port under an SM not yet read claims it (two fabrics whose SMs share a LID are
+    read once)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read: set[int] = set()
+
+    def claim(self, results: list[CommandResult]) -> bool:
+        managers = _subnet_managers(results)
+        with self._lock:
+            new = managers - self._read
+            self._read |= new
+        return bool(new)
+
+
+def _subnet_managers(results: list[CommandResult]) -> set[int]:
+    """SM LIDs of the host's Active InfiniBand ports, from its ibstat output."""
+    ibstat = next((r for r in results if r.parser == "ibstat" and r.ok), None)
+    if ibstat is None:
+        return set()
+    try:
+        samples = parsers.parse("ibstat", ibstat.stdout)
+    except ParseError:
+        return set()
+    ports: dict[str, dict] = {}
+    for sample in samples:
+        ports.setdefault(sample.entity, {})[sample.metric] = sample.value if sample.text is None else sample.text
+    return {int(p["sm_lid"]) for p in ports.values() if p.get("link_layer") == "InfiniBand"
+            and p.get("port_state") == "Active" and isinstance(p.get("sm_lid"), (int, float)) and p["sm_lid"] > 0}
 
 
 def _open(target: Target, known: KnownHosts, timeout: float):

@@ -27,6 +27,9 @@ from rdmatool.model import Platform
 MARKER = "@@RDMATOOL@@"
 HOST_ENTRY_COMMAND = "sh -s -- {timeout} {mode}"  # the only exec request a host ever receives
 SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
+# The InfiniBand subnet's own view of its cabling: `iblinkinfo` over the first Active InfiniBand port, read once per
+# fabric (the collector asks one host per subnet manager, after that host's first snapshot: rdmatool.collect).
+SNAPSHOT_SUBNET = "subnet"
 
 # The host script. POSIX sh: the same script serves every distribution. `sec PARSER QUALIFIER CMD...` runs one
 # read-only command with a timeout and frames its stdout, stderr and exit status. Exit 127 marks a tool that is
@@ -62,6 +65,23 @@ sec() {
 }
 IB=/sys/class/infiniband
 NETDEVS=""
+if [ "$MODE" = subnet ]; then
+    # Read-only: iblinkinfo walks the subnet with SMP queries and prints each node's ports; it configures nothing.
+    command -v iblinkinfo >/dev/null 2>&1 || exit 0
+    for dev in "$IB"/*; do
+        d="${dev##*/}"
+        safe "$d" || continue
+        for port in "$dev"/ports/*; do
+            p="${port##*/}"
+            case "$p" in ""|*[!0-9]*) continue ;; esac
+            [ "$(cat "$port/link_layer" 2>/dev/null)" = InfiniBand ] || continue
+            case "$(cat "$port/state" 2>/dev/null)" in *ACTIVE*) ;; *) continue ;; esac
+            sec iblinkinfo "$d.$p" iblinkinfo -C "$d" -P "$p"
+            exit 0
+        done
+    done
+    exit 0
+fi
 [ "$MODE" = full ] && sec ibstat - ibstat
 [ "$MODE" = full ] && sec ibv_devinfo - ibv_devinfo -v
 for dev in "$IB"/*; do
@@ -228,7 +248,7 @@ def switch_port_argument(platform: Platform, port: str) -> str:
 
 
 def host_entry_command(timeout_s: int, mode: str) -> str:
-    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS):
+    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET):
         raise ValueError(f"unknown snapshot mode {mode!r}")
     return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rdmatool.commands import DEVICE_NAME, MARKER, SNAPSHOT_COUNTERS, SNAPSHOT_FULL
+from rdmatool.commands import DEVICE_NAME, MARKER, SNAPSHOT_COUNTERS, SNAPSHOT_FULL, SNAPSHOT_SUBNET
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,9 @@ _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
         "loadavg": ("psi",),
         "psi": (),
     },
+    SNAPSHOT_SUBNET: {None: ("iblinkinfo",), "iblinkinfo": ()},
 }
-HOST_PARSERS = frozenset(_HOST_ORDER[SNAPSHOT_FULL]) - {None}
+HOST_PARSERS = (frozenset(_HOST_ORDER[SNAPSHOT_FULL]) | frozenset(_HOST_ORDER[SNAPSHOT_SUBNET])) - {None}
 _NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi"})
 _OF_NETDEV = frozenset({"dcqcn_sysfs", "ethtool_info", "mlnx_qos"})
 
@@ -104,6 +105,11 @@ class _Framing:
             device, _, port = qualifier.rpartition(".")
             if device != self.device or not port.isdigit() or not port.isascii():
                 raise ProtocolError(f"perfquery qualifier {_quote(qualifier)} is not a port of {self.device}")
+            return qualifier
+        if parser == "iblinkinfo":  # the device and port it read the subnet through
+            device, _, port = qualifier.rpartition(".")
+            if not DEVICE_NAME.fullmatch(device) or not port.isdigit() or not port.isascii():
+                raise ProtocolError(f"iblinkinfo qualifier {_quote(qualifier)} is not a device port")
             return qualifier
         if not DEVICE_NAME.fullmatch(qualifier):
             raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not a device name")

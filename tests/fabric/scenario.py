@@ -25,6 +25,7 @@ FAULT_KINDS = (
     "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "firmware_outlier",
     "port_down", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool", "slow_node",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
+    "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed",
 )
 
 
@@ -344,6 +345,8 @@ def _effective(sc: Scenario) -> dict:
     tools: dict[str, dict[str, list]] = {t.name: {"missing": [], "garbage": [], "hanging": [], "forged": []}
                                          for t in sc.targets}
     lldp_extra: dict[str, list[str]] = {}
+    lldp_hidden: set[tuple[str, str]] = set()  # (host, nic) the switch's LLDP does not see (fault one_sided_neighbor)
+    port_speeds: dict[tuple[str, str], int] = {}  # (host, nic) → its switch port's speed (fault switch_port_speed)
     slow_links: dict[str, float] = {}
     unreachable = set(sc.unreachable)
     post: list[Fault] = []
@@ -358,6 +361,14 @@ def _effective(sc: Scenario) -> dict:
             tools[t.name]["forged"].append([f.tool or "sh", str(f.value)])
         elif f.kind == "lldp_port_newline":  # a hostile switch: LLDP reports a local port named `value`
             lldp_extra.setdefault(t.name, []).append(str(f.value))
+        elif f.kind == "swapped_rails":  # the cables of NICs `nic` and `value` swapped at the leaf end
+            _swap_cables(sc, t.name, nic.device, str(f.value))
+        elif f.kind == "unexpected_leaf":  # NIC `nic` cabled to a free port of switch `value` instead
+            _recable(sc, t.name, nic.device, str(f.value))
+        elif f.kind == "one_sided_neighbor":  # the switch port does not see the host NIC (LLDP receive off)
+            lldp_hidden.add((t.name, nic.device))
+        elif f.kind == "switch_port_speed":  # the switch port of NIC `nic` runs at `value` Gb/s
+            port_speeds[(t.name, nic.device)] = int(f.value)
         elif f.kind == "unreachable":
             unreachable.add(t.name)
         elif f.kind == "slow_node":
@@ -414,7 +425,10 @@ def _effective(sc: Scenario) -> dict:
         sp = next(p for p in s["ports"] if p["name"] == link.switch_port)
         hp["neighbor"] = {"name": s["name"], "port": sp["name"], "platform": s["platform"], "mac": s["mac"],
                           "address": s["address"]}
-        sp["neighbor"] = {"name": h["name"], "port": nic["netdev"], "mac": nic["mac"], "address": h["address"]}
+        if (link.host, link.nic) not in lldp_hidden:
+            sp["neighbor"] = {"name": h["name"], "port": nic["netdev"], "mac": nic["mac"], "address": h["address"]}
+        if (link.host, link.nic) in port_speeds:
+            sp["speed_gbps"] = port_speeds[(link.host, link.nic)]
         if hp["state"] != "Active":
             sp["up"] = False
     for f in post:
@@ -430,6 +444,20 @@ def _effective(sc: Scenario) -> dict:
         "slow_links": slow_links,
     }
     return {"name": sc.name, "targets": out_targets, "index": index}
+
+
+def _swap_cables(sc: Scenario, host: str, nic: str, other: str) -> None:
+    one = next(link for link in sc.links if (link.host, link.nic) == (host, nic))
+    two = next(link for link in sc.links if (link.host, link.nic) == (host, other))
+    (one.switch, one.switch_port), (two.switch, two.switch_port) = (two.switch, two.switch_port), (one.switch, one.switch_port)
+
+
+def _recable(sc: Scenario, host: str, nic: str, switch: str) -> None:
+    link = next(link for link in sc.links if (link.host, link.nic) == (host, nic))
+    sw = next(s for s in sc.switches if s.name == switch)
+    name = switch_port_name(sw.platform, len(sw.ports))
+    sw.ports.append(SwitchPort(name=name, speed_gbps=next(p.speed_gbps for p in sw.ports) if sw.ports else 200))
+    link.switch, link.switch_port = switch, name
 
 
 def _counter_fault(f: Fault, hosts: dict, switches: dict) -> None:

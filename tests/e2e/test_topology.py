@@ -1,0 +1,81 @@
+"""End to end: a rail-optimised pod on the simulated fabric, collected over real SSH and diagnosed.
+
+Three GPU hosts, each with two RoCE NICs: mlx5_0 on rail leaf leaf01 (SONiC), mlx5_1 on rail leaf leaf02 (Cumulus),
+both ends speaking LLDP. Healthy, the topology rules stay silent; with gpu02's two NICs swapped between the rail
+leaves (fault swapped_rails), the diagnosis names gpu02, both its NICs, the leaf each reaches and the one its peers'
+NICs reach; with one switch port blind to its host (fault one_sided_neighbor), the one-sided cable is named.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import collect, rdmatool
+from tests.fabric import scenario as scenario_mod
+from tests.fabric.fixtures import sim_fabric
+
+pytestmark = pytest.mark.e2e
+
+NIC = {"link_layer": "Ethernet", "rate_gbps": 200, "width": "4X", "mtu": 4096, "firmware": "22.39.1002",
+       "board_id": "MT_0000000359", "hca_type": "MT4125"}
+TOPOLOGY_RULES = ("rail_miscabled", "host_on_unexpected_leaf", "neighbor_one_sided", "rdma_port_without_neighbor",
+                  "link_speed_mismatch", "lldp_neighbor_changed", "topology_wrong_switch", "topology_wrong_port",
+                  "topology_missing_link")
+
+
+def rail_pod(faults: list[dict]) -> scenario_mod.Scenario:
+    hosts = [f"gpu0{i}" for i in (1, 2, 3)]
+    links = []
+    for i, host in enumerate(hosts):
+        links.append({"host": host, "nic": "mlx5_0", "switch": "leaf01", "switch_port": f"Ethernet{4 * i}"})
+        links.append({"host": host, "nic": "mlx5_1", "switch": "leaf02", "switch_port": f"swp{i + 1}"})
+    return scenario_mod.from_dict({
+        "name": "rail-pod",
+        "hosts": [{"name": "gpu[01-03]", "address": "127.0.1.[1-3]", "role": "compute",
+                   "nics": [{"device": "mlx5_0", "netdev": "ens1f0np0", **NIC},
+                            {"device": "mlx5_1", "netdev": "ens1f1np1", **NIC}]}],
+        "switches": [
+            {"name": "leaf01", "platform": "sonic", "address": "127.0.2.1",
+             "ports": [{"name": f"Ethernet{4 * i}", "speed_gbps": 200} for i in range(3)]},
+            {"name": "leaf02", "platform": "cumulus", "address": "127.0.2.2",
+             "ports": [{"name": f"swp{i + 1}", "speed_gbps": 200} for i in range(3)]},
+        ],
+        "links": links,
+        "faults": faults,
+    })
+
+
+def diagnosed(tmp_path: Path, faults: list[dict]) -> tuple[int, list[dict]]:
+    with sim_fabric(rail_pod(faults)) as fab:
+        out = tmp_path / "bundle"
+        result = collect(fab, out, "--interval", "0")
+        assert result.returncode == 0, result.stderr
+    done = rdmatool("diagnose", str(out), "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, [f for f in json.loads(done.stdout)["findings"] if f["rule"] in TOPOLOGY_RULES]
+
+
+def test_healthy_rail_pod_is_silent(tmp_path: Path) -> None:
+    _, found = diagnosed(tmp_path, [])
+    assert [(f["rule"], f["target"], f["entity"]) for f in found if f["severity"] != "info"] == []
+
+
+def test_swapped_rail_nics_are_named_with_both_switches(tmp_path: Path) -> None:
+    code, found = diagnosed(tmp_path, [{"kind": "swapped_rails", "target": "gpu02", "nic": "mlx5_0",
+                                        "value": "mlx5_1"}])
+    assert code == 1  # miscabling is an error: something to fix, named
+    rails = {(f["target"], f["entity"]): f for f in found if f["rule"] == "rail_miscabled"}
+    assert set(rails) == {("gpu02", "mlx5_0"), ("gpu02", "mlx5_1")}
+    first, second = rails[("gpu02", "mlx5_0")]["symptom"], rails[("gpu02", "mlx5_1")]["symptom"]
+    assert "gpu02 mlx5_0 reaches leaf02" in first and "reach leaf01" in first and "gpu01, gpu03" in first
+    assert "gpu02 mlx5_1 reaches leaf01" in second and "reach leaf02" in second
+    assert {f["rule"] for f in found} == {"rail_miscabled"}, found  # both ends agree: nothing one-sided
+
+
+def test_switch_port_blind_to_its_host_is_one_sided(tmp_path: Path) -> None:
+    _, found = diagnosed(tmp_path, [{"kind": "one_sided_neighbor", "target": "gpu03", "nic": "mlx5_1"}])
+    assert [(f["rule"], f["target"], f["entity"]) for f in found] == [("neighbor_one_sided", "gpu03", "mlx5_1")]
+    assert "leaf02 swp3" in found[0]["symptom"]
