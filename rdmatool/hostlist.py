@@ -120,9 +120,13 @@ def terms(expression: str) -> list[tuple[str, str]]:
 
 
 def fold(names: Iterable[str]) -> str:
-    """Names folded as ClusterShell writes them: `gpu[001-004,009],leaf01` (empty string for none)."""
+    """Names folded as ClusterShell writes them: `gpu[001-004,009],leaf01` (empty string for none); ValueError for
+    a name NodeSet cannot hold (brackets of its own)."""
     folded = NodeSet()
-    folded.updaten(list(names))
+    try:
+        folded.updaten(list(names))
+    except (NodeSetException, ValueError, IndexError, TypeError) as exc:
+        raise ValueError(f"cannot fold these names: {_first_line(exc)}") from None
     return str(folded)
 
 

@@ -289,3 +289,32 @@ def test_drain_formats() -> None:
 def test_gate_refuses_an_unknown_drain_format(inv: Path) -> None:
     result = runner.invoke(app, ["gate", "-i", str(inv), "--drain-format", "csv"])
     assert result.exit_code == 2 and "--drain-format" in result.output
+
+
+# --- folded sets in reports --------------------------------------------------------------------------------------
+
+
+def test_reports_group_failures_under_folded_sets() -> None:
+    from rdmatool.report.hostsets import folded, grouped_failures
+
+    failures = [{"target": f"gpu{i:03d}", "error": "connection refused"} for i in (1, 2, 3, 9)]
+    failures += [{"target": "leaf01", "parser": "sonic_ecn", "error": "timed out"},
+                 {"target": "gpu004", "error": "connection refused"}]
+    assert grouped_failures(failures) == [("gpu[001-004,009]", "connection", "connection refused"),
+                                          ("leaf01", "sonic_ecn", "timed out")]
+    assert folded(["odd[name", "gpu01"]) == "odd[name, gpu01"  # not foldable: listed as it is
+
+
+def test_the_text_report_names_the_hosts_it_does_not_show() -> None:
+    from rich.console import Console
+
+    from rdmatool.model import Finding, Severity, Verdict
+    from rdmatool.report import text
+    from rdmatool.result import DiagnoseResult
+
+    findings = [Finding(rule="r", severity=Severity.ERROR, target=f"gpu{i:02d}", entity=None, symptom="s", cause="c",
+                        check="k", fix="f", evidence={}) for i in range(1, 11)]
+    result = DiagnoseResult(verdict=Verdict.FAIL, findings=findings, failures=[], source="b")
+    console = Console(record=True, width=200)
+    text.render(result, console)
+    assert "… and 4 more like this on gpu[07-10]" in console.export_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rdmatool.model import Severity
+from rdmatool.report.hostsets import grouped_failures
 from rdmatool.result import DiagnoseResult
 
 
@@ -34,8 +35,7 @@ def render(result: DiagnoseResult) -> str:
                 lines += [f"{platform}:", "```", *commands, "```", ""]
     if result.failures:
         lines += ["## Collection and parse failures", ""]
-        lines += [f"- {x.get('target', '')}: {x.get('parser') or 'connection'}: {x.get('error', '')}"
-                  for x in result.failures]
+        lines += [f"- {targets}: {what}: {error}" for targets, what, error in grouped_failures(result.failures)]
     if result.notes:
         lines += ["", "## Notes", ""] + [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from rdmatool.model import Finding, Severity
+from rdmatool.report.hostsets import folded, grouped_failures
 from rdmatool.result import DiagnoseResult
 
 _STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -35,10 +36,8 @@ def render(result: DiagnoseResult, console: Console) -> None:
     _render_suggestions(result, console)
     if result.failures:
         console.rule(Text(f"COLLECTION / PARSE FAILURES ({len(result.failures)})", style="magenta"), align="left")
-        for failure in result.failures:
-            what = failure.get("parser") or "connection"
-            console.print(f"  {escape(str(failure.get('target', '')))} [{escape(what)}]: "
-                          f"{escape(str(failure.get('error', '')))}", highlight=False)
+        for targets, what, error in grouped_failures(result.failures):
+            console.print(f"  {escape(targets)} [{escape(what)}]: {escape(error)}", highlight=False)
     if result.notes:
         console.rule(Text(f"NOTES ({len(result.notes)})", style="dim"), align="left")
         for note in result.notes:
@@ -55,8 +54,9 @@ def _render_rule(findings: list[Finding], severity: Severity, console: Console) 
                                     (f"  [{f.rule}]", "dim")))
         console.print(Text(f"     evidence: {_evidence_text(f.evidence)}", style="dim"))
     if len(findings) > PER_RULE:
-        console.print(Text(f"     … and {len(findings) - PER_RULE} more like this (--format json lists all)",
-                           style="dim"))
+        rest = folded(f.target for f in findings[PER_RULE:])
+        console.print(Text(f"     … and {len(findings) - PER_RULE} more like this on {rest} (--format json lists "
+                           "all)", style="dim"))
     for label, value in (("cause", first.cause), ("check", first.check), ("fix", first.fix)):
         console.print(Text.assemble((f"     {label}: ", "bold"), value))
     console.print()
