@@ -20,6 +20,20 @@ Measured per run: rounds run (sub-rounds of a split confirmation round counted s
 
 Engines: gate = rdmatool.perf.engine.run_gate_perf(rounds=3, seed=0); all-pairs =
 run_schedule(schedule.all_pairs(hosts)) + attribution.attribute.
+
+Schedules against a model of the fabric (no sshd, seconds):
+
+    python benchmarks/gate.py --model                  # 64 hosts on 4 and on 16 leaves, 2 rails, 200 trials
+    python benchmarks/gate.py --model --trials 20 --leaves 4
+
+The model (tests/perf/fabric_model.py): hosts spread evenly over the leaves, NIC k of every host on the host's
+leaf; a healthy pair measures 96.5 % of line rate +-2 %, a pair crossing the fault 40 % +-2 %. Per schedule -
+topology (schedule.rail_plan: 3 rounds per rail, more if the leaf pairs need them), random (the gate's
+schedule.gate_rounds, 3 rounds per rail, each rail its own seed) and all-pairs (63 rounds per rail) - rails side
+by side, each followed by its confirmation round (topology-aware for all three: without the cabling nothing can
+name an inter-leaf link): the exposure computed from the plan (rdmatool.perf.exposure, averaged over the trials'
+schedule seeds) and, over seeded trials, the measured detection rate: one fault of each kind placed at random, the
+plan run on the model, attributed and localised; detected when the fault is named as what it is.
 """
 
 from __future__ import annotations
@@ -67,7 +81,14 @@ def coverage(nodes: list[str], link: tuple[str, str], rounds: int, seeds: int) -
 
 
 def main() -> int:
+    if "--model" in sys.argv[1:]:
+        return model_main([a for a in sys.argv[1:] if a != "--model"])
+    return fabric_main()
+
+
+def fabric_main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", action="store_true", help="schedules against a model of the fabric (no sshd)")
     ap.add_argument("--quick", action="store_true", help="8 hosts, 1 run of each")
     ap.add_argument("--hosts", type=int, default=None, help="hosts (default 64; --quick 8)")
     ap.add_argument("--runs", type=int, default=None, help="alternated runs of each engine (default 2; --quick 1)")
@@ -189,6 +210,129 @@ def main() -> int:
         Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs,
                                                "results": results_by_engine, "link_covered": covered,
                                                "pair_share": share, "link_hit_rate": by_seed}, indent=1))
+    return 0
+
+
+# ------------------------------------------------------------------------------------- schedules on a model
+
+PLAN_ROUNDS = 3
+
+
+def plans(kind: str, fabric: dict, seed: int) -> dict:
+    """rail -> rounds of one schedule kind, for one trial's seed."""
+    from rdmatool.perf import schedule
+
+    if kind == "topology":
+        return {rail: schedule.topology_rounds(leaf_of, PLAN_ROUNDS, seed * 31 + i)
+                for i, (rail, leaf_of) in enumerate(fabric.items())}
+    if kind == "random":
+        return {rail: schedule.gate_rounds(list(leaf_of), PLAN_ROUNDS, seed * 31 + i)
+                for i, (rail, leaf_of) in enumerate(fabric.items())}
+    return {rail: schedule.all_pairs(sorted(leaf_of)) for rail, leaf_of in fabric.items()}
+
+
+def rounds_to(plan: dict, fabric: dict, goal: float = 0.99) -> dict:
+    """Per fault kind: the fewest rounds of this plan (prefix, + the confirmation) whose computed exposure reaches
+    `goal`; None when the whole plan does not."""
+    from rdmatool.perf import exposure
+
+    out: dict = dict.fromkeys(exposure.KINDS)
+    longest = max(len(r) for r in plan.values())
+    for k in range(1, longest + 1):
+        figures = exposure.exposure({rail: rounds[:k] for rail, rounds in plan.items()}, fabric)
+        for kind in exposure.KINDS:
+            p = figures[kind]["probability"]
+            if out[kind] is None and p is not None and p >= goal:
+                out[kind] = k
+        if all(out[kind] is not None or figures[kind]["probability"] is None for kind in exposure.KINDS):
+            break
+    return out
+
+
+def model_case(hosts: int, leaves: int, rails: int, trials: int, seed: int) -> list[dict]:
+    import random
+
+    from rdmatool.perf import exposure, schedule
+    from rdmatool.perf.localise import localise
+    from rdmatool.topology import placement
+    from tests.perf import fabric_model
+
+    fabric = schedule.rails(placement(fabric_model.links(hosts, leaves, rails)))
+    candidates = exposure.candidates(fabric)
+    rows = []
+    for kind in ("topology", "random", "all-pairs"):
+        n = trials if kind != "all-pairs" else min(trials, 20)  # all-pairs is one fixed plan; 20 trials say it
+        rng = random.Random(seed)
+        computed = {k: [] for k in exposure.KINDS}
+        detected = {k: 0 for k in exposure.KINDS}
+        confirm_runs: list[int] = []
+        rounds = pair_runs = 0
+        t0 = time.perf_counter()
+        for trial in range(n):
+            plan = plans(kind, fabric, seed + trial)
+            figures = exposure.exposure(plan, fabric)
+            rounds, pair_runs = figures["rounds"], figures["pair_runs"]
+            for fault_kind in exposure.KINDS:
+                if not candidates[fault_kind]:
+                    continue
+                computed[fault_kind].append(figures[fault_kind]["probability"])
+                fault = rng.choice(candidates[fault_kind])
+                runs, confirmed = fabric_model.run_plan(plan, fabric, fault_kind, fault, rng)
+                confirm_runs.append(confirmed)
+                detected[fault_kind] += fabric_model.named(fault_kind, fault,
+                                                           localise(runs, fabric))
+        wall = time.perf_counter() - t0
+        rows.append({
+            "hosts": hosts, "leaves": leaves, "rails": rails, "schedule": kind, "trials": n,
+            "rounds": rounds, "pair_runs": pair_runs,
+            "confirmation_pair_runs_mean": round(sum(confirm_runs) / len(confirm_runs), 1),
+            "computed": {k: round(sum(v) / len(v), 4) if v else None for k, v in computed.items()},
+            "measured": {k: round(detected[k] / n, 4) if computed[k] else None for k in exposure.KINDS},
+            "rounds_to_99": rounds_to(plans(kind, fabric, seed), fabric), "wall_s": round(wall, 2),
+        })
+    return rows
+
+
+def model_main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description="pair schedules against a model of the fabric (no sshd)")
+    ap.add_argument("--hosts", type=int, default=64)
+    ap.add_argument("--leaves", default="4,16", help="comma-separated leaf counts, one table row group each")
+    ap.add_argument("--rails", type=int, default=2, help="NICs per host (rail k of every host on its leaf)")
+    ap.add_argument("--trials", type=int, default=200, help="seeded trials per schedule (all-pairs: at most 20)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="also write the raw figures to this file")
+    args = ap.parse_args(argv)
+    if args.trials < 20:
+        print("gate benchmark: --trials below 20 says too little about a detection rate", file=sys.stderr)
+        return 2
+    info = _common.machine(("rdmatool", "pandas", "numpy"))
+    _common.print_machine(info)
+    rows = []
+    for leaves in (int(x) for x in args.leaves.split(",")):
+        rows += model_case(args.hosts, leaves, args.rails, args.trials, args.seed)
+    kinds = (("bad_node", "node"), ("bad_inter_leaf_link", "inter-leaf link"), ("bad_rail_nic", "rail NIC"))
+    print()
+    print(f"{'fabric':22s} {'schedule':9s} {'rounds':>6s} {'pair runs':>13s} "
+          + " ".join(f"{label + ' computed/measured (rounds to 99%)':>44s}" for _, label in kinds))
+    for row in rows:
+        fabric = f"{row['hosts']} hosts/{row['leaves']} leaves/{row['rails']} rails"
+        cells = []
+        for kind, _ in kinds:
+            c, m, r = row["computed"][kind], row["measured"][kind], row["rounds_to_99"][kind]
+            cells.append(f"{'-' if c is None else f'{c:.1%}'} / {'-' if m is None else f'{m:.1%}'} "
+                         f"({'never' if r is None else r})")
+        print(f"{fabric:22s} {row['schedule']:9s} {row['rounds']:4d}+1 "
+              f"{row['pair_runs']:6d}+{row['confirmation_pair_runs_mean']:<6g} "
+              + " ".join(f"{cell:>44s}" for cell in cells) + f"   [{row['trials']} trials, {row['wall_s']} s]")
+    goal = [r for r in rows if r["schedule"] == "topology" and r["leaves"] == 4]
+    if goal:
+        g = goal[0]
+        met = g["rounds"] <= PLAN_ROUNDS and all((g["computed"][k] or 0) >= 0.99 and (g["measured"][k] or 0) >= 0.99
+                                                  for k in ("bad_node", "bad_inter_leaf_link"))
+        print(f"goal (>= 99 % for one bad node and one bad inter-leaf link within {PLAN_ROUNDS} rounds + a "
+              f"confirmation round, {g['hosts']} hosts on 4 leaves): {'met' if met else 'MISSED'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
     return 0
 
 

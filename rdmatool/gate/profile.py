@@ -12,6 +12,8 @@ incast: {fan_in: 4, duration_s: 10}  # optional stage 5 (off unless given): N se
 deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180}
 allow_missing: 0             # unreachable targets tolerated before the verdict is inconclusive
 skip_rules: []               # rule ids the site has decided not to gate on
+topology: topology.yaml      # the expected cabling (rdmatool.topology.expected; relative to this file): with it
+                             # the bandwidth pairs cross every leaf pair (bandwidth.schedule: auto|topology|random)
 ```
 """
 
@@ -39,6 +41,7 @@ class BandwidthPolicy:
     size_bytes: int = 1048576
     qps: int = 2
     min_fraction_of_line_rate: float = 0.9
+    schedule: str = "auto"  # auto | topology | random: rdmatool.gate.schedule_choice
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class GateProfile:
                                                        "incast": 180})
     allow_missing: int = 0
     skip_rules: tuple[str, ...] = ()
+    topology: str | None = None  # the expected-topology file the bandwidth schedule follows
 
 
 def load(path: str | Path | None) -> GateProfile:
@@ -84,7 +88,8 @@ def load(path: str | Path | None) -> GateProfile:
     where = f"{path}:{yamlio.line_of(data) or 1}"
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: a gate profile is a mapping")
-    known = {"counters_window_s", "bandwidth", "latency", "incast", "deadlines_s", "allow_missing", "skip_rules"}
+    known = {"counters_window_s", "bandwidth", "latency", "incast", "deadlines_s", "allow_missing", "skip_rules",
+             "topology"}
     unknown = set(data) - known
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
@@ -97,6 +102,8 @@ def load(path: str | Path | None) -> GateProfile:
     deadlines = {**GateProfile().deadlines_s, **dict(data.get("deadlines_s") or {})}
     if set(deadlines) - set(STAGES):
         raise ProfileError(f"{where}: deadlines_s takes {', '.join(STAGES)}")
+    if bandwidth.schedule not in ("auto", "topology", "random"):
+        raise ProfileError(f"{where}: bandwidth.schedule takes auto, topology or random, not {bandwidth.schedule!r}")
     return GateProfile(
         counters_window_s=float(data.get("counters_window_s", 10.0)),
         bandwidth=bandwidth,
@@ -105,7 +112,17 @@ def load(path: str | Path | None) -> GateProfile:
         deadlines_s=deadlines,
         allow_missing=int(data.get("allow_missing", 0)),
         skip_rules=tuple(data.get("skip_rules") or ()),
+        topology=_topology(path, data.get("topology"), where),
     )
+
+
+def _topology(path: str | Path, raw, where: str) -> str | None:
+    """The topology file, a relative name read from the profile's own folder (where the two usually live)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise ProfileError(f"{where}: topology takes the path of an expected-topology file")
+    return str(Path(path).parent / raw) if not Path(raw).is_absolute() else raw
 
 
 def _incast(raw) -> IncastPolicy:

@@ -262,6 +262,7 @@ def _left_out(targets: list[Target], excluded: set[str]) -> tuple[list[Target], 
 
 def _bandwidth_stage(targets, rules, profile, collect_options, deadline, excluded, perf_options, bundle_path,
                      ) -> _StageOutcome:
+    from rdmatool.gate import schedule_choice
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
     from rdmatool.perf.model import PerfOptions
@@ -280,21 +281,27 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
         accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options,
     )
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["bandwidth"])
+    # The schedule follows the cabling when it is known; what it could find is reported with its results.
+    choice = schedule_choice.choose(profile.bandwidth.schedule, profile.topology, [h.name for h in hosts],
+                                    profile.bandwidth.rounds, options.device)
     results, attribution = perf_engine.run_gate_perf(
-        hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction)
+        hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction,
+        **choice.engine_args())
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
     findings = judge(results, attribution, rules, "bandwidth", fraction)
     duration = time.monotonic() - t0
     bad = (tuple(attribution.bad_nodes), list(attribution.bad_links))
+    figures = {"schedule": choice.figures(results, attribution, fraction)}
     if time.monotonic() > stage_deadline:
         return _StageOutcome(policy.StageResult("bandwidth", "timeout", duration, findings,
-                                                f"budget exceeded; partial results{note}", left_out), *bad)
+                                                f"budget exceeded; partial results{note}", left_out, figures), *bad)
     untested = _untested(hosts, results)
     status = policy.stage_status(findings)
     detail = f"{len(results)} pair runs"
     if untested and status == "passed":
         status, detail = "inconclusive", f"{detail}; no successful pair for {', '.join(untested)}"
-    return _StageOutcome(policy.StageResult("bandwidth", status, duration, findings, detail + note, left_out), *bad)
+    return _StageOutcome(policy.StageResult("bandwidth", status, duration, findings, detail + note, left_out,
+                                            figures), *bad)
 
 
 def _latency_stage(targets, rules, profile, collect_options, deadline, excluded, perf_options, bundle_path,

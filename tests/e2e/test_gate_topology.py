@@ -1,0 +1,89 @@
+"""End to end: `rdmatool gate --topology FILE` on the simulated fabric: the bandwidth pairs follow the cabling,
+the JSON states the schedule's exposure, and a slow path between two leaves is named as such."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import rdmatool
+from tests.fabric.fixtures import fabric_fixture
+
+pytestmark = pytest.mark.e2e
+
+fabric = fabric_fixture("healthy", scope="module")
+LEAF_A = [f"gpu0{i}" for i in range(1, 5)]
+LEAF_B = [f"gpu0{i}" for i in range(5, 9)]
+TOPOLOGY = """\
+rails:
+  - {nic: mlx5_0, switch: leafA, hosts: "gpu[01-04]"}
+  - {nic: mlx5_1, switch: leafA, hosts: "gpu[01-04]"}
+  - {nic: mlx5_0, switch: leafB, hosts: "gpu[05-08]"}
+  - {nic: mlx5_1, switch: leafB, hosts: "gpu[05-08]"}
+"""
+
+
+@pytest.fixture
+def clean(fabric):
+    fabric.clear_faults()
+    yield fabric
+    fabric.clear_faults()
+
+
+def gate(fab, tmp_path: Path, profile: str, *extra: str):
+    (tmp_path / "profile.yaml").write_text(profile)
+    result = rdmatool("gate", "-i", str(fab.inventory_path), "--known-hosts", str(fab.known_hosts), "--limit",
+                      "gpu0[1-8]", "--profile", str(tmp_path / "profile.yaml"), "--json", *extra, timeout=400)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result, (json.loads(result.stdout) if result.stdout.strip() else {})
+
+
+def schedule_of(payload: dict) -> dict:
+    (bandwidth,) = [s for s in payload["stages"] if s["name"] == "bandwidth"]
+    return bandwidth["figures"]["schedule"]
+
+
+def test_a_slow_inter_leaf_path_is_found_by_the_topology_schedule(clean, tmp_path: Path) -> None:
+    (tmp_path / "topology.yaml").write_text(TOPOLOGY)
+    for a, b in itertools.product(LEAF_A, LEAF_B):  # every path between the two leaves at 30 %
+        clean.set_fault("slow_link", a, peer=b, value=0.3)
+    result, payload = gate(clean, tmp_path, "counters_window_s: 1\nbandwidth: {rounds: 3, duration_s: 1}\n",
+                           "--topology", str(tmp_path / "topology.yaml"))
+    assert result.returncode == 1, payload.get("stages")
+    plan = schedule_of(payload)
+    assert plan["kind"] == "topology" and "8/8 hosts" in plan["why"]
+    assert plan["rounds"] == 3 and plan["pair_runs"] == 12
+    assert plan["bad_node"] == {"faults": 8, "exposed": 8, "probability": 1.0, "not_exposed": []}
+    assert plan["bad_inter_leaf_link"] == {"faults": 1, "exposed": 1, "probability": 1.0, "not_exposed": []}
+    assert plan["bad_inter_leaf_links"] == [["leafA", "leafB"]]
+    assert payload["drain"] == []  # a slow path is the fabric's problem, no node is drained for it
+    crossing = {tuple(sorted(link)) for link in payload["bad_links"]}
+    assert crossing and all(a in LEAF_A and b in LEAF_B for a, b in crossing)
+    assert len(crossing) == 8  # two rounds of four pairs across the leaves, each a different pair
+
+
+def test_profile_topology_is_read_from_the_profile_folder_and_random_reports_its_exposure(clean, tmp_path) -> None:
+    (tmp_path / "topology.yaml").write_text(TOPOLOGY)
+    result, payload = gate(clean, tmp_path, "counters_window_s: 1\ntopology: topology.yaml\n"
+                           "bandwidth: {rounds: 2, duration_s: 1, schedule: random}\n")
+    assert result.returncode == 0, payload.get("stages")
+    plan = schedule_of(payload)
+    assert plan["kind"] == "random" and plan["rounds"] == 2 and plan["pair_runs"] == 8
+    assert plan["bad_node"]["probability"] == 1.0
+    assert plan["bad_inter_leaf_link"]["faults"] == 0 and plan["bad_inter_leaf_link"]["probability"] is None
+    assert "bad_inter_leaf_links" not in plan
+
+
+def test_a_broken_topology_file_is_one_line_and_exit_2_before_anything_runs(clean, tmp_path: Path) -> None:
+    broken = tmp_path / "topology.yaml"
+    broken.write_text("rails:\n  - {nic: mlx5_0, switch: leafA, colour: red}\n")
+    result, payload = gate(clean, tmp_path, "bandwidth: {schedule: topology}\n", "--topology", str(broken))
+    assert result.returncode == 2 and payload == {}
+    assert result.stderr.strip().count("\n") == 0 and f"{broken}:2" in result.stderr
+    result, _ = gate(clean, tmp_path, "bandwidth: {schedule: topology}\n")
+    assert result.returncode == 2 and "needs the cabling" in result.stderr
+    result, _ = gate(clean, tmp_path, "bandwidth: {schedule: leafy}\n")
+    assert result.returncode == 2 and "profile.yaml" in result.stderr and "leafy" in result.stderr
