@@ -35,6 +35,8 @@ def gate_command(
         "`links:`, the cabling its newest bundle saw brings in their switches."),
     store: str = typer.Option("baselines", "--store", help="Baseline store directory (for --baseline NAME)."),
     profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines)."),
+    topology: str = typer.Option(None, "--topology", help="Expected-topology YAML: the bandwidth pairs follow the "
+                                 "cabling, and the JSON says what they can find (overrides the profile's)."),
     budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
     as_json: bool = typer.Option(False, "--json", help="Print the diagnose JSON shape plus `drain` and `stages`."),
     junit: str = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per node and stage)."),
@@ -62,6 +64,12 @@ def gate_command(
         profile = profiles.load(profile_file)
         if allow_missing is not None:
             profile = replace(profile, allow_missing=allow_missing)
+        if topology:
+            profile = replace(profile, topology=topology)
+        if not replay:  # a bad topology file or schedule name stops the gate before it collects anything
+            from rdmatool.gate.schedule_choice import check
+
+            check(profile.topology, profile.bandwidth.schedule)
         if replay:
             from rdmatool import bundle as bundle_io
             from rdmatool.bundle.replay import targets as recorded_targets
