@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""Slurm HealthCheckProgram: this node's fabric health (state and counters, no perftest), NHC-style.
+
+slurm.conf:  HealthCheckProgram=/etc/slurm/rdmatool/healthcheck.py
+             HealthCheckInterval=300
+             HealthCheckNodeState=ANY,CYCLE      # spread the checks over the interval
+Settings:    /etc/rdmatool/slurm.env (see rdmatool_slurm.py and README.md here)
+
+Until rdmatool reads a node locally, the check reaches this node over SSH like any other gate (the node must be in
+the inventory under its Slurm name). slurmd names the node in SLURMD_NODENAME (several slurmd on one host each get
+their own).
+
+  gate passes        -> if the node is drained with rdmatool's own reason, it is resumed; otherwise nothing.
+  gate fails         -> the node is drained with "rdmatool: <rule>: <summary>" (the reason is refreshed when the
+                        finding changes), unless someone else drained it: their reason stays, and so does the drain.
+  gate inconclusive  -> logged, nothing changed (a monitoring gap is not a node fault).
+  gate cannot run    -> FAIL_CLOSED=yes: drained with "rdmatool: cannot run: ..." (resumed once it runs again);
+                        FAIL_CLOSED=no: logged only.
+
+A node someone else drained is never resumed: only a reason that starts with "rdmatool:" is rdmatool's.
+Slurm ignores this program's exit code; every decision is one line in syslog and LOGDIR/slurm.log.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+
+import rdmatool_slurm as rs  # noqa: E402 - found beside this script, which Slurm runs with no PYTHONPATH
+
+
+def main() -> int:
+    node = os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    try:
+        settings = rs.load_settings()
+    except rs.SettingsError as exc:
+        rs.Log(None, f"healthcheck {node}")(f"{exc}; nothing checked", error=True)
+        return 0
+    log = rs.Log(settings, f"healthcheck {node}")
+    scontrol = rs.Scontrol(settings["SCONTROL"])
+    try:
+        before = scontrol.node(node)
+    except rs.ScontrolError as exc:
+        log(f"{exc}; nothing checked", error=True)
+        return 0
+    outcome = rs.run_gate(settings, [node], profile=settings["HEALTHCHECK_PROFILE"],
+                          budget=float(settings["HEALTHCHECK_BUDGET"]),
+                          stem=Path(settings["LOGDIR"]) / f"health.{node}")
+    try:
+        act(scontrol, before, outcome, settings["FAIL_CLOSED"] == "yes", log)
+    except rs.ScontrolError as exc:
+        log(str(exc), error=True)
+    return 0
+
+
+def act(scontrol: rs.Scontrol, node: rs.Node, outcome: rs.GateOutcome, fail_closed: bool, log: rs.Log) -> None:
+    if outcome.code == rs.PASS:
+        if node.drained_by_rdmatool:
+            scontrol.resume(node.name)
+            log(f"passed; resumed (was: {node.reason})")
+        elif node.drained:
+            log(f"passed; left drained by someone else ({node.reason})")
+        return
+    if outcome.code == rs.INCONCLUSIVE:
+        log("inconclusive (unreachable, no data or out of budget); nothing changed")
+        return
+    if outcome.code == rs.FAIL:
+        reason = rs.drain_reason(outcome, node.name)
+    elif fail_closed:
+        reason = f"{rs.REASON_PREFIX} cannot run: {outcome.error}"
+    else:
+        log(f"{outcome.error}; nothing changed (FAIL_CLOSED=no)", error=True)
+        return
+    reason = rs.one_line(reason)
+    if node.drained and not node.drained_by_rdmatool:
+        log(f"failed ({reason}); left as drained by someone else ({node.reason})")
+    elif node.drained and node.reason.startswith(reason):
+        log(f"failed again; still drained ({reason})")
+    else:
+        scontrol.drain([node.name], reason)
+        log(f"drained: {reason}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

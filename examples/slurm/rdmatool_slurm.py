@@ -1,0 +1,305 @@
+"""What the Slurm wiring shares: its settings, one run of `rdmatool gate`, drain reasons, scontrol, the log.
+
+Standard library only: Slurm runs these scripts with an empty environment (no PATH, no virtualenv), under the
+system's /usr/bin/python3, and rdmatool is called as a program, never imported. Install this file beside
+`prolog-slurmctld.py` and `healthcheck.py` (README.md in this folder).
+
+Settings are `KEY=VALUE` lines in /etc/rdmatool/slurm.env (or the file named by RDMATOOL_SLURM_CONFIG); the file is
+read as data, never sourced by a shell. The defaults below are what an unset key means.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import syslog
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONFIG_ENV = "RDMATOOL_SLURM_CONFIG"
+DEFAULT_CONFIG = "/etc/rdmatool/slurm.env"
+# Slurm gives its scripts no PATH: where rdmatool (the README's /opt/rdmatool venv) and scontrol usually are.
+SEARCH_PATH = "/opt/rdmatool/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+DEFAULTS = {
+    "RDMATOOL": "rdmatool",            # a path, or a name looked up in SEARCH_PATH
+    "INVENTORY": "/etc/rdmatool/inventory.yaml",
+    "KNOWN_HOSTS": "",                 # e.g. /etc/rdmatool/known_hosts; empty: the service user's own
+    "GATE_PROFILE": "/etc/rdmatool/gate-profile.yaml",
+    "GATE_BUDGET": "120",
+    "HEALTHCHECK_PROFILE": "/etc/rdmatool/healthcheck-profile.yaml",
+    "HEALTHCHECK_BUDGET": "60",
+    "GATE_ARGS": "",                   # more options for every gate run, split like a shell would (never run by one)
+    "LOGDIR": "/var/log/rdmatool",
+    "SCONTROL": "scontrol",
+    # When rdmatool cannot give a verdict (not installed, bad inventory, crashed): yes = the prolog holds the job and
+    # the health check drains its node (with rdmatool's own reason, so it is resumed once rdmatool works again);
+    # no = log it and let the job run / leave the node alone.
+    "FAIL_CLOSED": "yes",
+    # The prolog on an inconclusive gate (a node unreachable over SSH, no data, out of budget): run or hold.
+    "ON_INCONCLUSIVE": "run",
+}
+CHOICES = {"FAIL_CLOSED": ("yes", "no"), "ON_INCONCLUSIVE": ("run", "hold")}
+# Every drain reason rdmatool writes starts with this: a drained node whose reason does not is someone else's.
+REASON_PREFIX = "rdmatool:"
+MAX_REASON = 200  # `sinfo -R` and `scontrol show node` stay readable; the whole story is in the gate's log
+# Beyond its own --budget the gate gets this long to write its verdict before it counts as hung.
+GRACE_S = 60
+
+PASS, FAIL, USAGE, INCONCLUSIVE = 0, 1, 2, 3
+
+
+class SettingsError(Exception):
+    """A settings file that cannot be used: one line naming the file (and the line)."""
+
+
+@dataclass
+class Settings:
+    values: dict[str, str]
+    source: str
+
+    def __getitem__(self, key: str) -> str:
+        return self.values[key]
+
+    def rdmatool(self) -> str | None:
+        """The rdmatool program to run, or None when it is not installed."""
+        program = self["RDMATOOL"]
+        if "/" in program:
+            return program if os.access(program, os.X_OK) else None
+        return _which(program)
+
+
+def load_settings(path: str | None = None) -> Settings:
+    path = path or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG
+    values = dict(DEFAULTS)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings(values, f"{path} (absent: defaults)")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in DEFAULTS:
+            raise SettingsError(f"{path}:{number}: expected KEY=VALUE with KEY one of {', '.join(DEFAULTS)}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key in CHOICES and value not in CHOICES[key]:
+            raise SettingsError(f"{path}:{number}: {key} must be one of {', '.join(CHOICES[key])}, not {value!r}")
+        values[key] = value
+    for key in ("GATE_BUDGET", "HEALTHCHECK_BUDGET"):
+        try:
+            float(values[key])
+        except ValueError:
+            raise SettingsError(f"{path}: {key} must be a number of seconds, not {values[key]!r}") from None
+    try:
+        shlex.split(values["GATE_ARGS"])
+    except ValueError as exc:
+        raise SettingsError(f"{path}: GATE_ARGS: {exc}") from None
+    return Settings(values, path)
+
+
+def _which(program: str) -> str | None:
+    import shutil
+
+    return shutil.which(program, path=os.environ.get("PATH") or SEARCH_PATH) or shutil.which(program,
+                                                                                            path=SEARCH_PATH)
+
+
+# --- one run of the gate ---------------------------------------------------------------------------------------
+
+@dataclass
+class GateOutcome:
+    """What one `rdmatool gate` run said. `code` is its exit code when it gave a verdict, else None with `error`
+    saying why (not installed, usage error, crashed, hung): the caller decides whether that fails closed."""
+    code: int | None
+    payload: dict = field(default_factory=dict)
+    drain: list[str] = field(default_factory=list)
+    error: str = ""
+    log: str = ""
+
+    def findings_of(self, node: str) -> list[dict]:
+        """The node's own error and critical findings, most severe first (the gate's report order)."""
+        return [f for f in self.payload.get("findings", [])
+                if f.get("target") == node and f.get("severity") in ("error", "critical")]
+
+
+def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: float, stem: Path,
+             junit: bool = False) -> GateOutcome:
+    """`rdmatool gate --limit NODES --json --drain-file STEM.drain`, its stdout kept in STEM.json and its stderr in
+    STEM.log. Exit 1 counts as a failure only with a verdict of "fail" in the JSON: anything else that exits 1 (a
+    traceback, a killed process) is an error, never a reason to drain."""
+    program = settings.rdmatool()
+    if program is None:
+        return GateOutcome(None, error=f"rdmatool not found ({settings['RDMATOOL']}; set RDMATOOL in "
+                                       f"{settings.source})")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    drain_file = stem.with_name(stem.name + ".drain")
+    drain_file.unlink(missing_ok=True)  # a list left by an earlier run must never be read as this run's
+    argv = [program, "gate", "-i", settings["INVENTORY"], "--limit", ",".join(nodes), "--profile", profile,
+            "--budget", f"{budget:g}", "--json", "--drain-file", str(drain_file)]
+    if settings["KNOWN_HOSTS"]:
+        argv += ["--known-hosts", settings["KNOWN_HOSTS"]]
+    if junit:
+        argv += ["--junit", str(stem.with_name(stem.name + ".junit.xml"))]
+    argv += shlex.split(settings["GATE_ARGS"])
+    env = {**os.environ, "PATH": os.environ.get("PATH") or SEARCH_PATH}
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True)  # its own group: a hung gate is ended with its children
+    except OSError as exc:
+        return GateOutcome(None, error=f"{program}: cannot run ({exc.strerror or exc})")
+    try:
+        stdout, stderr = proc.communicate(timeout=budget + GRACE_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        _keep(stem, stdout, stderr)
+        return GateOutcome(None, error=f"rdmatool gate did not finish within {budget + GRACE_S:g} s", log=stderr)
+    _keep(stem, stdout, stderr)
+    last_line = (stderr.strip().splitlines() or [""])[-1][:300]
+    try:
+        payload = json.loads(stdout) if stdout.strip() else {}
+    except ValueError:
+        payload = {}
+    if not isinstance(payload, dict):
+        payload = {}
+    verdict = payload.get("verdict")
+    if proc.returncode in (PASS, INCONCLUSIVE) or (proc.returncode == FAIL and verdict == "fail"):
+        drain = drain_file.read_text().split() if drain_file.exists() else list(payload.get("drain", []))
+        return GateOutcome(proc.returncode, payload, drain, log=stderr)
+    what = {USAGE: "usage or bad input"}.get(proc.returncode, f"exit {proc.returncode} without a verdict")
+    return GateOutcome(None, payload, error=f"rdmatool gate: {what}: {last_line or 'no message'}", log=stderr)
+
+
+def _keep(stem: Path, stdout: str, stderr: str) -> None:
+    """The gate's own output beside the drain list, for whoever asks later why a node was drained."""
+    try:
+        stem.with_name(stem.name + ".json").write_text(stdout)
+        stem.with_name(stem.name + ".log").write_text(stderr)
+    except OSError:
+        pass  # the log directory is a convenience; the decision is logged to syslog anyway
+
+
+def drain_reason(outcome: GateOutcome, node: str) -> str:
+    """`rdmatool: <rule>: <summary>`, one line, short enough for `sinfo -R`: the finding the gate names as why the
+    node is drained (its `drain_reasons`), else the node's most severe finding."""
+    named = [c for c in outcome.payload.get("drain_reasons") or [] if isinstance(c, dict) and c.get("node") == node]
+    findings = named or outcome.findings_of(node)
+    if findings:
+        first = findings[0]
+        reason = f"{REASON_PREFIX} {first.get('rule', '?')}: {first.get('symptom', '')}".strip()
+        if len(findings) > 1:
+            reason += f" (+{len(findings) - 1} more)"
+    else:
+        reason = f"{REASON_PREFIX} gate: failed"
+    return one_line(reason)
+
+
+def one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 3] + "..."
+
+
+# --- scontrol -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    name: str
+    state: str    # e.g. IDLE, ALLOCATED, IDLE+DRAIN, DOWN+DRAIN
+    reason: str   # as scontrol shows it, e.g. "rdmatool: port_not_active: ... [root@2024-05-01T02:00:00]"
+
+    @property
+    def drained(self) -> bool:
+        return any(flag in self.state.split("+") for flag in ("DRAIN", "DRAINED", "DRAINING"))
+
+    @property
+    def drained_by_rdmatool(self) -> bool:
+        return self.drained and self.reason.startswith(REASON_PREFIX)
+
+
+class ScontrolError(Exception):
+    pass
+
+
+class Scontrol:
+    """The few scontrol calls the wiring makes; arguments are passed as a list, never through a shell."""
+
+    def __init__(self, program: str) -> None:
+        self.program = program if "/" in program else (_which(program) or program)
+
+    def _run(self, *args: str) -> str:
+        try:
+            result = subprocess.run([self.program, *args], capture_output=True, text=True, timeout=60,
+                                    env={**os.environ, "PATH": os.environ.get("PATH") or SEARCH_PATH})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ScontrolError(f"scontrol {args[0]}: {exc}") from None
+        if result.returncode != 0:
+            message = " ".join(result.stderr.split()) or f"exit {result.returncode}"
+            raise ScontrolError(f"scontrol {' '.join(args[:2])}: {message}")
+        return result.stdout
+
+    def hostnames(self, nodelist: str) -> list[str]:
+        return self._run("show", "hostnames", nodelist).split()
+
+    def node(self, name: str) -> Node:
+        fields = _oneliner(self._run("show", "node", "--oneliner", name))
+        return Node(name, fields.get("State", ""), fields.get("Reason", ""))
+
+    def drain(self, nodes: list[str], reason: str) -> None:
+        self._run("update", f"NodeName={','.join(nodes)}", "State=DRAIN", f"Reason={reason}")
+
+    def resume(self, node: str) -> None:
+        self._run("update", f"NodeName={node}", "State=RESUME")
+
+    def requeue(self, job: str) -> None:
+        self._run("requeue", job)
+
+    def requeue_held(self, job: str, comment: str) -> None:
+        """Back to pending and held (priority 0) until an operator releases it; the comment says why."""
+        self._run("requeuehold", job)
+        self.comment(job, comment)
+
+    def comment(self, job: str, comment: str) -> None:
+        self._run("update", f"JobId={job}", f"AdminComment={one_line(comment)}")
+
+
+def _oneliner(text: str) -> dict[str, str]:
+    """`Key=Value Key=Value` of `scontrol show ... --oneliner`. Reason is the last field and may hold spaces and
+    `=`, so it is taken whole; the others end at the next space."""
+    head, sep, reason = text.strip().partition(" Reason=")
+    fields = dict(token.split("=", 1) for token in head.split() if "=" in token)
+    if sep:
+        fields["Reason"] = reason.strip()
+    return fields
+
+
+# --- the log --------------------------------------------------------------------------------------------------
+
+class Log:
+    """One line per decision: to syslog (the journal) and appended to LOGDIR/slurm.log."""
+
+    def __init__(self, settings: Settings | None, tag: str) -> None:
+        self.tag = tag
+        self.file = Path(settings["LOGDIR"]) / "slurm.log" if settings else None
+        syslog.openlog("rdmatool-slurm", syslog.LOG_PID, syslog.LOG_DAEMON)
+
+    def __call__(self, message: str, error: bool = False) -> None:
+        line = f"{self.tag}: {' '.join(message.split())}"
+        syslog.syslog(syslog.LOG_ERR if error else syslog.LOG_INFO, line)
+        if self.file is None:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            with self.file.open("a", encoding="utf-8") as out:
+                out.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()} {line}\n")
+        except OSError:
+            pass  # syslog has it

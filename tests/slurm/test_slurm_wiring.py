@@ -1,0 +1,256 @@
+"""The shipped Slurm wiring against a real Slurm and the simulated fabric.
+
+A real munged + slurmctld + one slurmd per node on localhost (tests/slurm/cluster.py), with the Slurm nodes named
+like the fabric's hosts (gpu01..), so the gate the prolog runs over SSH judges exactly the allocated nodes. What
+the tests check is what Slurm says afterwards (`scontrol show node` State and Reason, `scontrol show job`), never
+what the scripts print.
+
+slurmctld and slurmd run their scripts with an empty environment; each test cluster points them at a wrapper that
+sets SLURM_CONF (this cluster's slurm.conf) and RDMATOOL_SLURM_CONFIG (the settings file the test rewrites) and
+execs the shipped script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fabric.fixtures import fabric_fixture
+from tests.slurm.cluster import SlurmCluster, slurm_cluster
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "slurm"
+NODES = [f"gpu{i:02d}" for i in range(1, 7)]
+# state and a one-second counter window: the faults injected here are port faults (the perftest stage and its
+# attribution have their own end-to-end tests in tests/e2e/test_gate.py)
+GATE_PROFILE = "counters_window_s: 1\nbandwidth: {enabled: false}\n"
+HEALTH_PROFILE = "counters_window_s: 1\nbandwidth: {enabled: false}\n"
+
+fabric = fabric_fixture("healthy", scope="module")
+
+
+@dataclass
+class Wiring:
+    cluster: SlurmCluster
+    root: Path
+    fabric: object
+
+    @property
+    def logdir(self) -> Path:
+        return self.root / "log"
+
+    def configure(self, **overrides: str) -> None:
+        """The settings file the scripts read, as a site writes it: the test's rdmatool, inventory and profiles."""
+        values = {
+            "RDMATOOL": str(self.root / "bin" / "rdmatool"),
+            "INVENTORY": str(self.fabric.inventory_path),
+            "KNOWN_HOSTS": str(self.fabric.known_hosts),
+            "GATE_PROFILE": str(self.root / "gate-profile.yaml"),
+            "GATE_BUDGET": "90",
+            "HEALTHCHECK_PROFILE": str(self.root / "health-profile.yaml"),
+            "HEALTHCHECK_BUDGET": "40",
+            "LOGDIR": str(self.logdir),
+            **overrides,
+        }
+        (self.root / "slurm.env").write_text("# written by the test\n" + "".join(
+            f"{key}={value}\n" for key, value in values.items()))
+
+    def log_lines(self) -> list[str]:
+        log = self.logdir / "slurm.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def healthcheck(self, node: str) -> None:
+        """The HealthCheckProgram as slurmd runs it: no environment but SLURMD_NODENAME."""
+        result = subprocess.run(["env", "-i", f"SLURMD_NODENAME={node}", str(self.root / "healthcheck")],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr, result.stderr
+
+
+def _install(root: Path, conf: Path) -> None:
+    """The test's rdmatool (this checkout, run by this interpreter), profiles and the two wrappers."""
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    launcher = root / "bin" / "rdmatool"
+    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m rdmatool \"$@\"\n")
+    launcher.chmod(0o755)
+    (root / "gate-profile.yaml").write_text(GATE_PROFILE)
+    (root / "health-profile.yaml").write_text(HEALTH_PROFILE)
+    for name, script in (("prolog", "prolog-slurmctld.py"), ("healthcheck", "healthcheck.py")):
+        wrapper = root / name
+        wrapper.write_text(f"#!/bin/sh\nexport SLURM_CONF={conf} RDMATOOL_SLURM_CONFIG={root / 'slurm.env'}\n"
+                           f"exec {EXAMPLES / script}\n")
+        wrapper.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def started(fabric, tmp_path_factory):
+    root = tmp_path_factory.mktemp("slurm-wiring")
+    _install(root, root / "cluster" / "slurm.conf")
+    with slurm_cluster(NODES, root / "cluster", PrologSlurmctld=str(root / "prolog"),
+                       PrologEpilogTimeout="180") as cluster:
+        yield Wiring(cluster, root, fabric)
+
+
+@pytest.fixture
+def wiring(started):
+    """A clean cluster for each test: no jobs, every node up, no faults, the default settings, an empty log."""
+    started.fabric.clear_faults()
+    started.cluster.cancel_all()
+    started.cluster.resume_all()
+    started.configure()
+    (started.logdir / "slurm.log").unlink(missing_ok=True)
+    yield started
+    started.fabric.clear_faults()
+
+
+def _assert_reason_is_a_finding(reason: str, report: dict, node: str) -> None:
+    """A drain reason reads `rdmatool: <rule>: <symptom>` for one of the node's own error findings in the gate's
+    JSON."""
+    assert reason.startswith("rdmatool: "), reason
+    rule = reason.split(": ")[1]
+    mine = [f for f in report["findings"] if f["target"] == node and f["severity"] in ("error", "critical")]
+    assert rule in {f["rule"] for f in mine}, (reason, mine)
+    symptom = next(f["symptom"] for f in mine if f["rule"] == rule)
+    assert reason.startswith(f"rdmatool: {rule}: {symptom}"), reason
+
+
+def _state(wiring: Wiring, node: str) -> str:
+    return wiring.cluster.node(node)["State"]
+
+
+def _finished(wiring: Wiring, job: str):  # noqa: ANN202 - a predicate for wait_for
+    def done() -> dict | None:
+        record = wiring.cluster.job(job)
+        return record if record.get("JobState") in ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL") else None
+    return done
+
+
+def _held(wiring: Wiring, job: str):  # noqa: ANN202
+    def held() -> dict | None:
+        record = wiring.cluster.job(job)
+        return record if record.get("JobState") == "PENDING" and record.get("Priority") == "0" else None
+    return held
+
+
+def test_prolog_drains_the_bad_node_requeues_the_job_and_it_runs_elsewhere(wiring: Wiring) -> None:
+    wiring.fabric.set_fault("port_down", "gpu03", nic="mlx5_0")
+    # five of six nodes: the first allocation is gpu01-05 (select/linear takes the lowest), the one after the drain
+    # can only be the five healthy ones
+    job = wiring.cluster.sbatch("--nodes=5", "--wrap", "true")
+    wiring.cluster.wait_for("gpu03 drained", lambda: "DRAIN" in _state(wiring, "gpu03"), timeout=90)
+    reason = wiring.cluster.node("gpu03")["Reason"]
+    first_run = json.loads((wiring.logdir / f"gate.{job}.0.json").read_text())
+    assert first_run["drain"] == ["gpu03"]
+    _assert_reason_is_a_finding(reason, first_run, "gpu03")
+    record = wiring.cluster.wait_for("the job to finish after its requeue", _finished(wiring, job), timeout=120)
+    assert record["JobState"] == "COMPLETED", record
+    assert int(record["Restarts"]) == 1
+    ran_on = wiring.cluster.scontrol("show", "hostnames", record["NodeList"]).stdout.split()
+    assert ran_on == ["gpu01", "gpu02", "gpu04", "gpu05", "gpu06"]
+    assert record["AdminComment"].startswith("rdmatool: requeued, drained gpu03")
+    # nobody else was drained, by the prolog or by Slurm for the prolog's sake
+    assert [n for n in NODES if "DRAIN" in _state(wiring, n)] == ["gpu03"]
+    assert "DRAIN" in _state(wiring, "gpu03")
+    second_run = json.loads((wiring.logdir / f"gate.{job}.1.json").read_text())
+    assert second_run["verdict"] == "pass"
+
+
+def test_prolog_fails_closed_when_rdmatool_is_missing(wiring: Wiring) -> None:
+    wiring.configure(RDMATOOL=str(wiring.root / "not-installed" / "rdmatool"))
+    job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
+    record = wiring.cluster.wait_for("the job held", _held(wiring, job), timeout=60)
+    assert record["AdminComment"].startswith("rdmatool: gate could not run: rdmatool not found"), record
+    assert not [n for n in NODES if "DRAIN" in _state(wiring, n)]
+    assert any("holding the job (FAIL_CLOSED=yes)" in line for line in wiring.log_lines())
+    # FAIL_CLOSED=no: the same missing rdmatool lets the job run, and says so
+    wiring.configure(RDMATOOL=str(wiring.root / "not-installed" / "rdmatool"), FAIL_CLOSED="no")
+    wiring.cluster.scontrol("release", job)
+    record = wiring.cluster.wait_for("the released job to finish", _finished(wiring, job), timeout=90)
+    assert record["JobState"] == "COMPLETED", record
+    assert any("the job runs ungated (FAIL_CLOSED=no)" in line for line in wiring.log_lines())
+
+
+def test_prolog_inconclusive_gate_drains_nothing(wiring: Wiring) -> None:
+    wiring.fabric.set_fault("unreachable", "gpu02")
+    job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
+    record = wiring.cluster.wait_for("the job to finish", _finished(wiring, job), timeout=90)
+    assert record["JobState"] == "COMPLETED" and int(record["Restarts"]) == 0, record
+    assert not [n for n in NODES if "DRAIN" in _state(wiring, n)]
+    (line,) = [line for line in wiring.log_lines() if f"prolog job {job}:" in line]
+    assert "gate inconclusive" in line and "gpu02" in line and "the job runs" in line
+    # ON_INCONCLUSIVE=hold: the job waits for an operator instead, still with nobody drained
+    wiring.configure(ON_INCONCLUSIVE="hold")
+    job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
+    record = wiring.cluster.wait_for("the job held", _held(wiring, job), timeout=90)
+    assert record["AdminComment"].startswith("rdmatool: gate inconclusive: unreachable or no data: gpu02")
+    assert not [n for n in NODES if "DRAIN" in _state(wiring, n)]
+
+
+def test_healthcheck_drains_with_the_finding_and_resumes_its_own_drain(wiring: Wiring) -> None:
+    wiring.fabric.set_fault("port_down", "gpu05", nic="mlx5_0")
+    wiring.healthcheck("gpu05")
+    node = wiring.cluster.node("gpu05")
+    assert "DRAIN" in node["State"]
+    _assert_reason_is_a_finding(node["Reason"], json.loads((wiring.logdir / "health.gpu05.json").read_text()),
+                                "gpu05")
+    wiring.healthcheck("gpu04")  # a healthy neighbour is left as it is
+    assert _state(wiring, "gpu04") == "IDLE"
+    wiring.fabric.clear_faults()
+    wiring.healthcheck("gpu05")
+    assert "DRAIN" not in _state(wiring, "gpu05")  # (IDLE+NOT_RESPONDING until slurmctld's next ping)
+    assert any("healthcheck gpu05: passed; resumed" in line for line in wiring.log_lines())
+
+
+def test_healthcheck_never_resumes_or_relabels_a_node_someone_else_drained(wiring: Wiring) -> None:
+    theirs = "hardware: DIMM replacement ticket 4711"
+    wiring.cluster.scontrol("update", "nodename=gpu06", "state=drain", f"reason={theirs}")
+    wiring.healthcheck("gpu06")  # the fabric is fine on gpu06: still not ours to resume
+    assert "DRAIN" in _state(wiring, "gpu06")
+    assert wiring.cluster.node("gpu06")["Reason"].startswith(theirs)
+    wiring.fabric.set_fault("port_down", "gpu06", nic="mlx5_0")
+    wiring.healthcheck("gpu06")  # failing now: their reason stays
+    assert wiring.cluster.node("gpu06")["Reason"].startswith(theirs)
+    lines = [line for line in wiring.log_lines() if "healthcheck gpu06" in line]
+    assert "left drained by someone else" in lines[0] and "left as drained by someone else" in lines[1]
+
+
+def test_healthcheck_inconclusive_changes_nothing(wiring: Wiring) -> None:
+    wiring.fabric.set_fault("unreachable", "gpu04")
+    wiring.fabric.set_fault("unreachable", "gpu02")
+    wiring.cluster.scontrol("update", "nodename=gpu02", "state=drain", "reason=rdmatool: port_not_active: earlier")
+    wiring.healthcheck("gpu04")
+    wiring.healthcheck("gpu02")
+    assert _state(wiring, "gpu04") == "IDLE"  # not drained for a monitoring gap
+    assert "DRAIN" in _state(wiring, "gpu02")  # and not resumed without a pass
+    assert wiring.cluster.node("gpu02")["Reason"].startswith("rdmatool: port_not_active: earlier")
+    logged = [line for line in wiring.log_lines() if "inconclusive" in line]
+    assert [line.split(" healthcheck ")[1].split(":")[0] for line in logged] == ["gpu04", "gpu02"]
+
+
+def test_slurmd_runs_the_healthcheck_and_it_drains_and_resumes(fabric, tmp_path: Path) -> None:
+    """The same program started by slurmd itself at HealthCheckInterval, with what slurmd gives it."""
+    fabric.clear_faults()
+    _install(tmp_path, tmp_path / "cluster" / "slurm.conf")
+    wiring = Wiring(None, tmp_path, fabric)  # type: ignore[arg-type] - the cluster is started below
+    wiring.configure()
+    with slurm_cluster(["gpu07"], tmp_path / "cluster", HealthCheckProgram=str(tmp_path / "healthcheck"),
+                       HealthCheckInterval="2", HealthCheckNodeState="ANY") as cluster:
+        try:
+            fabric.set_fault("port_down", "gpu07", nic="mlx5_0")
+            cluster.wait_for("slurmd's health check to drain gpu07",
+                             lambda: cluster.node("gpu07").get("Reason", "").startswith("rdmatool: "), timeout=60)
+            assert "DRAIN" in cluster.node("gpu07")["State"]
+            fabric.clear_faults()
+            cluster.wait_for("slurmd's health check to resume gpu07",
+                             lambda: "DRAIN" not in cluster.node("gpu07")["State"], timeout=60)
+        finally:
+            fabric.clear_faults()
+    assert os.path.exists(tmp_path / "log" / "health.gpu07.json")
