@@ -10,10 +10,11 @@ import typer
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli.exit_codes import epilog
 
 
 def register(app: typer.Typer) -> None:
-    app.command("capture")(capture_command)
+    app.command("capture", epilog=epilog("capture"))(capture_command)
 
 
 def capture_command(

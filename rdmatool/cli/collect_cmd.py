@@ -12,6 +12,7 @@ from rich.table import Table
 
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import BundleError, NothingCollected
 from rdmatool.model import Target
 
@@ -27,7 +28,7 @@ stderr = Console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("collect")(collect_command)
+    app.command("collect", epilog=epilog("collect"))(collect_command)
     app.add_typer(inventory_app, name="inventory")
     app.add_typer(bundle_app, name="bundle")
 
@@ -35,8 +36,8 @@ def register(app: typer.Typer) -> None:
 def load_targets(path: str, limit: str | None, shard: str | None, **selection) -> list[Target]:
     """`selection`: exclude, ignore_unknown, with_switches, baseline, store (rdmatool.cli._targets)."""
     targets = choose_targets(path, limit, shard, **selection)
-    if not targets:
-        die(f"rdmatool: {path}: no target matches --limit/--shard", EXIT_USAGE)
+    if not targets:  # nothing to check is no data (inconclusive), never a pass
+        die(f"rdmatool: {path}: no target selected by --limit/--exclude/--shard; nothing to check", EXIT_INCONCLUSIVE)
     return targets
 
 
@@ -76,6 +77,9 @@ def collect_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     except NothingCollected as exc:
         die(f"rdmatool: {exc}", EXIT_INCONCLUSIVE)
+    nothing = nothing_collected(outcomes)
+    if nothing:  # one line, not a table of a thousand identical refusals
+        die(f"rdmatool: {inventory_file}: {nothing}; bundle written to {path}", EXIT_INCONCLUSIVE)
     print_summary(outcomes)
     failed = [o for o in outcomes if not o.ok]
     stderr.print(f"bundle written to {path}")
@@ -100,6 +104,13 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, 
         return collect_service(targets, options, out, force, lambda name, event: bar.advance(task))
 
 
+def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
+    """Why a collection gave nothing to judge (no target answered), as one line, or None."""
+    from rdmatool.verdict import no_data
+
+    return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
+
+
 def print_summary(outcomes: list[TargetOutcome]) -> None:
     ok = [o for o in outcomes if o.ok]
     table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
@@ -119,7 +130,7 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
         stderr.print(f"collected {len(ok)}/{len(outcomes)} targets, no errors")
 
 
-@inventory_app.command("show")
+@inventory_app.command("show", epilog=epilog("inventory show"))
 def inventory_show(
     inventory_file: str = typer.Option(..., "-i", "--inventory"),
     limit: str = limit_option(),
@@ -144,7 +155,7 @@ def inventory_show(
     Console().print(table)
 
 
-@bundle_app.command("show")
+@bundle_app.command("show", epilog=epilog("bundle show"))
 def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io

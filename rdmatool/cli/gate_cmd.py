@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -12,7 +13,8 @@ from rdmatool import hostlist
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
-from rdmatool.errors import NothingCollected, RdmatoolError
+from rdmatool.cli.exit_codes import epilog
+from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
 from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
@@ -21,7 +23,7 @@ DRAIN_FORMATS = ("lines", "nodeset")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("gate")(gate_command)
+    app.command("gate", epilog=epilog("gate"))(gate_command)
 
 
 def gate_command(
@@ -84,10 +86,12 @@ def gate_command(
                                    with_switches=True, baseline=baseline, store=store)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
             result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
-    except NothingCollected as exc:
-        die(f"rdmatool gate: {exc}", EXIT_INCONCLUSIVE)
+    except NoData as exc:
+        _no_data(drain_file, str(exc))
     except RdmatoolError as exc:
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
+    if result.no_data:
+        _no_data(drain_file, f"{replay or inventory_file}: {result.no_data}")
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
     unwritten = []  # the verdict is still printed; then the run fails as bad input, naming the file
     if drain_file:
@@ -102,6 +106,7 @@ def gate_command(
             "findings": [finding_json(f) for f in result.findings],
             "failures": result.failures,
             "drain": result.drain,
+            "drain_reasons": [c.as_json() for c in result.drain_reasons],
             "bad_links": [list(link) for link in result.bad_links],
             "stages": [s.as_json() for s in result.stages],
             "elapsed_s": round(result.elapsed_s, 3),
@@ -131,6 +136,17 @@ def _print(result, console: Console) -> None:
     if result.verdict is Verdict.FAIL or result.drain:
         console.print("drain: " + (hostlist.fold(result.drain) if result.drain else "(none: fabric-level failure)"),
                       highlight=False)
+    for c in result.drain_reasons:  # why each node is drained: the stage and the finding, one line each
+        where = c.node + (f" {c.entity}" if c.entity else "")
+        console.print(f"  {where}: {c.stage}: {c.rule}: {c.symptom}", highlight=False, markup=False)
+
+
+def _no_data(drain_file: str | None, line: str) -> NoReturn:
+    """Nothing to judge: one line and exit 3. An empty drain file is still written, so that a scheduler never acts
+    on the list an earlier run left there."""
+    if drain_file:
+        _atomic_write(drain_file, "")
+    die(f"rdmatool gate: {line}", EXIT_INCONCLUSIVE)
 
 
 def _drain_text(drain: list[str], fmt: str) -> str:
