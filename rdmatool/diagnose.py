@@ -17,6 +17,7 @@ from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import load as load_topology
+from rdmatool.topology.paths import bundle_pairs
 from rdmatool.verdict import no_data, verdict
 
 _HERE = Path(__file__).resolve().parent
@@ -45,14 +46,15 @@ def nothing_to_judge(analysis: Analysis) -> str | None:
 
 def diagnose_analysis(
     analysis: Analysis, playbooks_dir: str | Path | None = None, baseline: pd.DataFrame | None = None,
-    profile: dict | None = None, source: str = "", topology: str | Path | None = None,
+    profile: dict | None = None, source: str = "", topology: str | Path | None = None, pairs: list | None = None,
 ) -> DiagnoseResult:
-    """`topology`: an expected-topology file (rdmatool.topology.expected) the cabling is compared with."""
+    """`topology`: an expected-topology file (rdmatool.topology.expected) the cabling is compared with; `pairs`:
+    perftest pair results, judged by path class against the cabling (rdmatool.topology.paths)."""
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
     rules = playbook.load_dir(playbooks_dir or default_playbooks())
     # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
-    analysis = with_cabling(analysis, load_topology(topology) if topology else None)
+    analysis = with_cabling(analysis, load_topology(topology) if topology else None, pairs)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
     notes = list(analysis.table.notes)
@@ -73,4 +75,5 @@ def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None =
     if on_skipped is not None:
         for line in analysis.table.skipped:
             on_skipped(line)
+    kwargs.setdefault("pairs", bundle_pairs(path))  # a gate's or `perf run`'s pairs stored in the bundle
     return diagnose_analysis(analysis, source=str(path), **kwargs)

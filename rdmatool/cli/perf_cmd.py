@@ -20,7 +20,7 @@ from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairR
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
 stderr = Console(stderr=True)
-MODES = ("pairs", "ring", "all-pairs")
+MODES = ("pairs", "topology", "ring", "all-pairs")
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +31,9 @@ def register(app: typer.Typer) -> None:
 def perf_run(
     inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
     out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
-    mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | ring | all-pairs."),
+    mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | topology (rounds that "
+                             "follow --topology's cabling + confirmation) | ring | all-pairs."),
+    topology: str = typer.Option(None, "--topology", help="topology mode: the expected-topology YAML."),
     test: str = typer.Option("ib_write_bw", "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)}."),
     duration: int = typer.Option(10, "--duration", min=1, help="Seconds per bandwidth test (-D)."),
     size: int = typer.Option(None, "--size", min=1, help="Message size in bytes (default 65536 for bandwidth)."),
@@ -61,6 +63,8 @@ def perf_run(
 
     if mode not in MODES:
         die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
+    if (mode == "topology") != bool(topology):
+        die("rdmatool: --mode topology and --topology FILE go together", EXIT_USAGE)
     if test not in BW_TESTS + LAT_TESTS:
         die(f"rdmatool: --test {test!r}: choose one of {', '.join(BW_TESTS + LAT_TESTS)}", EXIT_USAGE)
     layers = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
@@ -87,9 +91,11 @@ def perf_run(
         expected = session.expected_gbps()
         if expected_gbps is not None:
             expected = dict.fromkeys(session.hosts, expected_gbps)
-        if mode == "pairs":
+        choice = _topology_choice(topology, hosts, rounds, device, seed) if mode == "topology" else None
+        if mode in ("pairs", "topology"):
             results, attribution = run_gate_perf(hosts, options, expected, rounds=rounds, session=session,
-                                                 threshold=threshold, seed=seed, progress=progress)
+                                                 threshold=threshold, seed=seed, progress=progress,
+                                                 **(choice.engine_args() if choice else {}))
         else:
             plan = (schedule.all_pairs if mode == "all-pairs" else schedule.ring)(session.reachable)
             results = run_schedule(hosts, plan, options, session=session, progress=progress)
@@ -99,12 +105,34 @@ def perf_run(
         discovered = session.discovered
     write_results(results, attribution, folder)
     (folder / "discovery.json").write_text(json.dumps(discovered, indent=2) + "\n")
+    if choice is not None:  # what this schedule could find, and the inter-leaf paths it names
+        figures = choice.figures(results, attribution, threshold)
+        (folder / "schedule.json").write_text(json.dumps(figures, indent=2) + "\n")
+        stderr.print(f"topology schedule: {figures['rounds']} rounds + confirmation; exposure bad node "
+                     f"{figures['bad_node']['probability']}, bad inter-leaf link "
+                     f"{figures['bad_inter_leaf_link']['probability']}; slow inter-leaf links: "
+                     f"{', '.join('<->'.join(x) for x in figures['bad_inter_leaf_links']) or 'none'}",
+                     highlight=False)
     _summary(results, attribution, folder, session.missing)
     if attribution.bad_nodes or attribution.bad_links:
+        raise typer.Exit(EXIT_FAIL)
+    if choice is not None and figures["bad_inter_leaf_links"]:
         raise typer.Exit(EXIT_FAIL)
     if attribution.errors or attribution.missing or attribution.suspects or \
             any(r.error and r.error.startswith(NOT_RUN) for r in results):
         raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+def _topology_choice(topology: str, hosts, rounds: int, device: str | None, seed: int):
+    """The topology-aware rounds for these hosts; a topology file that does not load, or cables fewer than two
+    of them, is one line and exit 2."""
+    from rdmatool.errors import RdmatoolError
+    from rdmatool.gate import schedule_choice
+
+    try:
+        return schedule_choice.choose("topology", topology, [h.name for h in hosts], rounds, device, seed)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
 
 
 def _summary(results: list[PairResult], attribution: Attribution, folder: Path, missing: dict[str, str]) -> None:

@@ -87,3 +87,20 @@ def test_a_broken_topology_file_is_one_line_and_exit_2_before_anything_runs(clea
     assert result.returncode == 2 and "needs the cabling" in result.stderr
     result, _ = gate(clean, tmp_path, "bandwidth: {schedule: leafy}\n")
     assert result.returncode == 2 and "profile.yaml" in result.stderr and "leafy" in result.stderr
+
+
+def test_perf_run_topology_mode_writes_the_schedule_and_names_the_slow_path(clean, tmp_path: Path) -> None:
+    (tmp_path / "topology.yaml").write_text(TOPOLOGY)
+    for a, b in itertools.product(LEAF_A, LEAF_B):
+        clean.set_fault("slow_link", a, peer=b, value=0.3)
+    base = ("perf", "run", "-i", str(clean.inventory_path), "--known-hosts", str(clean.known_hosts), "--limit",
+            "gpu0[1-8]", "--duration", "1", "--out", str(tmp_path / "out"))
+    result = rdmatool(*base, "--mode", "topology", "--topology", str(tmp_path / "topology.yaml"), timeout=400)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr
+    figures = json.loads((tmp_path / "out" / "schedule.json").read_text())
+    assert figures["kind"] == "topology" and figures["bad_inter_leaf_links"] == [["leafA", "leafB"]]
+    assert figures["bad_inter_leaf_link"]["probability"] == 1.0
+    assert "slow inter-leaf links: leafA<->leafB" in result.stderr
+    usage = rdmatool(*base, "--mode", "topology")
+    assert usage.returncode == 2 and "go together" in usage.stderr
