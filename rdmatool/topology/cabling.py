@@ -30,7 +30,7 @@ import pandas as pd
 
 from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.facts import FactQuery
-from rdmatool.topology import Link, observed
+from rdmatool.topology import Link, observed, paths
 from rdmatool.topology import expected as expected_topology
 
 VERDICT = "cabling_verdict"
@@ -245,9 +245,14 @@ def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None 
     return out.frame()
 
 
-def with_cabling(analysis: Analysis, topology: expected_topology.ExpectedTopology | None = None) -> Analysis:
-    """The analysis with its cabling facts added (a new Analysis: the one given is not changed)."""
+def with_cabling(analysis: Analysis, topology: expected_topology.ExpectedTopology | None = None,
+                 pairs=None) -> Analysis:
+    """The analysis with its cabling facts added (a new Analysis: the one given is not changed); with perftest
+    `pairs` (rdmatool.topology.paths), the slow path classes too."""
     found = cabling_facts(analysis, topology)
+    if pairs:
+        slow = paths.path_class_facts(pairs, observed.links_from_analysis(analysis), paths.uplinks(analysis))
+        found = pd.concat([f for f in (found, slow) if not f.empty], ignore_index=True) if not slow.empty else found
     if found.empty:
         return analysis
     facts = pd.concat([analysis.facts, found], ignore_index=True)

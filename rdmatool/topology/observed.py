@@ -37,7 +37,8 @@ def _targets(query: FactQuery) -> set[str]:
     return set(facts["target"].unique()) if "target" in facts.columns else set()
 
 
-def _short(name: str, names: set[str]) -> str:
+def short_name(name: str, names: set[str]) -> str:
+    """A neighbour's system name as the bundle names it: whole when a target has it, else cut at its first dot."""
     return name if name in names else name.split(".")[0]
 
 
@@ -68,7 +69,7 @@ def host_view(analysis) -> list[Link]:
     for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
         if kind == "host":
             nic = devices.get((target, entity), entity)
-            out.append(Link(target, nic, _short(remote, names), remote_port, LLDP))
+            out.append(Link(target, nic, short_name(remote, names), remote_port, LLDP))
     return list(dict.fromkeys(out))
 
 
@@ -79,7 +80,7 @@ def switch_view(analysis) -> list[Link]:
     out = []
     for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
         if kind == "switch":
-            host = _short(remote, names)
+            host = short_name(remote, names)
             out.append(Link(host, devices.get((host, remote_port), remote_port), target, entity, LLDP))
     return list(dict.fromkeys(out))
 
@@ -104,7 +105,7 @@ def subnet_view(analysis) -> list[Link]:
         words = remote.split()
         if len(words) != 2:  # a switch (an uplink), or a CA without the `<host> <device>` description
             continue
-        out.append(Link(_short(words[0], names), words[1], switch_name(local), port, IBLINKINFO))
+        out.append(Link(short_name(words[0], names), words[1], switch_name(local), port, IBLINKINFO))
     return list(dict.fromkeys(out))
 
 

@@ -51,17 +51,52 @@ def rows(cables: dict | None = None, host_blind: set = frozenset(), switch_blind
 
 def analysis(facts: list[dict], snapshots: pd.DataFrame | None = None):
     frame = pd.DataFrame(facts, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
-    targets = [{"name": h, "kind": "host", "role": "compute", "groups": ["gpu"]} for h in HOSTS]
-    targets += [{"name": s, "kind": "switch", "role": None, "groups": []} for s in sorted(set(frame["target"]) -
-                                                                                            set(HOSTS))]
+    hosts = sorted(set(frame.loc[frame["kind"] == "host", "target"]))
+    targets = [{"name": h, "kind": "host", "role": "compute", "groups": ["gpu"]} for h in hosts]
+    targets += [{"name": s, "kind": "switch", "role": None, "groups": []}
+                for s in sorted(set(frame["target"]) - set(hosts))]
     table = SimpleNamespace(frame=snapshots if snapshots is not None else pd.DataFrame(), targets=targets)
     return SimpleNamespace(facts=frame, links=pd.DataFrame(), window_s=10.0, query=FactQuery(frame), table=table,
                            targets=targets)
 
 
-def with_cabling(a, topology=None):
+LEAVES = {"leaf01": ("h01", "h02", "h03"), "leaf02": ("h04", "h05", "h06"), "leaf03": ("h07", "h08", "h09")}
+
+
+def leaf_spine_rows() -> list[dict]:
+    """Nine hosts, three per leaf (one RoCE NIC each, both ends' LLDP), every leaf cabled to spine01."""
+    out = []
+    for leaf, hosts in LEAVES.items():
+        for i, h in enumerate(hosts):
+            out += [row(h, "linux", "mlx5_0/1", "netdev", text="ens1f0np0"),
+                    row(h, "linux", "ens1f0np0", "lldp_neighbor", text=f"{leaf}|Ethernet{4 * i}"),
+                    row(leaf, "sonic", f"Ethernet{4 * i}", "lldp_neighbor", text=f"{h}|ens1f0np0")]
+        out += [row(leaf, "sonic", "Ethernet60", "lldp_neighbor", text=f"spine01|Ethernet{leaf[-1]}"),
+                row("spine01", "sonic", f"Ethernet{leaf[-1]}", "lldp_neighbor", text=f"{leaf}|Ethernet60")]
+    return out
+
+
+def pairs(slow_leaf: str | None = None, slow_gbps: float = 180.0) -> list[dict]:
+    """ib_write_bw between every two hosts (server < client): 390 Gb/s, or `slow_gbps` across `slow_leaf`'s uplinks."""
+    where = {h: leaf for leaf, hosts in LEAVES.items() for h in hosts}
+    names = sorted(where)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            crossing = where[a] != where[b] and slow_leaf in (where[a], where[b])
+            out.append({"server": a, "client": b, "test": "ib_write_bw", "bw_avg_gbps": slow_gbps if crossing else
+                        390.0 - (i % 3), "error": None})
+    return out
+
+
+def with_cabling(a, topology=None, pairs=None):
     """The analysis with the cabling judge's facts, as the diagnosis adds them."""
     found = cabling_facts(a, topology)
+    if pairs:
+        from rdmatool.topology import observed, paths
+
+        slow = paths.path_class_facts(pairs, observed.links_from_analysis(a), paths.uplinks(a))
+        found = pd.concat([found, slow], ignore_index=True) if not slow.empty else found
     facts = pd.concat([a.facts, found], ignore_index=True) if not found.empty else a.facts
     return SimpleNamespace(facts=facts, links=a.links, window_s=a.window_s, query=FactQuery(facts), table=a.table,
                            targets=a.targets)

@@ -19,7 +19,7 @@ from tests.pods.facts import row
 from tests.topology import pod
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
-TOPOLOGY_RULES = sorted(r for r in RULES if RULES[r].params.get("verdict") in ("cabling_verdict",))
+TOPOLOGY_RULES = sorted(r for r in RULES if RULES[r].params.get("verdict") in ("cabling_verdict", "path_class_verdict"))
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
 PLAN = """\
 rails:
@@ -102,6 +102,9 @@ TRIGGERS = [
             (("gpu03", "mlx5_0"), ("gpu03", "mlx5_1")), ("reaches leaf-r1", "cables it to leaf-r0")),
     Trigger("topology_wrong_port", lambda tmp: cabled(moved_port(), PLAN, tmp), (("gpu01", "mlx5_0"),),
             ("leaf-r0 Ethernet100", "leaf-r0 Ethernet0")),
+    Trigger("path_class_slow", lambda tmp: pod.with_cabling(pod.analysis(pod.leaf_spine_rows()),
+                                                            pairs=pod.pairs(slow_leaf="leaf02")),
+            (("leaf02", "cross_leaf"),), ("through leaf02", "cross_leaf", "180")),
     Trigger("topology_missing_link", lambda tmp: cabled(unplugged(), PLAN, tmp), (("gpu03", "mlx5_1"),),
             ("gpu03 mlx5_1 to leaf-r1",)),
 ]
