@@ -18,6 +18,7 @@ from rdmatool import frame as frames
 from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
+from rdmatool.sample_columns import PEER_MARK
 
 FACT_COLUMNS = [
     "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
@@ -173,6 +174,9 @@ def _efficiency(bw: pd.DataFrame, link_rates: pd.DataFrame) -> pd.DataFrame:
     it ran on, from link_rate_gbps facts)."""
     # Only large messages can reach line rate (docs/tuning.md §6.2): a -a sweep's 2-byte row is no bandwidth problem.
     bw = bw[~(bw["size_bytes"].fillna(1 << 20) < 65536)]
+    # A result against one peer (entity `<test>@<peer>`) is the pair's, not this host's: the pair attribution judges
+    # those (rdmatool.pairs.bundle_results), else a slow node's healthy partners would look slow too.
+    bw = bw[~bw["entity"].map(lambda e: isinstance(e, str) and PEER_MARK in e).to_numpy(dtype=bool)]
     if bw.empty:
         return pd.DataFrame(columns=FACT_COLUMNS)
     rates = link_rates.groupby("target")["value"].max()

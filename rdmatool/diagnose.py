@@ -12,7 +12,9 @@ from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
 from rdmatool.failures import bundle_failures
+from rdmatool.frame import noise_notes
 from rdmatool.model import Verdict
+from rdmatool.pairs.bundle_results import with_pair_attribution
 from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.cabling import with_cabling
@@ -55,9 +57,12 @@ def diagnose_analysis(
     rules = playbook.load_dir(playbooks_dir or default_playbooks())
     # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
     analysis = with_cabling(analysis, load_topology(topology) if topology else None, pairs)
+    # Per-peer perftest results are judged as a matrix, by the gate's attribution (a slow node is blamed, never its
+    # healthy partners; a slow pair of good nodes is a bad link naming both ends).
+    analysis = with_pair_attribution(analysis)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
-    notes = list(analysis.table.notes)
+    notes = list(analysis.table.notes) + noise_notes(analysis.table.frame)
     if any(note.startswith(tuple("0123456789")) and "manifest's snapshot times" in note for note in notes):
         for finding in findings:  # a window between snapshots is an estimate: the evidence says whose
             if finding.evidence.get("window_s") is not None:

@@ -25,7 +25,7 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
-from rdmatool.perf.model import LAT_TESTS, NOT_RUN, UNREACHABLE, Attribution, PairResult
+from rdmatool.pairs.model import LAT_TESTS, NOT_RUN, UNREACHABLE, Attribution, PairResult
 
 OK, LOW, ERROR = "ok", "low", "error"
 LAT_FACTOR = 1.5
@@ -182,7 +182,8 @@ def attribute(results: list[PairResult], expected_gbps: dict[str, float] | float
 def facts(results: list[PairResult], attribution: Attribution, threshold: float = 0.9) -> list[dict]:
     """The attribution as fact rows (every column of the analysis facts format), subject by subject:
 
-    - each node (target: the node): `perf_node_verdict` bad | suspect | ok, the `perf_test` it ran and, where the
+    - each node (target: the node): `perf_node_verdict` bad | suspect | ok (raw_key `bandwidth` or `latency`: the
+      kind of matrix), the `perf_test` it ran and, where the
       evidence has a record of it, `perf_record` (the record as JSON), its median `bw_avg_gbps` over its pairs and
       its `perf_pass_gbps` (`threshold` x its expected rate);
     - each bad or unexplained link (target `fabric`, entity `a<->b`): `perf_link_verdict`, its ends `perf_link_a`
@@ -195,6 +196,7 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
     bad links first, as it listed them."""
     evidence = attribution.evidence or {}
     bandwidth = not any(r.test in LAT_TESTS for r in results)
+    matrix = "bandwidth" if bandwidth else "latency"
     bad = set(attribution.bad_nodes)
     rows: list[dict] = []
     tests: dict[str, str] = {}
@@ -205,7 +207,9 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
     nodes = dict.fromkeys([*attribution.bad_nodes, *attribution.suspects, *sorted({*tests, *recorded})])
     for node in nodes:
         verdict = "bad" if node in bad else "suspect" if node in attribution.suspects else "ok"
-        rows.append(_fact(node, "host", None, "perf_node_verdict", text=verdict))
+        # raw_key says which matrix judged the node, so that a bandwidth verdict is never read as a latency one
+        # where both are among the facts (a diagnosis of a bundle with both kinds of per-peer results).
+        rows.append(_fact(node, "host", None, "perf_node_verdict", text=verdict, raw_key=matrix))
         if node in tests:
             rows.append(_fact(node, "host", None, "perf_test", text=tests[node]))
         record = _record(evidence, node, node in bad)

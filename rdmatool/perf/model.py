@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-BW_TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
-LAT_TESTS = ("ib_write_lat", "ib_send_lat", "ib_read_lat")
-
-# Error prefixes the attribution recognises: an unreachable host is missing (not bad); a pair not run says nothing.
-UNREACHABLE = "unreachable: "
-NOT_RUN = "not run: "
+# The values every perftest matrix has (run here, by the gate or read from a bundle) live one layer down.
+from rdmatool.pairs.model import (  # noqa: F401  (the perf package's names for them)
+    BW_TESTS,
+    LAT_TESTS,
+    NOT_RUN,
+    UNREACHABLE,
+    Attribution,
+    PairResult,
+)
 
 
 @dataclass(frozen=True)
@@ -54,69 +57,3 @@ class HostInfo:
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class PairResult:
-    server: str
-    client: str
-    test: str
-    size_bytes: int | None
-    bw_avg_gbps: float | None
-    bw_peak_gbps: float | None
-    lat: dict | None  # lat_*_us -> value (latency tests)
-    error: str | None
-    round: int
-    server_output: str
-    client_output: str
-    duration_s: float
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def as_dict(self, outputs: bool = False) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        if not outputs:
-            out.pop("server_output")
-            out.pop("client_output")
-        return out
-
-    @classmethod
-    def from_record(cls, record: dict) -> PairResult:
-        """A result as `as_dict` recorded it (results.json); the raw outputs, not recorded, are empty."""
-        return cls(**{k: record.get(k) for k in cls.__dataclass_fields__ if k in record},
-                   **{k: "" for k in ("server_output", "client_output") if k not in record})
-
-
-@dataclass(frozen=True)
-class Attribution:
-    bad_nodes: tuple[str, ...]
-    bad_links: tuple[tuple[str, str], ...]
-    evidence: dict
-    missing: tuple[str, ...] = ()  # unreachable hosts: reported, never called bad
-    suspects: tuple[str, ...] = ()  # low/errored but not enough evidence (fewer than 2 partners, no good peer)
-    errors: tuple[tuple[str, str, str], ...] = field(default=())  # (server, client, error) of errored pairs
-
-    def as_dict(self) -> dict:
-        return {
-            "bad_nodes": list(self.bad_nodes),
-            "bad_links": [list(link) for link in self.bad_links],
-            "missing": list(self.missing),
-            "suspects": list(self.suspects),
-            "errors": [{"server": s, "client": c, "error": e} for s, c, e in self.errors],
-            "evidence": self.evidence,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict) -> Attribution:
-        """An attribution as `as_dict` recorded it (attribution.json), for a replay to judge again."""
-        return cls(
-            bad_nodes=tuple(record.get("bad_nodes", ())),
-            bad_links=tuple(tuple(link) for link in record.get("bad_links", ())),
-            evidence=record.get("evidence", {}),
-            missing=tuple(record.get("missing", ())),
-            suspects=tuple(record.get("suspects", ())),
-            errors=tuple((e.get("server"), e.get("client"), e.get("error")) for e in record.get("errors", ())
-                         if isinstance(e, dict)),
-        )

@@ -69,9 +69,11 @@ def test_cumulus_dscp_map_is_one_series_per_dscp() -> None:
     assert leaf.loc[leaf["text"] == "26", "value"].tolist() == [3.0]
 
 
-@pytest.mark.parametrize("variant", ["healthy", "per_peer_perftest"])
+@pytest.mark.parametrize("variant", [*pods.PLATFORMS, "mixed", "per_peer_perftest"])
 def test_hand_made_pod_keeps_every_sample(tmp_path: Path, variant: str) -> None:
-    pod = pods.healthy_pod()
+    """The pod behind leaves of each switch OS alone, of all of them mixed, and with per-peer perftest results."""
+    platforms = pods.PLATFORMS if variant == "mixed" else (variant,) if variant in pods.PLATFORMS else ("sonic",)
+    pod = pods.healthy_pod(platforms, gpus=5 if len(platforms) > 1 else 3)
     path = pods.write(pod, tmp_path / "pod")
     if variant == "per_peer_perftest":
         from tests.analysis.pairs_bundle import add_pair_results
