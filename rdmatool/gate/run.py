@@ -20,14 +20,13 @@ from pathlib import Path
 from rdmatool import bundle as bundle_io
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
-from rdmatool.diagnose import default_playbooks, failures_of
+from rdmatool.diagnose import default_playbooks, failures_of, nothing_to_judge
 from rdmatool.errors import RdmatoolError
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
-from rdmatool.verdict import no_data
 
 
 @dataclass
@@ -82,7 +81,7 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
                                                               counters_possible=analysis.window_s is not None,
                                                               window=analysis.window_s or 0.0)
-    nothing = no_data(len(targets), _answered(analysis), failures)
+    nothing = nothing_to_judge(analysis)
     if nothing:
         return _result(stages, findings, failures, missing, profile, hosts, {}, [], bundle_path, start, nothing)
     records = replay.perf_records(loaded)
@@ -103,12 +102,6 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     findings += outcome.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, {"bandwidth": outcome.bad_nodes},
                    outcome.bad_links, bundle_path, start)
-
-
-def _answered(analysis) -> bool:
-    """Whether any target said anything: a fact, or at least an output its parser refused. Not the manifest's word:
-    a bundle that lists targets but holds no outputs has nothing to judge either."""
-    return not analysis.facts.empty or bool(analysis.table.parse_failures)
 
 
 def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, bundle, start,
@@ -212,7 +205,7 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
     stages, findings, failures, missing = _state_and_counters(
         analysis, rules, targets, collected_s, out_of_budget=time.monotonic() > deadline,
         counters_possible=options.interval_s > 0, window=profile.counters_window_s)
-    nothing = no_data(len(targets), _answered(analysis), failures)
+    nothing = nothing_to_judge(analysis)
     if nothing:
         return _result(stages, findings, failures, missing, profile, hosts, {}, [], save, start, nothing)
     # A node condemned (or unread) so far is left out of what follows; the rest are still measured, so that one
