@@ -14,6 +14,7 @@ from rich.table import Table
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
+from rdmatool.cli.exit_codes import epilog
 from rdmatool.model import TargetKind
 from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
 
@@ -27,7 +28,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(perf_app, name="perf")
 
 
-@perf_app.command("run")
+@perf_app.command("run", epilog=epilog("perf run"))
 def perf_run(
     inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
     out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
