@@ -125,6 +125,19 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
                        series, list(skipped or []), notes)
 
 
+def noise_notes(frame: pd.DataFrame) -> list[str]:
+    """One line per parser that skipped recognised noise (`parse_skipped_lines`): how many lines, on how many
+    targets, of which classes — so that what was not read is said, never hidden."""
+    noise = frame[frame["metric"] == "parse_skipped_lines"]
+    out = []
+    for parser, rows in noise.groupby("parser", sort=True):
+        kinds = rows.groupby("entity")["value"].sum()
+        detail = ", ".join(f"{kind} {int(count)}" for kind, count in kinds.items())
+        out.append(f"{parser}: skipped {int(kinds.sum())} line(s) of recognised noise on "
+                   f"{rows['target'].nunique()} target(s) ({detail})")
+    return out
+
+
 NO_TIMES = ("no read times in the bundle (side files and manifest snapshots carry none): counter changes are "
             "deltas without rates, and the rules that need a rate are skipped")
 

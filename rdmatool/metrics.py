@@ -61,6 +61,9 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("fec_mode", "", STATE, "active forward error correction mode"),
     ("speed", "", STATE, "link speed as the tool prints it (e.g. IB-HDR, 100G)"),
     ("tool_error", "", STATE, "the tool reported its own failure; text carries its message"),
+    ("parse_skipped_lines", "lines", GAUGE,
+     "lines of recognised noise a parser skipped (entity = the class: job_control, log, prompt, preamble ...); "
+     "a diagnosis lists them in its notes, so nothing is hidden"),
     ("counter_saturated", "", STATE, "a legacy fixed-width counter is pinned at its maximum; text names the metric"),
     # --- InfiniBand port counters (cumulative) ---------------------------------------------------------------
     ("symbol_errors", "errors", COUNTER, "minor link errors detected on a physical lane"),
@@ -176,6 +179,8 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("perftest_connection", "", STATE, "connection type (RC, UC, UD ...)"),
     ("perftest_data_exchange", "", STATE, "data exchange method (Ethernet, rdma_cm)"),
     ("perftest_test", "", STATE, "test title (RDMA_Write BW Test ...)"),
+    ("perftest_parameter", "", STATE,
+     "a test-information field the parser has no meaning for, kept as printed (raw_key = the field name)"),
     # --- NCCL tests ----------------------------------------------------------------------------------------------
     ("algbw_gbps", "Gb/s", GAUGE, "algorithm bandwidth (converted from GB/s)"),
     ("busbw_gbps", "Gb/s", GAUGE, "bus bandwidth (converted from GB/s)"),
@@ -223,6 +228,8 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("incast_ecn_mark_ratio", "ratio", GAUGE,
      "ECN-marked / packets toward the receiver during the incast (the leaf's egress queue, else the receiver's NIC)"),
     ("incast_cnp_sent", "packets", GAUGE, "CNPs the receiver's notification point sent during the incast"),
+    ("incast_cnp_per_mark", "ratio", GAUGE,
+     "CNPs the receiver sent per ECN-marked packet it received during the incast (about 0: notification point off)"),
     ("incast_cnp_handled", "packets", GAUGE, "CNPs a sender's reaction point acted on during the incast (group: all)"),
     ("incast_cnp_ignored", "packets", GAUGE, "CNPs a sender received and ignored during the incast (group: all)"),
     # --- the cabling judge's facts (rdmatool.topology.cabling), judged by playbooks/15-topology.yaml -------------

@@ -55,3 +55,8 @@ def one(samples: list[Sample], entity: str | None = None, metric: str | None = N
     found = pick(samples, entity, metric, **extra)
     assert len(found) == 1, f"expected one sample for {entity}/{metric} {extra}, found {len(found)}: {found[:5]}"
     return found[0]
+
+
+def data(samples: list[Sample]) -> list[Sample]:
+    """The samples that carry readings: without the counts of noise lines a parser skipped (parse_skipped_lines)."""
+    return [s for s in samples if s.metric != "parse_skipped_lines"]

@@ -15,6 +15,7 @@ from functools import cache
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import without_trailing_prompt
 
 _PACKAGES = ("rdmatool.parsers", "rdmatool.parsers.switch")
 
@@ -57,10 +58,16 @@ def get(name: str) -> ParserInfo:
 
 
 def parse(name: str, text: str) -> list[Sample]:
-    """Run one parser; only ParseError escapes, whatever the parser trips over."""
+    """Run one parser; only ParseError escapes, whatever the parser trips over. A shell or CLI prompt left at the
+    end of pasted output is dropped first, whatever the parser, and counted (a `parse_skipped_lines` sample,
+    entity `prompt`)."""
     info = get(name)
+    text, had_prompt = without_trailing_prompt(text)
     try:
-        return info.parse(text)
+        samples = info.parse(text)
+        if had_prompt:
+            samples = [*samples, Sample("prompt", "parse_skipped_lines", 1, raw_key="prompt")]
+        return samples
     except ParseError:
         raise
     except Exception as exc:  # a parser bug must still surface as a located, one-line error

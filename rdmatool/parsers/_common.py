@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from rdmatool.errors import ParseError
+from rdmatool.model import Sample
 
 # Messages with which the tools report their own failure. Such output is data (a `tool_error` sample), not a
 # parse error: "perftest could not connect" is exactly what the gate needs to know.
@@ -95,3 +96,32 @@ def load_json(parser: str, numbered: list[tuple[int, str]]) -> object:
         raise ParseError(parser, line_no, by_number.get(line_no, ""), f"invalid JSON: {exc.msg}") from None
     except (RecursionError, ValueError) as exc:
         raise ParseError(parser, first_no, first_line, f"invalid JSON: {exc}") from None
+
+
+class Noise:
+    """Counts the recognised noise a parser skips, by class, and turns the counts into `parse_skipped_lines`
+    samples (entity = the class), so that skipping is never silent: a diagnosis lists them in its notes."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def skip(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def samples(self) -> list[Sample]:
+        return [Sample(kind, "parse_skipped_lines", count, raw_key=kind) for kind, count in self.counts.items()]
+
+
+# The prompt of a shell or a switch CLI left at the end of pasted output: `root@gpu01:~#`, `[root@gpu01 ~]#`,
+# `admin@sonic:~$`, `leaf01#`, `switch>` — a prompt and nothing after it.
+TRAILING_PROMPT = re.compile(r"^\s*(?:\[[^\]\n]{1,80}\]|[\w.@:~/()-]{1,80})\s?[#$>%]\s*$")
+
+
+def without_trailing_prompt(text: str) -> tuple[str, bool]:
+    """The text without a shell or CLI prompt as its last non-blank line, and whether one was dropped."""
+    stripped = text.rstrip()
+    cut = stripped.rfind("\n")
+    last = stripped[cut + 1:]
+    if last and TRAILING_PROMPT.match(last):
+        return stripped[: cut + 1] if cut >= 0 else "", True
+    return text, False

@@ -20,8 +20,15 @@ Caveats: the column layout is read from the `size count type ...` header comment
     repeated first row of some versions, or interleaved independent processes each running the same sweep) gives
     repeated (entity, metric, size_bytes) samples, and several footers give several `avg_busbw_gbps` samples.
     The `type`, `redop`, `root` and `count` columns and the preamble (`# nThread ...`, `# Using devices`) are not
-    emitted. Other `#` comment lines, `NCCL INFO/WARN/TRACE` lines, blank lines and a shell prompt running a
-    `*_perf` binary are skipped; any other line is a ParseError.
+    emitted. A row that leaves the `redop` and/or `root` cells empty (alltoall, sendrecv) is read with the columns
+    it has. Several result tables in one log: when the log runs more than one collective (`# Collective test
+    starting: all_gather_perf`), each table's entities carry it (`all_gather_perf.out_of_place`).
+    Noise is skipped and counted (`parse_skipped_lines`, entity = the class): `NCCL INFO/WARN/TRACE` and UCX log
+    lines anywhere (`log`), `NCCL version 2.x.y+cudaN` banners (`banner`), shell traces `+ mpirun ...`
+    (`shell_trace`), a shell prompt running a `*_perf` binary (`prompt`), and any other line before the first
+    table header (`preamble`: `Initializing SSH...`, launcher chatter) — but an output with no table header at all
+    is a ParseError at its first such line. Other `#` comment lines and blank lines are skipped; any other line
+    after a header is a ParseError.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from dataclasses import dataclass
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._common import Noise, lines, tool_error_message
 from rdmatool.parsers._samples import gauge, number, tool_error
 
 NAME = "nccl_tests"
@@ -39,7 +46,10 @@ HOST_ENTITY = "nccl"
 HALVES = ("out_of_place", "in_place")  # nccl-tests prints out-of-place results first, then in-place
 
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")
-_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
+_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b|\bUCX\s+(?:ERROR|WARN|INFO|DIAG|DEBUG|TRACE)\b")
+_BANNER = re.compile(r"^(?:NCCL|RCCL) version \S+\s*$")
+_SHELL_TRACE = re.compile(r"^\++ \S")
+_COLLECTIVE = re.compile(r"^#\s*Collective test starting:\s*(?P<name>\w+)\s*$", re.M)
 _PROMPT = re.compile(r"^(?:\S*|\[[^\]]*\])[#$>]\s+.*\b\w+_perf(?:_mpi)?\b")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<value>\S+)(?:\s+(?:OK|FAILED))?\s*$")
 _AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*$")
@@ -96,10 +106,21 @@ def _gbits(value: int | float | None) -> float | None:
     return None if value is None else round(value * GBYTES_IN_GBITS, 6)
 
 
-def _row(layout: _Layout, line_no: int, line: str, cells: list[str]) -> list[Sample]:
-    if len(cells) != layout.width:
-        raise ParseError(NAME, line_no, line, f"expected {layout.width} columns, got {len(cells)}")
-    prefix = dict(zip(layout.prefix, cells, strict=False))
+def _prefix_of(layout: _Layout, line_no: int, line: str, cells: list[str]) -> tuple[str, ...]:
+    """The prefix columns this row prints: all of the header's, or none of its `redop`/`root` cells, which the
+    collectives that take neither (alltoall, sendrecv) leave blank. One of the two missing is a damaged row."""
+    short = layout.width - len(cells)
+    if short == 0:
+        return layout.prefix
+    optional = {c for c in ("redop", "root") if c in layout.prefix}
+    if optional and short == len(optional):
+        return tuple(c for c in layout.prefix if c not in optional)
+    raise ParseError(NAME, line_no, line, f"expected {layout.width} columns, got {len(cells)}")
+
+
+def _row(layout: _Layout, line_no: int, line: str, cells: list[str], collective: str = "") -> list[Sample]:
+    prefix_columns = _prefix_of(layout, line_no, line, cells)
+    prefix = dict(zip(prefix_columns, cells, strict=False))
     size = number(prefix["size"])
     if not isinstance(size, int) or size < 0 or not isinstance(number(prefix["count"]), int):
         raise ParseError(NAME, line_no, line, "size and count must be whole numbers")
@@ -108,12 +129,12 @@ def _row(layout: _Layout, line_no: int, line: str, cells: list[str]) -> list[Sam
     if "root" in prefix and not isinstance(number(prefix["root"]), int):
         raise ParseError(NAME, line_no, line, "root must be a whole number")
     samples: list[Sample] = []
-    results = cells[len(layout.prefix) :]
+    results = cells[len(prefix_columns) :]
     for half in range(layout.halves):
         time, algbw, busbw, check = (
             gauge(NAME, line_no, line, c) for c in results[4 * half : 4 * half + 4]
         )
-        entity = HALVES[half]
+        entity = f"{collective}.{HALVES[half]}" if collective else HALVES[half]
         samples += [
             Sample(entity, "nccl_time_us", time, size_bytes=size, raw_key="time"),
             Sample(entity, "algbw_gbps", _gbits(algbw), size_bytes=size, raw_key="algbw"),
@@ -145,12 +166,38 @@ def _error_message(line: str) -> str | None:
     return message
 
 
+def _noise_kind(line: str) -> str | None:
+    if _NCCL_LOG.search(line):
+        return "log"
+    if _BANNER.match(line):
+        return "banner"
+    if _SHELL_TRACE.match(line):
+        return "shell_trace"
+    if _PROMPT.match(line):
+        return "prompt"
+    return None
+
+
 def parse(text: str) -> list[Sample]:
     samples: list[Sample] = []
     layout: _Layout | None = None
+    noise = Noise()
+    # Entities carry the collective only when one log runs several (one table each); one collective keeps the
+    # plain out_of_place / in_place the rules and baselines know.
+    several = len(set(_COLLECTIVE.findall(text))) > 1
+    collective = ""
+    first_preamble: tuple[int, str] | None = None
     for line_no, raw_line in lines(text):
         line = _MPI_TAG.sub("", raw_line).strip()
-        if not line or _NCCL_LOG.search(line) or _PROMPT.match(line):
+        if not line:
+            continue
+        announced = _COLLECTIVE.match(line)  # before the prompt check: `# ... all_reduce_perf` looks like one
+        if announced:
+            collective = announced["name"] if several else ""
+            continue
+        kind = _noise_kind(line)
+        if kind is not None:
+            noise.skip(kind)
             continue
         if line.startswith("#"):
             footer = _footer(line_no, line)
@@ -163,11 +210,18 @@ def parse(text: str) -> list[Sample]:
         if message is not None:
             samples.append(tool_error(HOST_ENTITY, message))
             continue
+        if layout is None and not line[0].isdigit():
+            # launcher chatter before the first table (`Initializing SSH...`): noise, unless no table follows
+            first_preamble = first_preamble or (line_no, raw_line)
+            noise.skip("preamble")
+            continue
         if not line[0].isdigit():
             raise ParseError(NAME, line_no, raw_line)
         if layout is None:
             raise ParseError(
                 NAME, line_no, raw_line, "data row before the `size count type ...` column header"
             )
-        samples += _row(layout, line_no, raw_line, line.split())
-    return samples
+        samples += _row(layout, line_no, raw_line, line.split(), collective)
+    if layout is None and first_preamble is not None:
+        raise ParseError(NAME, first_preamble[0], first_preamble[1], "no nccl-tests result table in the output")
+    return samples + noise.samples()

@@ -26,9 +26,15 @@ Caveats: server and client output captured into one file repeat the header and t
     dropped, so an exactly repeated `--run_infinitely` interval row also appears once, while differing interval
     rows of the same size are all kept in order; a repeated failure message is likewise emitted once.
     `N/A` cells give value None; after `WARNING: BW peak won't be measured` a printed peak of 0 gives value None.
-    Unknown parameter keys, unknown table columns (`--cpu_util`, per-port, QoS, latency in cycles with -C),
-    `-U`/histogram dumps and `--output=` single numbers are ParseErrors.
-    A leading `# ...` provenance comment and a shell prompt echoing the perftest command are skipped.
+    A `Name : Value` field of the test-information block the parser has no meaning for is kept as text
+    (`perftest_parameter`, raw_key = the name); after the table header such a line is a ParseError, as are unknown
+    table columns (`--cpu_util`, per-port, QoS, latency in cycles with -C), `-U`/histogram dumps and `--output=`
+    single numbers. Failure lines mid-run (`Couldn't ...`, `Failed to ...`, `Unable to ...`,
+    `ethernet_read_keys: ...`, `pp_read_keys: Success`) are `tool_error` samples, not parse errors.
+    Noise is skipped and counted (`parse_skipped_lines`, entity = the class): a shell prompt or a bare echoed
+    perftest command line before the report (`command_echo`), job-control lines such as `[1] 12345` or
+    `[1]+  Done ...` (`job_control`), and the libibverbs/CUDA/perftest chatter listed in `_NOISE` (`library`).
+    A leading `# ...` provenance comment is skipped.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._common import Noise, lines, tool_error_message
 from rdmatool.parsers._samples import gauge, tool_error
 
 NAME = "perftest"
@@ -58,6 +64,12 @@ _ADDRESS = re.compile(r"^\s*(?:local|remote) address:\s*LID\b", re.IGNORECASE)
 _GID = re.compile(r"^\s*GID:\s*[0-9A-Fa-f:.]+\s*$")
 _HEADER = re.compile(r"^\s*#bytes\b")
 _PROMPT = re.compile(r"^(?:\S*|\[[^\]]*\])[#$>]\s*(?:sudo\s+)?(?:\S*/)?(?:ib_\w+|raw_ethernet_\w+)(?:\s.*)?$")
+# The command itself echoed before the report (`+ ib_write_bw ...` from `set -x`, `sudo taskset -c 3 ib_write_bw`).
+_ECHOED_COMMAND = re.compile(r"^\s*(?:\+\s+)?(?:sudo\s+)?(?:taskset\s+-c\s+\S+\s+)?(?:numactl\s+\S+\s+)?"
+                             r"(?:\S*/)?(?:ib_\w+|raw_ethernet_\w+)(?:\s.*)?$")
+# A shell's job control: `[1] 12345` when a server is put in the background, `[1]+  Done   ib_write_bw ...`.
+_JOB_CONTROL = re.compile(r"^\s*\[\d+\][+-]?\s+(?:\d+(?:\s+\d+)*|Done|Running|Stopped|Terminated|Killed|Exit \d+)"
+                          r"(?:\s.*)?$")
 _PEAK_NOT_MEASURED = re.compile(r"^\s*WARNING: BW peak won't be measured in this run\.?\s*$", re.IGNORECASE)
 
 # Informational lines perftest, libibverbs and the CUDA memory backend print around the report; none carries data.
@@ -87,6 +99,9 @@ _NOISE = tuple(
         r"^\s*\[pid = \d+, dev = \d+\] device name = \[.*\]\s*$",
         r"^\s*(?:allocated GPU buffer|using DMA-BUF for GPU buffer|deallocating GPU buffer) .*$",
         r"^\s*(?:cuMemAlloc\(\) of a \d+ bytes GPU buffer|Starting GPU touching process|stopping CUDA gpu touch).*$",
+        r"^\s*(?:using|registering|registered) (?:a )?dma-?buf\b.*$",
+        r"^\s*allocated mmap buffer of size \d+ at 0x[0-9A-Fa-f]+\s*$",
+        r"^\s*Requested SQ size might be too big\. Try reducing TX depth and/or inline size\.?\s*$",
     )
 )
 
@@ -95,6 +110,8 @@ _PERFTEST_ERRORS = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         r"^\s*(?:\w+:\s*)?(?:couldn'?t|could not|unable to|failed|cannot|can'?t)\b.*$",
+        # `pp_read_keys: Success`: the key exchange read nothing (perror with errno 0: the peer went away)
+        r"^\s*\w+_read_keys:\s.*$",
         r"^\s*error\b.*$",
         r"^\s*port number \d+ state is \w+\s*$",
         r"^\s*scnt=\d+, ccnt=\d+\s*$",
@@ -189,6 +206,8 @@ class _State:
     peak_unmeasured: bool = False
     samples: list[Sample] = field(default_factory=list)
     seen: set = field(default_factory=set)
+    noise: Noise = field(default_factory=Noise)
+    started: bool = False  # a title or a header line was seen: an echoed command can only come before
 
     @property
     def entity(self) -> str:
@@ -201,13 +220,23 @@ class _State:
             self.samples.extend(samples)
 
 
-def _is_noise(line: str) -> bool:
-    return (
-        not line.strip()
-        or bool(_SEPARATOR.match(line) or _STARS.match(line) or _ADDRESS.match(line) or _GID.match(line))
-        or bool(_PROMPT.match(line))
-        or any(p.match(line) for p in _NOISE)
-    )
+def _is_layout(line: str) -> bool:
+    """Blank lines, rules and the connection lines: the report's own layout, skipped without a count."""
+    return not line.strip() or bool(_SEPARATOR.match(line) or _STARS.match(line) or _ADDRESS.match(line)
+                                    or _GID.match(line))
+
+
+def _noise_kind(state: _State, line: str) -> str | None:
+    """The class of a recognised noise line, or None when the line is not noise."""
+    if _PROMPT.match(line):
+        return "command_echo"
+    if not state.started and _ECHOED_COMMAND.match(line):
+        return "command_echo"
+    if _JOB_CONTROL.match(line):
+        return "job_control"
+    if any(p.match(line) for p in _NOISE):
+        return "library"
+    return None
 
 
 def _error_message(line: str) -> str | None:
@@ -249,8 +278,11 @@ def _parameters(state: _State, line_no: int, line: str) -> None:
     for key, value in _parameter_pairs(line_no, line):
         canonical = " ".join(key.lower().split())
         if canonical not in _KNOWN_KEYS:
-            raise ParseError(NAME, line_no, line, f"unknown perftest parameter {key!r}")
-        if canonical in _TEXT_FACTS:
+            if state.columns is not None:  # inside the table: not a header field, an unknown line
+                raise ParseError(NAME, line_no, line, f"unknown perftest parameter {key!r}")
+            # a field of a perftest version the parser has not seen: kept as printed, never a reason to fail
+            sample = Sample(state.entity, "perftest_parameter", text=value, raw_key=key)
+        elif canonical in _TEXT_FACTS:
             sample = Sample(state.entity, _TEXT_FACTS[canonical], text=value, raw_key=key)
         elif canonical in _NUMBER_FACTS:
             number = re.fullmatch(r"(\d+)(?:\[B\]|B)?", value)
@@ -287,13 +319,18 @@ def _row(state: _State, line_no: int, line: str) -> None:
 def _line(state: _State, line_no: int, line: str, leading: bool) -> None:
     if leading and line.lstrip().startswith("#") and not _HEADER.match(line):
         return  # a provenance comment added by whoever captured the output
-    if _is_noise(line):
+    if _is_layout(line):
+        return
+    kind = _noise_kind(state, line)
+    if kind is not None:
+        state.noise.skip(kind)
         return
     if _PEAK_NOT_MEASURED.match(line):
         state.peak_unmeasured = True
         return
     title = _TITLE.match(line)
     if title:
+        state.started = True
         _title(state, title)
         return
     message = _error_message(line)
@@ -301,6 +338,7 @@ def _line(state: _State, line_no: int, line: str, leading: bool) -> None:
         state.emit_once(("error", state.entity, message), [tool_error(state.entity, message)])
         return
     if _HEADER.match(line):
+        state.started = True
         state.columns = _header_columns(line_no, line)
         return
     first = line.split()[0]
@@ -319,4 +357,4 @@ def parse(text: str) -> list[Sample]:
     for line_no, line in lines(text):
         _line(state, line_no, line, leading)
         leading = leading and (not line.strip() or line.lstrip().startswith("#"))
-    return state.samples
+    return state.samples + state.noise.samples()

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from rdmatool import metrics
-from tests.helpers import one, pick, real_output, real_output_files, run
+from tests.helpers import data, one, pick, real_output, real_output_files, run
 
 SONIC = ("switch", "sonic")
 
@@ -40,7 +40,7 @@ def owner(file_name: str) -> str | None:
 
 
 def parsed(name: str):
-    return run(owner(name), real_output(*SONIC, name))
+    return data(run(owner(name), real_output(*SONIC, name)))
 
 
 def test_every_sonic_sample_has_an_owner_and_parses() -> None:

@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._common import Noise, lines, tool_error_message
 from rdmatool.parsers._samples import HOST, tool_error
 
 _DASHES = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
 _DASH_RUN = re.compile(r"-+")
 # `admin@sonic:~$ show pfc counters`, `root@r-qa-sw-eth-2133:/home/admin# pfcstat`: pasted shell prompts.
 PROMPT = re.compile(r"^\s*[\w.-]+@[\w.-]+:\S*[#$](?:\s+(?P<command>.*?))?\s*$")
-# Printed by every counter command after `sonic-clear ...`: the values below are deltas since that time.
-_LAST_CACHED = re.compile(r"^\s*Last cached time was \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s*$")
+# Printed by every counter command after `sonic-clear ...`: the values below are deltas since that time. Newer
+# releases print it per port (`Ethernet0 Last cached time was 2024-05-02T10:11:12.123456`).
+_LAST_CACHED = re.compile(r"^\s*(?:Ethernet\S*\s+)?Last cached time was \d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?\s*$")
 # Multi-ASIC headers: queuestat `For namespace asic0:` (empty name on single-ASIC), pfc `Namespace asic0`.
 _NAMESPACE = re.compile(r"^\s*(?:For namespace\s*[\w-]*\s*:|Namespace\s+[\w-]+)\s*$")
 # Published docs truncate long tables with a lone `...`.
@@ -62,13 +63,20 @@ def is_dashes(line: str) -> bool:
 
 def is_common_noise(line: str) -> bool:
     """Lines every SONiC parser skips: blank, prompts, `Last cached time`, namespace headers, `...`."""
-    return (
-        not line.strip()
-        or bool(PROMPT.match(line))
-        or bool(_LAST_CACHED.match(line))
-        or bool(_NAMESPACE.match(line))
-        or bool(_ELLIPSIS.match(line))
-    )
+    return not line.strip() or noise_kind(line) is not None
+
+
+def noise_kind(line: str) -> str | None:
+    """The class of a recognised noise line (counted in `parse_skipped_lines`), None for anything else."""
+    if PROMPT.match(line):
+        return "prompt"
+    if _LAST_CACHED.match(line):
+        return "cached_time"  # the values are deltas since the counters were cleared: worth a note
+    if _NAMESPACE.match(line):
+        return "namespace"
+    if _ELLIPSIS.match(line):
+        return "ellipsis"
+    return None
 
 
 def strip_annotation(line: str) -> str:
@@ -127,7 +135,8 @@ def _distance(span: tuple[int, int], start: int, end: int) -> int:
 
 
 def scan(
-    parser: str, text: str, allow_missing_trailing: bool = False, blank_ends_table: bool = True
+    parser: str, text: str, allow_missing_trailing: bool = False, blank_ends_table: bool = True,
+    noise: Noise | None = None,
 ) -> Iterator[Table | Loose]:
     """Walk the output in order, yielding whole tables and the loose lines between them.
 
@@ -166,7 +175,7 @@ def scan(
                     yield table
                     table, spans = None, []
                 continue
-            if is_common_noise(line):
+            if _skipped(line, noise):
                 continue
             if is_tool_failure(line):
                 yield table
@@ -180,11 +189,18 @@ def scan(
                 )
             table.rows.append(Row(line_no, line, cells))
             continue
-        if is_common_noise(line):
+        if not line.strip() or _skipped(line, noise):
             continue
         yield Loose(line_no, line)
     if table is not None and spans:
         yield table
+
+
+def _skipped(line: str, noise: Noise | None) -> bool:
+    kind = noise_kind(line)
+    if kind is not None and noise is not None:
+        noise.skip(kind)
+    return kind is not None
 
 
 def is_tool_failure(line: str) -> bool:
@@ -224,7 +240,8 @@ def each_table(
     table through `read_loose` (a title, a parser-specific line) and, when that has no use for it (None), either
     the tool's own failure message (a `tool_error` sample) or a ParseError. See `scan` for the two options."""
     samples: list[Sample] = []
-    for item in scan(name, text, allow_missing_trailing, blank_ends_table):
+    noise = Noise()
+    for item in scan(name, text, allow_missing_trailing, blank_ends_table, noise):
         if isinstance(item, Loose):
             found = None if read_loose is None else read_loose(item)
             if found is None:
@@ -233,4 +250,4 @@ def each_table(
                 samples.extend(found)
         else:
             samples.extend(read_table(item))
-    return samples
+    return samples + noise.samples()

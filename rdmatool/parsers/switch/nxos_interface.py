@@ -19,7 +19,9 @@ against the known line kinds and a `<count> <label>` line with a label not liste
 load interval's rates are emitted (the second one prints rounded Mbps). The JSON form reads the `TABLE_interface` rows
 (`eth_inpause`, `eth_outpause`, `eth_indiscard`, `eth_outdiscard`, `eth_crc`, `eth_inerr`, `eth_outerr`,
 `eth_reset_cntr`, `eth_inbytes`, `eth_outbytes`, `eth_inpkts`, `eth_outpkts`, `eth_inrate1_bits` ...); other keys
-are ignored. Per-priority pause counts are in `nxos_pfc` / `nxos_queuing`.
+are ignored. Per-priority pause counts are in `nxos_pfc` / `nxos_queuing`. The blocks of Vlan (SVI), loopback, mgmt,
+port-channel, nve and tunnel interfaces are skipped whole and counted (`parse_skipped_lines`, entity
+`other_interface`): they carry no host's RDMA traffic.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import Noise
 from rdmatool.parsers._samples import HOST, json_number, tool_error
 from rdmatool.parsers.switch import _nxos
 from rdmatool.parsers.switch._cli import cli_lines
@@ -55,7 +58,11 @@ _NOISE = re.compile(
     r"input flow-control|auto-negotiation|Auto-mdix|Media type|(?:full|half|auto)-duplex)",
     re.IGNORECASE,
 )
-_SECTION = re.compile(r"^\s*(RX|TX)\s*$")
+_SECTION = re.compile(r"^\s*(RX|TX)\s*$", re.IGNORECASE)
+# A block of an interface that carries no RDMA traffic of a host (SVI, loopback, management, port-channel, tunnel):
+# its lines are skipped, counted, up to the next interface header. `Vlan1 is down (Administratively down), line
+# protocol is down, autostate enabled` is such a header too.
+_OTHER_HEADER = re.compile(r"^(?:Vlan|loopback|mgmt|port-channel|Port-channel|nve|Tunnel|tunnel|sup-eth)\S* is \S.*$")
 
 # `<count> <label>` labels, per RX/TX section: label -> metric (None: recognised, not emitted).
 _RX_LABELS = {
@@ -119,14 +126,24 @@ def _parse_text(text: str) -> list[Sample]:
     port: str | None = None
     section: str | None = None
     rates_seen: set[str] = set()
+    noise = Noise()
+    other = False  # inside the block of a non-Ethernet interface
     for line_no, line, error in cli_lines(text, _nxos.cli_error):
         if error:
             samples.append(tool_error(HOST, error))
             continue
+        if _OTHER_HEADER.match(line):
+            other, port = True, None
+            noise.skip("other_interface")
+            continue
         header = _HEADER.match(line)
         if header and not line[0].isspace():
+            other = False
             port, section, rates_seen = _nxos.long_port(header.group(1)), None, set()
             samples.append(Sample(port, "port_state", text=header.group(2), raw_key="state"))
+            continue
+        if other:
+            noise.skip("other_interface")
             continue
         if _nxos.is_echo(line):
             continue
@@ -136,7 +153,7 @@ def _parse_text(text: str) -> list[Sample]:
             section = line.strip().upper()
             continue
         samples.extend(_read_port_line(port, section, rates_seen, line_no, line))
-    return samples
+    return samples + noise.samples()
 
 
 def _read_port_line(
