@@ -34,7 +34,7 @@ def no_data(targets: int, answered: bool, failures: Sequence[dict] = ()) -> str 
     if not targets:
         return "no data: no target to check"
     errors = [str(f.get("error")) for f in failures if f.get("error")]
-    line = f"no data: none of the {targets} target{'s' if targets != 1 else ''} answered"
+    line = f"no data: none of the {targets} targets answered" if targets > 1 else "no data: the one target did not answer"
     if errors:
         line += f" ({errors[0]}" + (f"; and {len(errors) - 1} more failures)" if len(errors) > 1 else ")")
     return line
