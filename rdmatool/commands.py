@@ -117,10 +117,9 @@ for n in $NETDEVS; do
     fi
 done
 set +f
-if [ "$MODE" = full ]; then
-    command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
-    command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
-fi
+[ "$MODE" = full ] && command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
+# LLDP in both snapshots: a neighbour that differs between them is a flap or a re-cabling (rdmatool.topology).
+command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
 sec loadavg - cat /proc/loadavg
 [ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
 exit 0
@@ -154,10 +153,11 @@ def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
     return items
 
 
-# JSON forms where the platform has them: they survive firmware changes better than screen layouts.
+# JSON forms where the platform has them: they survive firmware changes better than screen layouts. LLDP is read
+# in both snapshots, so that a neighbour changing between them shows (rdmatool.topology.cabling).
 SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
     Platform.SONIC: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
+        SwitchCommand("lldpctl", "lldpctl -f json"),
         SwitchCommand("sonic_pfc_counters", "show pfc counters"),
         SwitchCommand("sonic_pfc_priority", "show pfc priority", counters=False),
         SwitchCommand("sonic_queue_counters", "show queue counters"),
@@ -169,7 +169,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         SwitchCommand("sonic_portstat", "show interfaces counters"),
     ),
     Platform.CUMULUS: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json", counters=False),
+        SwitchCommand("lldpctl", "lldpctl -f json"),
         SwitchCommand("cumulus_roce", "nv show qos roce", counters=False),
         SwitchCommand("cumulus_pfc_stats", "nv show interface {port} counters qos pfc-stats", per_port=True),
         SwitchCommand("cumulus_port_stats", "nv show interface {port} counters qos port-stats", per_port=True),
@@ -181,7 +181,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
     ),
     Platform.ONYX: _cmds(
-        SwitchCommand("onyx_lldp_neighbors", "show lldp remote", counters=False),
+        SwitchCommand("onyx_lldp_neighbors", "show lldp remote"),
         SwitchCommand("onyx_dcb_pfc", "show dcb priority-flow-control", counters=False),
         SwitchCommand("onyx_ecn", "show interfaces ethernet {port} congestion-control", per_port=True),
         *(
@@ -193,12 +193,12 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         ),
     ),
     Platform.EOS: _cmds(
-        SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json", counters=False),
+        SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json"),
         SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
         SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
     ),
     Platform.NXOS: _cmds(
-        SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json", counters=False),
+        SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json"),
         SwitchCommand("nxos_pfc", "show interface priority-flow-control | json"),
         SwitchCommand("nxos_queuing", "show queuing interface | json"),
         SwitchCommand("nxos_interface", "show interface | json"),
