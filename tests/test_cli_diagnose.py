@@ -32,7 +32,8 @@ def test_json_shape(demo_json: dict) -> None:
         assert list(finding) == FINDING_KEYS
         assert finding["severity"] in ("info", "warning", "error", "critical")
         for suggestion in finding["suggestions"]:
-            assert list(suggestion) == ["setting", "current", "proposed", "rationale", "commands"]
+            assert list(suggestion) == ["setting", "target", "current", "proposed", "rationale", "commands"]
+            assert isinstance(suggestion["target"], str) and suggestion["target"]  # the device it changes
             assert all(isinstance(c, str) for cmds in suggestion["commands"].values() for c in cmds)
 
 
