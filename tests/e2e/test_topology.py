@@ -79,3 +79,22 @@ def test_switch_port_blind_to_its_host_is_one_sided(tmp_path: Path) -> None:
     _, found = diagnosed(tmp_path, [{"kind": "one_sided_neighbor", "target": "gpu03", "nic": "mlx5_1"}])
     assert [(f["rule"], f["target"], f["entity"]) for f in found] == [("neighbor_one_sided", "gpu03", "mlx5_1")]
     assert "leaf02 swp3" in found[0]["symptom"]
+
+
+def test_switch_port_slower_than_its_host_is_a_speed_mismatch(tmp_path: Path) -> None:
+    """NX-OS reports its ports' speed (`show interface | json`): a 100G switch port facing a 200G NIC is named."""
+    sc = scenario_mod.from_dict({
+        "name": "nxos-leaf",
+        "hosts": [{"name": "gpu[01-02]", "address": "127.0.1.[1-2]", "role": "compute",
+                   "nics": [{"device": "mlx5_0", "netdev": "ens1f0np0", **NIC}]}],
+        "switches": [{"name": "leaf05", "platform": "nxos", "address": "127.0.2.1"}],
+        "links": "auto",
+        "faults": [{"kind": "switch_port_speed", "target": "gpu02", "nic": "mlx5_0", "value": 100}],
+    })
+    with sim_fabric(sc) as fab:
+        out = tmp_path / "bundle"
+        assert collect(fab, out, "--interval", "0").returncode == 0
+    done = rdmatool("diagnose", str(out), "--format", "json")
+    found = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "link_speed_mismatch"]
+    assert [(f["target"], f["entity"]) for f in found] == [("gpu02", "mlx5_0")], done.stdout[-2000:]
+    assert "200" in found[0]["symptom"] and "100" in found[0]["symptom"] and "leaf05 Ethernet1/2" in found[0]["symptom"]
