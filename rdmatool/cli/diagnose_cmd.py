@@ -49,6 +49,10 @@ def diagnose_command(
         die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
     try:
         stats = _baseline_stats(baseline, store) if baseline else None
+        if topology:  # a bad file is refused before a live collection, not after it
+            from rdmatool.topology.expected import load as load_topology
+
+            load_topology(topology)
         if inventory_file:
             from rdmatool.collect import CollectOptions
 
