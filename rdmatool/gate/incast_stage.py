@@ -29,7 +29,9 @@ from rdmatool.topology.observed import links_from_analysis
 from rdmatool.tune import SUGGESTERS
 
 STAGE = "incast"
-_MIN_READ_S = 5.0  # the least one read of the group's targets is given (connect, one snapshot)
+# One read of the group's targets is given twice what the state stage's read took (the load's sessions are still
+# closing when the second read starts), at least _MIN_READ_S, at most the state stage's own deadline.
+_MIN_READ_S = 15.0
 
 
 def incast_stage(targets: list[Target], rules, profile, collect_options: CollectOptions, deadline: float,
@@ -49,17 +51,18 @@ def incast_stage(targets: list[Target], rules, profile, collect_options: Collect
                           qps=wanted.qps, known_hosts=collect_options.known_hosts,
                           accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options)
     stage_deadline = min(deadline, t0 + profile.deadlines_s[STAGE])
-    read = max(_MIN_READ_S, read_s)
+    read = min(float(profile.deadlines_s["state"]), max(_MIN_READ_S, 2 * read_s))
     need = 2 * read + incast.needed_s(options)
     if t0 + need > stage_deadline:
         return policy.StageResult(STAGE, "timeout", 0.0, [], f"budget too short for the incast stage (needs about "
                                   f"{need:.0f} s, {max(0.0, stage_deadline - t0):.0f} s left)", left_out)
     with PerfSession(hosts, options) as session:
         infos = {name: state.info for name, state in session.hosts.items() if state.info is not None}
+        unusable = sorted(f"{n} ({s.error or s.unusable})" for n, s in session.hosts.items() if s.info is None)
         groups = incast.plan(sorted(infos), incast.cabling_of(links_from_analysis(analysis), infos), wanted.fan_in)
         if not groups:
-            return policy.StageResult(STAGE, "inconclusive", time.monotonic() - t0, [],
-                                      "no leaf with two hosts to load", left_out)
+            return policy.StageResult(STAGE, "inconclusive", time.monotonic() - t0, [], "no leaf with two hosts to "
+                                      "load" + (f"; not loaded: {', '.join(unusable)}" if unusable else ""), left_out)
         names = {n for g in groups for n in g.members} | {g.switch for g in groups if g.switch}
         members = [t for t in targets if t.name in names]
         out = Path(bundle_path) / "incast"
@@ -72,15 +75,11 @@ def incast_stage(targets: list[Target], rules, profile, collect_options: Collect
         _, after = collect_to_bundle(members, read_options, str(out / "after"), force=True)
     first, last = analyse_path(before), analyse_path(after)
     figures = [figures_of.group_figures(g, results, infos, first, last, float(options.duration_s)) for g in groups]
-    meta = {t: (k, p, r) for t, k, p, r in last.facts[["target", "kind", "platform", "role"]]
-            .drop_duplicates("target").itertuples(index=False)}
-    rows = figures_of.facts(figures, meta)
-    findings = engine.evaluate(_with(last, rows), [r for r in rules if policy.stage_of(r) == STAGE],
-                               suggesters=SUGGESTERS)
+    findings = _judge(figures, last, rules)
     files.write_atomic(out / "results.json", json.dumps(
         {"groups": figures, "results": [r.as_dict() for r in results]}, indent=1, default=str).encode())
     duration = time.monotonic() - t0
-    detail = "; ".join(_summary(f) for f in figures)
+    detail = "; ".join(_summary(f) for f in figures) + (f"; not loaded: {', '.join(unusable)}" if unusable else "")
     if time.monotonic() > stage_deadline:
         status, detail = "timeout", f"budget exceeded; partial results: {detail}"
     else:
@@ -89,6 +88,42 @@ def incast_stage(targets: list[Target], rules, profile, collect_options: Collect
         if unmeasured and status == "passed":
             status, detail = "inconclusive", f"{detail}; no goodput from {', '.join(unmeasured)}"
     return policy.StageResult(STAGE, status, duration, findings, detail, left_out, figures={"groups": figures})
+
+
+def _judge(figures: list[dict], last: Analysis, rules) -> list:
+    """The incast rules over the figures' facts, beside the after-load read (for the suggesters)."""
+    meta = {t: (k, p, r) for t, k, p, r in last.facts[["target", "kind", "platform", "role"]]
+            .drop_duplicates("target").itertuples(index=False)}
+    rows = figures_of.facts(figures, meta)
+    return engine.evaluate(_with(last, rows), [r for r in rules if policy.stage_of(r) == STAGE],
+                           suggesters=SUGGESTERS)
+
+
+_GROUP_KEYS = {"name", "receiver", "switch", "port", "duration_s", "fan_in", "goodput_gbps", "goodput_efficiency",
+               "fairness", "pause_fraction", "ecn_mark_ratio", "cnp_sent", "cnp_handled", "cnp_ignored",
+               "receiver_figures", "sender_figures"}
+
+
+def replay_incast(bundle_path: str, rules) -> policy.StageResult | None:
+    """The incast stage judged again from a saved gate bundle (`incast/results.json` and the after-load read);
+    None when the bundle holds no incast. A record of the wrong shape is a BundleError naming the file."""
+    from rdmatool.errors import BundleError
+
+    root = Path(bundle_path) / STAGE
+    path = root / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        groups = json.loads(files.read_regular_text(path, errors="strict")).get("groups")
+    except files.UnsafeFileError as exc:
+        raise BundleError(f"{path}: {exc.reason}; not read") from None
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        raise BundleError(f"{path}: unreadable incast results ({type(exc).__name__})") from None
+    if not isinstance(groups, list) or not all(isinstance(g, dict) and set(g) >= _GROUP_KEYS for g in groups):
+        raise BundleError(f"{path}: `groups` must be a list of incast groups with {', '.join(sorted(_GROUP_KEYS))}")
+    findings = _judge(groups, analyse_path(root / "after"), rules)
+    return policy.StageResult(STAGE, policy.stage_status(findings), 0.0, findings,
+                              "; ".join(_summary(g) for g in groups) + " (recorded)", figures={"groups": groups})
 
 
 def _with(analysis: Analysis, rows: list[dict]) -> Analysis:

@@ -100,6 +100,12 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
         outcome = _guarded("bandwidth", judged_again)
     stages.append(outcome.stage)
     findings += outcome.stage.findings
+    from rdmatool.gate.incast_stage import replay_incast  # the incast stage, when the gate ran one
+
+    incast = _guarded("incast", lambda: _StageOutcome(replay_incast(bundle_path, rules)))
+    if incast.stage is not None:
+        stages.append(incast.stage)
+        findings += incast.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, {"bandwidth": outcome.bad_nodes},
                    outcome.bad_links, bundle_path, start)
 

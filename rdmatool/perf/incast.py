@@ -27,6 +27,9 @@ from rdmatool.perf.remote import Background
 from rdmatool.topology import Link
 
 _READY = "waiting for client"
+# How long the receiver's servers get to all listen before the clients start anyway: an incast's load must start
+# together, so this waits for the slowest server, not the first (perftest's own start is well under a second).
+READY_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def plan(hosts: Iterable[str], cabling: Mapping[str, tuple[str, str]], fan_in: i
 def needed_s(options) -> float:
     """Seconds one incast round may take, as the engine bounds a pair: the servers' start, then the clients."""
     client_bound, _ = engine._limits(options)
-    return options.server_ready_s + client_bound + 3
+    return max(options.server_ready_s, READY_S) + client_bound + 3
 
 
 def run(session: engine.PerfSession, groups: list[Group], deadline: float | None = None) -> list[PairResult]:
@@ -160,7 +163,7 @@ def run_group(session: engine.PerfSession, group: Group) -> list[PairResult]:
             ports[sender] = session.next_port()
             servers[sender] = receiver.remote.start(
                 engine._command(options, receiver.info, ports[sender], server_bound, None))
-        ready_by = time.monotonic() + options.server_ready_s
+        ready_by = time.monotonic() + max(options.server_ready_s, READY_S)
         for job in servers.values():  # every server listening before any client: the load starts together
             job.wait(max(0.0, ready_by - time.monotonic()), session.stop, until=lambda out: _READY in out.lower())
         for sender, job in servers.items():

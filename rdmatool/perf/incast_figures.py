@@ -8,7 +8,7 @@ Per group (the leaf's port toward the receiver is the congestion point):
   priority) and each leaf port of the group (pauses it sent or received); the group's is the largest of them;
 - ECN mark ratio: marked / packets toward the receiver, at the leaf's egress queue when the switch reports both,
   else at the receiver's NIC;
-- CNPs the receiver sent, and those each sender handled or ignored.
+- CNPs the receiver sent (and per marked packet it received), and those each sender handled or ignored.
 
 A counter that went backwards between the two reads (reset, reboot) gives no figure rather than a wrong one; a
 figure the fabric has no counter for is absent, never 0. The load's duration is the requested -D: a real fabric
@@ -106,6 +106,7 @@ def group_figures(group: Group, results: list[PairResult], infos: Mapping[str, H
     packets = d.get(group.receiver, rinfo.netdev, "rx_packets", rprio) if rinfo else None
     receiver["ecn_mark_ratio"] = _ratio(marks, packets)
     receiver["cnp_sent"] = d.get(group.receiver, _rdma_port(rinfo), "cnp_sent")
+    receiver["cnp_per_mark"] = _ratio(receiver["cnp_sent"], marks)
     senders = []
     for sender in group.senders:
         info, r = infos.get(sender), by_sender.get(sender)
@@ -146,7 +147,7 @@ def group_figures(group: Group, results: list[PairResult], infos: Mapping[str, H
         "ecn_mark_ratio_at": "switch" if switch_ratio is not None else "receiver",
         "cnp_sent": receiver["cnp_sent"], "cnp_handled": sum(handled) if handled else None,
         "cnp_ignored": sum(ignored) if ignored else None,
-        "receiver_figures": receiver, "senders": senders,
+        "receiver_figures": receiver, "sender_figures": senders,
     }
 
 
@@ -175,7 +176,8 @@ def facts(figures: list[dict], meta: Mapping[str, tuple]) -> list[dict]:
         rec = g["receiver_figures"]
         put(rec["host"], rec["netdev"], "incast_ecn_mark_ratio", rec["ecn_mark_ratio"])
         put(rec["host"], rec["netdev"], "incast_cnp_sent", rec["cnp_sent"])
-        for s in g["senders"]:
+        put(rec["host"], rec["netdev"], "incast_cnp_per_mark", rec["cnp_per_mark"])
+        for s in g["sender_figures"]:
             for key in ("goodput_gbps", "goodput_share", "pause_fraction", "cnp_handled", "cnp_ignored"):
                 put(s["host"], s["netdev"], f"incast_{key}", s[key])
     return rows

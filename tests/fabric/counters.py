@@ -94,11 +94,63 @@ def seed(*parts: object) -> int:
     return int(hashlib.md5("/".join(map(str, parts)).encode()).hexdigest()[:8], 16)
 
 
-def value(spec: list[float] | tuple[float, float] | None, now: float, epoch: float) -> int:
+def value(spec: list | tuple | None, now: float, epoch: float) -> int:
+    """`[base, rate, *loads]` at `now`: each load `(t0, t1, amount)` (the congestion model's, see `with_load`) adds
+    its amount linearly over [t0, t1]."""
     if not spec:
         return 0
-    base, rate = spec
-    return int(base + rate * max(0.0, now - epoch))
+    total = spec[0] + spec[1] * max(0.0, now - epoch)
+    for t0, t1, amount in spec[2:]:
+        if now >= t1:
+            total += amount
+        elif now > t0:
+            total += amount * (now - t0) / (t1 - t0)
+    return int(total)
+
+
+LOAD_DIR = "load"  # <state>/load/<flow>.bin: the counter increments of one flow under congestion
+
+
+def with_load(spec: dict, state: str) -> dict:
+    """The target's spec with the recorded loads (tests/fabric/congestion.py) added to its counters, in place.
+
+    A load file is {"t0", "t1", "adds": {address: {key: {counter: amount}}}}, key `<device>/<port>/<eth|hw>` on a
+    host, the port name on a switch. Runs on every connection: one listdir when nothing was loaded."""
+    import marshal
+    import os
+
+    try:
+        names = os.listdir(f"{state}/{LOAD_DIR}")
+    except FileNotFoundError:
+        return spec
+    address = spec.get("address")
+    for name in sorted(names):
+        if not name.endswith(".bin"):
+            continue
+        try:
+            with open(f"{state}/{LOAD_DIR}/{name}", "rb") as f:
+                load = marshal.load(f)
+        except (OSError, EOFError, ValueError):
+            continue  # a load file being written: the next connection sees it
+        for key, amounts in load["adds"].get(address, {}).items():
+            table = _counter_table(spec, key)
+            if table is None:
+                continue
+            for counter, amount in amounts.items():
+                entry = table.get(counter) or [0, 0.0]
+                table[counter] = [*entry, (load["t0"], load["t1"], amount)]
+    return spec
+
+
+def _counter_table(spec: dict, key: str) -> dict | None:
+    if spec["kind"] == "switch":
+        return next((p["counters"] for p in spec["ports"] if p["name"] == key), None)
+    device, port, ns = key.split("/")
+    for nic in spec["nics"]:
+        for p in nic["ports"] if nic["device"] == device else ():
+            if str(p["num"]) == port:
+                return p["counters"].get(ns)
+    return None
 
 
 def _running(key: str, speed_gbps: float) -> tuple[float, float, float]:

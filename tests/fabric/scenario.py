@@ -22,7 +22,8 @@ from tests.fabric import counters as C
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
 FAULT_KINDS = (
-    "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "firmware_outlier",
+    "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "dcqcn_np_disabled",
+    "firmware_outlier",
     "port_down", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool", "slow_node",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed",
@@ -394,6 +395,8 @@ def _effective(sc: Scenario) -> dict:
             nic.qos.pfc = [int(f.value if f.value is not None else 4)]
         elif f.kind == "dcqcn_rp_disabled":
             nic.qos.rp_enable = [p for p in nic.qos.rp_enable if p != prio]
+        elif f.kind == "dcqcn_np_disabled":  # marks arrive, no CNP goes back (under incast: congestion.py)
+            nic.qos.np_enable = [p for p in nic.qos.np_enable if p != prio]
         elif f.kind == "ecn_above_xoff":
             t.qos.ecn_min_bytes, t.qos.ecn_max_bytes = t.qos.xoff_bytes * 2, t.qos.xoff_bytes * 6
         elif f.kind in ("flapping_cable", "pfc_storm"):

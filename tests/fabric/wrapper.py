@@ -100,6 +100,9 @@ def main(argv: list[str]) -> int:
     os.mkdir(tmp)
     try:
         now = time.time()
+        from tests.fabric.counters import with_load  # what an incast load added (tests/fabric/congestion.py)
+
+        with_load(spec, state)
         binds = [(f"{state}/sys/{spec['name']}", "/sys/class")]
         binds += render.dynamic(spec, tmp, spec["epoch"], now)
         if spec["kind"] == "host":  # counter outputs of the fast-path tool scripts (see fastpath.py)

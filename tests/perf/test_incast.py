@@ -12,7 +12,9 @@ import pytest
 from rdmatool import metrics
 from rdmatool.analysis import FACT_COLUMNS
 from rdmatool.diagnose import default_playbooks
+from rdmatool.errors import BundleError
 from rdmatool.gate import policy
+from rdmatool.gate.incast_stage import replay_incast
 from rdmatool.gate.judge import analysis_of
 from rdmatool.gate.profile import ProfileError, load
 from rdmatool.perf import incast
@@ -162,7 +164,7 @@ def test_figures_of_a_healthy_incast() -> None:
     assert got["goodput_gbps"] == pytest.approx(LINE * 0.965 * 0.98)
     assert got["goodput_efficiency"] == pytest.approx(0.965 * 0.98)
     assert got["fairness"] == pytest.approx(1.0)
-    assert [s["goodput_share"] for s in got["senders"]] == pytest.approx([0.25] * 4)
+    assert [s["goodput_share"] for s in got["sender_figures"]] == pytest.approx([0.25] * 4)
     assert got["pause_fraction"] == pytest.approx(0.002)
     assert (got["ecn_mark_ratio"], got["ecn_mark_ratio_at"]) == (pytest.approx(0.02), "switch")
     assert got["cnp_sent"] == pytest.approx(6.0e5) and got["cnp_handled"] == pytest.approx(6.0e5)
@@ -173,7 +175,7 @@ def test_fairness_is_jains_index_and_one_greedy_sender_lowers_it() -> None:
     greedy = Load(goodput={"s1": 90.0, "s2": 30.0, "s3": 30.0, "s4": 30.0})
     got = figures(greedy)
     assert got["fairness"] == pytest.approx(180.0 ** 2 / (4 * (90.0 ** 2 + 3 * 30.0 ** 2)))
-    assert got["senders"][0]["goodput_share"] == pytest.approx(0.5)
+    assert got["sender_figures"][0]["goodput_share"] == pytest.approx(0.5)
     assert fig.jain([1.0]) is None and fig.jain([0.0, 0.0]) is None
 
 
@@ -186,7 +188,7 @@ def test_a_sender_without_goodput_leaves_fairness_unjudged() -> None:
     got = figures(Load(goodput={**dict.fromkeys(SENDERS, 45.0), "s3": None}))
     assert got["fairness"] is None and got["goodput_efficiency"] is None
     assert got["goodput_gbps"] == pytest.approx(135.0)
-    assert got["senders"][2]["error"] == "client: timed out"
+    assert got["sender_figures"][2]["error"] == "client: timed out"
 
 
 def test_a_counter_that_went_backwards_gives_no_figure() -> None:
@@ -208,7 +210,8 @@ def test_facts_are_glossary_rows_on_the_leaf_port_and_the_hosts() -> None:
     assert s1["incast_goodput_share"] == pytest.approx(0.25) and "incast_ecn_mark_ratio" not in s1
     assert next(r for r in rows if r["target"] == "s1")["platform"] == "linux"
     receiver = {r["metric"]: r["value"] for r in rows if r["target"] == "r"}
-    assert set(receiver) == {"incast_ecn_mark_ratio", "incast_cnp_sent"}
+    assert set(receiver) == {"incast_ecn_mark_ratio", "incast_cnp_sent", "incast_cnp_per_mark"}
+    assert receiver["incast_cnp_per_mark"] == pytest.approx(6.0e5 / (6.0e7 * 0.02))
 
 
 # --- the rules ------------------------------------------------------------------------------------------------------
@@ -231,7 +234,8 @@ TRIGGERS = [
     # thresholds above XOFF: PFC holds the senders three quarters of the time, the queue never reaches Kmin
     Trigger("incast_ecn_after_pfc", lambda: Load(paused=dict.fromkeys(SENDERS, 0.75), mark_ratio=0.0, cnp_sent=0.0),
             [("leaf1", "Ethernet0")]),
-    Trigger("incast_marks_without_cnp", lambda: Load(mark_ratio=0.3, cnp_sent=0.0), [("r", "ens1f0np0")]),
+    # the notification point off: 1.8 million marks answered by a trickle of 250 CNPs (other traffic's)
+    Trigger("incast_marks_without_cnp", lambda: Load(mark_ratio=0.3, cnp_sent=250.0), [("r", "ens1f0np0")]),
     Trigger("incast_cnps_ignored", lambda: Load(ignored_by=("s2",)), [("s2", "ens1f0np0")]),
     Trigger("incast_unfair", lambda: Load(goodput={"s1": 90.0, "s2": 30.0, "s3": 30.0, "s4": 30.0}),
             [("leaf1", "Ethernet0")]),
@@ -255,3 +259,18 @@ def test_rule_fires_where_the_incast_shows_it(trigger: Trigger) -> None:
 
 def test_a_healthy_incast_is_silent() -> None:
     assert judged(Load()) == []
+
+
+# --- replaying a saved incast -----------------------------------------------------------------------------------------
+
+
+def test_replay_without_an_incast_record_has_no_stage(tmp_path) -> None:
+    assert replay_incast(str(tmp_path), RULES) is None
+
+
+@pytest.mark.parametrize("text", ['{"groups": [{"name": "leaf1:r"}]}', '{"groups": 3}', "[1, 2]", "not json"])
+def test_replay_refuses_an_incast_record_of_the_wrong_shape(tmp_path, text: str) -> None:
+    (tmp_path / "incast").mkdir()
+    (tmp_path / "incast" / "results.json").write_text(text)
+    with pytest.raises(BundleError, match="incast/results.json"):
+        replay_incast(str(tmp_path), RULES)

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from tests.fabric.counters import value
+from tests.fabric.counters import value, with_load
 
 
 class Ctx:
@@ -55,7 +55,7 @@ def load_ctx(tool: str, state: str | None = None, address: str | None = None) ->
     address = address or os.environ["FABRIC_TARGET"]
     with open(f"{state}/targets/{address}.bin", "rb") as f:
         spec = marshal.load(f)
-    return Ctx(state, address, spec, tool, time.time())
+    return Ctx(state, address, with_load(spec, state), tool, time.time())
 
 
 def run(module: str, tool: str, argv: list[str]) -> int:

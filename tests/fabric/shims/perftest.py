@@ -5,6 +5,11 @@ client, then prints its report. Client mode with a host argument (address, name 
 finds the server's marker (else `Couldn't connect to <ip>:<port>`, exit 1), computes the bandwidth from the two
 NICs' rates, the hosts' slow-node factors and the slow-link factor, sleeps a scaled-down time (0.05 s per second
 requested with -D, at least 0.05 s) and prints the report. A host with `perftest_hung_server` never answers.
+
+A bandwidth client toward a receiver on which several bandwidth servers listen is part of an incast: its goodput and
+the counters its flow moves come from the congestion model (tests/fabric/congestion.py). It registers its flow in
+<state>/flows/<receiver>/, runs, then takes its share among the flows registered there meanwhile and records the
+counter increments in <state>/load/ for every later connection to see.
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ import os
 import sys
 import time
 
+from tests.fabric import congestion
+from tests.fabric.counters import LOAD_DIR
 from tests.fabric.shims._base import Ctx, err
 
 SCALE = 0.05  # real seconds slept per simulated second
+INCAST_RUN_S = 2.0  # the least real time one flow of an incast runs
 WITH_VALUE = {"-d", "-i", "-x", "-D", "-n", "-s", "-p", "-q", "-m", "-t", "-S", "-I", "-u", "-c", "-M", "-T",
               "--ib-dev", "--ib-port", "--gid-index", "--duration", "--iters", "--size", "--port", "--qp", "--mtu",
               "--tx-depth", "--sl", "--inline_size", "--tos", "--connection", "--source_ip"}
@@ -151,23 +159,118 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     peer_nic = next((n for n in peer_spec["nics"] if n["device"] == nic["device"]), peer_spec["nics"][0])
     link = index["slow_links"].get("|".join(sorted((me["name"], peer["name"]))), 1.0)
     factor = ctx.spec["perf"]["factor"] * peer["perf"]["factor"] * link
-    gbps = min(port["rate_gbps"], peer_nic["ports"][0]["rate_gbps"]) * 0.965 * factor
-    text, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+    gbps = min(port["rate_gbps"], peer_nic["ports"][0]["rate_gbps"]) * congestion.EFFICIENCY * factor
     head = header(tool, nic, port, opts, me, peer, peer_nic)
     peer_head = header(tool, peer_nic, peer_nic["ports"][0], opts, peer, me, nic)
-    with open(f"{marker}.conn.tmp", "wb") as f:
-        marshal.dump({"text": peer_head + text, "seconds": seconds}, f)
-    os.replace(f"{marker}.conn.tmp", f"{marker}.conn")
+    if tool.endswith("_bw"):  # alone or one flow of an incast: run first, then the congestion model says how fast
+        _, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+        gbps = run_flow(ctx, nic, peer_spec, peer_nic, gbps, seconds, pdir, f"{marker}.listen")
+        text, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+        hand_over(marker, peer_head + text, 0.0)
+        sys.stdout.write(head + text)
+        return 0
+    text, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+    hand_over(marker, peer_head + text, seconds)
     time.sleep(max(0.05, seconds * SCALE))
     sys.stdout.write(head + text)
     return 0
+
+
+def hand_over(marker: str, text: str, seconds: float) -> None:
+    """The server's report, and how long (simulated) it still has to run before printing it."""
+    with open(f"{marker}.conn.tmp", "wb") as f:
+        marshal.dump({"text": text, "seconds": seconds}, f)
+    os.replace(f"{marker}.conn.tmp", f"{marker}.conn")
+
+
+def live_bw_servers(pdir: str, host: str) -> int:
+    """Bandwidth servers listening on `host` now: its listen markers whose process is alive (a server killed by
+    its `timeout` leaves its marker behind)."""
+    count = 0
+    for name in os.listdir(pdir):
+        if not (name.startswith(f"{host}_") and name.endswith(".listen")):
+            continue
+        try:
+            with open(f"{pdir}/{name}") as f:
+                pid, tool, _started = f.read().split()
+            os.kill(int(pid), 0)
+        except (OSError, ValueError):
+            continue
+        count += tool.endswith("_bw")
+    return count
+
+
+def run_flow(ctx: Ctx, nic: dict, peer_spec: dict, peer_nic: dict, demand: float, seconds: float, pdir: str,
+             listen: str) -> float:
+    """Run this flow (scaled down), then its goodput: `demand` alone, else the congestion model's share; the counter
+    increments of an incast flow go to <state>/load/ for the sender, the receiver and their switch ports.
+
+    The flow's incast is every bandwidth server listening on the receiver when it starts (the gate starts them all
+    before any client) and every flow registered toward the receiver since this flow's own server started: a
+    client that the SSH start-up delayed until the others were done still counts them, and a pair's server, alone
+    on its host, sees none."""
+    fan_in = live_bw_servers(pdir, peer_spec["name"])
+    with open(listen) as f:
+        since = float(f.read().split()[2])
+    me, prio = ctx.spec["name"], nic["qos"]["roce_prio"]
+    reacts = prio in nic["qos"]["rp_enable"]
+    flows = f"{ctx.state}/flows/{peer_spec['name']}"
+    os.makedirs(flows, exist_ok=True)
+    # At least INCAST_RUN_S of real time, so that every flow of the incast (their clients start over SSH one by one)
+    # overlaps the others and finds them registered.
+    t0, run = time.time(), max(INCAST_RUN_S if fan_in > 1 else 0.05, seconds * SCALE)
+    with open(f"{flows}/{me}.tmp", "wb") as f:
+        marshal.dump({"t0": t0, "demand": demand, "weight": 1.0 if reacts else congestion.SLOW_SENDER_WEIGHT,
+                      "reacts": reacts}, f)
+    os.replace(f"{flows}/{me}.tmp", f"{flows}/{me}.bin")
+    time.sleep(run)
+    others = {}
+    for name in os.listdir(flows):  # this incast's other flows (an older one started before this server)
+        if name.endswith(".bin") and name != f"{me}.bin":
+            try:
+                with open(f"{flows}/{name}", "rb") as f:
+                    flow = marshal.load(f)
+            except (OSError, EOFError, ValueError):
+                continue
+            if since <= flow["t0"] <= time.time():
+                others[name[:-4]] = flow
+    for i in range(fan_in - 1 - len(others)):  # a server whose client has not registered yet: a sender like this one
+        others[f"unregistered{i}"] = {"demand": demand, "weight": 1.0, "reacts": True}
+    demands = {me: demand, **{k: v["demand"] for k, v in others.items()}}
+    weights = {me: 1.0 if reacts else congestion.SLOW_SENDER_WEIGHT, **{k: v["weight"] for k, v in others.items()}}
+    capacity = peer_nic["ports"][0]["rate_gbps"] * congestion.EFFICIENCY
+    offered = sum(demands.values())
+    if offered <= capacity:
+        return demand
+    q = peer_nic["qos"]
+    sw = peer_nic["ports"][0].get("neighbor")
+    how = congestion.mode(ctx.target_spec(sw["address"])["qos"] if sw else None, q["roce_prio"] in q["np_enable"])
+    gbps = congestion.shares(capacity, demands, weights, how)[me]
+    paused = congestion.pause_fraction(how, capacity, offered, all(v["reacts"] for v in others.values()) and reacts)
+    amounts = congestion.flow_counters(how, gbps, seconds, paused, reacts, prio, q["roce_prio"])
+    adds: dict[str, dict[str, dict]] = {}
+    for who, spec, n in (("sender", ctx.spec, nic), ("receiver", peer_spec, peer_nic)):
+        port = n["ports"][0]
+        for table, counters in amounts[who].items():
+            adds.setdefault(spec["address"], {})[f"{n['device']}/{port['num']}/{table}"] = counters
+        nb = port.get("neighbor")
+        if nb:
+            adds.setdefault(nb["address"], {})[nb["port"]] = amounts[f"{who}_port"]["sw"]
+    loads = f"{ctx.state}/{LOAD_DIR}"
+    os.makedirs(loads, exist_ok=True)
+    name = f"{me}-{peer_spec['name']}-{int(t0 * 1e6)}"
+    with open(f"{loads}/{name}.tmp", "wb") as f:
+        marshal.dump({"t0": t0, "t1": t0 + run, "adds": adds}, f)
+    os.replace(f"{loads}/{name}.tmp", f"{loads}/{name}.bin")
+    return gbps
 
 
 def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
     listen, conn = f"{marker}.listen", f"{marker}.conn"
     sys.stdout.write(BANNER)
     sys.stdout.flush()
-    open(listen, "w").close()
+    with open(listen, "w") as f:  # who listens since when, for a client counting an incast's fan-in
+        f.write(f"{os.getpid()} {tool} {time.time()!r}\n")
     try:
         if ctx.spec["perf"]["hung_server"]:  # listens, never answers: its clients hang too
             time.sleep(600)
