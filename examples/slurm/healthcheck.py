@@ -4,6 +4,7 @@
 slurm.conf:  HealthCheckProgram=/etc/slurm/rdmatool/healthcheck.py
              HealthCheckInterval=300
              HealthCheckNodeState=ANY,CYCLE      # spread the checks over the interval
+             (slurmd kills a health check after 60 s: keep HEALTHCHECK_BUDGET at 45 s or less)
 Settings:    /etc/rdmatool/slurm.env (see rdmatool_slurm.py and README.md here)
 
 Until rdmatool reads a node locally, the check reaches this node over SSH like any other gate (the node must be in
@@ -41,19 +42,22 @@ def main() -> int:
         rs.Log(None, f"healthcheck {node}")(f"{exc}; nothing checked", error=True)
         return 0
     log = rs.Log(settings, f"healthcheck {node}")
-    scontrol = rs.Scontrol(settings["SCONTROL"])
-    try:
-        before = scontrol.node(node)
-    except rs.ScontrolError as exc:
-        log(f"{exc}; nothing checked", error=True)
-        return 0
-    outcome = rs.run_gate(settings, [node], profile=settings["HEALTHCHECK_PROFILE"],
-                          budget=float(settings["HEALTHCHECK_BUDGET"]),
-                          stem=Path(settings["LOGDIR"]) / f"health.{node}")
-    try:
-        act(scontrol, before, outcome, settings["FAIL_CLOSED"] == "yes", log)
-    except rs.ScontrolError as exc:
-        log(str(exc), error=True)
+    logdir = Path(settings["LOGDIR"])
+    # slurmd starts the next check at HealthCheckInterval whether or not the last one has finished: on a slow
+    # fabric they would pile up, so a check that finds the previous one still running leaves it to finish
+    with rs.exclusive(logdir / f"health.{node}.lock") as mine:
+        if not mine:
+            log("the previous check is still running; skipped")
+            return 0
+        outcome = rs.run_gate(settings, [node], profile=settings["HEALTHCHECK_PROFILE"],
+                              budget=float(settings["HEALTHCHECK_BUDGET"]), stem=logdir / f"health.{node}",
+                              grace=rs.HEALTHCHECK_GRACE_S)
+        scontrol = rs.Scontrol(settings["SCONTROL"])
+        try:
+            # the node as it is now, after the gate: someone may have drained it meanwhile
+            act(scontrol, scontrol.node(node), outcome, settings["FAIL_CLOSED"] == "yes", log)
+        except rs.ScontrolError as exc:
+            log(f"{exc}; nothing changed", error=True)
     return 0
 
 

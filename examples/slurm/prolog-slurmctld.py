@@ -2,7 +2,7 @@
 """Slurm PrologSlurmctld: gate the whole allocation on fabric health once, on the controller, before the job runs.
 
 slurm.conf:  PrologSlurmctld=/etc/slurm/rdmatool/prolog-slurmctld.py
-             PrologEpilogTimeout=300        # longer than GATE_BUDGET + 60
+             PrologEpilogTimeout=300        # longer than GATE_BUDGET + 60 s
 Settings:    /etc/rdmatool/slurm.env (see rdmatool_slurm.py and README.md here)
 
   gate passes         -> exit 0, the job starts.

@@ -10,6 +10,8 @@ read as data, never sourced by a shell. The defaults below are what an unset key
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -18,6 +20,7 @@ import socket
 import subprocess
 import syslog
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +33,9 @@ DEFAULTS = {
     "INVENTORY": "/etc/rdmatool/inventory.yaml",
     "KNOWN_HOSTS": "",                 # e.g. /etc/rdmatool/known_hosts; empty: the service user's own
     "GATE_PROFILE": "/etc/rdmatool/gate-profile.yaml",
-    "GATE_BUDGET": "120",
+    "GATE_BUDGET": "180",
     "HEALTHCHECK_PROFILE": "/etc/rdmatool/healthcheck-profile.yaml",
-    "HEALTHCHECK_BUDGET": "60",
+    "HEALTHCHECK_BUDGET": "40",        # slurmd kills a health check after 60 s
     "GATE_ARGS": "",                   # more options for every gate run, split like a shell would (never run by one)
     "LOGDIR": "/var/log/rdmatool",
     "SCONTROL": "scontrol",
@@ -47,8 +50,10 @@ CHOICES = {"FAIL_CLOSED": ("yes", "no"), "ON_INCONCLUSIVE": ("run", "hold")}
 # Every drain reason rdmatool writes starts with this: a drained node whose reason does not is someone else's.
 REASON_PREFIX = "rdmatool:"
 MAX_REASON = 200  # `sinfo -R` and `scontrol show node` stay readable; the whole story is in the gate's log
-# Beyond its own --budget the gate gets this long to write its verdict before it counts as hung.
+# Beyond its own --budget the gate gets this long to write its verdict before it counts as hung; the health check
+# less, so that it ends within the 60 s slurmd allows it.
 GRACE_S = 60
+HEALTHCHECK_GRACE_S = 10
 
 PASS, FAIL, USAGE, INCONCLUSIVE = 0, 1, 2, 3
 
@@ -133,7 +138,7 @@ class GateOutcome:
 
 
 def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: float, stem: Path,
-             junit: bool = False) -> GateOutcome:
+             junit: bool = False, grace: float = GRACE_S) -> GateOutcome:
     """`rdmatool gate --limit NODES --json --drain-file STEM.drain`, its stdout kept in STEM.json and its stderr in
     STEM.log. Exit 1 counts as a failure only with a verdict of "fail" in the JSON: anything else that exits 1 (a
     traceback, a killed process) is an error, never a reason to drain."""
@@ -158,12 +163,12 @@ def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: floa
     except OSError as exc:
         return GateOutcome(None, error=f"{program}: cannot run ({exc.strerror or exc})")
     try:
-        stdout, stderr = proc.communicate(timeout=budget + GRACE_S)
+        stdout, stderr = proc.communicate(timeout=budget + grace)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
         _keep(stem, stdout, stderr)
-        return GateOutcome(None, error=f"rdmatool gate did not finish within {budget + GRACE_S:g} s", log=stderr)
+        return GateOutcome(None, error=f"rdmatool gate did not finish within {budget + grace:g} s", log=stderr)
     _keep(stem, stdout, stderr)
     last_line = (stderr.strip().splitlines() or [""])[-1][:300]
     try:
@@ -280,6 +285,19 @@ def _oneliner(text: str) -> dict[str, str]:
     if sep:
         fields["Reason"] = reason.strip()
     return fields
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[bool]:
+    """An advisory lock on `path` if nobody holds it (True), else False at once; released on exit."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 # --- the log --------------------------------------------------------------------------------------------------

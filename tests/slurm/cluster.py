@@ -209,6 +209,8 @@ def slurm_cluster(nodes: list[str], root: Path, **settings: str) -> Iterator[Slu
         (root / sub).chmod(0o700 if sub == "munge" else 0o755)
     key = root / "munge" / "munge.key"
     subprocess.run([_which("mungekey"), "--create", "--keyfile", str(key)], check=True, capture_output=True)
+    for name in nodes:
+        (root / "spool" / name).mkdir(exist_ok=True)
     conf = write_config(root, nodes, free_port(), {n: free_port() for n in nodes}, settings)
     cluster = SlurmCluster(root, nodes, conf)
     try:

@@ -67,12 +67,15 @@ class Wiring:
         log = self.logdir / "slurm.log"
         return log.read_text().splitlines() if log.exists() else []
 
-    def healthcheck(self, node: str) -> None:
-        """The HealthCheckProgram as slurmd runs it: no environment but SLURMD_NODENAME."""
-        result = subprocess.run(["env", "-i", f"SLURMD_NODENAME={node}", str(self.root / "healthcheck")],
-                                capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, result.stderr
-        assert "Traceback" not in result.stderr, result.stderr
+    def healthcheck(self, *nodes: str) -> None:
+        """The HealthCheckProgram as slurmd runs it on each of `nodes` at once: no environment but
+        SLURMD_NODENAME."""
+        runs = [subprocess.Popen(["env", "-i", f"SLURMD_NODENAME={node}", str(self.root / "healthcheck")],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for node in nodes]
+        for run in runs:
+            _, stderr = run.communicate(timeout=120)
+            assert run.returncode == 0, stderr
+            assert "Traceback" not in stderr, stderr
 
 
 def _install(root: Path, conf: Path) -> None:
@@ -196,13 +199,12 @@ def test_prolog_inconclusive_gate_drains_nothing(wiring: Wiring) -> None:
 
 def test_healthcheck_drains_with_the_finding_and_resumes_its_own_drain(wiring: Wiring) -> None:
     wiring.fabric.set_fault("port_down", "gpu05", nic="mlx5_0")
-    wiring.healthcheck("gpu05")
+    wiring.healthcheck("gpu05", "gpu04")
     node = wiring.cluster.node("gpu05")
     assert "DRAIN" in node["State"]
     _assert_reason_is_a_finding(node["Reason"], json.loads((wiring.logdir / "health.gpu05.json").read_text()),
                                 "gpu05")
-    wiring.healthcheck("gpu04")  # a healthy neighbour is left as it is
-    assert _state(wiring, "gpu04") == "IDLE"
+    assert _state(wiring, "gpu04") == "IDLE"  # the healthy neighbour is left as it is
     wiring.fabric.clear_faults()
     wiring.healthcheck("gpu05")
     assert "DRAIN" not in _state(wiring, "gpu05")  # (IDLE+NOT_RESPONDING until slurmctld's next ping)
@@ -211,28 +213,28 @@ def test_healthcheck_drains_with_the_finding_and_resumes_its_own_drain(wiring: W
 
 def test_healthcheck_never_resumes_or_relabels_a_node_someone_else_drained(wiring: Wiring) -> None:
     theirs = "hardware: DIMM replacement ticket 4711"
-    wiring.cluster.scontrol("update", "nodename=gpu06", "state=drain", f"reason={theirs}")
-    wiring.healthcheck("gpu06")  # the fabric is fine on gpu06: still not ours to resume
-    assert "DRAIN" in _state(wiring, "gpu06")
-    assert wiring.cluster.node("gpu06")["Reason"].startswith(theirs)
-    wiring.fabric.set_fault("port_down", "gpu06", nic="mlx5_0")
-    wiring.healthcheck("gpu06")  # failing now: their reason stays
-    assert wiring.cluster.node("gpu06")["Reason"].startswith(theirs)
-    lines = [line for line in wiring.log_lines() if "healthcheck gpu06" in line]
-    assert "left drained by someone else" in lines[0] and "left as drained by someone else" in lines[1]
+    wiring.cluster.scontrol("update", "nodename=gpu01,gpu06", "state=drain", f"reason={theirs}")
+    wiring.fabric.set_fault("port_down", "gpu01", nic="mlx5_0")
+    wiring.healthcheck("gpu06", "gpu01")  # gpu06 passes: still not ours to resume; gpu01 fails: their reason stays
+    for name in ("gpu06", "gpu01"):
+        node = wiring.cluster.node(name)
+        assert "DRAIN" in node["State"] and node["Reason"].startswith(theirs), node
+    lines = wiring.log_lines()
+    assert any("healthcheck gpu06: passed; left drained by someone else" in line for line in lines), lines
+    assert any("healthcheck gpu01: failed (rdmatool: " in line and "left as drained by someone else" in line
+               for line in lines), lines
 
 
 def test_healthcheck_inconclusive_changes_nothing(wiring: Wiring) -> None:
     wiring.fabric.set_fault("unreachable", "gpu04")
     wiring.fabric.set_fault("unreachable", "gpu02")
     wiring.cluster.scontrol("update", "nodename=gpu02", "state=drain", "reason=rdmatool: port_not_active: earlier")
-    wiring.healthcheck("gpu04")
-    wiring.healthcheck("gpu02")
+    wiring.healthcheck("gpu04", "gpu02")
     assert _state(wiring, "gpu04") == "IDLE"  # not drained for a monitoring gap
     assert "DRAIN" in _state(wiring, "gpu02")  # and not resumed without a pass
     assert wiring.cluster.node("gpu02")["Reason"].startswith("rdmatool: port_not_active: earlier")
-    logged = [line for line in wiring.log_lines() if "inconclusive" in line]
-    assert [line.split(" healthcheck ")[1].split(":")[0] for line in logged] == ["gpu04", "gpu02"]
+    logged = [line for line in wiring.log_lines() if "inconclusive" in line and "nothing changed" in line]
+    assert sorted(line.split(" healthcheck ")[1].split(":")[0] for line in logged) == ["gpu02", "gpu04"]
 
 
 def test_slurmd_runs_the_healthcheck_and_it_drains_and_resumes(fabric, tmp_path: Path) -> None:
