@@ -1,11 +1,12 @@
-"""Results on disk: matrices (CSV), a heatmap (PNG, written by a small stdlib encoder), the attribution (JSON).
+"""Results on disk: matrices (CSV), a heatmap (PNG, drawn by matplotlib), the attribution (JSON).
 
 ```
 FOLDER/pairs.csv                          one row per pair run (round, server, client, bandwidth, latency, error)
 FOLDER/matrix_<test>_bw_avg_gbps.csv      bandwidth tests: node x node, the worst passing value of the pair
 FOLDER/matrix_<test>_lat_<p>_us.csv       latency tests: one matrix per column perftest printed (min ... p99.9)
-FOLDER/heatmap_<test>.png                 the matrix as colours: green at/above expected, red far below, grey
-                                          error, light grey not measured; nodes in the CSV's order
+FOLDER/heatmap_<test>.png                 the matrix as colours with a colour bar: green at/above the pass line,
+                                          red at half of it and below, dark grey error, light grey not measured;
+                                          host names on both axes in the CSV's order (up to 64 nodes)
 FOLDER/attribution.json                   bad nodes, bad links, missing, suspects, errors, evidence
 FOLDER/results.json                       every PairResult (without raw outputs)
 FOLDER/raw/<n>_r<round>_<server>_<client>.{server,client}.txt   what perftest printed
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 import csv
 import json
-import struct
-import zlib
 from pathlib import Path
 
 from rdmatool.perf.attribution import LAT_FACTOR
@@ -33,7 +32,6 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
     folder = Path(folder)
     (folder / "raw").mkdir(parents=True, exist_ok=True)
     _pairs_csv(results, folder / "pairs.csv")
-    expected = attribution.evidence.get("_expected_gbps", {}) if attribution.evidence else {}
     for test in sorted({r.test for r in results}):
         mine = [r for r in results if r.test == test]
         nodes = sorted({n for r in mine for n in (r.server, r.client)})
@@ -42,23 +40,11 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
             for column in columns:
                 cells = matrix(mine, nodes, lambda r, c=column: (r.lat or {}).get(c), worst=max)
                 _matrix_csv(nodes, cells, folder / f"matrix_{test}_{column}.csv")
-            typical = next((c for c in ("lat_typical_us", "lat_avg_us") if c in columns), None)
-            if typical:
-                cells = matrix(mine, nodes, lambda r, c=typical: (r.lat or {}).get(c), worst=max)
-                values = sorted(v for row in cells for v in row if isinstance(v, float))
-                reference = values[len(values) // 2] if values else 1.0
-                write_heatmap(cells, lambda v, i, j, ref=reference: LAT_FACTOR * ref / v if v else 0.0, folder / f"heatmap_{test}.png")
         else:
             cells = matrix(mine, nodes, lambda r: r.bw_avg_gbps, worst=min)
             _matrix_csv(nodes, cells, folder / f"matrix_{test}_bw_avg_gbps.csv")
-            top = max((v for row in cells for v in row if isinstance(v, float)), default=1.0)
-
-            def ratio(v: float, i: int, j: int, nodes=nodes, top=top) -> float:
-                ends = [expected.get(nodes[i]), expected.get(nodes[j])]
-                ends = [e for e in ends if e]
-                return v / (0.9 * min(ends)) if ends else v / top
-
-            write_heatmap(cells, ratio, folder / f"heatmap_{test}.png")
+    for test, png in heatmaps(results, attribution).items():
+        (folder / f"heatmap_{test}.png").write_bytes(png)
     (folder / "attribution.json").write_text(json.dumps(attribution.as_dict(), indent=2, default=str) + "\n")
     (folder / "results.json").write_text(json.dumps([r.as_dict() for r in results], indent=1, default=str) + "\n")
     for index, r in enumerate(results):
@@ -67,6 +53,45 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
             (folder / "raw" / f"{stem}.server.txt").write_text(r.server_output)
         if r.client_output:
             (folder / "raw" / f"{stem}.client.txt").write_text(r.client_output)
+
+
+def heatmaps(results: list[PairResult], attribution: Attribution | None = None) -> dict[str, bytes]:
+    """One heatmap PNG per test of the results: `heatmap_<test>.png` of a results folder, and the HTML report's.
+
+    Bandwidth: a cell's colour is its share of the pass line, 90 % of the slower end's expected rate (the
+    attribution's `_expected_gbps`), else of the best pair measured. Latency: LAT_FACTOR x the median pair's typical
+    (else average) latency over the cell's, so that 1 is the attribution's own limit there too."""
+    evidence = attribution.evidence if attribution is not None and attribution.evidence else {}
+    expected = evidence.get("_expected_gbps", {}) or {}
+    out: dict[str, bytes] = {}
+    for test in sorted({r.test for r in results}):
+        mine = [r for r in results if r.test == test]
+        nodes = sorted({n for r in mine for n in (r.server, r.client)})
+        if test in LAT_TESTS:
+            typical = next((c for c in ("lat_typical_us", "lat_avg_us")
+                            if any((r.lat or {}).get(c) is not None for r in mine)), None)
+            if typical is None:
+                continue
+            cells = matrix(mine, nodes, lambda r, c=typical: (r.lat or {}).get(c), worst=max)
+            values = sorted(v for row in cells for v in row if isinstance(v, float))
+            reference = values[len(values) // 2] if values else 1.0
+
+            def lat_ratio(v: float, i: int, j: int, ref=reference) -> float:
+                return LAT_FACTOR * ref / v if v else 0.0
+
+            out[test] = heatmap_png(cells, nodes, lat_ratio, f"{test}: {typical.removeprefix('lat_')} latency (µs)",
+                                    f"{LAT_FACTOR:g} × median latency / latency (1 = limit)")
+        else:
+            cells = matrix(mine, nodes, lambda r: r.bw_avg_gbps, worst=min)
+            top = max((v for row in cells for v in row if isinstance(v, float)), default=1.0)
+
+            def bw_ratio(v: float, i: int, j: int, nodes=nodes, top=top) -> float:
+                ends = [e for e in (expected.get(nodes[i]), expected.get(nodes[j])) if e]
+                return v / (0.9 * min(ends)) if ends else v / top
+
+            out[test] = heatmap_png(cells, nodes, bw_ratio, f"{test}: bandwidth (Gb/s), worst of each pair",
+                                    "share of the pass line (1 = 90 % of expected)")
+    return out
 
 
 def matrix(results: list[PairResult], nodes: list[str], value, worst=min) -> list[list[float | str | None]]:
@@ -115,51 +140,51 @@ def _matrix_csv(nodes: list[str], cells: list[list], path: Path) -> None:
             out.writerow([node, *(_cell(v) for v in row)])
 
 
-# --------------------------------------------------------------------------------------------------- PNG
+# ------------------------------------------------------------------------------------------------------- heatmap
+
+_DIAGONAL, _ERROR, _UNMEASURED = (1.0, 1.0, 1.0, 1.0), (0.27, 0.27, 0.27, 1.0), (0.88, 0.88, 0.88, 1.0)
+LABELLED_NODES = 64  # beyond this many nodes the host names overlap: the axes say how many, the CSV names them
+ANNOTATED_NODES = 16  # up to this many, each cell prints its value
 
 
-def _colour(ratio: float) -> tuple[int, int, int]:
-    """ratio 1 = at the pass line: green at/above it, yellow to red as it falls to half and below."""
-    if ratio >= 1.0:
-        return (46, 160, 67)
-    t = max(0.0, min(1.0, (ratio - 0.5) / 0.5))
-    if t >= 0.5:  # yellow -> green
-        u = (t - 0.5) * 2
-        return (int(230 - 184 * u), int(190 - 30 * u), int(40 + 27 * u))
-    u = t * 2  # red -> yellow
-    return (int(200 + 30 * u), int(40 + 150 * u), 40)
+def heatmap_png(cells: list[list], nodes: list[str], ratio, title: str, colour_label: str) -> bytes:
+    """Node x node cells as a PNG drawn by matplotlib: host names on both axes, a colour bar (red at half the pass
+    line and below, through yellow, green at it and above), the values in the cells of small matrices, and a
+    legend for the cells that hold no number. `ratio(value, i, j)` is a value's share of the pass line."""
+    import io
 
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import LinearSegmentedColormap, Normalize
+    from matplotlib.figure import Figure  # a Figure of its own, never pyplot's global state: Agg, no display
+    from matplotlib.patches import Patch
 
-def write_heatmap(cells: list[list], ratio, path: Path, cell: int | None = None) -> None:
-    """Node x node cells as coloured squares with 1-pixel grid lines; `ratio(value, i, j)` maps a value to 0..1+."""
     n = max(1, len(cells))
-    size = cell or max(4, min(24, 600 // n))
-    side = n * (size + 1) + 1
-    grid, white, grey, error = (255, 255, 255), (250, 250, 250), (225, 225, 225), (70, 70, 70)
-    colours = [[grey] * n for _ in range(n)]
+    cmap = LinearSegmentedColormap.from_list("pass_line", [(0.78, 0.16, 0.16), (0.90, 0.75, 0.16),
+                                                           (0.18, 0.63, 0.26)])
+    norm = Normalize(vmin=0.5, vmax=1.0)
+    rgba = [[_DIAGONAL] * n for _ in range(n)]
     for i, row in enumerate(cells):
         for j, v in enumerate(row):
-            colours[i][j] = (white if v == "-" else error if v == "error" else grey if v is None
-                             else _colour(ratio(v, i, j)))
-    rows = []
-    grid_row = bytes(grid) * side
-    for i in range(n):
-        rows.append(grid_row)
-        line = bytearray(bytes(grid))
-        for j in range(n):
-            line += bytes(colours[i][j]) * size + bytes(grid)
-        rows.extend([bytes(line)] * size)
-    rows.append(grid_row)
-    write_png(path, side, side, rows)
-
-
-def write_png(path: Path, width: int, height: int, rows: list[bytes]) -> None:
-    """8-bit RGB PNG, filter 0 on every scanline, one zlib IDAT."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    assert len(rows) == height and all(len(r) == 3 * width for r in rows)
-    raw = b"".join(b"\x00" + r for r in rows)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-    png += chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
-    Path(path).write_bytes(png)
+            rgba[i][j] = (_DIAGONAL if v == "-" else _ERROR if v == "error" else _UNMEASURED if v is None
+                          else tuple(cmap(norm(ratio(v, i, j)))))
+    side = min(16.0, 3.5 + 0.32 * n)
+    figure = Figure(figsize=(side + 1.3, side), dpi=100, layout="constrained")
+    axes = figure.add_subplot()
+    axes.imshow(rgba, interpolation="nearest")
+    axes.set_title(title, fontsize=10)
+    labels = list(nodes) if len(nodes) <= LABELLED_NODES else []
+    axes.set_xticks(range(len(labels)), labels=labels, rotation=90, fontsize=7)
+    axes.set_yticks(range(len(labels)), labels=labels, fontsize=7)
+    axes.set_xlabel("client / server (symmetric)" if labels else f"{len(nodes)} nodes, in the CSV's order")
+    if n <= ANNOTATED_NODES:
+        for i, row in enumerate(cells):
+            for j, v in enumerate(row):
+                if isinstance(v, float):
+                    axes.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=6)
+    bar = figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes, shrink=0.8, extend="both")
+    bar.set_label(colour_label, fontsize=8)
+    axes.legend(handles=[Patch(color=_ERROR, label="error"), Patch(color=_UNMEASURED, label="not measured")],
+                loc="upper left", bbox_to_anchor=(1.0, -0.02), fontsize=7, frameon=False)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from rdmatool import commands
 from rdmatool.perf import discovery
 from rdmatool.perf.attribution import attribute
 from rdmatool.perf.model import PairResult
-from rdmatool.perf.output import write_results
+from rdmatool.perf.output import heatmaps, write_results
 
 
 def result(s: str, c: str, bw: float | None, error: str | None = None, test: str = "ib_write_bw",
@@ -36,19 +35,39 @@ def test_matrix_csv_heatmap_png_and_attribution(tmp_path: Path) -> None:
     lat = list(csv.reader((tmp_path / "matrix_ib_write_lat_lat_p99_us.csv").open()))
     assert lat[1] == ["a", "-", "2.20"]
     for name in ("heatmap_ib_write_bw.png", "heatmap_ib_write_lat.png"):
-        png = (tmp_path / name).read_bytes()
-        assert png[:8] == b"\x89PNG\r\n\x1a\n"
-        length, kind = struct.unpack(">I4s", png[8:16])
-        assert kind == b"IHDR" and length == 13
-        width, height, depth, colour = struct.unpack(">IIBB", png[16:26])
-        assert width == height > 0 and depth == 8 and colour == 2
-        assert struct.unpack(">I", png[29:33])[0] == zlib.crc32(png[12:29]) & 0xFFFFFFFF
-        assert png.endswith(b"IEND\xaeB`\x82")
+        image = decoded((tmp_path / name).read_bytes())
+        height, width = image.shape[:2]
+        assert width > height > 100  # the matrix and, beside it, the colour bar
     data = json.loads((tmp_path / "attribution.json").read_text())
     assert data["errors"][0]["error"] == "client c: Couldn't connect"
     pairs = list(csv.DictReader((tmp_path / "pairs.csv").open()))
     assert len(pairs) == 5 and pairs[0]["bw_avg_gbps"] == "193.00"
     assert (tmp_path / "raw" / "0000_r0_a_b.client.txt").read_text() == "client says\n"
+
+
+def decoded(png: bytes):
+    from matplotlib.image import imread
+
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return imread(io.BytesIO(png), format="png")
+
+
+def pixels_like(image, rgb: tuple[float, float, float], tolerance: float = 0.04) -> int:
+    return int((abs(image[:, :, :3] - rgb) < tolerance).all(axis=2).sum())
+
+
+def test_heatmap_colours_a_slow_pair_red_and_an_errored_pair_dark() -> None:
+    """Same nodes, same layout: a pair far below its line rate adds red cells, an errored pair dark grey ones (the
+    colour bar and the legend are in both images, so only the cells make the difference)."""
+    healthy = [result("a", "b", 190.0), result("b", "c", 191.0), result("a", "c", 189.0)]
+    slow = [result("a", "b", 190.0), result("b", "c", 191.0), result("a", "c", 60.0)]
+    broken = [result("a", "b", 190.0), result("b", "c", None, "client c: timed out"), result("a", "c", 189.0)]
+    images = {name: decoded(heatmaps(r, attribute(r, 200.0))["ib_write_bw"])
+              for name, r in (("healthy", healthy), ("slow", slow), ("broken", broken))}
+    red, dark = (0.78, 0.16, 0.16), (0.27, 0.27, 0.27)
+    assert pixels_like(images["slow"], red) > pixels_like(images["healthy"], red) + 1000
+    assert pixels_like(images["broken"], dark) > pixels_like(images["healthy"], dark) + 1000
+    assert images["slow"].shape == images["healthy"].shape
 
 
 DISCOVERY = """\
