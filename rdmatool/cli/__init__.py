@@ -18,10 +18,12 @@ from rdmatool.cli import (
     capture_cmd,
     collect_cmd,
     diagnose_cmd,
+    export_cmd,
     gate_cmd,
     parse_cmd,
     pcap_cmd,
     perf_cmd,
+    plan_cmd,
 )
 
 app = typer.Typer(
@@ -54,6 +56,8 @@ baseline_cmd.register(app)
 perf_cmd.register(app)
 pcap_cmd.register(app)
 capture_cmd.register(app)
+export_cmd.register(app)
+plan_cmd.register(app)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""`rdmatool collect`, `rdmatool inventory show` and `rdmatool bundle show`."""
+"""`rdmatool collect`, `rdmatool inventory show`, `rdmatool bundle show` and `rdmatool bundle diff`."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.exit_codes import epilog
-from rdmatool.errors import BundleError, NothingCollected
+from rdmatool.errors import BundleError, NoData, NothingCollected, RdmatoolError
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # every `rdmatool` invocation imports this module to register the commands.
 
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
-bundle_app = typer.Typer(help="Inspect a collected bundle.", no_args_is_help=True)
+bundle_app = typer.Typer(help="Inspect a collected bundle, or compare two.", no_args_is_help=True)
 stderr = Console(stderr=True)
 
 
@@ -204,3 +204,40 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
             failures.add_row(f["target"], what or "connection", ",".join(map(str, f["snapshots"])) or "-",
                              f["error"] or "")
         console.print(failures)
+
+
+DIFF_FORMATS = ("table", "json", "markdown")
+
+
+@bundle_app.command("diff", epilog=epilog("bundle diff"))
+def bundle_diff(
+    a: str = typer.Argument(..., help="The earlier bundle (e.g. last night's)."),
+    b: str = typer.Argument(..., help="The later bundle."),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
+    tolerance: float = typer.Option(0.5, "--tolerance", min=0.0,
+                                    help="A rate has moved when it changed by more than this share of its value in A."),
+    min_rate: float = typer.Option(1.0, "--min-rate", min=0.0,
+                                   help="...and by at least this much per second (0.01 for a share such as a pause "
+                                        "fraction)."),
+    no_rates: bool = typer.Option(False, "--no-rates", help="Compare targets, configuration and cabling only."),
+) -> None:
+    """What changed from A to B: targets added, removed or unreachable, configuration (firmware, PFC, trust, ECN,
+    MTU, speed), cabling, and counter rates that moved beyond --tolerance."""
+    from rdmatool.bundle_diff import diff_paths
+    from rdmatool.report import bundle_diff as render
+
+    if fmt not in DIFF_FORMATS:
+        die(f"rdmatool bundle diff: --format must be one of {', '.join(DIFF_FORMATS)}", EXIT_USAGE)
+    try:
+        result = diff_paths(a, b, tolerance=tolerance, min_rate=min_rate, rates=not no_rates).as_json()
+    except NoData as exc:
+        die(f"rdmatool bundle diff: {exc}", EXIT_INCONCLUSIVE)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    if fmt == "json":
+        print_json(result)
+    elif fmt == "markdown":
+        typer.echo(render.render_markdown(result), nl=False)
+    else:
+        render.render_text(result, Console())
+    raise typer.Exit(EXIT_FAIL if result["changes"] else 0)

@@ -33,6 +33,26 @@ CODES: dict[str, dict[int, str]] = {
         0: "printed",
         2: "not a bundle, or a corrupt one (the file is named)",
     },
+    "bundle diff": {
+        0: "no change between the two bundles",
+        1: "changes found, each listed: targets, configuration, cabling or rates beyond --tolerance",
+        2: "usage, not a bundle, or a corrupt one (the file is named)",
+        3: "no data: a bundle in which no target answered, nothing to compare",
+    },
+    "export prometheus": {
+        0: "written, whatever the verdict (it is in rdmatool_gate_verdict)",
+        2: "usage or bad input: bundle, playbooks, baseline, an output file that cannot be written",
+        3: "no data: no target of the bundle answered (the file is still written, verdict inconclusive)",
+    },
+    "plan bandwidth": {
+        0: "printed",
+        2: "usage or bad input: a value out of range, the bundle, the baseline",
+        3: "--bundle or --baseline holds nothing to measure (the nominal plan is still printed)",
+    },
+    "plan checkpoint": {
+        0: "printed",
+        2: "usage or bad input: a size, duration or rate that cannot be read, a stall not shorter than the interval",
+    },
     "diagnose": {
         0: "pass, or warnings only",
         1: "an error or critical finding: fix what it names",

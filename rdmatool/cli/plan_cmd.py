@@ -1,0 +1,152 @@
+"""`rdmatool plan bandwidth|checkpoint`: the capacity planners of docs/tuning.md §10."""
+
+from __future__ import annotations
+
+import typer
+
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli.exit_codes import epilog
+from rdmatool.errors import RdmatoolError
+
+plan_app = typer.Typer(help="Capacity planning: what a training job asks of the fabric, nominal and measured.",
+                       no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(plan_app, name="plan")
+
+
+def _bytes(value: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:,.4g} {unit}"
+    return f"{value:,.0f} B"
+
+
+def _gbps(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.4g} Gb/s" if value < 1000 else f"{value:,.0f} Gb/s"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds:.3g} s"
+
+
+def _effective_line(label: str, e: dict, ring: bool) -> str:
+    line = f"{label}: {e['efficiency']:.1%} of line rate; line rate needed {_gbps(e['line_gbps_needed'])}" + (
+        " per node" if ring else "")
+    if "effective_gbps" in e:
+        line += f"; {_gbps(e['effective_gbps'])} effective per link"
+        if e.get("allreduce_s_per_iteration") is not None:
+            line += (f", the all-reduce takes {e['allreduce_s_per_iteration']:.3g} s per iteration "
+                     f"({e['iteration_share']:.0%} of an iteration)")
+        elif e.get("links_needed") is not None:
+            line += f", {e['links_needed']:.3g} such links"
+    return line
+
+
+def _print_bandwidth(plan: dict) -> None:
+    i = plan["inputs"]
+    typer.echo(plan["formula"])
+    typer.echo(f"  = {i['params']:.4g} × {i['bytes_per_value']:g} × 2 × {i['iterations_per_s']:g}/s × "
+               f"{i['parallelism']:g} = {_bytes(plan['per_iteration_bytes'])} per iteration × "
+               f"{i['iterations_per_s']:g}/s = {_bytes(plan['required_bytes_per_s'])}/s = "
+               f"{_gbps(plan['required_gbps'])}")
+    ring = plan["ring"]
+    if ring:
+        typer.echo(ring["formula"])
+        typer.echo(f"  N = {ring['nodes']}: {ring['factor']:.4g} × {_bytes(plan['model_bytes'])} = "
+                   f"{_bytes(ring['per_node_bytes_per_iteration'])} per node per iteration, "
+                   f"{_bytes(ring['per_node_bytes_per_s'])}/s = {_gbps(ring['per_node_gbps'])} per node")
+    typer.echo(_effective_line("planning (about 70 % of line rate)", plan["planning"], bool(ring)))
+    measured = plan["measured"]
+    if measured is None:
+        return
+    where = f"{measured['source']} {measured['path']}".strip()
+    if measured.get("efficiency") is None:
+        typer.echo(f"measured ({where}): none: {measured['reason']}")
+        return
+    perftest = measured.get("perftest")
+    parts = [f"perftest median {perftest['median']:.1%} of line rate over {perftest['n']} results" if perftest
+             else "no perftest result"]
+    rail = measured.get("rail")
+    if rail:
+        parts.append(f"compute rail {rail['port']} usually {_gbps(rail['nominal_gbps'])}, slowest active "
+                     f"{rail['slowest']['target']} at {_gbps(rail['slowest']['gbps'])} ({rail['share']:.0%})")
+        if rail["not_active"]:
+            parts.append(f"not active: {', '.join(rail['not_active'])}")
+    typer.echo(f"measured ({where}): " + "; ".join(parts) + f"; basis: {measured['basis']}")
+    typer.echo(_effective_line("measured", measured, bool(ring)))
+
+
+@plan_app.command("bandwidth", epilog=epilog("plan bandwidth"))
+def bandwidth_command(
+    params: float = typer.Option(..., "--params", help="Model parameters (7e9 for 7 B)."),
+    bytes_per_value: float = typer.Option(2.0, "--bytes-per-value", help="Bytes per parameter (2: FP16/BF16)."),
+    iterations_per_s: float = typer.Option(..., "--iterations-per-s", help="Synchronisations per second."),
+    parallelism: float = typer.Option(1.0, "--parallelism", help="Parallelism factor of the estimate."),
+    nodes: int = typer.Option(None, "--nodes", help="Nodes of a ring all-reduce: the per-node volume."),
+    link_gbps: float = typer.Option(None, "--link-gbps", help="Line rate per node, Gb/s (default: the bundle's)."),
+    bundle: str = typer.Option(None, "--bundle", help="A bundle whose perftest results and link rates are used."),
+    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
+    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Bandwidth a data-parallel job needs: the estimate, the ring per node, and the effective rate at 70 % of line
+    rate and at what the fleet measured (--bundle or --baseline)."""
+    from rdmatool.plan import measured as fleet
+    from rdmatool.plan.bandwidth import bandwidth_plan
+
+    if bundle and baseline:
+        die("rdmatool plan bandwidth: give --bundle or --baseline, not both", EXIT_USAGE)
+    try:
+        measured = None
+        if bundle:
+            measured = fleet.from_bundle(bundle)
+        elif baseline:
+            from rdmatool import baseline as baselines
+
+            path = baselines.resolve(baseline, store)
+            measured = fleet.from_baseline_stats(baselines.stats_for_rules(path), str(path))
+        plan = bandwidth_plan(params, bytes_per_value, iterations_per_s, parallelism, nodes, link_gbps,
+                              measured=measured)
+    except ValueError as exc:
+        die(f"rdmatool plan bandwidth: {exc}", EXIT_USAGE)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    if as_json:
+        print_json(plan)
+    else:
+        _print_bandwidth(plan)
+    if measured is not None and measured.get("efficiency") is None:
+        raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+@plan_app.command("checkpoint", epilog=epilog("plan checkpoint"))
+def checkpoint_command(
+    size: str = typer.Option(..., "--size", help="Checkpoint size: 100GB, 1.5TiB ..."),
+    interval: str = typer.Option(..., "--interval", help="Time between checkpoints: 1h, 30min, 900s ..."),
+    write_gbps: float = typer.Option(None, "--write-gbps", help="Write rate to storage, Gb/s."),
+    stall: str = typer.Option(None, "--stall", help="Or the stall itself, when known: 5min ..."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Stall per checkpoint and the share of compute lost to it."""
+    from rdmatool.plan.checkpoint import checkpoint_plan
+    from rdmatool.plan.units import parse_duration, parse_size
+
+    try:
+        plan = checkpoint_plan(parse_size(size), parse_duration(interval), write_gbps,
+                               parse_duration(stall) if stall else None)
+    except ValueError as exc:
+        die(f"rdmatool plan checkpoint: {exc}", EXIT_USAGE)
+    if as_json:
+        print_json(plan)
+        return
+    typer.echo(plan["formula"])
+    typer.echo(f"  {_bytes(plan['size_bytes'])} at {_gbps(plan['write_gbps'])}: a stall of "
+               f"{_duration(plan['stall_s'])} every {_duration(plan['interval_s'])}")
+    typer.echo(f"  {plan['checkpoints_per_day']:.3g} checkpoints a day lose {_duration(plan['lost_s_per_day'])} a "
+               f"day: {plan['lost_share']:.1%} of the compute")
