@@ -166,6 +166,17 @@ def test_prolog_drains_the_bad_node_requeues_the_job_and_it_runs_elsewhere(wirin
     assert second_run["verdict"] == "pass"
 
 
+def test_a_job_that_cannot_be_requeued_is_cancelled_never_started_on_the_bad_node(wiring: Wiring) -> None:
+    wiring.fabric.set_fault("port_down", "gpu02", nic="mlx5_0")
+    ran = wiring.root / "ran"
+    job = wiring.cluster.sbatch("--no-requeue", "--nodes=2", "--wrap", f"touch {ran}")
+    record = wiring.cluster.wait_for("the job to end", _finished(wiring, job), timeout=90)
+    assert record["JobState"] == "CANCELLED", record
+    assert not ran.exists()
+    assert "DRAIN" in _state(wiring, "gpu02") and "DRAIN" not in _state(wiring, "gpu01")
+    assert any(f"prolog job {job}: could not requeue" in line for line in wiring.log_lines())
+
+
 def test_prolog_fails_closed_when_rdmatool_is_missing(wiring: Wiring) -> None:
     wiring.configure(RDMATOOL=str(wiring.root / "not-installed" / "rdmatool"))
     job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
