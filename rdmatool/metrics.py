@@ -245,6 +245,17 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("cabling_switch_rate_gbps", "Gb/s", GAUGE, "the switch port's rate on a cable whose two ends differ"),
     ("cabling_previous", "", STATE, "a port's LLDP neighbour in the bundle's first snapshot"),
     ("cabling_topology_file", "", STATE, "the expected-topology file a cable was compared with"),
+    # --- physical errors per cable (rdmatool.topology.link_errors), judged by playbooks/10-links.yaml ----------
+    ("link_error_verdict", "", STATE, "which end of a cable counted physical errors in the window: both_ends, "
+     "host_end, switch_end"),
+    ("link_host", "", STATE, "the host at one end of a cable with physical errors"),
+    ("link_host_port", "", STATE, "the host's RDMA port (mlx5_1/1) at that end"),
+    ("link_switch", "", STATE, "the switch at the other end of a cable with physical errors"),
+    ("link_switch_port", "", STATE, "the switch port at that end"),
+    ("link_host_errors", "errors", GAUGE, "the largest growth among the host port's physical error counters"),
+    ("link_switch_errors", "errors", GAUGE, "the growth of the switch port's CRC / input errors in the window"),
+    ("link_host_counters", "", STATE, "the host port's physical error counters that grew, and by how much"),
+    ("link_switch_counters", "", STATE, "the switch port's error counters that grew (none, or not reported)"),
     ("path_class_verdict", "", STATE, "perftest pairs of one path class (same_leaf, cross_leaf, cross_spine) "
      "through a leaf: slow when systematically below the other classes"),
     ("path_class_median_gbps", "Gb/s", GAUGE, "median bandwidth of a leaf's perftest pairs of one path class"),
@@ -421,6 +432,43 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("capture_burst_strength", "", GAUGE, "autocorrelation at that period (1: strictly periodic); raw_key = class"),
     ("capture_burst_coincidence", "", GAUGE,
      "fraction of a class's bursts that meet a pause or ECN-CE peak of the capture; raw_key = the class"),
+    # --- GPUs (nvidia-smi, dcgmi dmon, rocm-smi; entity = the GPU index, `gpu0`) and the compute-or-communication
+    # triage built on them (rdmatool.triage, judged by playbooks/35-triage.yaml; entity `host`) ---------------
+    ("gpu_uuid", "", STATE, "the GPU's UUID (nvidia-smi uuid)"),
+    ("gpu_model", "", STATE, "the GPU's product name"),
+    ("gpu_utilization_pct", "%", GAUGE,
+     "share of the tool's last sample period in which a kernel ran on the GPU (utilization.gpu, DCGM GPUTL, "
+     "rocm-smi GPU use)"),
+    ("gpu_memory_activity_pct", "%", GAUGE,
+     "share of the last sample period in which device memory was read or written (utilization.memory, DCGM MCUTL)"),
+    ("gpu_memory_used_bytes", "bytes", GAUGE, "device memory allocated (converted from MiB)"),
+    ("gpu_memory_total_bytes", "bytes", GAUGE, "device memory installed (converted from MiB)"),
+    ("gpu_memory_used_pct", "%", GAUGE, "device memory allocated, in percent of the total (rocm-smi VRAM%)"),
+    ("gpu_pcie_link_gen", "", GAUGE, "PCIe generation the GPU's link runs at now (drops at idle to save power)"),
+    ("gpu_pcie_link_gen_max", "", GAUGE, "highest PCIe generation the GPU and its slot support"),
+    ("gpu_pcie_link_width_lanes", "lanes", GAUGE, "PCIe lanes the GPU's link runs on now"),
+    ("gpu_pcie_link_width_max_lanes", "lanes", GAUGE, "PCIe lanes the GPU's link supports"),
+    ("gpu_pcie_tx_bytes_rate", "bytes/s", GAUGE, "PCIe bytes the GPU sent per second (DCGM PCITX, field 1009)"),
+    ("gpu_pcie_rx_bytes_rate", "bytes/s", GAUGE, "PCIe bytes the GPU received per second (DCGM PCIRX, field 1010)"),
+    ("gpu_nvlink_tx_bytes_rate", "bytes/s", GAUGE, "NVLink bytes the GPU sent per second (DCGM NVLTX, field 1011)"),
+    ("gpu_nvlink_rx_bytes_rate", "bytes/s", GAUGE,
+     "NVLink bytes the GPU received per second (DCGM NVLRX, field 1012)"),
+    ("gpu_tool_unavailable", "", STATE,
+     "a GPU tool ran but could not read the GPUs (no GPU, no driver, no DCGM host engine); text = its message"),
+    ("nic_utilization", "ratio", GAUGE,
+     "an RDMA port's busier direction over the window, in bytes x 8 / (window x line rate): 1 = line rate"),
+    ("triage_verdict", "", STATE,
+     "compute or communication (docs/tuning.md §6.3): compute_bound, communication_bound, data_loading, "
+     "overlapped (both busy), unclassified (in between), idle (no job holds GPU memory)"),
+    ("triage_gpu_utilization_pct", "%", GAUGE, "the host's GPU utilisation: mean over its GPUs and both snapshots"),
+    ("triage_gpu_memory_used_pct", "%", GAUGE, "the host's GPU memory in use, mean over its GPUs, in percent"),
+    ("triage_gpus", "GPUs", GAUGE, "GPUs the triage read on the host"),
+    ("triage_nic_utilization", "ratio", GAUGE, "the host's busiest RDMA port's nic_utilization over the window"),
+    ("triage_nic_port", "", STATE, "the RDMA port triage_nic_utilization was read on"),
+    ("triage_network_errors", "events", GAUGE,
+     "growth of the host's link and transport error counters over the window (symbol errors, drops, "
+     "out-of-sequence, timeouts ...)"),
+    ("triage_record", "", STATE, "the triage's evidence as JSON: thresholds, each GPU's and each port's figures"),
 ]
 
 GLOSSARY: dict[str, Metric] = {}
