@@ -97,11 +97,12 @@ def _families_of(rows: pd.DataFrame, name: str, help_text: str, counter: bool, s
         labels.append("size")
         columns["size"] = "size_bytes"
     keys = [columns[label] for label in labels]
+    # The same reading seen by two tools (ibstat and ibv_devinfo both give a port's rate) is one sample.
+    rows = rows.drop_duplicates([*keys, "value"])
     if rows.duplicated(keys).any() and rows["raw_key"].notna().any():
         labels.append("key")  # one metric naming several settings (dcqcn_param): the vendor field tells them apart
         keys.append("raw_key")
-    # The same reading seen by two tools (ibstat and ibv_devinfo both give a port's rate): the first one is kept,
-    # since two samples with one label set are an invalid exposition.
+    # Two samples with one label set are an invalid exposition: what is still alike keeps the first tool's reading.
     rows = rows.drop_duplicates(keys)
     family = (CounterMetricFamily if counter else GaugeMetricFamily)(PREFIX + name, help_text, labels=labels)
     for values in zip(*(rows[k] for k in keys), rows["value"]):
