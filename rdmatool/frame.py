@@ -128,6 +128,8 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
 def noise_notes(frame: pd.DataFrame) -> list[str]:
     """One line per parser that skipped recognised noise (`parse_skipped_lines`): how many lines, on how many
     targets, of which classes — so that what was not read is said, never hidden."""
+    if "metric" not in frame.columns:  # a capture alone: no sample table at all
+        return []
     noise = frame[frame["metric"] == "parse_skipped_lines"]
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
