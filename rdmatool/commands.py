@@ -122,8 +122,21 @@ set +f
 command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
 sec loadavg - cat /proc/loadavg
 [ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
+# GPUs, in both snapshots (the compute-or-communication triage averages two readings: rdmatool.triage). Each tool
+# only where it is installed: a host without GPUs or without the tool gives no section and no failure, a monitoring
+# gap the triage playbook reports at info. All three only read: a query, one DCGM sample, a usage report.
+command -v nvidia-smi >/dev/null 2>&1 && sec nvidia_smi - nvidia-smi --query-gpu=__NVIDIA_QUERY__ \
+    --format=csv,noheader,nounits
+command -v dcgmi >/dev/null 2>&1 && sec dcgmi_dmon - dcgmi dmon -e __DCGM_FIELDS__ -c 1
+command -v rocm-smi >/dev/null 2>&1 && sec rocm_smi - rocm-smi --showuse --showmemuse --json
 exit 0
 """
+# The GPU fields asked for (their parsers, rdmatool.parsers.nvidia_smi and .dcgmi_dmon, read them in this order;
+# tests/test_host_framing.py checks the two agree).
+NVIDIA_SMI_QUERY = ("index,uuid,name,utilization.gpu,utilization.memory,memory.used,memory.total,"
+                    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max")
+DCGM_FIELDS = "203,204,250,252,1009,1010,1011,1012"
+HOST_SCRIPT = HOST_SCRIPT.replace("__NVIDIA_QUERY__", NVIDIA_SMI_QUERY).replace("__DCGM_FIELDS__", DCGM_FIELDS)
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 
 

@@ -30,6 +30,14 @@ class Section:
 # section). Anything else in the stream is a host that does not run our script faithfully. A change to the order of
 # commands in HOST_SCRIPT must be made here too (tests/test_host_framing.py runs the real script against it).
 _AFTER_DEVICES = ("sysfs_counters", "ethtool_stats", "show_gids", "lldpctl", "loadavg")
+# The GPU tools close every snapshot, each where it is installed (commands.HOST_SCRIPT).
+_GPU_ORDER: dict[str | None, tuple[str, ...]] = {
+    "loadavg": ("psi", "nvidia_smi", "dcgmi_dmon", "rocm_smi"),
+    "psi": ("nvidia_smi", "dcgmi_dmon", "rocm_smi"),
+    "nvidia_smi": ("dcgmi_dmon", "rocm_smi"),
+    "dcgmi_dmon": ("rocm_smi",),
+    "rocm_smi": (),
+}
 _AFTER_NETDEV = ("ethtool_stats", "show_gids", "lldpctl", "loadavg")
 _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
     SNAPSHOT_FULL: {
@@ -44,8 +52,7 @@ _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
         "mlnx_qos": _AFTER_NETDEV,
         "show_gids": ("lldpctl", "loadavg"),
         "lldpctl": ("loadavg",),
-        "loadavg": ("psi",),
-        "psi": (),
+        **_GPU_ORDER,
     },
     SNAPSHOT_COUNTERS: {
         None: ("sysfs_counters", "ethtool_stats", "lldpctl", "loadavg"),
@@ -53,13 +60,13 @@ _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
         "perfquery": ("perfquery", "sysfs_counters", "ethtool_stats", "lldpctl", "loadavg"),
         "ethtool_stats": ("ethtool_stats", "lldpctl", "loadavg"),
         "lldpctl": ("loadavg",),
-        "loadavg": ("psi",),
-        "psi": (),
+        **_GPU_ORDER,
     },
     SNAPSHOT_SUBNET: {None: ("iblinkinfo",), "iblinkinfo": ()},
 }
 HOST_PARSERS = (frozenset(_HOST_ORDER[SNAPSHOT_FULL]) | frozenset(_HOST_ORDER[SNAPSHOT_SUBNET])) - {None}
-_NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi"})
+_NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi", "nvidia_smi",
+                           "dcgmi_dmon", "rocm_smi"})
 _OF_NETDEV = frozenset({"dcqcn_sysfs", "ethtool_info", "mlnx_qos"})
 
 
