@@ -55,6 +55,13 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("ipv4_address", "", STATE, "IPv4 address carried by a RoCE GID"),
     ("transport", "", STATE, "verbs transport (InfiniBand, iWARP ...)"),
     ("vendor_part_id", "", STATE, "PCI device id of the adapter"),
+    # --- local mode's verbs read (rdmatool.parsers.verbs) ---
+    ("max_qp", "QPs", GAUGE, "most queue pairs the device supports (verbs max_qp)"),
+    ("max_mr_size", "bytes", GAUGE, "largest memory region the device can register (verbs max_mr_size)"),
+    ("atomic_caps", "", STATE, "atomic operations the device supports: NONE, HCA (within the HCA), GLOB (global)"),
+    ("verbs_devices", "devices", GAUGE, "RDMA devices the verbs API listed on the host (local mode)"),
+    ("verbs_unavailable", "", STATE, "why local mode has no verbs view of the host (pyverbs missing, no device)"),
+    ("verbs_disagreement", "", STATE, "what verbs and sysfs said differently of one port in the same read"),
     ("driver", "", STATE, "kernel driver name"),
     ("driver_version", "", STATE, "kernel driver version"),
     ("bus_info", "", STATE, "PCI address of the device"),
