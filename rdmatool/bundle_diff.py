@@ -9,8 +9,9 @@ Four kinds of change, each a list of plain dicts (the JSON shape, schema `rdmato
   notification and reaction points, the ToS; a setting one bundle has and the other lacks is a change too (a port gone);
 - cabling: the neighbour of a port (LLDP from either end, iblinkinfo) that differs;
 - rates: a counter rate (`<metric>_per_s`) or a derived share (pause fraction, ECN mark ratio ...) that moved by more
-  than `tolerance` of its value in A and by at least a floor (`min_rate` per second; 0.01 for a share), so that
-  traffic's ordinary noise and a counter ticking once are not called a change.
+  than `tolerance` of its value in A and by at least a floor (`min_rate` per second; 0.01 for a share), over at
+  least MIN_EVENTS counted events in one of the two windows, so that a counter ticking once or thrice is not called
+  a change. Traffic that moved (bytes, packets) is a change like the others: `rates=False` leaves rates out.
 
 Only targets that answered in both bundles are compared for configuration, cabling and rates: a target that did not
 answer is a target change, not a hundred settings gone.
@@ -39,6 +40,9 @@ SETTINGS = (
 )
 SHARES = ("rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio", "bw_efficiency")
 SHARE_FLOOR = 0.01
+# A counter rate stands on the events counted in its window: 1 → 3 pause frames in a second is counting noise, not a
+# change. The larger of the two windows' counts must reach this many.
+MIN_EVENTS = 10
 
 
 @dataclass
@@ -207,7 +211,7 @@ def _rate_values(facts: pd.DataFrame) -> pd.DataFrame:
     metric = facts["metric"].astype(str)
     rows = facts[(metric.str.endswith(RATE_SUFFIX) | metric.isin(SHARES)) & facts["value"].notna()]
     keys = ["target", "entity", "metric", "priority", "size_bytes", "raw_key"]
-    rows = rows[[*keys, "value"]].astype({"entity": object, "raw_key": object, "priority": object,
+    rows = rows[[*keys, "value", "delta"]].astype({"entity": object, "raw_key": object, "priority": object,
                                           "size_bytes": object})
     return rows.fillna({k: "" for k in ("entity", "raw_key", "priority", "size_bytes")}).drop_duplicates(keys)
 
@@ -220,8 +224,12 @@ def _rates(fa: pd.DataFrame, fb: pd.DataFrame, tolerance: float, min_rate: float
     before = joined["value_a"].astype(float)
     after = joined["value_b"].astype(float)
     change = after - before
-    floor = joined["metric"].map(lambda m: SHARE_FLOOR if m in SHARES else min_rate).astype(float)
-    moved = (change.abs() >= floor) & (change.abs() > tolerance * before.abs())
+    share = joined["metric"].isin(SHARES)
+    floor = share.map({True: SHARE_FLOOR, False: min_rate}).astype(float)
+    counted = pd.concat([joined["delta_a"].astype(float).abs(), joined["delta_b"].astype(float).abs()], axis=1).max(
+        axis=1)
+    enough = share | (counted.fillna(0.0) >= MIN_EVENTS)
+    moved = (change.abs() >= floor) & (change.abs() > tolerance * before.abs()) & enough
     out = []
     for row, a, b, c in zip(joined[moved].itertuples(index=False), before[moved], after[moved], change[moved]):
         base = row.metric.removesuffix(RATE_SUFFIX)

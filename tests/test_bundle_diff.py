@@ -87,6 +87,7 @@ def test_targets_added_removed_and_unreachable(tmp_path: Path, before: Path) -> 
     down = tmp_path / "down"
     without = pods.healthy_pod(gpus=4)
     without.hosts = [h for h in without.hosts if h.name != "gpu02"]
+    without.switch.ports = [p for p in without.switch.ports if p.host != "gpu02"]
     pods.write(without, down)
     data = json.loads((down / "manifest.json").read_text())
     data["targets"] = manifest["targets"]  # gpu02 was to be collected, and its connection was refused
@@ -110,3 +111,15 @@ def test_bad_input_exit_2_and_a_bundle_without_data_exit_3(tmp_path: Path, befor
     result = diff(before, empty)
     assert result.exit_code == 3, result.output
     assert "no data" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_counter_ticking_a_few_times_is_not_a_change(tmp_path: Path, before: Path) -> None:
+    def with_errors(n: int) -> Path:
+        pod = pods.healthy_pod()
+        pods.bump(pod.host("gpu03").port("mlx5_0").pma, "symbol_error", n)
+        return pods.write(pod, tmp_path / f"errors{n}")
+
+    few = json.loads(diff(before, with_errors(5), "--format", "json", "--min-rate", "0.1").output)
+    assert few["rates"] == []  # 5 errors in the window: counting noise
+    many = json.loads(diff(before, with_errors(20), "--format", "json", "--min-rate", "0.1").output)
+    assert [(r["target"], r["metric"]) for r in many["rates"]] == [("gpu03", "symbol_errors_per_s")]
