@@ -1,5 +1,6 @@
-"""The gate's perftest judgement, live or replayed: the attribution's facts (rdmatool.perf.attribution.facts) judged
-by the playbooks' verdict rules of one stage, through the rules engine like any diagnosis."""
+"""The gate's perftest judgement, live or replayed: the attribution's facts (rdmatool.perf.attribution.facts) and,
+with the cabling known, the bandwidth pairs grouped by path class (rdmatool.topology.paths) judged by the playbooks'
+verdict rules of one stage, through the rules engine like any diagnosis."""
 
 from __future__ import annotations
 
@@ -13,19 +14,26 @@ from rdmatool.perf import attribution as attributions
 from rdmatool.perf.model import Attribution, PairResult
 from rdmatool.rules import engine
 from rdmatool.rules.playbook import Rule
+from rdmatool.topology import Link
+from rdmatool.topology.paths import path_class_facts
 
 
 def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule], stage: str,
-          threshold: float = 0.9, latency=None) -> list[Finding]:
+          threshold: float = 0.9, latency=None,
+          cabling: tuple[list[Link], dict[str, set[str]]] | None = None) -> list[Finding]:
     """The findings of one perftest stage (bandwidth or latency): the stage's verdict rules over the attribution's
     facts, `threshold` being the fraction of a node's expected rate a pair must reach, and, with the profile's
     `latency` ceilings, each measured pair's latency against them (`latency_facts`). The other rules of these
-    stages read the perftest outputs of a bundle (diagnose), which a gate's matrix is not.
+    stages read the perftest outputs of a bundle (diagnose), which a gate's matrix is not. With `cabling` (the links
+    of the NICs tested, and each leaf's uplinks) a bandwidth stage's pairs are grouped by path class too, so that a
+    class systematically slower than the others is named on the leaf that explains it (`path_class_slow`).
 
     Listed rule by rule as the playbooks order them, each rule's findings in the order of the attribution's subjects
     (its bad links as it sorted them, not as their `a<->b` names sort)."""
     rows = (latency_facts(results, latency) if latency is not None else []) + \
         attributions.facts(results, attribution, threshold)
+    if cabling is not None and stage == "bandwidth":
+        rows += path_class_facts(results, *cabling).to_dict("records")
     mine = [r for r in rules if r.kind == "verdict" and policy.stage_of(r) == stage]
     found = engine.evaluate(analysis_of(rows), mine)
     rank = {rule.id: i for i, rule in enumerate(mine)}

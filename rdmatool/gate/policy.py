@@ -13,8 +13,11 @@ from rdmatool.verdict import HARD, verdict
 
 # Stage statuses that leave the gate's verdict inconclusive; `error`: the stage itself broke (see `crashed`).
 UNFINISHED = ("timeout", "inconclusive", "error")
-_COUNTER_METRICS = {"rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio"}
-_BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "busbw_gbps"}
+_COUNTER_METRICS = {"rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio",
+                    "link_host_errors", "link_switch_errors"}  # growth in the window (rdmatool.topology.link_errors)
+# path_class_median_gbps: the bandwidth pairs grouped by path class (rdmatool.topology.paths), a bandwidth stage's too
+_BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "busbw_gbps",
+                      "path_class_median_gbps"}
 
 
 def stage_of(rule: Rule) -> str:

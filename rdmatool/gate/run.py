@@ -27,6 +27,7 @@ from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
+from rdmatool.topology.link_errors import with_link_errors
 
 
 @dataclass
@@ -69,6 +70,7 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     """The gate's verdict recomputed offline from a saved gate bundle (state, counters and the recorded perftest
     results): why did last night's gate drain gpu05?"""
     from rdmatool.bundle import replay
+    from rdmatool.gate import schedule_choice
     from rdmatool.perf.model import Attribution, PairResult
 
     start = time.monotonic()
@@ -91,7 +93,10 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
         raw_results, raw_attribution = records
         results = [PairResult.from_record(r) for r in raw_results]
         attribution = Attribution.from_record(raw_attribution)
-        perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate)
+        # the path classes, on the tested NICs' leaves the live run saved
+        cabling = schedule_choice.path_cabling(schedule_choice.saved_leaves(bundle_path), analysis)
+        perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate,
+                     cabling=cabling)
         return _StageOutcome(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
                                                 f"{len(results)} recorded pair runs"),
                              tuple(attribution.bad_nodes), list(attribution.bad_links))
@@ -129,7 +134,8 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
     (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
-    all_findings = engine.evaluate(analysis, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
+    # Physical errors are judged per cable, as in a diagnosis: both ends of one cable are one finding.
+    all_findings = engine.evaluate(with_link_errors(analysis), [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
     by_stage: dict[str, list[Finding]] = {"state": [], "counters": []}
     for f in all_findings:
         by_stage[stage_for_rule[f.rule]].append(f)
@@ -227,7 +233,7 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
         stages.append(policy.StageResult("bandwidth", "timeout", 0.0, [], "budget exhausted before this stage"))
     else:
         outcome = _guarded("bandwidth", _bandwidth_stage, targets, rules, profile, collect_options, deadline,
-                           excluded, perf_options, path)
+                           excluded, perf_options, path, analysis)
         stages.append(outcome.stage)
         findings += outcome.stage.findings
         bad_nodes["bandwidth"], bad_links = outcome.bad_nodes, outcome.bad_links
@@ -260,11 +266,12 @@ def _left_out(targets: list[Target], excluded: set[str]) -> tuple[list[Target], 
 
 
 def _bandwidth_stage(targets, rules, profile, collect_options, deadline, excluded, perf_options, bundle_path,
-                     ) -> _StageOutcome:
+                     analysis=None) -> _StageOutcome:
     from rdmatool.gate import schedule_choice
     from rdmatool.perf import engine as perf_engine
     from rdmatool.perf import output as perf_output
     from rdmatool.perf.model import PerfOptions
+    from rdmatool.topology.observed import links_from_analysis
 
     t0 = time.monotonic()
     hosts, left_out, note = _left_out(targets, excluded)
@@ -280,17 +287,22 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
         accept_new_host_keys=collect_options.accept_new_host_keys, **perf_options,
     )
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["bandwidth"])
-    # The schedule follows the cabling when it is known; what it could find is reported with its results.
-    choice = schedule_choice.choose(profile.bandwidth.schedule, profile.topology, [h.name for h in hosts],
-                                    profile.bandwidth.rounds, options.device)
-    results, attribution = perf_engine.run_gate_perf(
-        hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction,
-        **choice.engine_args())
+    # The schedule follows the cabling when it is known (a topology file, else what stage 1 saw), each host on the
+    # leaf of the NIC its discovery picks; what the schedule could find is reported with its results.
+    with perf_engine.PerfSession(hosts, options) as session:
+        choice = schedule_choice.choose(profile.bandwidth.schedule, profile.topology, [h.name for h in hosts],
+                                        profile.bandwidth.rounds, options.device, devices=session.devices,
+                                        observed=links_from_analysis(analysis) if analysis is not None else None)
+        results, attribution = perf_engine.run_gate_perf(
+            hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction,
+            session=session, **choice.engine_args())
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
-    findings = judge(results, attribution, rules, "bandwidth", fraction)
+    figures = {"schedule": choice.figures(results, attribution, fraction)}
+    schedule_choice.save(choice, figures["schedule"], Path(bundle_path) / "perf")
+    findings = judge(results, attribution, rules, "bandwidth", fraction,
+                     cabling=schedule_choice.path_cabling(choice.tested_leaf, analysis))
     duration = time.monotonic() - t0
     bad = (tuple(attribution.bad_nodes), list(attribution.bad_links))
-    figures = {"schedule": choice.figures(results, attribution, fraction)}
     if time.monotonic() > stage_deadline:
         return _StageOutcome(policy.StageResult("bandwidth", "timeout", duration, findings,
                                                 f"budget exceeded; partial results{note}", left_out, figures), *bad)

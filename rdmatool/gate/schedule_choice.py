@@ -1,20 +1,26 @@
 """Which pair schedule the gate's bandwidth stage runs, and what that schedule can find.
 
-`bandwidth.schedule` in the profile: `auto` (the default) runs the topology-aware schedule when the cabling is known
-(a `topology` file in the profile or `--topology FILE`: rdmatool.topology.expected), the seeded random rounds
-otherwise; `topology` insists on the cabling (no file is a profile error); `random` never reads it. The stage
-reports, for the schedule it ran, its rounds, pair runs and exposure (rdmatool.perf.exposure: the probability that
-one bad node, or one bad inter-leaf link, would have been named) and the inter-leaf links the localisation names.
+`bandwidth.schedule` in the profile: `auto` (the default) runs the topology-aware schedule when the cabling is known,
+the seeded random rounds otherwise; `topology` insists on a `topology` file (in the profile or `--topology FILE`:
+rdmatool.topology.expected; no file is a profile error); `random` never reads the file. The cabling is, in this
+order: the topology file, else what the gate's own stage-1 collection saw (rdmatool.topology.observed: LLDP from
+either end, the InfiniBand subnet's iblinkinfo). The stage reports, for the schedule it ran, its rounds, pair runs
+and exposure (rdmatool.perf.exposure: the probability that one bad node, or one bad inter-leaf link, would have been
+named), the inter-leaf links the localisation names, and which source the cabling came from (`source`:
+topology-file, lldp, iblinkinfo).
 
 The live gate tests one NIC per host (the one perftest discovery picks, or the `device` option), so its fabric is
-that one rail; the switch of a host is that NIC's (rdmatool.perf.schedule.host_leaf).
+that one rail; the switch of a host is that NIC's (a host whose tested NIC the cabling does not name has no known
+leaf: it is paired like any other, counted in no leaf pair).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rdmatool import files
 from rdmatool.errors import RdmatoolError
 from rdmatool.perf import exposure, schedule
 from rdmatool.perf.localise import RailRun, localise
@@ -54,6 +60,60 @@ def check(topology_file: str | None, mode: str) -> None:
         links_of(topology_file, [])
 
 
+@dataclass(frozen=True)
+class Cabling:
+    """The cabling the stage follows: its links, which source gave them, and how the reason line names it."""
+
+    links: list[Link]
+    source: str | None  # topology-file | lldp | iblinkinfo (joined with `+` when the collection saw both)
+    origin: str
+
+
+NO_CABLING = Cabling([], None, "no cabling known (no topology file, none seen by the collection)")
+
+
+def cabling(mode: str, topology_file: str | None, hosts: list[str], observed: list[Link] | None = None) -> Cabling:
+    """The topology file's links for these hosts (not in `random` mode), else the ones the collection saw."""
+    if topology_file and mode != "random":
+        return Cabling(links_of(topology_file, hosts), expected_source(), str(topology_file))
+    wanted = set(hosts)
+    mine = [link for link in observed or [] if link.host in wanted]
+    return _observed(mine) if mine else NO_CABLING
+
+
+def _observed(links: list[Link]) -> Cabling:
+    source = "+".join(sorted({link.source for link in links if link.source})) or None
+    return Cabling(links, source, f"the stage-1 collection ({source or 'observed'})")
+
+
+def _tested_only(known: Cabling, leaf_of: dict[str, str]) -> Cabling:
+    """The observed cabling named by the sources of the cables the tested NICs use (LLDP for a RoCE test, when the
+    collection saw the InfiniBand subnet too)."""
+    if known.source == expected_source() or not leaf_of:
+        return known
+    used = [link for link in known.links if leaf_of.get(link.host) == link.switch]
+    return replace(_observed(used), links=known.links) if used else known
+
+
+def expected_source() -> str:
+    from rdmatool.topology import expected
+
+    return expected.SOURCE
+
+
+def leaves_of(links: list[Link], device: str | None = None, devices: dict[str, str] | None = None) -> dict[str, str]:
+    """host -> the switch of the NIC it tests with: `devices` (per host, what perftest discovery chose) first, then
+    `device` (the profile's), else rdmatool.perf.schedule.host_leaf's guess. A host whose tested NIC the cabling
+    does not name is left out: the switch of another NIC (an InfiniBand port's, for a RoCE test) would be wrong."""
+    out: dict[str, str] = {}
+    for host, nics in placement(links).items():
+        tested = (devices or {}).get(host)
+        if tested is not None and tested not in nics:
+            continue
+        out.update(schedule.host_leaf({host: nics}, tested or device))
+    return out
+
+
 @dataclass
 class Choice:
     kind: str  # topology | random
@@ -63,6 +123,9 @@ class Choice:
     seed: int = 0
     plan: list[list[schedule.Pair]] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
+    cabling: Cabling = NO_CABLING
+    tested_leaf: dict[str, str] = field(default_factory=dict)  # host -> its tested NIC's switch, whatever the kind
+
 
     def planner(self, nodes: list[str]) -> list[list[schedule.Pair]]:
         """The rounds over the hosts the engine could reach (it calls this once), kept for the exposure."""
@@ -83,7 +146,8 @@ class Choice:
         """What the stage reports about its schedule: kind, why, rounds and pair runs, exposure, and the bad
         inter-leaf links named from the results."""
         fabric = {RAIL: self._leaves()}
-        out = {"kind": self.kind, "why": self.why, **exposure.exposure({RAIL: self.plan}, fabric)}
+        out = {"kind": self.kind, "why": self.why, "source": self.cabling.source if self.leaf_of is not None else None,
+               **exposure.exposure({RAIL: self.plan}, fabric)}
         out.pop("bad_rail_nic", None)  # one NIC per host in the live gate: no rail NIC to tell from its host
         out["confirmation_pair_runs"] = sum(1 for r in results if r.round >= len(self.plan))
         if self.leaf_of is not None:
@@ -95,15 +159,55 @@ class Choice:
 
 
 def choose(mode: str, topology_file: str | None, hosts: list[str], rounds: int, device: str | None = None,
-           seed: int = 0) -> Choice:
+           seed: int = 0, observed: list[Link] | None = None, devices: dict[str, str] | None = None) -> Choice:
+    """The schedule for these hosts. `observed`: the cabling the gate's collection saw
+    (rdmatool.topology.observed.links_from_analysis), used when no topology file is given; `devices`: host -> the
+    RDMA device its perftest runs on (the engine's discovery), so that each host's leaf is its tested NIC's."""
+    known = cabling(mode, topology_file, hosts, observed)
+    leaf_of = leaves_of(known.links, device, devices)
+    known = _tested_only(known, leaf_of)
     if mode == "random":
-        return Choice("random", "bandwidth.schedule random", rounds, seed=seed)
-    if not topology_file:
-        return Choice("random", "no cabling known (no topology file)", rounds, seed=seed)
-    leaf_of = schedule.host_leaf(placement(links_of(topology_file, hosts)), device)
+        return Choice("random", "bandwidth.schedule random", rounds, seed=seed, cabling=known, tested_leaf=leaf_of)
+    if mode == "topology" and len(leaf_of) < 2:
+        raise ScheduleError(f"{topology_file}: cables fewer than two of the hosts to pair")
+    if not known.links:
+        return Choice("random", known.origin, rounds, seed=seed)
     if len(leaf_of) < 2:
-        if mode == "topology":
-            raise ScheduleError(f"{topology_file}: cables fewer than two of the hosts to pair")
-        return Choice("random", f"{topology_file} cables fewer than two of the hosts", rounds, seed=seed)
-    return Choice("topology", f"cabling of {len(leaf_of)}/{len(hosts)} hosts from {topology_file}", rounds,
-                  leaf_of, seed)
+        return Choice("random", f"{known.origin} cables fewer than two of the hosts", rounds, seed=seed,
+                      cabling=known, tested_leaf=leaf_of)
+    return Choice("topology", f"cabling of {len(leaf_of)}/{len(hosts)} hosts from {known.origin}", rounds,
+                  leaf_of, seed, cabling=known, tested_leaf=leaf_of)
+
+
+SAVED = "schedule.json"  # in the bundle's perf folder: the figures, and each host's tested-NIC leaf for a replay
+
+
+def save(choice: Choice, figures: dict, folder: Path) -> None:
+    """The schedule's figures and the tested NICs' leaves, beside the perftest results they explain."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {**figures, "tested_leaf": dict(sorted(choice.tested_leaf.items()))}
+    files.write_atomic(folder / SAVED, (json.dumps(record, indent=2) + "\n").encode())
+
+
+def saved_leaves(bundle: str | Path) -> dict[str, str]:
+    """host -> tested-NIC leaf as a live gate saved them (empty when absent or not that shape: a bundle is
+    untrusted data, and without the leaves the path classes are simply not judged again)."""
+    try:
+        record = json.loads(files.read_regular_text(Path(bundle) / "perf" / SAVED, errors="strict"))
+    except (OSError, ValueError, RecursionError, files.UnsafeFileError):
+        return {}
+    leaves = record.get("tested_leaf") if isinstance(record, dict) else None
+    if not isinstance(leaves, dict):
+        return {}
+    return {h: leaf for h, leaf in leaves.items() if isinstance(h, str) and isinstance(leaf, str) and leaf}
+
+
+def path_cabling(tested_leaf: dict[str, str], analysis=None) -> tuple[list[Link], dict[str, set[str]]] | None:
+    """What the path classes of the stage's pairs are judged on (rdmatool.topology.paths): the cable of each host's
+    tested NIC, and each leaf's uplinks as the collection saw them; None without two hosts' leaves."""
+    if len(tested_leaf) < 2:
+        return None
+    from rdmatool.topology.paths import uplinks
+
+    links = [Link(host, RAIL, leaf) for host, leaf in sorted(tested_leaf.items())]
+    return links, (uplinks(analysis) if analysis is not None else {})

@@ -108,6 +108,11 @@ class PerfSession:
         return [n for n, s in self.hosts.items() if not s.error]
 
     @property
+    def devices(self) -> dict[str, str]:
+        """host -> the RDMA device its perftest runs on, as discovery chose it (hosts with a usable port)."""
+        return {n: s.info.device for n, s in self.hosts.items() if s.info}
+
+    @property
     def discovered(self) -> dict[str, dict]:
         return {n: (s.info.as_dict() if s.info else {"error": s.error or s.unusable}) for n, s in self.hosts.items()}
 

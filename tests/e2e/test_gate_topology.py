@@ -1,5 +1,6 @@
-"""End to end: `rdmatool gate --topology FILE` on the simulated fabric: the bandwidth pairs follow the cabling,
-the JSON states the schedule's exposure, and a slow path between two leaves is named as such."""
+"""End to end: `rdmatool gate` on the simulated fabric: the bandwidth pairs follow the cabling (a topology file, else
+the LLDP its own collection saw), the JSON states the schedule's exposure and the cabling's source, and a slow path
+between two leaves is named as such, as a bad inter-leaf link and as a slow path class of the gate's matrix."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_a_slow_inter_leaf_path_is_found_by_the_topology_schedule(clean, tmp_pat
     for a, b in itertools.product(LEAF_A, LEAF_B):  # every path between the two leaves at 30 %
         clean.set_fault("slow_link", a, peer=b, value=0.3)
     result, payload = gate(clean, tmp_path, "counters_window_s: 1\nbandwidth: {rounds: 3, duration_s: 1}\n",
-                           "--topology", str(tmp_path / "topology.yaml"))
+                           "--topology", str(tmp_path / "topology.yaml"), "--save", str(tmp_path / "bundle"))
     assert result.returncode == 1, payload.get("stages")
     plan = schedule_of(payload)
     assert plan["kind"] == "topology" and "8/8 hosts" in plan["why"]
@@ -63,6 +64,15 @@ def test_a_slow_inter_leaf_path_is_found_by_the_topology_schedule(clean, tmp_pat
     crossing = {tuple(sorted(link)) for link in payload["bad_links"]}
     assert crossing and all(a in LEAF_A and b in LEAF_B for a, b in crossing)
     assert len(crossing) == 8  # two rounds of four pairs across the leaves, each a different pair
+    assert plan["source"] == "topology-file"
+    # the gate's own matrix against the topology: the cross-leaf class runs at 30 % of the same-leaf one
+    (slow,) = [f for f in payload["findings"] if f["rule"] == "path_class_slow"]
+    assert (slow["target"], slow["entity"]) in {("leafA", "cross_leaf"), ("leafB", "cross_leaf")}
+    assert "cross_leaf path" in slow["symptom"] and "8 pairs" in slow["symptom"]
+    again = rdmatool("gate", "--replay", str(tmp_path / "bundle"), "--profile", str(tmp_path / "profile.yaml"),
+                     "--json")
+    assert again.returncode == 1, again.stderr
+    assert [f for f in json.loads(again.stdout)["findings"] if f["rule"] == "path_class_slow"] == [slow]
 
 
 def test_profile_topology_is_read_from_the_profile_folder_and_random_reports_its_exposure(clean, tmp_path) -> None:
@@ -104,3 +114,25 @@ def test_perf_run_topology_mode_writes_the_schedule_and_names_the_slow_path(clea
     assert "slow inter-leaf links: leafA<->leafB" in result.stderr
     usage = rdmatool(*base, "--mode", "topology")
     assert usage.returncode == 2 and "go together" in usage.stderr
+
+
+def test_without_a_topology_file_the_gate_follows_the_lldp_its_collection_saw(clean, tmp_path: Path) -> None:
+    leaf = {link.host: link.switch for link in clean.scenario.links if link.nic == "mlx5_1"}  # the RoCE NIC tested
+    result, payload = gate(clean, tmp_path, "counters_window_s: 1\nbandwidth: {rounds: 3, duration_s: 1}\n",
+                           "--save", str(tmp_path / "bundle"))
+    assert result.returncode == 0, payload.get("stages")
+    plan = schedule_of(payload)
+    assert plan["kind"] == "topology" and plan["source"] == "lldp", plan
+    assert "8/8 hosts from the stage-1 collection (lldp)" in plan["why"]
+    leaves = {leaf[h] for h in LEAF_A + LEAF_B}
+    assert plan["bad_inter_leaf_link"]["faults"] == len(leaves) * (len(leaves) - 1) // 2 > 1
+    saved = json.loads((tmp_path / "bundle" / "perf" / "schedule.json").read_text())
+    assert saved["tested_leaf"] == {h: leaf[h] for h in LEAF_A + LEAF_B}
+    results = json.loads((tmp_path / "bundle" / "perf" / "results.json").read_text())
+    first = [(r["server"], r["client"]) for r in results if r["round"] == 0]
+    alone = {h for h in LEAF_A + LEAF_B if [leaf[g] for g in LEAF_A + LEAF_B].count(leaf[h]) == 1}
+    # round one stays within the leaves; only the hosts alone on their leaf are paired across
+    assert len(first) == 4 and all(leaf[a] == leaf[b] or {a, b} <= alone for a, b in first), first
+    assert any(leaf[a] == leaf[b] for a, b in first)
+    assert any(leaf[r["server"]] != leaf[r["client"]] for r in results if r["round"] > 0)
+    assert not [f for f in payload["findings"] if f["rule"] == "path_class_slow"]  # healthy: no class is slow
