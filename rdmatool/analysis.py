@@ -19,6 +19,7 @@ from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.sample_columns import PEER_MARK
+from rdmatool.triage import triage_facts
 
 FACT_COLUMNS = [
     "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
@@ -121,6 +122,11 @@ def analyse(table: frames.SampleTable) -> Analysis:
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
         facts = pd.concat([facts, efficiency], ignore_index=True)
+    # Compute or communication (rdmatool.triage): NIC utilisation per port, and each GPU host's class with its figures.
+    triage = triage_facts(samples, facts)
+    if not triage.empty:
+        facts = pd.concat([facts, triage.reindex(columns=FACT_COLUMNS)], ignore_index=True)
+        facts = facts.astype({"priority": "Int64", "size_bytes": "Int64"})
     return Analysis(facts=facts, table=table, window_s=window, links=_links(latest_of("lldp_neighbor"), facts))
 
 

@@ -153,6 +153,11 @@ class Host:
     lat: list[tuple[int, float, float]] | None = None  # ib_write_lat rows: (size, t_typical, 99 % percentile)
     perftest_error: str | None = None  # perftest failed with this message instead of printing rows
     omit: set[str] = field(default_factory=set)  # parsers whose output this host did not give
+    # GPUs (nvidia-smi): None = no GPU; else the mean utilisation of its GPUs (read as +1 and -1 in the snapshots)
+    gpu_util: float | None = None
+    gpus: int = 4
+    gpu_memory_pct: float = 85.0  # of each GPU's memory allocated (a job is on the GPUs)
+    gpu_error: str | None = None  # what nvidia-smi prints instead of the GPU lines (no device, no driver)
 
     def port(self, device: str) -> Port:
         return next(p for p in self.ports if p.device == device)
@@ -232,7 +237,8 @@ def _gpu(i: int) -> Host:
     roce = Port("mlx5_1", "Ethernet", "ens1f0np0", 200, "HDR", "22.39.1002", "MT_0000000359", "MT4125",
                 hw=hw_counters(roce=True), switch_port=f"Ethernet{4 * (i - 1)}", ethtool=ethtool_counters(3))
     return Host(name, "compute", [ib, roce], bw={65536: 388.5, 1048576: 391.2},
-                lat=[(2, 1.05, 1.21), (4096, 2.31, 2.62), (1048576, 88.4, 91.7)])
+                lat=[(2, 1.05, 1.21), (4096, 2.31, 2.62), (1048576, 88.4, 91.7)],
+                gpu_util=93.0)  # busy GPUs on a busy network: compute and communication overlapped, no triage class
 
 
 def _stor(i: int) -> Host:
@@ -391,6 +397,17 @@ def _perftest_lat(host: Host) -> str:
             f"{rows}\n{rule}\n")
 
 
+def _nvidia_smi(host: Host, s: int) -> str:
+    """`nvidia-smi --query-gpu=<commands.NVIDIA_SMI_QUERY> --format=csv,noheader,nounits`, one line per GPU."""
+    if host.gpu_error is not None:
+        return host.gpu_error + "\n"
+    util = max(0.0, min(100.0, host.gpu_util + (1 if s == 0 else -1)))
+    total = 81559
+    used = round(total * host.gpu_memory_pct / 100)
+    return "".join(f"{g}, GPU-{g:08x}-0000-4000-8000-{host.name:0>12}, NVIDIA H100 80GB HBM3, {util:g}, 35, {used}, "
+                   f"{total}, 5, 5, 16, 16\n" for g in range(host.gpus))
+
+
 def _psi(host: Host, s: int) -> str:
     def line(resource: str, kind: str, avg10: float) -> str:
         total = int(avg10 * 10**6) * (100 + s)
@@ -501,6 +518,8 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                 else:
                     out(s, "ethtool_stats", _ethtool(p, s), p.netdev)
             out(s, "psi", _psi(h, s))
+            if h.gpu_util is not None:
+                out(s, "nvidia_smi", _nvidia_smi(h, s))
         for p in h.ports:
             if p.roce:
                 out(0, "dcqcn_sysfs", _dcqcn(p), p.netdev)

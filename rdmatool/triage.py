@@ -1,0 +1,157 @@
+"""Compute or communication? The first triage step of a slow training job, as facts (docs/tuning.md §6.3).
+
+"Is the bottleneck compute, communication or data loading? GPU utilisation high with network utilisation low →
+compute-bound; GPU low with network high → communication-bound; both low → data loading or scheduling."
+
+From a bundle's samples and counter rates this module derives, per host:
+- `nic_utilization` of each Active RDMA port: the busier direction of its PMA data counters over the window
+  (Δbytes·8 / (W·R), the `util` of docs/tuning.md §7), against the port's own rate;
+- the host's GPU figures: utilisation averaged over its GPUs and every reading (the host script reads the GPUs in
+  both snapshots), and the share of GPU memory allocated (a job holds it; idle GPUs hold almost none);
+- `triage_verdict`, one of VERDICTS, with the figures it was decided on (`triage_*` facts, entity `host`) and its
+  evidence as JSON (`triage_record`). `playbooks/35-triage.yaml` turns the three classes into findings.
+
+The thresholds are heuristics (H) of §6.3, kept here in THRESHOLDS and printed in every record. Pure pandas on
+values: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = [
+    "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
+    "window_s", "delta", "flag",
+]
+ENTITY = "host"
+VERDICTS = ("compute_bound", "communication_bound", "data_loading", "overlapped", "unclassified", "idle")
+THRESHOLDS = {
+    "gpu_busy_pct": 80.0,  # mean GPU utilisation at or above: the GPUs are the busy side
+    "gpu_starved_pct": 50.0,  # below: the GPUs wait for something
+    "network_busy": 0.6,  # busiest port at or above this share of its line rate over the window
+    "network_quiet": 0.2,  # below
+    "job_memory_pct": 10.0,  # GPU memory allocated at or above: a job is on the GPUs (else they are idle)
+}
+_DATA = ("port_xmit_data_bytes_per_s", "port_rcv_data_bytes_per_s")
+# Counters whose growth says the host's own links or transport are not clean (the communication-bound warning).
+NETWORK_ERRORS = (
+    "symbol_errors", "link_error_recovery", "link_downed", "port_rcv_errors", "port_rcv_remote_physical_errors",
+    "port_xmit_discards", "local_link_integrity_errors", "excessive_buffer_overrun_errors", "rx_crc_errors",
+    "fec_uncorrectable_blocks", "rx_discards", "rx_out_of_buffer", "out_of_sequence", "packet_seq_err",
+    "local_ack_timeout_err", "implied_nak_seq_err", "rnr_nak_retry_err",
+)
+_USABLE_FLAGS = ("", "wrap32", "wrap64")
+
+
+def classify(gpu_pct: float, memory_pct: float, network: float) -> str:
+    """The class of one host from its three figures (NaN network: no window, or no Active port to read)."""
+    t = THRESHOLDS
+    if gpu_pct >= t["gpu_busy_pct"]:
+        if network < t["network_quiet"]:
+            return "compute_bound"
+        return "overlapped" if network >= t["network_busy"] else "unclassified"
+    if not memory_pct >= t["job_memory_pct"]:  # NaN memory: no evidence of a job either
+        return "idle"
+    if gpu_pct < t["gpu_starved_pct"]:
+        if network >= t["network_busy"]:
+            return "communication_bound"
+        if network < t["network_quiet"]:
+            return "data_loading"
+    return "unclassified"
+
+
+def nic_utilization(facts: pd.DataFrame) -> pd.DataFrame:
+    """One `nic_utilization` fact per Active RDMA port of a host with PMA data rates and a link rate."""
+    hosts = facts[(facts["kind"] == "host").to_numpy(dtype=bool)]
+    rates = hosts[hosts["metric"].isin(_DATA).to_numpy() & hosts["flag"].isin(_USABLE_FLAGS).to_numpy()]
+    if rates.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    keys = ["target", "entity"]
+    # sysfs and perfquery both read the same PMA counters: the busier reading of a port and direction stands
+    busiest = rates.sort_values("value", ascending=False).drop_duplicates(keys)
+    line = hosts[(hosts["metric"] == "link_rate_gbps").to_numpy()].groupby(keys)["value"].max()
+    state = hosts[(hosts["metric"] == "port_state").to_numpy()].drop_duplicates(keys, keep="last")
+    active = set(zip(state.loc[state["text"] == "Active", "target"], state.loc[state["text"] == "Active", "entity"]))
+    joined = busiest.join(line.rename("line"), on=keys)
+    joined = joined[(joined["line"] > 0).to_numpy() & [k in active for k in zip(joined["target"], joined["entity"])]]
+    if joined.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    util = joined["value"].astype(float) * 8 / (joined["line"].astype(float) * 1e9)
+    return joined.assign(metric="nic_utilization", value=util.to_numpy(), text=None, delta=np.nan, flag="",
+                         raw_key=joined["metric"].str.removesuffix("_per_s") + "/link_rate_gbps")[COLUMNS]
+
+
+def _gpu_figures(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per host and GPU: mean utilisation over the readings, and the share of memory allocated (percent)."""
+    wanted = ("gpu_utilization_pct", "gpu_memory_used_bytes", "gpu_memory_total_bytes", "gpu_memory_used_pct")
+    rows = samples[samples["metric"].isin(wanted).to_numpy() & (samples["kind"] == "host").to_numpy()]
+    rows = rows[rows["value"].notna().to_numpy()]
+    if rows.empty:
+        return pd.DataFrame(columns=["target", "entity", "util", "memory_pct"])
+    table = rows.assign(value=rows["value"].astype(float)).pivot_table(
+        index=["target", "entity"], columns="metric", values="value", aggfunc="mean")
+    table = table.reindex(columns=list(wanted))
+    memory = table["gpu_memory_used_bytes"] / table["gpu_memory_total_bytes"].where(table["gpu_memory_total_bytes"] > 0)
+    memory = (memory * 100).fillna(table["gpu_memory_used_pct"])
+    out = pd.DataFrame({"util": table["gpu_utilization_pct"], "memory_pct": memory}).reset_index()
+    return out[out["util"].notna().to_numpy()]
+
+
+def _network_errors(facts: pd.DataFrame) -> pd.Series:
+    """Per host: the summed growth of its error counters over the window."""
+    names = [f"{m}_per_s" for m in NETWORK_ERRORS]
+    rows = facts[facts["metric"].isin(names).to_numpy() & facts["flag"].isin(_USABLE_FLAGS).to_numpy()
+                 & (facts["kind"] == "host").to_numpy()]
+    # one counter seen by two views (sysfs and perfquery) counts once
+    rows = rows.drop_duplicates(["target", "entity", "metric", "priority"])
+    return rows.groupby("target")["delta"].sum()
+
+
+def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
+    """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports."""
+    ports = nic_utilization(facts)
+    gpus = _gpu_figures(samples)
+    if gpus.empty:
+        return ports
+    meta = facts.drop_duplicates("target").set_index("target")[["kind", "platform", "role"]]
+    window = facts.loc[facts["metric"].isin(_DATA).to_numpy(), ["target", "window_s"]].groupby("target")["window_s"]
+    window = window.median()
+    errors = _network_errors(facts)
+    busiest = ports.sort_values("value", ascending=False).drop_duplicates("target").set_index("target")
+    out = []
+    for target, own in gpus.groupby("target", sort=True):
+        gpu_pct = float(own["util"].mean())
+        memory_pct = float(own["memory_pct"].mean()) if own["memory_pct"].notna().any() else float("nan")
+        network = float(busiest.at[target, "value"]) if target in busiest.index else float("nan")
+        port = busiest.at[target, "entity"] if target in busiest.index else None
+        grown = float(errors.get(target, 0.0))
+        verdict = classify(gpu_pct, memory_pct, network)
+        record = {
+            "verdict": verdict, "thresholds": THRESHOLDS,
+            "gpus": {e: {"utilization_pct": round(float(u), 2),
+                         "memory_used_pct": None if pd.isna(m) else round(float(m), 2)}
+                     for e, u, m in zip(own["entity"], own["util"], own["memory_pct"])},
+            "ports": {e: round(float(v), 4) for e, v in zip(ports.loc[ports["target"] == target, "entity"],
+                                                            ports.loc[ports["target"] == target, "value"])},
+            "network_errors": grown,
+        }
+        w = float(window.get(target, np.nan))
+        for metric, value, text in (
+            ("triage_verdict", np.nan, verdict),
+            ("triage_gpu_utilization_pct", round(gpu_pct, 2), None),
+            ("triage_gpu_memory_used_pct", round(memory_pct, 2), None),
+            ("triage_gpus", float(len(own)), None),
+            ("triage_nic_utilization", round(network, 4), None),
+            ("triage_nic_port", np.nan, port),
+            ("triage_network_errors", grown, None),
+            ("triage_record", np.nan, json.dumps(record, sort_keys=True)),
+        ):
+            out.append({"target": target, "entity": ENTITY, "metric": metric, "value": value, "text": text,
+                        "raw_key": "triage", "window_s": w, "delta": grown if metric == "triage_network_errors"
+                        else np.nan, "flag": ""})
+    frame = pd.DataFrame(out).join(meta, on="target")
+    frame = frame.assign(priority=pd.NA, size_bytes=pd.NA)[COLUMNS]
+    return pd.concat([ports, frame], ignore_index=True) if not ports.empty else frame
