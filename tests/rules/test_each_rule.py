@@ -33,6 +33,7 @@ from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
+from tests.triage.test_triggers import TRIGGERS as TRIAGE_TRIGGERS
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
@@ -300,6 +301,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS] + [t.rule for t in CAPTURE_TRIGGERS]
     ids += [t.rule for t in TOPOLOGY_TRIGGERS]
     ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
+    ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")
