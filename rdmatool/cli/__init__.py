@@ -24,6 +24,7 @@ from rdmatool.cli import (
     pcap_cmd,
     perf_cmd,
     plan_cmd,
+    report_cmd,
 )
 
 app = typer.Typer(
@@ -58,6 +59,7 @@ pcap_cmd.register(app)
 capture_cmd.register(app)
 export_cmd.register(app)
 plan_cmd.register(app)
+report_cmd.register(app)
 
 
 def main() -> None:

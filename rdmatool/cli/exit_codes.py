@@ -60,6 +60,13 @@ CODES: dict[str, dict[int, str]] = {
         3: f"inconclusive: no data (no target answered, a bundle without outputs), collection or parse failures, "
            f"or {_SELECTION}",
     },
+    "report": {
+        0: "written: pass, or warnings only",
+        1: "written: an error or critical finding, named in the report",
+        2: "usage or bad input: bundle, playbooks, baseline, topology, an output file that cannot be written",
+        3: "inconclusive: collection or parse failures (the report is written), or no data: no target answered "
+           "(nothing written)",
+    },
     "gate": {
         0: "pass, or warnings only",
         1: "fail: the nodes to drain (each with its stage and finding) or a named fabric-level failure",

@@ -1,0 +1,61 @@
+"""`rdmatool report`: a bundle's diagnosis as one self-contained HTML file (rdmatool.report.html)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli.exit_codes import epilog
+from rdmatool.errors import NoData, RdmatoolError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report", epilog=epilog("report"))(report_command)
+
+
+def report_command(
+    bundle: str = typer.Argument(..., help="A collected bundle directory."),
+    output: str = typer.Option(..., "-o", "--output", help="The HTML file to write (replaced atomically)."),
+    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH: "
+                                 "its statistics for the rules, its nights for the trend."),
+    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
+    playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
+) -> None:
+    """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
+    counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""
+    from rdmatool import files
+    from rdmatool.report import html, page
+    from rdmatool.verdict import EXIT_CODES
+
+    target = Path(output)
+    if target.is_dir():
+        die(f"rdmatool report: {output}: is a directory, not a file to write", EXIT_USAGE)
+    if not target.parent.is_dir():
+        die(f"rdmatool report: {output}: no such directory {target.parent}", EXIT_USAGE)
+    try:
+        path = None
+        if baseline:
+            from rdmatool import baseline as baselines
+
+            path = baselines.resolve(baseline, store)
+        shown = page.build(bundle, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn)
+    except NoData as exc:
+        die(f"rdmatool report: {exc}", EXIT_INCONCLUSIVE)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    result = shown.result
+    if result.no_data:  # nothing to judge: one line and no report that would read like an empty pass
+        die(f"rdmatool report: {bundle}: {result.no_data}", EXIT_INCONCLUSIVE)
+    try:
+        files.write_atomic(target, html.render(shown).encode("utf-8"))
+    except OSError as exc:
+        die(f"rdmatool report: {output}: cannot write ({exc.strerror or exc})", EXIT_USAGE)
+    typer.echo(f"rdmatool: report written to {output}: verdict {result.verdict.value}", err=True)
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _warn(line: str) -> None:
+    typer.echo(f"rdmatool: warning: {line}", err=True)
