@@ -128,7 +128,7 @@ def test_diagnose_bandwidth_below_baseline(tmp_path: Path) -> None:
 def test_nightly_examples_collect_then_save() -> None:
     nightly = REPO / "examples" / "nightly"
     service = (nightly / "rdmatool-baseline.service").read_text(encoding="utf-8")
-    assert "Type=oneshot" in service and "rdmatool collect -i" in service and "rdmatool baseline save" in service
+    assert "Type=oneshot" in service and " collect -i " in service and " baseline save " in service
     assert "OnCalendar=" in (nightly / "rdmatool-baseline.timer").read_text(encoding="utf-8")
     cron = [line for line in (nightly / "crontab.txt").read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.startswith("#")]
