@@ -69,7 +69,8 @@ def diagnose_analysis(
                 finding.evidence["window_from"] = "manifest snapshot times"
     nothing = nothing_to_judge(analysis)
     return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else verdict(findings, failures), findings, failures,
-                          source=source, window_s=analysis.window_s, notes=notes, no_data=nothing)
+                          source=source, window_s=analysis.window_s, notes=notes, no_data=nothing,
+                          hosts=[str(t.get("name")) for t in analysis.table.targets if t.get("kind", "host") == "host"])
 
 
 def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None = None, **kwargs) -> DiagnoseResult:

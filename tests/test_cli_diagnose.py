@@ -26,10 +26,13 @@ def demo_json() -> dict:
 
 
 def test_json_shape(demo_json: dict) -> None:
-    assert list(demo_json) == ["verdict", "findings", "failures", "notes"]
+    # rdmatool-diagnosis/1 (docs/json-schemas.md): the schema tag, then what an on-call reads first, then the detail
+    assert list(demo_json) == ["schema", "verdict", "counts", "drain", "unreachable", "findings", "suggestions",
+                               "failures", "notes"]
+    assert demo_json["schema"] == "rdmatool-diagnosis/1"
     assert demo_json["verdict"] == "fail"
     for finding in demo_json["findings"]:
-        assert list(finding) == FINDING_KEYS
+        assert list(finding) == ["id", *FINDING_KEYS]
         assert finding["severity"] in ("info", "warning", "error", "critical")
         for suggestion in finding["suggestions"]:
             assert list(suggestion) == ["setting", "target", "current", "proposed", "rationale", "commands"]

@@ -317,4 +317,5 @@ def test_the_text_report_names_the_hosts_it_does_not_show() -> None:
     result = DiagnoseResult(verdict=Verdict.FAIL, findings=findings, failures=[], source="b")
     console = Console(record=True, width=200)
     text.render(result, console)
-    assert "… and 4 more like this on gpu[07-10]" in console.export_text()
+    shown = text.PER_CAUSE  # symptoms shown per cause; the rest named as one folded set
+    assert f"… and {10 - shown} more on gpu[{shown + 1:02d}-10]" in console.export_text()

@@ -15,7 +15,7 @@ from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.verdict import EXIT_CODES
 
-FORMATS = ("table", "json", "markdown")
+FORMATS = ("table", "json", "markdown", "commands")
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +30,12 @@ def diagnose_command(
     store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
     playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
-    fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown | commands (the suggested "
+                            "commands only, one block per target, ready to paste)"),
+    show_all: bool = typer.Option(False, "--all", help="Table: every finding (info too) with its evidence, and each "
+                                  "suggestion's rationale."),
+    severity: str = typer.Option(None, "--severity", help="Lowest severity shown: info | warning | error | critical "
+                                 "(table, markdown, commands; JSON lists everything). Default: warning."),
     interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
     limit: str = limit_option(help="With -i: " + LIMIT_HELP),
     exclude: str = exclude_option(),
@@ -47,6 +52,7 @@ def diagnose_command(
         die(f"rdmatool diagnose: --format must be one of {', '.join(FORMATS)}", EXIT_USAGE)
     if bool(bundle) == bool(inventory_file):
         die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
+    minimum = _minimum_severity(severity, show_all)
     try:
         stats = _baseline_stats(baseline, store) if baseline else None
         if topology:  # a bad file is refused before a live collection, not after it
@@ -88,10 +94,27 @@ def diagnose_command(
     if fmt == "json":
         print_json(result.as_json())
     elif fmt == "markdown":
-        typer.echo(markdown.render(result), nl=False)
+        typer.echo(markdown.render(result, minimum), nl=False)
+    elif fmt == "commands":
+        from rdmatool.report import commands
+
+        typer.echo(commands.render(result, minimum), nl=False)
     else:
-        text.render(result, Console())
+        text.render(result, Console(), minimum, show_all=show_all)
     raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _minimum_severity(name: str | None, show_all: bool):
+    """The lowest severity shown: --severity, else info with --all, else warning (info is counted, not shown)."""
+    from rdmatool.model import Severity
+    from rdmatool.report.view import parse_severity
+
+    if name is None:
+        return Severity.INFO if show_all else Severity.WARNING
+    try:
+        return parse_severity(name)
+    except ValueError as exc:
+        die(f"rdmatool diagnose: {exc}", EXIT_USAGE)
 
 
 def _warn(line: str) -> None:

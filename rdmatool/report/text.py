@@ -1,97 +1,139 @@
-"""The on-call view: findings grouped by severity, then by rule, each with cause / check / fix and the evidence,
-then the suggested changes. Blocks rather than a wide table, so it stays readable in an 80-column terminal."""
+"""The on-call view, in the order a person acts on it at 3 am: the verdict; the nodes to drain and the targets that
+could not be reached; the critical and error findings, one block per cause naming its places as a folded host set;
+the suggested changes; the warnings; the info findings only when asked (a count says how many were hidden); then
+the other collection failures and the notes.
+
+Prose wraps to the terminal (with a hanging indent); commands never do: they are printed with soft wrap, so a
+terminal folds them visually and a log or a ticket keeps each one on one line, ready to paste."""
 
 from __future__ import annotations
 
-from itertools import groupby
-
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from rdmatool.model import Finding, Severity
+from rdmatool.report import view as views
 from rdmatool.report.hostsets import folded, grouped_failures
 from rdmatool.result import DiagnoseResult
+from rdmatool.units import duration
 
 _STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _MARK = {Severity.CRITICAL: "!!", Severity.ERROR: "x", Severity.WARNING: "!", Severity.INFO: "i"}
 _VERDICT_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "inconclusive": "bold magenta"}
-PER_RULE = 6  # places shown per rule before "and N more": one bad setting fleet-wide must not bury the rest
+PER_CAUSE = 3  # symptoms shown per cause before "and N more": one bad setting fleet-wide must not bury the rest
+INDENT = 4
 
 
-def render(result: DiagnoseResult, console: Console) -> None:
-    verdict = result.verdict.value
-    counts = {s: sum(1 for f in result.findings if f.severity is s) for s in Severity}
-    summary = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n) or "no findings"
-    window = f", window {result.window_s:.0f} s" if result.window_s else ""
-    console.print(Text.assemble(("verdict: ", "bold"), (verdict.upper(), _VERDICT_STYLE[verdict]),
-                                f"  ({summary}{window})  {result.source}"))
-    for severity in (Severity.CRITICAL, Severity.ERROR, Severity.WARNING, Severity.INFO):
-        group = [f for f in result.findings if f.severity is severity]
-        if not group:
-            continue
-        console.rule(Text(f"{severity.value.upper()} ({len(group)})", style=_STYLE[severity]), align="left")
-        for _, same_rule in groupby(group, key=lambda f: f.rule):
-            _render_rule(list(same_rule), severity, console)
-    _render_suggestions(result, console)
-    if result.failures:
-        console.rule(Text(f"COLLECTION / PARSE FAILURES ({len(result.failures)})", style="magenta"), align="left")
-        for targets, what, error in grouped_failures(result.failures):
-            console.print(f"  {escape(targets)} [{escape(what)}]: {escape(error)}", highlight=False)
+def render(result: DiagnoseResult, console: Console, minimum: Severity = Severity.WARNING,
+           show_all: bool = False) -> None:
+    """`minimum`: the lowest severity shown (info is hidden by default, and counted); `show_all`: every finding of
+    those, with its evidence, and each suggestion's rationale."""
+    shown = views.select(result, minimum)
+    _verdict(result, shown, console)
+    _drain_and_unreachable(result, console)
+    hard = shown.of(*views.HARD)
+    if hard:
+        _rule(console, f"CRITICAL / ERROR ({len(hard)}, {len(views.causes(hard))} causes)", "bold red")
+        for group in views.causes(hard):
+            _cause(group, console, show_all)
+    _suggestions(shown, console, show_all)
+    for severity in (Severity.WARNING, Severity.INFO):
+        group = shown.of(severity)
+        if group:
+            _rule(console, f"{severity.value.upper()} ({len(group)})", _STYLE[severity])
+            for same in views.causes(group):
+                _cause(same, console, show_all)
+    others = [f for f in result.failures if f.get("kind") != "connection"]
+    if others:
+        _rule(console, f"COMMAND / PARSE FAILURES ({len(others)})", "magenta")
+        for targets, what, error in grouped_failures(others):
+            _prose(console, Text.assemble((targets, "bold"), f" {what}: {error}"), indent=2)
     if result.notes:
-        console.rule(Text(f"NOTES ({len(result.notes)})", style="dim"), align="left")
+        _rule(console, f"NOTES ({len(result.notes)})", "dim")
         for note in result.notes:
-            console.print(f"  {escape(note)}", highlight=False)
+            _prose(console, Text(note), indent=2)
+    line = views.hidden_line(shown)
+    if line:
+        console.print(Text(line, style="dim"))
 
 
-def _render_rule(findings: list[Finding], severity: Severity, console: Console) -> None:
-    first = findings[0]
-    for f in findings[:PER_RULE]:
-        where = f.target + (f" {f.entity}" if f.entity else "")
-        if f.evidence.get("priority") is not None:
-            where += f" prio {f.evidence['priority']}"
-        console.print(Text.assemble((f" {_MARK[severity]} ", _STYLE[severity]), (where, "bold"), "  ", f.symptom,
-                                    (f"  [{f.rule}]", "dim")))
-        console.print(Text(f"     evidence: {_evidence_text(f.evidence)}", style="dim"))
-    if len(findings) > PER_RULE:
-        rest = folded(f.target for f in findings[PER_RULE:])
-        console.print(Text(f"     … and {len(findings) - PER_RULE} more like this on {rest} (--format json lists "
-                           "all)", style="dim"))
-    for label, value in (("cause", first.cause), ("check", first.check), ("fix", first.fix)):
-        console.print(Text.assemble((f"     {label}: ", "bold"), value))
-    console.print()
+def _verdict(result: DiagnoseResult, shown: views.View, console: Console) -> None:
+    verdict = result.verdict.value
+    counts = [(s, sum(1 for f in result.findings if f.severity is s)) for s in views.ORDER]
+    summary = ", ".join(f"{n} {s.value}" for s, n in counts if n) or "no findings"
+    window = f", window {duration(result.window_s)}" if result.window_s else ""
+    console.print(Text.assemble(("verdict: ", "bold"), (verdict.upper(), _VERDICT_STYLE[verdict]),
+                                f"  {summary}{window}  ", (result.source, "dim")))
 
 
-def _render_suggestions(result: DiagnoseResult, console: Console) -> None:
-    seen: set[tuple] = set()
-    pending = []
-    for f in result.findings:
-        for s in f.suggestions:
-            key = (s.setting, s.proposed, tuple((p, tuple(c)) for p, c in sorted(s.commands.items())))
-            if key not in seen:
-                seen.add(key)
-                pending.append((f, s))
-    if not pending:
+def _drain_and_unreachable(result: DiagnoseResult, console: Console) -> None:
+    drain = result.drain
+    if drain:
+        console.print(Text.assemble((f"drain ({len(drain)}): ", "bold red"), folded(drain)), soft_wrap=True)
+    unreachable = [f for f in result.failures if f.get("kind") == "connection"]
+    if unreachable:
+        names = result.unreachable
+        console.print(Text.assemble((f"unreachable ({len(names)}): ", "bold magenta"), folded(names)), soft_wrap=True)
+        for targets, _, error in grouped_failures(unreachable):
+            _prose(console, Text(f"{targets}: {error}", style="dim"), indent=2)
+
+
+def _cause(group: list[Finding], console: Console, show_all: bool) -> None:
+    """One block per cause (a rule states one): the symptom, or the folded places and their symptoms; the fix. The
+    evidence, the cause and the check with --all (and always in the Markdown and the JSON)."""
+    first = group[0]
+    severity = views.worst(group)
+    mark = (f"{_MARK[severity]} ", _STYLE[severity])
+    rule = (f"  [{first.rule}]", "dim")
+    if len(group) == 1:
+        _prose(console, Text.assemble(mark, first.symptom, rule), indent=1, hanging=INDENT)
+    else:
+        _prose(console, Text.assemble(mark, (views.places(group), "bold"), rule), indent=1, hanging=INDENT)
+    limit = len(group) if show_all else PER_CAUSE
+    for f in group[:limit] if len(group) > 1 or show_all else ():
+        if len(group) > 1:
+            _prose(console, Text(f.symptom), hanging=INDENT + 2)
+        if show_all:
+            _prose(console, Text(f"evidence: {views.evidence_text(f)}", style="dim"), indent=INDENT + 2)
+    if len(group) > limit:
+        rest = group[limit:]
+        _prose(console, Text(f"… and {len(rest)} more on {folded(f.target for f in rest)} (--all or --format json "
+                             "lists them)", style="dim"))
+    if show_all:
+        _prose(console, Text.assemble(("cause: ", "bold"), first.cause), hanging=INDENT + 2)
+        _prose(console, Text.assemble(("check: ", "bold"), first.check), hanging=INDENT + 2)
+    _prose(console, Text.assemble(("fix: ", "bold"), first.fix), hanging=INDENT + 2)
+
+
+def _suggestions(shown: views.View, console: Console, show_all: bool) -> None:
+    if not shown.suggestions:
         return
-    console.rule(Text(f"SUGGESTED CHANGES ({len(pending)}) — printed, never applied", style="bold"), align="left")
-    for f, s in pending:
-        console.print(Text.assemble((f" {s.setting}", "bold"), f" ({f.target}): ", (s.current or "?", "red"), " → ",
-                                    (s.proposed, "green")))
-        console.print(Text(f"     {s.rationale}"))
-        for platform, commands in s.commands.items():
-            console.print(Text(f"     {platform}:", style="dim"))
+    _rule(console, f"SUGGESTED CHANGES ({len(shown.suggestions)}) — printed, never applied", "bold")
+    for suggestion, findings in shown.suggestions:
+        _prose(console, Text.assemble(
+            (suggestion.target or findings[0].target, "bold"), f" · {suggestion.setting}: ",
+            (views.change_text(suggestion.current), "red"), " → ", (views.change_text(suggestion.proposed), "green")),
+            indent=1, hanging=INDENT)
+        _prose(console, Text(f"for {views.reason(findings, places=show_all)}", style="dim"), hanging=INDENT + 2)
+        if show_all:
+            _prose(console, Text(suggestion.rationale))
+        for platform, commands in suggestion.commands.items():
+            if len(suggestion.commands) > 1 or show_all:
+                console.print(Text(f"{' ' * INDENT}{platform}:", style="dim"))
             for command in commands:
-                console.print(Text(f"       {command}"), highlight=False)
-        console.print()
+                # soft_wrap: never broken by rich, whatever the width; markup and highlighting off (verbatim)
+                console.print(Text(f"{' ' * (INDENT + 2)}{command}"), soft_wrap=True, highlight=False)
 
 
-def _evidence_text(evidence: dict) -> str:
-    parts = []
-    for key in ("metric", "observed", "expected", "baseline", "window_s"):
-        value = evidence.get(key)
-        if value is None:
-            continue
-        if isinstance(value, float):
-            value = f"{value:.4g}"
-        parts.append(f"{key} {value}")
-    return ", ".join(parts)
+def _prose(console: Console, text: Text, indent: int = INDENT, hanging: int | None = None) -> None:
+    """Prose wrapped to the console's width: the first line at `indent`, the others at `hanging` (default the
+    same), no trailing blanks (a log keeps what is written)."""
+    hanging = indent if hanging is None else hanging
+    width = max(20, console.width - max(indent, hanging))
+    for i, line in enumerate(text.wrap(console, width)):
+        line.rstrip()
+        console.print(Text(" " * (indent if i == 0 else hanging)) + line, soft_wrap=True, highlight=False)
+
+
+def _rule(console: Console, title: str, style: str) -> None:
+    console.rule(Text(title, style=style), align="left")

@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from rdmatool import units
 from rdmatool.analysis import Analysis
+from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
 from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
@@ -38,6 +40,7 @@ def evaluate(
             evidence = _evidence(rule, hit)
             # A verdict names its subject's other facts in the text too (kinds.verdict); the evidence names win.
             values = {**(hit.get("names") if isinstance(hit.get("names"), dict) else {}), **evidence}
+            shown = _units(rule, evidence)
             suggestions: list[Suggestion] = []
             for name in rule.suggest:
                 calculator = (suggesters or {}).get(name)
@@ -48,10 +51,10 @@ def evaluate(
                 severity=rule.severity,
                 target=str(hit["target"]),
                 entity=_clean(hit.get("entity")),
-                symptom=_fill(rule.symptom, values),
-                cause=_fill(rule.cause, values),
-                check=_fill(rule.check, values),
-                fix=_fill(rule.fix, values),
+                symptom=_fill(rule.symptom, values, shown),
+                cause=_fill(rule.cause, values, shown),
+                check=_fill(rule.check, values, shown),
+                fix=_fill(rule.fix, values, shown),
                 evidence=evidence,
                 suggestions=tuple(suggestions),
             ))
@@ -106,11 +109,31 @@ class _Evidence(dict):
 _NO_WINDOW = ("between the snapshots (read times unknown)", "over an unknown window")
 
 
-def _fill(text: str, evidence: dict) -> str:
-    """Plain `{name}` substitution from the evidence; unknown names stay as written (no format spec, no eval)."""
+# The kinds whose `observed` (and baseline) is a value of the rule's metric, in the metric's unit (or its rate per
+# second): the texts show them in human units. The others observe something else: a ratio of two metrics, a count
+# of ports, a missing metric's name.
+_IN_METRIC_UNITS = frozenset({"threshold", "rate", "deviation", "fleet_outlier", "mismatch", "verdict", "ecn_vs_pause"})
+
+
+def _units(rule: Rule, evidence: dict) -> dict[str, str]:
+    """Evidence name → the unit its value is shown in (`units.human`): `98.6 %`, `1.43 MiB`, `4.1 s`."""
+    shown = {"window_s": "s"}
+    metric = evidence.get("metric")
+    if rule.kind in _IN_METRIC_UNITS and rule.params.get("scope") != "target" and metric in GLOSSARY:
+        unit = units.unit_for(metric, GLOSSARY[metric].unit)
+        if unit:
+            shown.update(dict.fromkeys(("observed", "baseline", "expected"), unit))
+    return shown
+
+
+def _fill(text: str, evidence: dict, shown: dict[str, str] | None = None) -> str:
+    """Plain `{name}` substitution from the evidence; unknown names stay as written (no format spec, no eval).
+    A number named in `shown` is written in human units (rdmatool.units), and the unit the template writes after
+    it (`{observed} bytes`) is dropped, the human form carrying its own."""
+    shown = shown or {}
     if "window_s" in evidence and evidence["window_s"] is None and "{window_s}" in text:
         text = text.replace("in {window_s} s", _NO_WINDOW[0]).replace("{window_s} s", _NO_WINDOW[1])
-    values = _Evidence({k: _short(v) for k, v in evidence.items()})
+    values = _Evidence({k: _short(v, shown.get(k)) for k, v in evidence.items()})
     out = []
     i = 0
     while i < len(text):
@@ -126,12 +149,22 @@ def _fill(text: str, evidence: dict) -> str:
         key = text[start + 1:end]
         out.append(values[key] if key.isidentifier() else text[start:end + 1])
         i = end + 1
+        unit = shown.get(key)
+        if unit and key in evidence and _is_number(evidence[key]):
+            i += next((len(w) for w in units.WRITTEN_UNITS.get(unit, ()) if text.startswith(w, i)
+                       and not text[i + len(w):i + len(w) + 1].isalpha()), 0)
     return "".join(out)
 
 
-def _short(value) -> str:
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _short(value, unit: str | None = None) -> str:
     if value is None:
         return "-"
+    if unit and _is_number(value):
+        return units.human(value, unit)
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

@@ -275,7 +275,7 @@ def test_latency_findings_state_the_profile_ceiling_and_both_ends() -> None:
     assert [f.rule for f in found] == ["perf_latency_high", "perf_latency_jitter"]
     high, jitter = found
     r = next(r for r in results if {r.client, r.server} == {"h1", "h6"})
-    assert high.symptom == f"ib_send_lat p99 latency 40 us between {r.client} and {r.server}"
+    assert high.symptom == f"ib_send_lat p99 latency 40 µs between {r.client} and {r.server}"
     assert (high.evidence["observed"], high.evidence["expected"]) == (40.0, "<= 10 us")
     assert jitter.severity.value == "warning" and jitter.evidence["expected"] == "<= 5 x typical"
     assert jitter.evidence["observed"] == 12.0 and f"({r.client} -> {r.server})" in jitter.symptom

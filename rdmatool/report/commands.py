@@ -1,0 +1,46 @@
+"""`diagnose --format commands`: the suggested commands and nothing else, one block per target, ready to paste.
+
+Each suggestion opens with a comment line naming its target, the change and the findings it answers; then its
+commands verbatim, per platform (a suggestion for a host may carry the commands of the switch port it is cabled to:
+a comment says so). A comment is written in the syntax of the shell it is pasted into: `#` on a host and on the
+Linux-based switch systems, `!` on the IOS-like command lines, where `#` is no comment. Printed, never run."""
+
+from __future__ import annotations
+
+from rdmatool.model import Severity
+from rdmatool.report import view as views
+from rdmatool.result import DiagnoseResult
+
+BANG_COMMENT = frozenset({"onyx", "eos", "nxos"})
+
+
+def comment(platform: str) -> str:
+    return "!" if platform in BANG_COMMENT else "#"
+
+
+def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
+    """The blocks for the suggestions answering a finding at `minimum` or above; empty when there is none."""
+    shown = views.select(result, minimum)
+    blocks: dict[str, list[str]] = {}
+    hosts = set(result.hosts)
+    for suggestion, findings in shown.suggestions:
+        target = suggestion.target or findings[0].target
+        lines = blocks.setdefault(target, [])
+        platforms = list(suggestion.commands)
+        if not platforms:
+            continue
+        mark = comment(platforms[0])
+        lines.append(f"{mark} {target}: {suggestion.setting}: {views.change_text(suggestion.current)} → "
+                     f"{views.change_text(suggestion.proposed)} — for {views.reason(findings, places=False)}")
+        for platform in platforms:
+            if len(platforms) > 1:
+                lines.append(f"{comment(platform)} {platform} commands, on {_device(platform, target, target in hosts)}:")
+            lines.extend(suggestion.commands[platform])
+    return "\n\n".join("\n".join(lines) for lines in blocks.values() if lines) + ("\n" if blocks else "")
+
+
+def _device(platform: str, target: str, is_host: bool) -> str:
+    """Where one platform's commands of a suggestion run: its target, or the other end of the target's cable."""
+    if (platform == "host") == is_host:
+        return target
+    return f"the switch cabled to {target}" if is_host else f"the host cabled to {target}"
