@@ -82,6 +82,11 @@ class Host:
     load: list[float] = field(default_factory=lambda: [0.42, 0.51, 0.48])
     psi_io: float = 0.1
     psi_cpu: float = 0.5
+    # GPUs (the nvidia-smi shim): None = 8 on a compute host, none elsewhere; 0 = no GPU, no nvidia-smi on the PATH
+    gpus: int | None = None
+    gpu_util: float = 92.0  # mean utilisation, percent
+    gpu_memory_pct: float = 85.0  # of each GPU's memory a job holds (0: idle GPUs)
+    net_util: float | None = None  # every RDMA port's data counters at this share of its line rate (None: 25-35 %)
 
 
 @dataclass
@@ -319,6 +324,10 @@ def _nic_spec(host: Host, nic: Nic) -> dict:
         lanes = int(p["width"].rstrip("X"))
         p["speed"] = _speed_name(p["rate_gbps"] / lanes)
         prof = C.host_profile(nic.link_layer, p["rate_gbps"], nic.qos.roce_prio, f"{host.name}/{nic.device}/{p['num']}")
+        if host.net_util is not None:  # the knob of the triage scenarios: PMA data words per second at that share
+            words = p["rate_gbps"] * 1e9 / 8 * host.net_util / 4
+            prof["ib"]["port_xmit_data"] = [prof["ib"]["port_xmit_data"][0], words]
+            prof["ib"]["port_rcv_data"] = [prof["ib"]["port_rcv_data"][0], words * 0.98]
         for ns, over in p["counters"].items():
             prof.setdefault(ns, {}).update(over)
         p["counters"] = prof
@@ -404,9 +413,13 @@ def _effective(sc: Scenario) -> dict:
     out_targets: dict[str, dict] = {}
     hosts_spec: dict[str, dict] = {}
     for h in sc.hosts:
+        gpus = h.gpus if h.gpus is not None else (8 if h.role == "compute" else 0)
+        if not gpus:  # no GPU: the host has no nvidia-smi either (a monitoring gap the triage reports at info)
+            tools[h.name]["missing"].append("nvidia-smi")
         spec = {"kind": "host", "platform": "linux", "name": h.name, "address": h.address, "role": h.role,
                 "load": h.load, "psi_io": h.psi_io, "psi_cpu": h.psi_cpu, "perf": perf[h.name],
-                "tools": tools[h.name], "nics": [_nic_spec(h, n) for n in h.nics]}
+                "tools": tools[h.name], "nics": [_nic_spec(h, n) for n in h.nics],
+                "gpu": {"count": gpus, "util": h.gpu_util, "memory_pct": h.gpu_memory_pct}}
         hosts_spec[h.name] = spec
         out_targets[h.address] = spec
     sw_spec: dict[str, dict] = {}

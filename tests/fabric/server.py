@@ -33,7 +33,7 @@ REPO = HERE.parents[1]
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 PERFTEST = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat", "ib_read_lat")
 HOST_TOOLS = {"ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo", "perfquery": "perfquery", "ethtool": "ethtool",
-              "mlnx_qos": "mlnx_qos", "show_gids": "show_gids", "lldpctl": "lldpctl",
+              "mlnx_qos": "mlnx_qos", "show_gids": "show_gids", "lldpctl": "lldpctl", "iblinkinfo": "iblinkinfo", "nvidia-smi": "nvidia_smi",
               **{t: "perftest" for t in PERFTEST}}
 SWITCH_TOOLS = {"sonic": {"show": "sonic_show", "lldpctl": "lldpctl"},
                 "cumulus": {"nv": "cumulus_nv", "lldpctl": "lldpctl"}}
@@ -47,7 +47,11 @@ def free_port() -> int:
 
 
 def tools_of(spec: dict) -> dict[str, str]:
-    return HOST_TOOLS if spec["kind"] == "host" else SWITCH_TOOLS.get(spec["platform"], {})
+    """The tools installed on a target: iblinkinfo only on the hosts of a simulated InfiniBand subnet (elsewhere the
+    host script finds none, as on a host without infiniband-diags' subnet tools)."""
+    if spec["kind"] != "host":
+        return SWITCH_TOOLS.get(spec["platform"], {})
+    return HOST_TOOLS if spec.get("ib_subnet") else {k: v for k, v in HOST_TOOLS.items() if k != "iblinkinfo"}
 
 
 def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> dict:
