@@ -259,6 +259,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("link_host_port", "", STATE, "the host's RDMA port (mlx5_1/1) at that end"),
     ("link_switch", "", STATE, "the switch at the other end of a cable with physical errors"),
     ("link_switch_port", "", STATE, "the switch port at that end"),
+    ("link_far_end", "", STATE, "the host port at the far end of a switch port with errors, or that it is not known"),
     ("link_host_errors", "errors", GAUGE, "the largest growth among the host port's physical error counters"),
     ("link_switch_errors", "errors", GAUGE, "the growth of the switch port's CRC / input errors in the window"),
     ("link_host_counters", "", STATE, "the host port's physical error counters that grew, and by how much"),

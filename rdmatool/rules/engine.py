@@ -13,6 +13,7 @@ from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
 from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
+from rdmatool.rules.ports import PortNames
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 # (rule, one hit's evidence, analysis, profile=) → suggestions; the tuning package registers its calculators here.
@@ -28,6 +29,7 @@ def evaluate(
 ) -> list[Finding]:
     # The rules read the facts through the analysis' query, as the suggesters do: what one groups, the other reuses.
     ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, query=analysis.query)
+    ports = PortNames(analysis.query)
     findings: list[Finding] = []
     for rule in rules:
         hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)
@@ -38,8 +40,11 @@ def evaluate(
         hit_frame = hit_frame.drop_duplicates(["target", "entity", "priority"])
         for hit in hit_frame.to_dict("records"):
             evidence = _evidence(rule, hit)
+            # A host port's device, port number and netdev: the check commands take those, not `mlx5_0/1`.
+            evidence.update(ports.of(evidence["target"], evidence["entity"]))
             # A verdict names its subject's other facts in the text too (kinds.verdict); the evidence names win.
-            values = {**(hit.get("names") if isinstance(hit.get("names"), dict) else {}), **evidence}
+            values = {**ports.unknown(evidence["target"], evidence["entity"]),
+                      **(hit.get("names") if isinstance(hit.get("names"), dict) else {}), **evidence}
             shown = _units(rule, evidence)
             suggestions: list[Suggestion] = []
             for name in rule.suggest:
@@ -58,7 +63,22 @@ def evaluate(
                 evidence=evidence,
                 suggestions=tuple(suggestions),
             ))
-    return sorted(findings, key=order)
+    return sorted(_without_replaced(findings, rules, ports), key=order)
+
+
+def _without_replaced(findings: list[Finding], rules: list[Rule], ports: PortNames) -> list[Finding]:
+    """Leave out the findings a finding of another rule says already (the rule's `replaces`): on the same target and
+    port, whichever name of the port (RDMA port or netdev) each one uses. Errors on both ends of one cable are one
+    link finding, not that finding plus the error counter of each end."""
+    replaced = {r.id: set(r.replaces) for r in rules if r.replaces}
+    if not replaced:
+        return findings
+
+    def place(f: Finding) -> tuple:
+        return f.target, ports.rdma_port(f.target, f.entity) or f.entity
+
+    said = {(rule_id, place(f)) for f in findings if f.rule in replaced for rule_id in replaced[f.rule]}
+    return [f for f in findings if (f.rule, place(f)) not in said]
 
 
 def order(f: Finding) -> tuple:

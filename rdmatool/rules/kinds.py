@@ -226,6 +226,8 @@ def fleet_outlier(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame
                 continue  # no majority, nothing to call an outlier
             majority = counts.index[0]
             bad = group[group["text"] != majority]
+            if p.get("outlier_values"):  # only these departures are this rule's (other rules say the rest)
+                bad = bad[bad["text"].isin(p["outlier_values"])]
             out.append(hits(bad.assign(x=np.nan), f"fleet majority {majority}", majority))
         else:
             median = float(group["x"].median())

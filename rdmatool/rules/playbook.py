@@ -28,12 +28,12 @@ WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link
 # The columns of the facts a `group_by` may group on; fleet_outlier also takes a metric name (kinds.fleet_outlier).
 GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "platform", "raw_key")
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
-_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest"}
+_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces"}
 _PARAMS: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value", "field", "also", "aggregate", "group_by"},
     "rate": {"metric", "op", "value", "field", "also"},
     "deviation": {"metric", "field", "min_deviation", "direction", "mad_factor", "min_baseline_n"},
-    "fleet_outlier": {"metric", "group_by", "min_group", "tolerance_pct", "direction", "also"},
+    "fleet_outlier": {"metric", "group_by", "min_group", "tolerance_pct", "direction", "also", "outlier_values"},
     "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
     "missing": {"metrics", "require_any"},
@@ -68,7 +68,7 @@ _AGGREGATE = "a mapping with `value` (a number) and optionally `op`"
 _WHERE = "a mapping of filter keys to a string, a number or a list of them"
 PARAM_TYPES: dict[str, str] = {
     "metric": _TEXT, "numerator": _TEXT, "denominator": _TEXT, "against_metric": _TEXT, "against": _TEXT,
-    "metrics": _TEXTS, "group_by": _TEXTS,
+    "metrics": _TEXTS, "group_by": _TEXTS, "outlier_values": _TEXTS,
     "op": _TEXT, "field": _TEXT, "direction": _TEXT, "compare": _TEXT, "scope": _TEXT,
     "value": _VALUE, "expected": _EXPECTED, "when_value": _SCALAR,
     "min_deviation": _NUMBER, "mad_factor": _NUMBER, "min_baseline_n": _NUMBER, "tolerance_pct": _NUMBER,
@@ -193,6 +193,8 @@ class Rule:
     params: dict = field(default_factory=dict, hash=False, compare=False)
     where: dict = field(default_factory=dict, hash=False, compare=False)
     suggest: tuple[str, ...] = ()
+    # Rules whose findings this rule's finding says already, on the same target and port (rdmatool.rules.engine)
+    replaces: tuple[str, ...] = ()
     source: str = ""  # FILE:LINE, for messages about the rule itself
 
 
@@ -211,6 +213,11 @@ def load_dir(directory: str | Path) -> list[Rule]:
                 raise PlaybookError(f"{rule.source}: rule id {rule.id!r} already defined at {seen[rule.id]}")
             seen[rule.id] = rule.source
             rules.append(rule)
+    for rule in rules:
+        unknown = [name for name in rule.replaces if name not in seen]
+        if unknown:
+            raise PlaybookError(f"{rule.source}: rule {rule.id}: `replaces` names no rule of {root}: "
+                                f"{', '.join(unknown)}")
     return rules
 
 
@@ -283,10 +290,14 @@ def _rule(path: Path, raw: Any) -> Rule:
         raise _located(path, suggest, fail, f"rule {rule_id}: `suggest` must be a string or {_TEXTS}, not "
                                             f"{yamlio.quote(suggest)}")
     suggest = (suggest,) if isinstance(suggest, str) else tuple(suggest)
+    replaces = raw.get("replaces") or []
+    if not _fits(replaces, _TEXTS) or rule_id in replaces:
+        raise _located(path, replaces, fail, f"rule {rule_id}: `replaces` must be {_TEXTS} naming other rules, not "
+                                             f"{yamlio.quote(replaces)}")
     return Rule(
         id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
         check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
-        suggest=suggest, source=where,
+        suggest=suggest, replaces=tuple(replaces), source=where,
     )
 
 

@@ -24,7 +24,8 @@ PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
 FAULT_KINDS = (
     "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "dcqcn_np_disabled",
     "firmware_outlier",
-    "port_down", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool", "slow_node",
+    "port_down", "port_disabled", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool",
+    "slow_node",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed",
 )
@@ -395,6 +396,8 @@ def _effective(sc: Scenario) -> dict:
             port.state, port.phys_state = "Down", "Polling"
             port.rate_gbps = 10 if nic.link_layer == "InfiniBand" else 40
             port.width = "4X" if nic.link_layer == "InfiniBand" else "1X"
+        elif f.kind == "port_disabled":  # administratively disabled: Down / Disabled, its switch port down too
+            port.state, port.phys_state = "Down", "Disabled"
         elif f.kind == "width_downgrade":
             lanes = int(port.width.rstrip("X"))
             port.rate_gbps, port.width = port.rate_gbps // lanes, "1X"

@@ -27,7 +27,7 @@ from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
 from tests.fabric import fastpath
 from tests.fabric.scenario import switch_port_name
-from tests.fabric.shims import cli_platforms
+from tests.fabric.shims import cli_platforms, sonic_show
 from tests.fabric.shims._base import Ctx
 from tests.fabric.shims.lldpctl import DESCR
 
@@ -182,6 +182,8 @@ class SwitchPort:
     tx_pause_us: Counters = field(default_factory=dict)  # time this port kept its peer paused, µs
     cnp: list[int] = field(default_factory=lambda: [10**8, 40_000])  # CNPs the port forwarded (switch counters)
     speed_gbps: int = 200
+    # frames received with errors: SONiC RX_ERR, NX-OS CRC and input errors (a bad cable or optic makes them grow)
+    rx_errors: list[int] = field(default_factory=lambda: [12, 0])
 
 
 def switch_port(name: str, host: str, netdev: str, busy: int) -> SwitchPort:
@@ -545,6 +547,7 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                  ((0, 1), "sonic_wred_counters", lambda s, sw=sw: _sonic_wred(sw, s)),
                  ((0, 1), "sonic_pfcwd_stats", lambda s, sw=sw: _sonic_pfcwd(sw, s)),
                  ((0, 1), "sonic_pg_drop", lambda s, sw=sw: _sonic_pg_drop(sw, s)),
+                 ((0, 1), "sonic_portstat", lambda s, sw=sw, k=k: _sonic_portstat(sw, k, s, pod)),
                  ((0,), "sonic_pfc_priority", lambda s, sw=sw: _sonic_pfc_priority(sw)),
                  ((0,), "sonic_ecn", lambda s, sw=sw: _sonic_ecn(sw))]
         for snapshots, parser, render in views:
@@ -586,6 +589,7 @@ def _fabric_counters(p: SwitchPort) -> dict[str, list[float]]:
                 f"q{q}_drop_pkts": per_s(p.uc_drops[k]), f"q{q}_drop_bytes": per_s(p.uc_drops[k], 1000),
                 f"q{q}_wred_pkts": per_s(p.wred_drops[k]), f"q{q}_ecn_pkts": per_s(p.ecn_marks[k])}
     out["pfcwd_detected"] = per_s(p.wd_storms)
+    out["rx_err"] = per_s(p.rx_errors)
     out["cnp_pkts"] = per_s(p.cnp)
     return out
 
@@ -604,6 +608,12 @@ def _switch_spec(sw: Switch, k: int, pod: Pod) -> dict:
            "ecn_probability": sw.pmax, "xoff_bytes": 524288, "pfcwd_detection_ms": 200, "pfcwd_restoration_ms": 200}
     return {"kind": "switch", "platform": sw.platform, "name": sw.name, "address": f"10.0.1.{k + 1}", "epoch": 0.0,
             "qos": qos, "tools": {}, "mac": f"0c:42:a1:00:{k:02x}:00", "ports": ports, "lldp_extra": []}
+
+
+def _sonic_portstat(sw: Switch, k: int, snapshot: int, pod: Pod) -> str:
+    """`show interfaces counters` of a SONiC leaf, through the simulated fabric's renderer (RX_ERR and the rest)."""
+    spec = _switch_spec(sw, k, pod)
+    return sonic_show.portstat(Ctx("", spec["address"], spec, "", snapshot * WINDOW_S)) + "\n"
 
 
 def _nos_outputs(sw: Switch, k: int, snapshot: int, pod: Pod) -> list[tuple[str, str | None, str]]:

@@ -32,6 +32,7 @@ from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
+from tests.topology.test_link_errors import TRIGGERS as LINK_ERROR_TRIGGERS
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 from tests.triage.test_triggers import TRIGGERS as TRIAGE_TRIGGERS
 
@@ -124,6 +125,8 @@ CASES: list[Case] = [
     Case("port_not_active", lambda p: put(ib(p, "gpu02"), state="1: DOWN", phys="2: Polling"), GPU2_IB, "Down"),
     Case("port_phys_not_linkup", lambda p: put(ib(p, "gpu02"), state="1: DOWN", phys="2: Polling"), GPU2_IB,
          "Polling"),
+    Case("port_disabled_while_peers_active", lambda p: put(ib(p, "gpu02"), state="1: DOWN", phys="3: Disabled"),
+         GPU2_IB, "Disabled", evidence=(("baseline", "LinkUp"),)),
     Case("port_width_degraded", lambda p: put(ib(p, "gpu03"), lanes=1, rate=100), (("gpu03", "mlx5_0/1", None),), 1),
     Case("port_speed_below_fleet", lambda p: put(ib(p, "gpu01"), rate=200, speed="HDR"),
          (("gpu01", "mlx5_0/1", None),), 200, evidence=(("baseline", 400),)),
@@ -300,6 +303,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     # topology rules on a rail-optimised pod (tests/topology/pod.py), not on this pod: their cases live with them.
     ids = [c.rule for c in CASES] + [t.rule for t in PERFTEST_TRIGGERS] + [t.rule for t in CAPTURE_TRIGGERS]
     ids += [t.rule for t in TOPOLOGY_TRIGGERS]
+    ids += [t.rule for t in LINK_ERROR_TRIGGERS]  # physical errors paired per cable (rdmatool.topology.link_errors)
     ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
     ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
