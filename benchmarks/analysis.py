@@ -145,6 +145,12 @@ def host_sections(spec: dict, now: float, full: bool) -> list[tuple[str, str | N
                 f"/proc/pressure/{name}:full avg10={avg / 2:.2f} avg60={avg * 0.45:.2f} avg300={avg * 0.4:.2f} "
                 f"total={total // 2}"]
     out.append(("psi", None, "grep -H . /proc/pressure/io /proc/pressure/cpu", "\n".join(psi) + "\n", 0))
+    if spec.get("gpu", {}).get("count"):  # the GPU hosts' nvidia-smi query, as the host script runs it
+        from rdmatool.commands import NVIDIA_SMI_QUERY
+
+        argv = [f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader,nounits"]
+        stdout, _err, rc = capture("nvidia_smi", ctx, argv)
+        out.append(("nvidia_smi", None, " ".join(["nvidia-smi", *argv]), stdout, rc))
     return out
 
 

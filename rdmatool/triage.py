@@ -120,23 +120,28 @@ def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
     window = facts.loc[facts["metric"].isin(_DATA).to_numpy(), ["target", "window_s"]].groupby("target")["window_s"]
     window = window.median()
     errors = _network_errors(facts)
-    busiest = ports.sort_values("value", ascending=False).drop_duplicates("target").set_index("target")
+    # One pass over plain values per host (a 1,000-host bundle: no per-host pandas selection).
+    per_gpu: dict[str, list[tuple]] = {}
+    for target, entity, util, memory in zip(gpus["target"], gpus["entity"], gpus["util"], gpus["memory_pct"]):
+        per_gpu.setdefault(target, []).append((entity, float(util), float(memory)))
+    per_port: dict[str, dict[str, float]] = {}
+    for target, entity, value in zip(ports["target"], ports["entity"], ports["value"]):
+        per_port.setdefault(target, {})[entity] = round(float(value), 4)
+    busiest = {t: max(p.items(), key=lambda kv: kv[1]) for t, p in per_port.items()}
     out = []
-    for target, own in gpus.groupby("target", sort=True):
-        gpu_pct = float(own["util"].mean())
-        memory_pct = float(own["memory_pct"].mean()) if own["memory_pct"].notna().any() else float("nan")
-        network = float(busiest.at[target, "value"]) if target in busiest.index else float("nan")
-        port = busiest.at[target, "entity"] if target in busiest.index else None
+    for target in sorted(per_gpu):
+        own = per_gpu[target]
+        gpu_pct = float(np.mean([u for _, u, _ in own]))
+        memories = [m for _, _, m in own if m == m]
+        memory_pct = float(np.mean(memories)) if memories else float("nan")
+        port, network = busiest.get(target, (None, float("nan")))
         grown = float(errors.get(target, 0.0))
         verdict = classify(gpu_pct, memory_pct, network)
         record = {
             "verdict": verdict, "thresholds": THRESHOLDS,
-            "gpus": {e: {"utilization_pct": round(float(u), 2),
-                         "memory_used_pct": None if pd.isna(m) else round(float(m), 2)}
-                     for e, u, m in zip(own["entity"], own["util"], own["memory_pct"])},
-            "ports": {e: round(float(v), 4) for e, v in zip(ports.loc[ports["target"] == target, "entity"],
-                                                            ports.loc[ports["target"] == target, "value"])},
-            "network_errors": grown,
+            "gpus": {e: {"utilization_pct": round(u, 2), "memory_used_pct": None if m != m else round(m, 2)}
+                     for e, u, m in own},
+            "ports": per_port.get(target, {}), "network_errors": grown,
         }
         w = float(window.get(target, np.nan))
         for metric, value, text in (
@@ -144,7 +149,7 @@ def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
             ("triage_gpu_utilization_pct", round(gpu_pct, 2), None),
             ("triage_gpu_memory_used_pct", round(memory_pct, 2), None),
             ("triage_gpus", float(len(own)), None),
-            ("triage_nic_utilization", round(network, 4), None),
+            ("triage_nic_utilization", network, None),
             ("triage_nic_port", np.nan, port),
             ("triage_network_errors", grown, None),
             ("triage_record", np.nan, json.dumps(record, sort_keys=True)),
