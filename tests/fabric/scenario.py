@@ -7,7 +7,10 @@ read (they never import yaml or this module, to stay fast).
 
 YAML layout (see scenarios/healthy.yaml): `nic_profiles` (named lists of NICs), `host_qos`, `switch_qos`,
 `hosts` (name / address may be a single bracket range: `gpu[01-12]`, `127.0.1.[1-12]`), `switches`,
-`links` (`auto`, or a list of {host, nic, port, switch, switch_port}), `faults`, `unreachable`.
+`links` (`auto`, or a list of {host, nic, port, switch, switch_port}), `faults`, `unreachable`; for an InfiniBand
+subnet `ib_switches` ({name, ports, model, rate_gbps}: switches of the subnet, not SSH targets; a link's
+`switch_port` to one is its port number) and `ib_links` ({switch, port, peer, peer_port}: switch to switch), which
+the hosts' `iblinkinfo` reports (subnet.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tests.fabric import counters as C
+from tests.fabric import subnet
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
@@ -130,6 +134,26 @@ class Link:
 
 
 @dataclass
+class IbSwitch:
+    """A switch of the InfiniBand subnet, seen only through it (iblinkinfo), never logged into."""
+
+    name: str
+    ports: int = 0  # ports iblinkinfo lists (0: up to the highest cabled one)
+    model: str = "MQM9790"
+    rate_gbps: int = 400  # of its switch-to-switch links
+
+
+@dataclass
+class IbLink:
+    """A switch-to-switch cable of the subnet (a leaf's uplink to a spine)."""
+
+    switch: str
+    port: int
+    peer: str
+    peer_port: int
+
+
+@dataclass
 class Fault:
     kind: str
     target: str
@@ -149,6 +173,8 @@ class Scenario:
     links: list[Link] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
+    ib_switches: list[IbSwitch] = field(default_factory=list)
+    ib_links: list[IbLink] = field(default_factory=list)
 
     @property
     def targets(self) -> list[Host | Switch]:
@@ -252,6 +278,8 @@ def from_dict(data: dict) -> Scenario:
         ports = [SwitchPort(**p) for p in entry.pop("ports", [])]
         qos = SwitchQos(**{**sw_qos, **entry.pop("qos", {})})
         sc.switches.append(Switch(**entry, ports=ports, qos=qos))
+    sc.ib_switches = [IbSwitch(**entry) for entry in data.get("ib_switches", [])]
+    sc.ib_links = [IbLink(**entry) for entry in data.get("ib_links", [])]
     links = data.get("links", "auto")
     if links == "auto":
         _auto_links(sc)
@@ -438,6 +466,8 @@ def _effective(sc: Scenario) -> dict:
         sw_spec[s.name] = spec
         out_targets[s.address] = spec
     for link in sc.links:
+        if link.switch not in sw_spec:  # a switch of the InfiniBand subnet: seen through iblinkinfo (subnet.py)
+            continue
         h, s = hosts_spec[link.host], sw_spec[link.switch]
         nic = next(n for n in h["nics"] if n["device"] == link.nic)
         hp = next(p for p in nic["ports"] if p["num"] == link.port)
@@ -455,12 +485,16 @@ def _effective(sc: Scenario) -> dict:
     for name in unreachable:
         spec = hosts_spec.get(name) or sw_spec[name]
         spec["unreachable"] = True
+    ib = subnet.build(sc, hosts_spec)
+    for name in subnet.members(ib):
+        hosts_spec[name]["ib_subnet"] = True
     index = {
         "hosts": {h["address"]: {"name": h["name"], "perf": h["perf"],
                                  "ips": [n["ipv4"] for n in h["nics"] if n["ipv4"]],
                                  "unreachable": h.get("unreachable", False)}
                   for h in hosts_spec.values()},
         "slow_links": slow_links,
+        "subnet": ib,
     }
     return {"name": sc.name, "targets": out_targets, "index": index}
 
