@@ -5,6 +5,11 @@ Fan-out: every target concurrently, bounded by `forks`; a failing target becomes
 target keeps one session for the whole collection. Snapshot 0 reads everything; snapshot 1, `interval_s` after
 that target's own first read, re-reads only counters so the analysis can compute rates. What runs on a target is
 in `rdmatool.commands` (the audited list), and nothing else.
+
+Local mode (`local`): the one target is this machine (`transport.local.local_target`), read by the same script
+run as a child process, plus the verbs read; the bundle is laid out as any other. A host whose full snapshot shows
+no RDMA device is a failed target with the reason (the script's sysfs walk and, locally, pyverbs' own words): it
+answered, but nothing of the fabric can be judged there, which is no data, never a pass.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ class CollectOptions:
     accept_new_host_keys: bool = False
     known_hosts: str | None = None
     accept_new_key_types: bool = False  # with accept_new_host_keys: a known host may present a key of a new type
+    local: bool = False  # read this machine itself (transport.local), no SSH
 
 
 @dataclass
@@ -53,7 +59,8 @@ Progress = Callable[[str, str], None]  # (target name, event) — presentation l
 
 
 def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None) -> list[TargetOutcome]:
-    known = KnownHosts(options.known_hosts, options.accept_new_host_keys, options.accept_new_key_types)
+    known = None if options.local else KnownHosts(options.known_hosts, options.accept_new_host_keys,
+                                                  options.accept_new_key_types)
     snapshot_count = 1 if options.interval_s <= 0 else 2
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
@@ -91,7 +98,7 @@ def _collect_target(
     if stop.is_set():
         return
     try:
-        session = _open(target, known, options.connect_timeout)
+        session = _open(target, known, options.connect_timeout, options.local)
     except Exception as exc:
         outcome.error = describe_connect_error(target, exc)
         return
@@ -114,6 +121,9 @@ def _collect_target(
             outcome.snapshots[index] = outcome.snapshots.get(index, []) + results
             if error:
                 outcome.error = f"{target.name}: {error}"
+                return
+            if index == 0 and target.kind is TargetKind.HOST and (nothing := _no_rdma_device(results)):
+                outcome.error = f"{target.name}: {nothing}"
                 return
             if index == 0 and target.kind is TargetKind.HOST and subnets is not None and subnets.claim(results):
                 # This host is the first to report its subnet manager: it reads the subnet's links for the fabric.
@@ -161,7 +171,28 @@ def _subnet_managers(results: list[CommandResult]) -> set[int]:
             and p.get("port_state") == "Active" and isinstance(p.get("sm_lid"), (int, float)) and p["sm_lid"] > 0}
 
 
-def _open(target: Target, known: KnownHosts, timeout: float):
+def _no_rdma_device(results: list[CommandResult]) -> str | None:
+    """Why a host's full snapshot holds no RDMA device, as one line, or None when it holds one: the script reads a
+    `sysfs_counters` section for every device of /sys/class/infiniband; the verbs read, when there is one, says what
+    pyverbs found (`Failed to get devices list` where the kernel has no RDMA subsystem)."""
+    if any(r.parser == "sysfs_counters" for r in results):
+        return None
+    line = "no RDMA device: /sys/class/infiniband lists none"
+    verbs = next((r for r in results if r.parser == "verbs" and r.ok), None)
+    if verbs is not None:
+        try:
+            said = [s.text for s in parsers.parse("verbs", verbs.stdout) if s.metric == "verbs_unavailable"]
+        except ParseError:
+            said = []
+        line += f"; {said[0]}" if said else ""
+    return line + "; nothing of the fabric can be judged on this host"
+
+
+def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool = False):
+    if local:
+        from rdmatool.transport.local import LocalSession
+
+        return LocalSession(target)
     if target.kind is TargetKind.HOST:
         return Session(target, known, timeout)
     from rdmatool.transport.switch import SwitchSession

@@ -8,6 +8,12 @@ the RDMA devices, ports and netdevs itself (names come from the host's own sysfs
 prints each logical command's output between markers that `host_framing.split_sections` takes apart and checks. The only values the
 client passes are two validated integers/keywords, so nothing from an inventory ever reaches a shell.
 
+Local mode (`rdmatool collect --local`, `gate --local`: a Slurm HealthCheckProgram or prolog, a Kubernetes
+DaemonSet, running on the node itself) runs the same script the same way, as a child process `sh -s -- <timeout>
+<mode>` with the script on stdin (`local_entry_argv`: an argument vector, no shell parses a command line). Beside
+it, local mode reads the verbs API through pyverbs: that read is code (`rdmatool/transport/verbs.py`: it opens
+each device and queries its attributes, ports and GIDs, and reads the same port files of sysfs), not a command.
+
 Switches get the per-platform show commands below through netmiko; per-port commands are filled in only with port
 names that passed `valid_port_name`.
 
@@ -264,6 +270,13 @@ def host_entry_command(timeout_s: int, mode: str) -> str:
     if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET):
         raise ValueError(f"unknown snapshot mode {mode!r}")
     return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
+
+
+def local_entry_argv(timeout_s: int, mode: str) -> list[str]:
+    """HOST_ENTRY_COMMAND as local mode starts it: the same two values, as an argument vector (no shell)."""
+    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET):
+        raise ValueError(f"unknown snapshot mode {mode!r}")
+    return ["sh", "-s", "--", str(int(timeout_s)), mode]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from rdmatool.cli import (
     capture_cmd,
     collect_cmd,
     diagnose_cmd,
+    doctor_cmd,
     export_cmd,
     gate_cmd,
     parse_cmd,
@@ -60,6 +61,7 @@ capture_cmd.register(app)
 export_cmd.register(app)
 plan_cmd.register(app)
 report_cmd.register(app)
+doctor_cmd.register(app)
 
 
 def main() -> None:

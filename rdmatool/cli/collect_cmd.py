@@ -42,8 +42,10 @@ def load_targets(path: str, limit: str | None, shard: str | None, **selection) -
 
 
 def collect_command(
-    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
     out: str = typer.Option(..., "-o", "--out", help="Bundle directory to write."),
+    local: bool = typer.Option(False, "--local", help="Read this machine itself (no SSH, no inventory): the same "
+                               "script as a child process, plus the verbs API when pyverbs is importable."),
     interval: float = typer.Option(10.0, "--interval", help="Seconds between the two snapshots (0: one snapshot)."),
     forks: int = typer.Option(64, "--forks", min=1, help="Targets collected at once."),
     timeout: int = typer.Option(20, "--timeout", min=1, help="Per-command timeout, seconds."),
@@ -59,17 +61,18 @@ def collect_command(
         help="With --accept-new-host-keys: also record a known host's key of a new type (else refused as changed)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing bundle even if nothing was collected."),
 ) -> None:
-    """Collect a bundle from every target over SSH (read-only commands only)."""
+    """Collect a bundle from every target over SSH, or from this machine with --local (read-only commands only)."""
     from rdmatool.collect import CollectOptions
 
     if accept_new_key_types and not accept_new_host_keys:
         die("rdmatool: --accept-new-key-types only applies together with --accept-new-host-keys", EXIT_USAGE)
-    targets = load_targets(inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
-                           with_switches=True)
+    targets = local_or_inventory(local, inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
+                                 with_switches=True)
+    inventory_file = inventory_file or "local"  # what the one-line messages below name
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
-        accept_new_key_types=accept_new_key_types,
+        accept_new_key_types=accept_new_key_types, local=local,
     )
     try:
         outcomes, path = collect_to_bundle(targets, options, out, force=force)
@@ -85,6 +88,20 @@ def collect_command(
     stderr.print(f"bundle written to {path}")
     if failed:
         raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+def local_or_inventory(local: bool, inventory_file: str | None, limit: str | None, shard: str | None,
+                       **selection) -> list[Target]:
+    """This machine alone (--local), or the inventory's selection; never both, never neither."""
+    if local:
+        if inventory_file or limit or shard or selection.get("exclude"):
+            die("rdmatool: --local reads this machine only; it takes no -i, --limit, --exclude or --shard", EXIT_USAGE)
+        from rdmatool.transport.local import local_target
+
+        return [local_target()]
+    if not inventory_file:
+        die("rdmatool: give -i INVENTORY, or --local to read this machine", EXIT_USAGE)
+    return load_targets(inventory_file, limit, shard, **selection)
 
 
 def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, force: bool = False,

@@ -104,6 +104,10 @@ CODES: dict[str, dict[int, str]] = {
         2: "unreadable or malformed file (the file and the byte offset)",
         3: "the capture holds no packets",
     },
+    "doctor": {
+        0: "printed: whether pyverbs is usable (and why not), the RDMA devices and the script's tools are in the report",
+        2: "usage",
+    },
     "capture": {
         0: "captured",
         2: "usage or bad input: inventory, interface name, --limit not naming exactly one host",

@@ -12,7 +12,7 @@ from rich.text import Text
 from rdmatool import hostlist
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
-from rdmatool.cli.collect_cmd import load_targets
+from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
@@ -29,6 +29,8 @@ def register(app: typer.Typer) -> None:
 def gate_command(
     inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches."),
     replay: str = typer.Option(None, "--replay", help="Recompute the verdict offline from a bundle saved with --save."),
+    local: bool = typer.Option(False, "--local", help="Gate this machine itself, no SSH (a Slurm prolog or health "
+                               "check, a DaemonSet): the state and counter stages; the pair stages need -i."),
     limit: str = limit_option(),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
@@ -60,14 +62,18 @@ def gate_command(
 
     if drain_format not in DRAIN_FORMATS:
         die(f"rdmatool gate: --drain-format must be one of {', '.join(DRAIN_FORMATS)}", EXIT_USAGE)
-    if bool(inventory_file) == bool(replay):
-        die("rdmatool gate: give either -i INVENTORY or --replay BUNDLE", EXIT_USAGE)
+    if sum(map(bool, (inventory_file, replay, local))) != 1:
+        die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
     try:
         profile = profiles.load(profile_file)
         if allow_missing is not None:
             profile = replace(profile, allow_missing=allow_missing)
         if topology:
             profile = replace(profile, topology=topology)
+        if local:  # one node: nothing to pair with, and perftest / incast peers are reached over SSH
+            profile = replace(profile, bandwidth=replace(profile.bandwidth, enabled=False),
+                              latency=replace(profile.latency, enabled=False),
+                              incast=replace(profile.incast, enabled=False))
         if not replay:  # a bad topology file or schedule name stops the gate before it collects anything
             from rdmatool.gate.schedule_choice import check
 
@@ -82,16 +88,18 @@ def gate_command(
         else:
             from rdmatool.collect import CollectOptions
 
-            targets = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown,
-                                   with_switches=True, baseline=baseline, store=store)
-            options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
+            targets = local_or_inventory(local, inventory_file, limit, None, exclude=exclude,
+                                         ignore_unknown=ignore_unknown, with_switches=True, baseline=baseline,
+                                         store=store)
+            options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
+                                     local=local)
             result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
     except NoData as exc:
         _no_data(drain_file, str(exc))
     except RdmatoolError as exc:
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     if result.no_data:
-        _no_data(drain_file, f"{replay or inventory_file}: {result.no_data}")
+        _no_data(drain_file, f"{replay or inventory_file or 'local'}: {result.no_data}")
     hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
     unwritten = []  # the verdict is still printed; then the run fails as bad input, naming the file
     if drain_file:

@@ -182,7 +182,7 @@ def run_gate(
         interval_s=window if counters_possible else 0.0, forks=collect_options.forks,
         connect_timeout=min(collect_options.connect_timeout, per_target), command_timeout=collect_options.command_timeout,
         target_deadline=per_target, accept_new_host_keys=collect_options.accept_new_host_keys,
-        known_hosts=collect_options.known_hosts,
+        known_hosts=collect_options.known_hosts, local=collect_options.local,
     )
     with _bundle_dir(save) as path:  # a temporary bundle lives until the end: the perf stages add their matrices
         return _staged(targets, rules, profile, options, collect_options, deadline, path, perf_options or {}, save,

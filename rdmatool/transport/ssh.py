@@ -7,12 +7,12 @@ import os
 import socket
 import threading
 import time
-from datetime import datetime, timezone
 
 import paramiko
 
 from rdmatool import commands, host_framing
 from rdmatool.model import CommandResult, Target
+from rdmatool.transport.framed import now_iso, results_of
 from rdmatool.transport.hostkeys import (
     HostKeyChanged,
     HostKeyUnknown,
@@ -23,10 +23,6 @@ from rdmatool.transport.hostkeys import (
 
 # What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class Session:
@@ -120,21 +116,7 @@ class Session:
         text = b"".join(chunks).decode("utf-8", errors="replace")
         sections, broken = host_framing.split_sections(text, token, mode)
         error = broken or error
-        results = [
-            CommandResult(
-                target=self.target.name,
-                parser=s.parser,
-                command=s.command,
-                stdout=s.stdout,
-                exit_code=s.exit_code,
-                stderr=s.stderr,
-                qualifier=s.qualifier,
-                started=_iso(s.started_epoch) if s.started_epoch else started,
-                duration_s=round(duration, 3),
-                error=_section_error(self.target.name, s),
-            )
-            for s in sections
-        ]
+        results = results_of(self.target.name, sections, started, duration)
         if not sections and error is None:
             error = "the host returned no output (is /bin/sh available?)"
         return results, error
@@ -156,21 +138,6 @@ def refuse_unknown_key_types(address: str, port: int, disabled: list[str]):
         raise HostKeyChanged(f"{host_key_name(address, port)} offers none of the host key types known for it (its key "
                              "changed?); refusing to connect — verify the host, then record the new key type with "
                              "--accept-new-host-keys --accept-new-key-types") from None
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat(timespec="microseconds")
-
-
-def _section_error(target: str, section: commands.Section) -> str | None:
-    if section.exit_code is None:
-        return f"{section.command.split()[0] if section.command else section.parser} did not finish on {target}"
-    if section.exit_code == 127:
-        tool = section.command.split()[0] if section.command else section.parser
-        return f"{tool} not installed on {target}"
-    if section.exit_code == 124:
-        return f"{section.command} timed out on {target}"
-    return None
 
 
 class IdentityFileMissing(FileNotFoundError):
