@@ -178,6 +178,7 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
     from rdmatool import bundle as bundle_io
     from rdmatool import frame
     from rdmatool.failures import bundle_failures
+    from rdmatool.schemas import tag
 
     try:
         loaded = bundle_io.read(path)
@@ -189,6 +190,7 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
     failures_list = bundle_failures(table.collection_failures, table.parse_failures)
     per_parser = Counter(e.result.parser for e in loaded.entries)
     summary = {
+        "schema": tag("bundle-show"),  # the shape and its version: rdmatool/schemas/bundle-show.schema.json
         "path": str(loaded.path),
         "created": loaded.manifest.get("created"),
         "interval_s": loaded.manifest.get("interval_s"),

@@ -113,6 +113,10 @@ CODES: dict[str, dict[int, str]] = {
         2: "usage or bad input: inventory, interface name, --limit not naming exactly one host",
         3: f"the host could not capture (unreachable, no tcpdump, not permitted), or {_SELECTION}",
     },
+    "schema": {
+        0: "printed (without a NAME: the names of the shipped schemas)",
+        2: "no such schema (the shipped ones are named)",
+    },
 }
 
 

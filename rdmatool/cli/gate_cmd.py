@@ -109,7 +109,10 @@ def gate_command(
 
         unwritten += _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
     if as_json:
+        from rdmatool.schemas import tag
+
         print_json({
+            "schema": tag("gate"),
             "verdict": result.verdict.value,
             "findings": [finding_json(f) for f in result.findings],
             "failures": result.failures,
