@@ -26,6 +26,7 @@ from rdmatool.cli import (
     perf_cmd,
     plan_cmd,
     report_cmd,
+    schema_cmd,
 )
 
 app = typer.Typer(
@@ -61,6 +62,7 @@ capture_cmd.register(app)
 export_cmd.register(app)
 plan_cmd.register(app)
 report_cmd.register(app)
+schema_cmd.register(app)
 doctor_cmd.register(app)
 
 

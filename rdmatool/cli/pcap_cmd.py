@@ -33,6 +33,7 @@ def pcap_command(
     from rdmatool.capture.facts import standalone
     from rdmatool.diagnose import diagnose_analysis
     from rdmatool.errors import RdmatoolError
+    from rdmatool.schemas import tag
     from rdmatool.verdict import EXIT_CODES
 
     if not 0.001 <= bin_ms <= 60000:
@@ -49,7 +50,8 @@ def pcap_command(
         die(f"rdmatool pcap: {exc}", EXIT_USAGE)
     if not summary["packets"]:
         if as_json:
-            print_json({"verdict": "inconclusive", "findings": [], "failures": [], "summary": summary})
+            print_json({"schema": tag("pcap"), "verdict": "inconclusive", "findings": [], "failures": [],
+                        "summary": summary})
         die(f"rdmatool pcap: {file}: the capture holds no packets (inconclusive)", EXIT_INCONCLUSIVE)
     try:
         result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file))
@@ -59,7 +61,7 @@ def pcap_command(
     result.extra["capture"] = {"file": str(file), "roce_dscp": roce_dscp, "roce_priority": roce_priority,
                                "bin_ms": bin_ms, "link_gbps": link}
     if as_json:
-        print_json(result.as_json())
+        print_json(result.as_json(schema=tag("pcap")))
     else:
         from rich.console import Console
 

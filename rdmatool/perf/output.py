@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rdmatool.perf.attribution import LAT_FACTOR
 from rdmatool.perf.model import LAT_TESTS, Attribution, PairResult
+from rdmatool.schemas import tag
 
 LAT_COLUMNS = ("lat_min_us", "lat_typical_us", "lat_avg_us", "lat_p99_us", "lat_p999_us", "lat_max_us",
                "lat_stdev_us")
@@ -45,7 +46,8 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
             _matrix_csv(nodes, cells, folder / f"matrix_{test}_bw_avg_gbps.csv")
     for test, png in heatmaps(results, attribution).items():
         (folder / f"heatmap_{test}.png").write_bytes(png)
-    (folder / "attribution.json").write_text(json.dumps(attribution.as_dict(), indent=2, default=str) + "\n")
+    record = {"schema": tag("perf"), **attribution.as_dict()}  # the shape tools rely on: rdmatool/schemas/perf
+    (folder / "attribution.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     (folder / "results.json").write_text(json.dumps([r.as_dict() for r in results], indent=1, default=str) + "\n")
     for index, r in enumerate(results):
         stem = f"{index:04d}_r{r.round}_{r.server}_{r.client}"

@@ -54,7 +54,7 @@ def render(result: DiagnoseResult, console: Console, minimum: Severity = Severit
             _prose(console, Text(note), indent=2)
     line = views.hidden_line(shown)
     if line:
-        console.print(Text(line, style="dim"))
+        _prose(console, Text(line, style="dim"), indent=0)
 
 
 def _verdict(result: DiagnoseResult, shown: views.View, console: Console) -> None:
@@ -62,8 +62,8 @@ def _verdict(result: DiagnoseResult, shown: views.View, console: Console) -> Non
     counts = [(s, sum(1 for f in result.findings if f.severity is s)) for s in views.ORDER]
     summary = ", ".join(f"{n} {s.value}" for s, n in counts if n) or "no findings"
     window = f", window {duration(result.window_s)}" if result.window_s else ""
-    console.print(Text.assemble(("verdict: ", "bold"), (verdict.upper(), _VERDICT_STYLE[verdict]),
-                                f"  {summary}{window}  ", (result.source, "dim")))
+    _prose(console, Text.assemble(("verdict: ", "bold"), (verdict.upper(), _VERDICT_STYLE[verdict]),
+                                  f"  {summary}{window}  ", (result.source, "dim")), indent=0, hanging=2)
 
 
 def _drain_and_unreachable(result: DiagnoseResult, console: Console) -> None:
