@@ -3,7 +3,9 @@
 Three GPU hosts, each with two RoCE NICs: mlx5_0 on rail leaf leaf01 (SONiC), mlx5_1 on rail leaf leaf02 (Cumulus),
 both ends speaking LLDP. Healthy, the topology rules stay silent; with gpu02's two NICs swapped between the rail
 leaves (fault swapped_rails), the diagnosis names gpu02, both its NICs, the leaf each reaches and the one its peers'
-NICs reach; with one switch port blind to its host (fault one_sided_neighbor), the one-sided cable is named.
+NICs reach; with one switch port blind to its host (fault one_sided_neighbor), the one-sided cable is named; a NIC
+moved to a third leaf (unexpected_leaf) is a host on an unexpected leaf; a cable moved between the bundle's two
+snapshots (recabled_between_snapshots) is a neighbour changed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ TOPOLOGY_RULES = ("rail_miscabled", "host_on_unexpected_leaf", "neighbor_one_sid
                   "topology_missing_link")
 
 
-def rail_pod(faults: list[dict]) -> scenario_mod.Scenario:
+def rail_pod(faults: list[dict], spare: bool = False) -> scenario_mod.Scenario:
+    """With `spare`, a third leaf (leaf03, SONiC) that no host is cabled to."""
     hosts = [f"gpu0{i}" for i in (1, 2, 3)]
     links = []
     for i, host in enumerate(hosts):
@@ -42,16 +45,19 @@ def rail_pod(faults: list[dict]) -> scenario_mod.Scenario:
              "ports": [{"name": f"Ethernet{4 * i}", "speed_gbps": 200} for i in range(3)]},
             {"name": "leaf02", "platform": "cumulus", "address": "127.0.2.2",
              "ports": [{"name": f"swp{i + 1}", "speed_gbps": 200} for i in range(3)]},
+            *([{"name": "leaf03", "platform": "sonic", "address": "127.0.2.3",
+                "ports": [{"name": "Ethernet0", "speed_gbps": 200}]}] if spare else []),
         ],
         "links": links,
         "faults": faults,
     })
 
 
-def diagnosed(tmp_path: Path, faults: list[dict]) -> tuple[int, list[dict]]:
-    with sim_fabric(rail_pod(faults)) as fab:
+def diagnosed(tmp_path: Path, faults: list[dict], spare: bool = False, interval: str = "0",
+              ) -> tuple[int, list[dict]]:
+    with sim_fabric(rail_pod(faults, spare)) as fab:
         out = tmp_path / "bundle"
-        result = collect(fab, out, "--interval", "0")
+        result = collect(fab, out, "--interval", interval)
         assert result.returncode == 0, result.stderr
     done = rdmatool("diagnose", str(out), "--format", "json")
     assert done.returncode in (0, 1), done.stderr
@@ -98,3 +104,31 @@ def test_switch_port_slower_than_its_host_is_a_speed_mismatch(tmp_path: Path) ->
     found = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "link_speed_mismatch"]
     assert [(f["target"], f["entity"]) for f in found] == [("gpu02", "mlx5_0")], done.stdout[-2000:]
     assert "200" in found[0]["symptom"] and "100" in found[0]["symptom"] and "leaf05 Ethernet1/2" in found[0]["symptom"]
+
+
+def test_a_nic_on_a_leaf_no_peer_reaches_is_on_an_unexpected_leaf(tmp_path: Path) -> None:
+    code, found = diagnosed(tmp_path, [{"kind": "unexpected_leaf", "target": "gpu02", "nic": "mlx5_1",
+                                        "value": "leaf03"}], spare=True)
+    assert code == 1
+    moved = [f for f in found if f["rule"] == "host_on_unexpected_leaf"]
+    assert [(f["target"], f["entity"]) for f in moved] == [("gpu02", "mlx5_1")], found
+    assert "reaches leaf03" in moved[0]["symptom"] and "expected leaf02" in moved[0]["symptom"]
+    assert "gpu01, gpu03" in moved[0]["symptom"]
+    assert {f["rule"] for f in found} == {"host_on_unexpected_leaf"}, found  # both ends of the new cable agree
+
+
+def test_a_cable_moved_between_the_snapshots_is_a_changed_neighbour(tmp_path: Path) -> None:
+    code, found = diagnosed(tmp_path, [{"kind": "recabled_between_snapshots", "target": "gpu03", "nic": "mlx5_1",
+                                        "value": "leaf03"}], spare=True, interval="1")
+    changed = [f for f in found if f["rule"] == "lldp_neighbor_changed"]
+    assert [(f["target"], f["entity"]) for f in changed] == [("gpu03", "ens1f1np1")], found
+    assert "leaf02 swp3 → leaf03 Ethernet4" in changed[0]["symptom"]
+    # the last snapshot's cabling is judged as it stands: gpu03's NIC now on a leaf no peer reaches
+    assert ("host_on_unexpected_leaf", "gpu03", "mlx5_1") in {(f["rule"], f["target"], f["entity"]) for f in found}
+    # the old switch port's last word was the first snapshot's (it has no neighbour in the second): the cable it
+    # still names is one-sided, "a cable moved since one end last heard the other" as the rule says
+    sided = [(f["target"], f["entity"]) for f in found if f["rule"] == "neighbor_one_sided"]
+    assert sided == [("leaf02", "swp3")], found
+    assert code == 1
+    _, steady = diagnosed(tmp_path / "steady", [], spare=True, interval="1")
+    assert not [f for f in steady if f["rule"] == "lldp_neighbor_changed"]  # two snapshots, nothing moved

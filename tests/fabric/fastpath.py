@@ -30,7 +30,9 @@ def arg_lists(spec: dict) -> dict[str, list[tuple[list[str], bool]]]:
         "ibv_devinfo": [([], False), (["-v"], False), (["-l"], False),
                         *((a, False) for d in devs for a in (["-d", d], ["-v", "-d", d], ["-d", d, "-v"]))],
         "show_gids": [([], False), *(([d], False) for d in devs)],
-        "lldpctl": [([], False), (["-f", "json"], False), (["-f", "keyvalue"], False)],
+        # a neighbour changing after the first read (fault recabled_between_snapshots) is the Python shim's
+        "lldpctl": [] if any("neighbor_later" in p for n in nics for p in n["ports"]) else
+        [([], False), (["-f", "json"], False), (["-f", "keyvalue"], False)],
         "mlnx_qos": [(["-i", nd], False) for nd in nds],
         "ethtool": [(a, dyn) for nd in nds for a, dyn in ((["-i", nd], False), ([nd], False),
                                                           (["--show-fec", nd], False), (["-S", nd], True))],

@@ -31,7 +31,7 @@ FAULT_KINDS = (
     "port_down", "port_disabled", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool",
     "slow_node",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
-    "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed",
+    "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
 )
 
 
@@ -386,6 +386,7 @@ def _effective(sc: Scenario) -> dict:
     lldp_extra: dict[str, list[str]] = {}
     lldp_hidden: set[tuple[str, str]] = set()  # (host, nic) the switch's LLDP does not see (fault one_sided_neighbor)
     port_speeds: dict[tuple[str, str], int] = {}  # (host, nic) → its switch port's speed (fault switch_port_speed)
+    moved: dict[tuple[str, str], tuple[str, str]] = {}  # (host, nic) → the switch port it reaches after the first read
     slow_links: dict[str, float] = {}
     unreachable = set(sc.unreachable)
     post: list[Fault] = []
@@ -406,6 +407,8 @@ def _effective(sc: Scenario) -> dict:
             _recable(sc, t.name, nic.device, str(f.value))
         elif f.kind == "one_sided_neighbor":  # the switch port does not see the host NIC (LLDP receive off)
             lldp_hidden.add((t.name, nic.device))
+        elif f.kind == "recabled_between_snapshots":  # NIC `nic` moved to a free port of switch `value` after the
+            moved[(t.name, nic.device)] = _free_port(sc, str(f.value))  # first LLDP read of each end
         elif f.kind == "switch_port_speed":  # the switch port of NIC `nic` runs at `value` Gb/s
             port_speeds[(t.name, nic.device)] = int(f.value)
         elif f.kind == "unreachable":
@@ -476,6 +479,12 @@ def _effective(sc: Scenario) -> dict:
                           "address": s["address"]}
         if (link.host, link.nic) not in lldp_hidden:
             sp["neighbor"] = {"name": h["name"], "port": nic["netdev"], "mac": nic["mac"], "address": h["address"]}
+        if (link.host, link.nic) in moved:  # LLDP on both ends sees the new cable from the second read on
+            switch, port = moved[(link.host, link.nic)]
+            later = next(p for p in sw_spec[switch]["ports"] if p["name"] == port)
+            hp["neighbor_later"] = {**hp["neighbor"], "name": switch, "port": port, "mac": sw_spec[switch]["mac"],
+                                    "platform": sw_spec[switch]["platform"], "address": sw_spec[switch]["address"]}
+            sp["neighbor_later"], later["neighbor_later"] = None, sp["neighbor"]
         if (link.host, link.nic) in port_speeds:
             sp["speed_gbps"] = port_speeds[(link.host, link.nic)]
         if hp["state"] != "Active":
@@ -505,12 +514,17 @@ def _swap_cables(sc: Scenario, host: str, nic: str, other: str) -> None:
     (one.switch, one.switch_port), (two.switch, two.switch_port) = (two.switch, two.switch_port), (one.switch, one.switch_port)
 
 
-def _recable(sc: Scenario, host: str, nic: str, switch: str) -> None:
-    link = next(link for link in sc.links if (link.host, link.nic) == (host, nic))
+def _free_port(sc: Scenario, switch: str) -> tuple[str, str]:
+    """A new front-panel port of `switch`, at the speed of its others: (switch, port name)."""
     sw = next(s for s in sc.switches if s.name == switch)
     name = switch_port_name(sw.platform, len(sw.ports))
     sw.ports.append(SwitchPort(name=name, speed_gbps=next(p.speed_gbps for p in sw.ports) if sw.ports else 200))
-    link.switch, link.switch_port = switch, name
+    return switch, name
+
+
+def _recable(sc: Scenario, host: str, nic: str, switch: str) -> None:
+    link = next(link for link in sc.links if (link.host, link.nic) == (host, nic))
+    link.switch, link.switch_port = _free_port(sc, switch)
 
 
 def _counter_fault(f: Fault, hosts: dict, switches: dict) -> None:

@@ -57,6 +57,7 @@ def tools_of(spec: dict) -> dict[str, str]:
 def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> dict:
     """Write everything the wrapper and the shims read; (re)callable: set_fault rewrites the state in place."""
     eff = scenario.effective()
+    shutil.rmtree(state / "reads", ignore_errors=True)  # LLDP reads counted for a changing neighbour: a new count
     for sub in ("targets", "sys", "bin", "launchers", "tmp", "pids", "perftest", "out"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     if epoch is None:
