@@ -154,14 +154,17 @@ def host_sections(spec: dict, now: float, full: bool) -> list[tuple[str, str | N
     return out
 
 
-def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: float = 10.0) -> Path:
+def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: float = 10.0,
+                 names: list[str] | None = None, t0: float | None = None) -> Path:
+    """`names`: the hosts' names (gpu0001... by default; benchmarks/merge.py gives each shard its own); `t0`: when
+    snapshot 0 started (a minute ago by default; the shards of one collection share it)."""
     from rdmatool import samples_store
     from rdmatool.bundle import BundleWriter
     from rdmatool.model import CommandResult, Platform, Target, TargetKind
     from tests.fabric import scenario
 
     rng = random.Random(seed)
-    names = [f"gpu{i + 1:04d}" for i in range(hosts)]
+    names = names or [f"gpu{i + 1:04d}" for i in range(hosts)]
     fault_list = [{"kind": k, "target": names[i], "nic": nic, **extra}
                   for k, i, nic, extra in FAULTS if faults and i < hosts]
     sc = scenario.build(hosts, n_storage=0, platforms=(), faults=fault_list, name=f"bench-analysis-{hosts}")
@@ -171,7 +174,7 @@ def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: fl
         h.psi_io = round(rng.uniform(0.0, 2.0), 2)
     eff = sc.effective()
     epoch = time.time() - 86400 * 30
-    t0 = time.time() - 60
+    t0 = time.time() - 60 if t0 is None else t0
     writer = BundleWriter(path)
     targets = []
     for spec in eff["targets"].values():
@@ -186,7 +189,8 @@ def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: fl
                     target=spec["name"], parser=parser, command=command, stdout=stdout, exit_code=rc, stderr="",
                     qualifier=qualifier, started=when, duration_s=0.4, error=None))
     snapshots = [{"index": 0, "started": datetime.fromtimestamp(t0, tz=timezone.utc).isoformat(), "finished": None},
-                 {"index": 1, "started": None, "finished": None}]
+                 {"index": 1, "started": datetime.fromtimestamp(t0 + interval_s, tz=timezone.utc).isoformat(),
+                  "finished": None}]
     # Parsed at commit, as `rdmatool collect` does: the bundle carries its samples store.
     return writer.commit(targets, snapshots, [], interval_s, before_commit=samples_store.write_for)
 

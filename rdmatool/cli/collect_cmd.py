@@ -1,4 +1,5 @@
-"""`rdmatool collect`, `rdmatool inventory show`, `rdmatool bundle show` and `rdmatool bundle diff`."""
+"""`rdmatool collect`, `rdmatool inventory show`, `rdmatool bundle show`, `rdmatool bundle diff` and `rdmatool bundle
+merge`."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 # every `rdmatool` invocation imports this module to register the commands.
 
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
-bundle_app = typer.Typer(help="Inspect a collected bundle, or compare two.", no_args_is_help=True)
+bundle_app = typer.Typer(help="Inspect a collected bundle, compare two, or merge shards.", no_args_is_help=True)
 stderr = Console(stderr=True)
 
 
@@ -223,6 +224,40 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
             failures.add_row(f["target"], what or "connection", ",".join(map(str, f["snapshots"])) or "-",
                              f["error"] or "")
         console.print(failures)
+
+
+@bundle_app.command("merge", epilog=epilog("bundle merge"))
+def bundle_merge(
+    bundles: list[str] = typer.Argument(..., help="The shards of one collection."),  # noqa: B008
+    out: str = typer.Option(..., "-o", "--out", help="The merged bundle to write."),
+    prefer: str = typer.Option(None, "--prefer",
+                               help="first | last | newest: whose data wins for a target in several bundles (the "
+                                    "earliest listed, the latest listed, the one that read it last); without it "
+                                    "such a target is refused."),
+    max_skew: float = typer.Option(300.0, "--max-skew", min=0.0,
+                                   help="Seconds a snapshot's time may differ between the bundles."),
+    ignore_times: bool = typer.Option(False, "--ignore-times",
+                                      help="Do not compare the snapshots' times (their number must still agree)."),
+    copy: bool = typer.Option(False, "--copy",
+                              help="Copy every file (default: hard links where the filesystem allows them)."),
+) -> None:
+    """Merge the bundles of one sharded collection into one, without parsing again; refused (exit 2, nothing
+    written) when the snapshots are not aligned or a target is in two bundles without --prefer."""
+    from rdmatool.bundle_merge import MergeOptions, merge
+
+    options = MergeOptions(prefer=prefer, max_skew_s=max_skew, check_times=not ignore_times, copy=copy)
+    try:
+        result = merge(bundles, out, options)
+    except RdmatoolError as exc:
+        die(f"rdmatool bundle merge: {exc}", EXIT_USAGE)
+    # Plain lines (never wrapped): a scheduler's log is read by grep.
+    for note in result.notes:
+        typer.echo(f"rdmatool: note: {note}", err=True)
+    for source, names in result.dropped.items():
+        typer.echo(f"rdmatool: note: {source}: {len(names)} target(s) left to another bundle (--prefer {prefer}): "
+                   f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''}", err=True)
+    typer.echo(f"merged {result.inputs} bundles: {result.targets} targets, {result.outputs} outputs "
+               f"({result.linked} files linked, {result.copied} copied) into {result.path}", err=True)
 
 
 DIFF_FORMATS = ("table", "json", "markdown")

@@ -33,6 +33,11 @@ CODES: dict[str, dict[int, str]] = {
         0: "printed",
         2: "not a bundle, or a corrupt one (the file is named)",
     },
+    "bundle merge": {
+        0: "merged",
+        2: "refused, nothing written: usage, not a bundle or a corrupt one, snapshots not aligned, a target in two "
+           "bundles without --prefer, an output that cannot be written (the bundle and the reason are named)",
+    },
     "bundle diff": {
         0: "no change between the two bundles",
         1: "changes found, each listed: targets, configuration, cabling or rates beyond --tolerance",

@@ -1,0 +1,398 @@
+"""`rdmatool bundle merge` on hand-made pods split into shards: the merged bundle reads as the unsharded one (same
+samples, same findings) without any parse, overlapping targets refused or resolved by --prefer, misaligned
+snapshots refused, a foreign or corrupt input refused, nothing left behind by a merge that fails, hard links or
+copies with their modification times, nothing read through a symlink. The end-to-end case on a sharded collection
+of the simulated fabric is tests/e2e/test_bundle_merge.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from rdmatool import bundle_merge, frame, parsers, samples_store
+from rdmatool.bundle_merge import MergeOptions, merge
+from rdmatool.cli import app
+from rdmatool.diagnose import diagnose_bundle
+from rdmatool.errors import BundleError
+from tests.pods import bundle as pods
+
+SHARD_A = {"gpu01", "gpu03", "leaf01"}  # what `--shard 1/2` takes of the pod (round-robin by sorted name)
+SHARD_B = {"gpu02", "stor01"}
+
+
+def split(whole: Path, groups: list[set[str]], dest: Path) -> list[Path]:
+    """The bundle `whole` as the shards a sharded collection would have written: each shard the targets of one
+    group (their files copied with their modification times), its manifest listing them, its samples stored."""
+    manifest = json.loads((whole / "manifest.json").read_text())
+    shards = []
+    for k, names in enumerate(groups, 1):
+        shard = dest / f"shard-{k}"
+        for snap in sorted((whole / "snapshots").iterdir()):
+            for target in sorted(snap.iterdir()):
+                if target.name in names:
+                    shutil.copytree(target, shard / "snapshots" / snap.name / target.name)
+        part = {**manifest, "targets": [t for t in manifest["targets"] if t["name"] in names],
+                "failures": [f for f in manifest["failures"] if f["target"] in names]}
+        (shard / "manifest.json").write_text(json.dumps(part))
+        samples_store.load_or_parse(shard)  # as `rdmatool collect` leaves it: the parsed samples stored
+        shards.append(shard)
+    return shards
+
+
+@pytest.fixture(scope="module")
+def degraded_pod() -> pods.Pod:
+    """A pod with findings to compare: symbol errors on gpu03's InfiniBand port, a PFC mismatch on gpu02."""
+    pod = pods.healthy_pod()
+    pods.bump(pod.host("gpu03").port("mlx5_0").pma, "symbol_error", 500)
+    pod.host("gpu02").port("mlx5_1").pfc = (4,)
+    return pod
+
+
+@pytest.fixture(scope="module")
+def whole(degraded_pod, tmp_path_factory) -> Path:
+    path = pods.write(degraded_pod, tmp_path_factory.mktemp("whole") / "whole")
+    samples_store.load_or_parse(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shards(whole: Path, tmp_path_factory) -> list[Path]:
+    return split(whole, [SHARD_A, SHARD_B], tmp_path_factory.mktemp("shards"))
+
+
+def count_parses(monkeypatch) -> list[str]:
+    """Every parser run from now on, by name (the store's promise is that a current bundle runs none)."""
+    calls: list[str] = []
+    real = parsers.parse
+
+    def counted(name, text):
+        calls.append(name)
+        return real(name, text)
+
+    monkeypatch.setattr(parsers, "parse", counted)
+    return calls
+
+
+def ordered(table: frame.SampleTable) -> pd.DataFrame:
+    return table.frame.sort_values(["snapshot", "target", "parser", "qualifier", "entity", "metric", "raw_key",
+                                    "priority", "size_bytes"], na_position="first").reset_index(drop=True)
+
+
+def findings_of(path: Path) -> list[tuple]:
+    result = diagnose_bundle(path)
+    return sorted((f.rule, f.target, str(f.entity), f.severity.value, f.symptom,
+                   json.dumps(f.evidence, sort_keys=True, default=str)) for f in result.findings)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, ["bundle", "merge", *args], env={"COLUMNS": "200"})
+
+
+# ------------------------------------------------------------------------------------------------ the merge
+
+
+def test_merged_shards_read_as_the_whole_bundle_without_a_parse(whole, shards, tmp_path, monkeypatch) -> None:
+    calls = count_parses(monkeypatch)
+    result = merge(shards, tmp_path / "all")
+    assert calls == [], "the merge parsed what the shards' stores hold"
+    assert result.targets == 5 and result.dropped == {}
+    assert result.outputs == len(samples_store.load_or_parse(whole, write_store=False).outputs["rows"])
+    store = tmp_path / "all" / "samples.npz"
+    before = os.stat(store)
+    merged = frame.load(tmp_path / "all")  # a reader writes the store back when it is not exactly the bundle's
+    assert calls == [], "diagnose ALL would parse again: the merged store is not current"
+    after = os.stat(store)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), "the store was rewritten"
+    pd.testing.assert_frame_equal(ordered(merged), ordered(frame.load(whole, write_store=False)))
+    assert {t["name"] for t in merged.targets} == SHARD_A | SHARD_B
+
+
+def test_merged_diagnosis_has_the_findings_of_the_unsharded_bundle(whole, shards, tmp_path) -> None:
+    merge(shards, tmp_path / "all")
+    expected = findings_of(whole)
+    assert {f[0] for f in expected} >= {"ib_symbol_errors_growing", "host_pfc_priority_not_3"}, expected
+    assert findings_of(tmp_path / "all") == expected
+
+
+def test_the_merged_manifest_says_what_it_is(shards, tmp_path) -> None:
+    merge(shards, tmp_path / "all")
+    manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
+    assert manifest["format"] == "rdmatool-bundle/1"
+    assert [s["index"] for s in manifest["snapshots"]] == [0, 1]
+    assert [(m["bundle"], m["targets"], m["dropped"]) for m in manifest["merged_from"]] == [
+        ("shard-1", 3, []), ("shard-2", 2, [])]
+    assert manifest["interval_s"] == pods.WINDOW_S
+    # the targets in the order of the inputs, each once
+    assert [t["name"] for t in manifest["targets"]] == ["gpu01", "gpu03", "leaf01", "gpu02", "stor01"]
+
+
+def test_files_are_hard_linked_and_copies_keep_their_modification_times(shards, tmp_path, monkeypatch) -> None:
+    linked = merge(shards, tmp_path / "linked")
+    assert linked.linked > 0 and linked.copied == 0
+    raw = "snapshots/0/gpu02/psi.txt"
+    assert os.stat(tmp_path / "linked" / raw).st_ino == os.stat(shards[1] / raw).st_ino
+    copied = merge(shards, tmp_path / "copied", MergeOptions(copy=True))
+    assert copied.linked == 0 and copied.copied == linked.linked
+    a, b = os.stat(tmp_path / "copied" / raw), os.stat(shards[1] / raw)
+    assert a.st_ino != b.st_ino and a.st_mtime_ns == b.st_mtime_ns
+    assert (tmp_path / "copied" / raw).read_bytes() == (shards[1] / raw).read_bytes()
+    calls = count_parses(monkeypatch)
+    frame.load(tmp_path / "copied", write_store=False)
+    assert calls == []
+
+
+def test_a_copy_records_its_own_signature_where_the_filesystem_rounds_times(shards, tmp_path, monkeypatch) -> None:
+    """A filesystem with coarser timestamps (whole seconds) than the inputs': the merged store records the copies'
+    own signatures, so `diagnose ALL` still parses nothing."""
+    real_utime = os.utime
+
+    def whole_seconds(fd, ns):
+        real_utime(fd, ns=(ns[0] // 10**9 * 10**9, ns[1] // 10**9 * 10**9))
+
+    monkeypatch.setattr(bundle_merge.os, "utime", whole_seconds)
+    merge(shards, tmp_path / "all", MergeOptions(copy=True))
+    monkeypatch.undo()
+    assert os.stat(tmp_path / "all" / "snapshots/0/gpu01/psi.txt").st_mtime_ns % 10**9 == 0
+    calls = count_parses(monkeypatch)
+    frame.load(tmp_path / "all", write_store=False)
+    assert calls == []
+
+
+def test_a_shard_without_a_store_is_parsed_and_the_merge_still_stores_it(whole, shards, tmp_path) -> None:
+    bare = tmp_path / "bare"
+    shutil.copytree(shards[1], bare, copy_function=shutil.copy2)
+    (bare / "samples.npz").write_bytes(b"not a zip")  # corrupt: ignored, the raw outputs are the truth
+    merge([shards[0], bare], tmp_path / "all")
+    assert samples_store.load(tmp_path / "all") is not None
+    pd.testing.assert_frame_equal(ordered(frame.load(tmp_path / "all", write_store=False)),
+                                  ordered(frame.load(whole, write_store=False)))
+
+
+# ------------------------------------------------------------------------------------------------ overlaps
+
+
+@pytest.fixture
+def overlapping(shards, tmp_path) -> Path:
+    """Shard 2 plus gpu01 read again 30 s later, with 7 more symbol errors than shard 1 saw (10, not 3)."""
+    b = tmp_path / "b"
+    shutil.copytree(shards[1], b, copy_function=shutil.copy2)
+    for snap in ("0", "1"):
+        src = shards[0] / "snapshots" / snap / "gpu01"
+        dst = b / "snapshots" / snap / "gpu01"
+        shutil.copytree(src, dst)
+        sysfs = dst / "sysfs_counters.mlx5_0.txt"
+        text = sysfs.read_text()
+        assert "counters/symbol_error:3\n" in text
+        sysfs.write_text(text.replace("counters/symbol_error:3\n", "counters/symbol_error:10\n"))
+        for side in dst.glob("*.json"):
+            doc = json.loads(side.read_text())
+            doc["started"] = (datetime.fromisoformat(doc["started"]) + timedelta(seconds=30)).isoformat()
+            side.write_text(json.dumps(doc))
+    manifest = json.loads((b / "manifest.json").read_text())
+    manifest["targets"].append(next(t for t in json.loads((shards[0] / "manifest.json").read_text())["targets"]
+                                    if t["name"] == "gpu01"))
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    return b
+
+
+def symbol_errors(bundle: Path) -> set[float]:
+    df = frame.load(bundle, write_store=False).frame
+    return set(df[(df["target"] == "gpu01") & (df["metric"] == "symbol_errors") & (df["parser"] == "sysfs_counters")
+                  & (df["entity"] == "mlx5_0/1")
+                  ]["value"])
+
+
+def test_a_target_in_two_shards_is_refused_naming_both(shards, overlapping, tmp_path) -> None:
+    with pytest.raises(BundleError) as refused:
+        merge([shards[0], overlapping], tmp_path / "all")
+    message = str(refused.value)
+    assert "gpu01" in message and str(overlapping) in message and str(shards[0]) in message
+    assert "--prefer" in message and "\n" not in message
+    assert not (tmp_path / "all").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize(("prefer", "winner"), [("first", 0), ("last", 1), ("newest", 1)])
+def test_prefer_says_whose_data_wins(shards, overlapping, tmp_path, prefer, winner) -> None:
+    inputs = [shards[0], overlapping]
+    result = merge(inputs, tmp_path / "all", MergeOptions(prefer=prefer))
+    loser = inputs[1 - winner]
+    assert result.dropped == {str(loser): ["gpu01"]}
+    assert symbol_errors(tmp_path / "all") == symbol_errors(inputs[winner])
+    assert symbol_errors(shards[0]) == {3.0} and symbol_errors(overlapping) == {10.0}  # the two really differ
+    manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
+    assert [t["name"] for t in manifest["targets"]].count("gpu01") == 1
+    assert manifest["merged_from"][1 - winner]["dropped"] == ["gpu01"]
+
+
+def test_newest_goes_by_read_time_not_by_position(shards, overlapping, tmp_path) -> None:
+    result = merge([overlapping, shards[0]], tmp_path / "all", MergeOptions(prefer="newest"))
+    assert result.dropped == {str(shards[0]): ["gpu01"]}
+    assert symbol_errors(tmp_path / "all") == symbol_errors(overlapping)
+
+
+# ------------------------------------------------------------------------------------------------ alignment
+
+
+def rewrite_manifest(src: Path, dest: Path, change) -> Path:
+    shutil.copytree(src, dest, copy_function=shutil.copy2)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    change(manifest)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest
+
+
+def shift(manifest: dict, seconds: float) -> None:
+    for s in manifest["snapshots"]:
+        s["started"] = (datetime.fromisoformat(s["started"]) + timedelta(seconds=seconds)).isoformat()
+
+
+def test_a_shard_with_another_number_of_snapshots_is_refused(shards, tmp_path) -> None:
+    one = tmp_path / "one"
+    shutil.copytree(shards[1], one, copy_function=shutil.copy2)
+    shutil.rmtree(one / "snapshots" / "1")
+    manifest = json.loads((one / "manifest.json").read_text())
+    manifest["snapshots"] = manifest["snapshots"][:1]
+    (one / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"one: snapshots 0, but .*shard-1 has 0, 1: not shards of one"):
+        merge([shards[0], one], tmp_path / "all")
+    assert not (tmp_path / "all").exists()
+
+
+def test_snapshots_further_apart_than_the_skew_are_refused(shards, tmp_path) -> None:
+    late = rewrite_manifest(shards[1], tmp_path / "late", lambda m: shift(m, 600))
+    with pytest.raises(BundleError, match=r"late: snapshot 0 started 600 s after .*shard-1's, more than --max-skew 300"):
+        merge([shards[0], late], tmp_path / "all")
+    assert not (tmp_path / "all").exists()
+    # within a wider tolerance, or not compared at all, they merge; rates keep each target's own read times
+    merge([shards[0], late], tmp_path / "wide", MergeOptions(max_skew_s=900))
+    merge([shards[0], late], tmp_path / "any", MergeOptions(check_times=False))
+    merged = frame.load(tmp_path / "wide", write_store=False)
+    assert merged.notes == []
+    pd.testing.assert_frame_equal(ordered(merged), ordered(frame.load(tmp_path / "any", write_store=False)))
+
+
+def test_a_snapshot_without_a_time_cannot_be_checked(shards, tmp_path) -> None:
+    def untimed(m: dict) -> None:
+        m["snapshots"][1]["started"] = m["snapshots"][1]["finished"] = None
+
+    bare = rewrite_manifest(shards[1], tmp_path / "bare", untimed)
+    with pytest.raises(BundleError, match="snapshot 1 has no time in its manifest"):
+        merge([shards[0], bare], tmp_path / "all")
+
+
+def test_outputs_without_read_times_keep_their_window_or_are_refused(shards, tmp_path) -> None:
+    """Without side files the rates take the manifest's window: a shard whose own window differs from the merged
+    one would get wrong rates, and is refused; one with the same window merges."""
+    def untimed_copy(src: Path, dest: Path, seconds: float) -> Path:
+        path = rewrite_manifest(src, dest, lambda m: shift(m, seconds))
+        for side in path.glob("snapshots/*/*/*.json"):
+            side.unlink()
+        return path
+
+    same = untimed_copy(shards[1], tmp_path / "same", 0)
+    merge([shards[0], same], tmp_path / "ok")
+    stretched = rewrite_manifest(shards[1], tmp_path / "stretched", lambda m: None)
+    for side in stretched.glob("snapshots/*/*/*.json"):
+        side.unlink()
+    manifest = json.loads((stretched / "manifest.json").read_text())
+    manifest["snapshots"][1]["started"] = (datetime.fromisoformat(manifest["snapshots"][1]["started"])
+                                           + timedelta(seconds=5)).isoformat()
+    (stretched / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"stretched: \d+ output\(s\) carry no read time.*window \(10 s\) instead "
+                                          r"of their own \(15 s\)"):
+        merge([shards[0], stretched], tmp_path / "all")
+
+
+# ------------------------------------------------------------------------------------------------ bad inputs
+
+
+def test_a_foreign_or_corrupt_input_is_refused_naming_it(shards, tmp_path) -> None:
+    foreign = rewrite_manifest(shards[1], tmp_path / "foreign", lambda m: m.update(format="other-tool/3"))
+    with pytest.raises(BundleError, match=r"foreign/manifest.json: format 'other-tool/3' is not"):
+        merge([shards[0], foreign], tmp_path / "all")
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(shards[1], corrupt)
+    (corrupt / "manifest.json").write_text('{"format": "rdmatool-bundle/1", "targets": ')
+    with pytest.raises(BundleError, match=r"corrupt/manifest.json: unreadable manifest"):
+        merge([shards[0], corrupt], tmp_path / "all")
+    with pytest.raises(BundleError, match=r"missing: no such bundle directory"):
+        merge([shards[0], tmp_path / "missing"], tmp_path / "all")
+    with pytest.raises(BundleError, match="given twice"):
+        merge([shards[0], shards[0]], tmp_path / "all")
+    with pytest.raises(BundleError, match="is the merged bundle"):
+        merge([shards[0], shards[1]], shards[1])
+    assert not (tmp_path / "all").exists()
+
+
+def test_nothing_is_read_through_a_symlink(shards, tmp_path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:hash\n")
+    evil = tmp_path / "evil"
+    shutil.copytree(shards[1], evil, copy_function=shutil.copy2)
+    psi = evil / "snapshots/0/gpu02/psi.txt"
+    psi.unlink()
+    psi.symlink_to(secret)
+    result = merge([shards[0], evil], tmp_path / "all")
+    assert any("psi.txt: not a regular file (symlink)" in n for n in result.notes), result.notes
+    assert not (tmp_path / "all/snapshots/0/gpu02/psi.txt").exists()
+    assert "root:hash" not in "".join(p.read_text(errors="replace") for p in (tmp_path / "all").rglob("*.txt"))
+
+
+# ------------------------------------------------------------------------------------------------ atomicity
+
+
+def test_a_merge_that_fails_leaves_nothing_and_keeps_the_old_bundle(shards, tmp_path, monkeypatch) -> None:
+    merge(shards, tmp_path / "all")
+    before = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "all").rglob("*"))
+    placed = []
+    real = bundle_merge._Placer.place
+
+    def fail_midway(self, src, dst, expected):
+        if len(placed) == 20:
+            raise OSError(28, "No space left on device")
+        placed.append(dst)
+        return real(self, src, dst, expected)
+
+    monkeypatch.setattr(bundle_merge._Placer, "place", fail_midway)
+    with pytest.raises(BundleError, match=r"all: cannot write the merged bundle \(.*No space left on device.*\); "
+                                          "nothing written"):
+        merge(shards, tmp_path / "all")
+    with pytest.raises(BundleError):
+        merge(shards, tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary directory left
+    assert sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "all").rglob("*")) == before
+
+
+# ------------------------------------------------------------------------------------------------ the command
+
+
+def test_cli_merges_and_exits_0(shards, tmp_path) -> None:
+    result = invoke(str(shards[0]), str(shards[1]), "-o", str(tmp_path / "all"))
+    assert result.exit_code == 0, result.output
+    assert "merged 2 bundles: 5 targets" in result.output
+    diagnosed = CliRunner().invoke(app, ["diagnose", str(tmp_path / "all"), "--format", "json"])
+    assert json.loads(diagnosed.stdout)["verdict"] == "fail"
+
+
+def test_cli_refusals_are_one_line_and_exit_2(shards, overlapping, tmp_path) -> None:
+    for args in ([str(shards[0]), str(overlapping)],
+                 [str(shards[0]), str(tmp_path / "nope")],
+                 [str(shards[0]), str(overlapping), "--prefer", "oldest"]):
+        result = invoke(*args, "-o", str(tmp_path / "all"))
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("rdmatool bundle merge: "), result.output
+        assert "Traceback" not in result.output
+        assert not (tmp_path / "all").exists()
+    resolved = invoke(str(shards[0]), str(overlapping), "--prefer", "last", "-o", str(tmp_path / "all"))
+    assert resolved.exit_code == 0, resolved.output
+    assert f"{shards[0]}: 1 target(s) left to another bundle (--prefer last): gpu01" in resolved.output
