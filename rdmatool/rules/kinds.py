@@ -383,15 +383,26 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     targets = sorted(population - {"fabric"})
     wanted = list(p["metrics"])
     holders = {m: query.targets_with(m) for m in dict.fromkeys(wanted)}
+    role_of = _roles(facts) if p.get("peers_have") else {}
     out = []
     for target in targets:
         absent = [m for m in wanted if target not in holders[m]]
         if p.get("require_any") and len(absent) < len(wanted):
             continue
+        if p.get("peers_have"):
+            # a gap on a node whose peers (same role) all report it is the node's fault, not the monitoring's
+            peers = {t for t, r in role_of.items() if r == role_of.get(target) and t != target}
+            absent = [m for m in absent if peers & holders[m]]
         if absent:
             out.append({"target": target, "entity": None, "priority": None, "observed": "absent: " + ", ".join(absent),
                         "expected": "present", "baseline": None, "window_s": np.nan})
     return pd.DataFrame(out, columns=HIT_COLUMNS) if out else empty_hits()
+
+
+def _roles(facts: pd.DataFrame) -> dict:
+    """target → role (None when the inventory gives none: then every such target is a peer of the others)."""
+    pairs = facts[["target", "role"]].drop_duplicates("target")
+    return dict(zip(pairs["target"], pairs["role"].where(pairs["role"].notna(), None)))
 
 
 def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:

@@ -36,7 +36,7 @@ _PARAMS: dict[str, set[str]] = {
     "fleet_outlier": {"metric", "group_by", "min_group", "tolerance_pct", "direction", "also", "outlier_values"},
     "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
     "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
-    "missing": {"metrics", "require_any"},
+    "missing": {"metrics", "require_any", "peers_have"},
     "verdict": {"metric", "verdict", "value", "expected", "at_least", "at_most", "details"},
     "ecn_vs_pause": {"metric", "paused_above", "marked_below", "min_packets", "scope"},
 }
@@ -74,6 +74,7 @@ PARAM_TYPES: dict[str, str] = {
     "min_deviation": _NUMBER, "mad_factor": _NUMBER, "min_baseline_n": _NUMBER, "tolerance_pct": _NUMBER,
     "min_denominator": _NUMBER, "min_group": _INTEGER,
     "require_any": _BOOLEAN,
+    "peers_have": _BOOLEAN,
     "also": _CONDITIONS, "aggregate": _AGGREGATE,
     "verdict": _TEXT, "at_least": _TEXT, "at_most": _TEXT, "details": _TEXT,
     "paused_above": _NUMBER, "marked_below": _NUMBER, "min_packets": _NUMBER,

@@ -226,6 +226,8 @@ CASES: list[Case] = [
          (("stor01", "ens2f0np0", 3),), None, evidence=(("baseline", "compute uses [3]"),)),
     Case("missing_port_state", lambda p: p.host("gpu02").omit.update({"sysfs_counters", "ibv_devinfo"}),
          (("gpu02", None, None),), "absent: port_state"),
+    Case("rdma_device_missing_vs_peers", lambda p: p.host("gpu02").omit.update({"sysfs_counters", "ibv_devinfo"}),
+         (("gpu02", None, None),), "absent: port_state"),
     Case("missing_roce_cc_counters", no_hw_counters, (("gpu01", None, None),), "absent: cnp_sent, cnp_handled"),
     Case("missing_pause_counters", lambda p: p.host("gpu03").omit.add("ethtool_stats"), (("gpu03", None, None),),
          "absent: rx_pause_frames, tx_pause_frames"),
