@@ -252,6 +252,8 @@ def _side_problem(side: dict) -> str | None:
         if value is not None and not isinstance(value, str):
             return f"key {key!r}: expected a string or null, got {shown_value(value)}"
     code = side.get("exit_code")
+    if isinstance(code, float) and code.is_integer():  # JSON Schema's integer: 0.0 is 0 (another writer's JSON)
+        code = side["exit_code"] = int(code)
     if code is not None and (isinstance(code, bool) or not isinstance(code, int) or code not in _EXIT_RANGE):
         return f"key 'exit_code': expected an integer exit status or null, got {shown_value(code)}"
     duration = side.get("duration_s")

@@ -212,7 +212,7 @@ def test_periodic_interfering_bursts(tmp_path: Path) -> None:
     assert p["roce"]["period_s"] is None  # steady: no bursts
     hit = next(f for f in doc["findings"] if f["rule"] == "capture_periodic_interference")
     assert hit["evidence"]["observed"] == pytest.approx(0.1, abs=0.011)
-    assert "every 0.1" in hit["symptom"]
+    assert "every 100 ms" in hit["symptom"]  # the period in human units (0.1 s exactly in the evidence)
 
 
 @pytest.mark.slow

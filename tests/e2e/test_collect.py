@@ -229,7 +229,9 @@ def test_inventory_values_never_reach_a_shell_unquoted(healthy, tmp_path: Path) 
     inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", inject)
     result = collect(healthy, tmp_path / "b", "--interval", "0", inventory=inventory)
     assert result.returncode == 2
-    assert "invalid target name" in result.stderr and "Traceback" not in result.stderr
+    # refused at load, naming the file, line and value, before any connection
+    assert "gpu01;touch /tmp/pwned" in result.stderr and "inv.yaml:" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_proxy_jump_reaches_a_host_through_a_bastion(healthy, tmp_path: Path) -> None:
