@@ -198,6 +198,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         ),
         SwitchCommand("cumulus_roce_counters", "nv show interface {port} qos roce counters", per_port=True),
         SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
+        SwitchCommand("cumulus_counters_errors", "nv show interface {port} counters errors", per_port=True),
     ),
     Platform.ONYX: _cmds(
         SwitchCommand("onyx_lldp_neighbors", "show lldp remote"),
@@ -210,11 +211,15 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
             )
             for prio in range(8)
         ),
+        # the output names no port: the echoed command line says which
+        SwitchCommand("onyx_interface_counters", "show interfaces ethernet {port} counters", per_port=True,
+                      keep_echo=True),
     ),
     Platform.EOS: _cmds(
         SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json"),
         SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
         SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
+        SwitchCommand("eos_interface_errors", "show interfaces counters errors | json"),
     ),
     Platform.NXOS: _cmds(
         SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json"),

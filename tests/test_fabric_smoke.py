@@ -53,19 +53,22 @@ PARSER_CASES: dict[str, tuple[str, str]] = {
     "cumulus_roce": ("leaf02", "nv show qos roce"),
     "cumulus_roce_counters": ("leaf02", "nv show interface swp1 qos roce counters"),
     "cumulus_roce_status": ("leaf02", "nv show interface swp1 qos roce status"),
+    "cumulus_counters_errors": ("leaf02", "nv show interface swp1 counters errors"),
     "onyx_pfc_counters": ("leaf03", "show interfaces ethernet 1/1 counters pfc prio 3"),
     "onyx_ecn": ("leaf03", "show interfaces ethernet 1/1 congestion-control"),
     "onyx_dcb_pfc": ("leaf03", "show dcb priority-flow-control"),
     "onyx_lldp_neighbors": ("leaf03", "show lldp remote"),
+    "onyx_interface_counters": ("leaf03", "show interfaces ethernet 1/1 counters"),
     "eos_pfc_counters": ("leaf04", "show priority-flow-control counters | json"),
     "eos_ecn": ("leaf04", "show qos interfaces ecn counters queue | json"),
     "eos_lldp_neighbors": ("leaf04", "show lldp neighbors | json"),
+    "eos_interface_errors": ("leaf04", "show interfaces counters errors | json"),
     "nxos_pfc": ("leaf05", "show interface priority-flow-control | json"),
     "nxos_queuing": ("leaf05", "show queuing interface | json"),
     "nxos_interface": ("leaf05", "show interface | json"),
     "nxos_lldp_neighbors": ("leaf05", "show lldp neighbors | json"),
 }
-ECHOED = {"onyx_pfc_counters"}
+ECHOED = {"onyx_pfc_counters", "onyx_interface_counters"}
 NETMIKO_CASES = [  # (switch, device_type, command, expected substrings)
     ("leaf01", "linux", "show pfc counters", ["Port Rx", "Ethernet0", "PFC3"]),
     ("leaf02", "linux", "nv show interface swp1 counters qos pfc-stats", ["switch-priority", "rx-pause-frames"]),

@@ -1,8 +1,9 @@
 """Physical errors judged per cable: which end of a cable counts them, stated as facts for the playbook rules.
 
 A bad cable or optic shows as errors on one end or both: symbol, CRC or uncorrectable FEC errors and link error
-recoveries on the host port (perfquery, sysfs, ethtool), CRC / input errors on the switch port (SONiC RX_ERR,
-NX-OS CRC and input errors). Counted apart, one cable gives two unrelated findings and neither names the other
+recoveries on the host port (perfquery, sysfs, ethtool), CRC / input errors and symbol errors on the switch port
+(SONiC RX_ERR; NX-OS CRC and input errors; Cumulus `counters errors`, Onyx `counters`, EOS `counters errors`: FCS,
+symbol and total receive errors). Counted apart, one cable gives two unrelated findings and neither names the other
 end. Paired through the cabling the bundle saw (rdmatool.topology.observed), each cable whose errors grew in the
 window is one `link_error_verdict` fact:
 
@@ -33,9 +34,10 @@ from rdmatool.topology.cabling import port_key
 VERDICT = "link_error_verdict"
 # Errors a bad cable or optic makes the host port count (the error-severity physical rules of 10-links.yaml).
 HOST_ERRORS = ("symbol_errors", "link_error_recovery", "rx_crc_errors", "rx_symbol_errors", "fec_uncorrectable_blocks")
-# What a switch port counts of them: frames with a bad FCS, and all input errors (SONiC RX_ERR, NX-OS input errors),
-# which include the FCS errors: the larger of the two is the port's count, never their sum.
-SWITCH_ERRORS = ("rx_crc_errors", "rx_errors")
+# What a switch port counts of them: frames with a bad FCS, all input errors (SONiC RX_ERR, NX-OS input errors,
+# the receive totals of Cumulus, Onyx and EOS), which include the FCS errors, and PHY symbol errors (Cumulus, Onyx,
+# EOS): the largest is the port's count, never their sum.
+SWITCH_ERRORS = ("rx_crc_errors", "rx_errors", "rx_symbol_errors")
 
 
 def _growth(query: FactQuery, kind: str, metrics: tuple[str, ...]) -> dict[tuple[str, str], dict[str, float]]:

@@ -1,6 +1,6 @@
 """End to end: the gate's judgement of links on the simulated fabric over the real sshd. A rail disabled on one
 node while its peers' is up fails the state stage and drains that node alone; a flapping cable whose switch port
-counts errors too is one finding naming both ends of the cable."""
+counts errors too is one finding naming both ends of the cable, behind a leaf of each switch OS."""
 
 from __future__ import annotations
 
@@ -47,10 +47,11 @@ def test_a_disabled_rail_fails_the_state_stage_and_drains_its_node(clean, tmp_pa
     assert finding["check"].startswith("ibstat mlx5_1 1 (State, Physical state); mlxlink -d mlx5_1 -p 1;")
 
 
-def test_a_bad_cable_counted_at_both_ends_is_one_finding(clean, tmp_path: Path) -> None:
+@pytest.mark.parametrize("platform", ["sonic", "cumulus", "onyx", "eos", "nxos"])
+def test_a_bad_cable_counted_at_both_ends_is_one_finding(clean, tmp_path: Path, platform: str) -> None:
     platforms = {s.name: s.platform for s in clean.scenario.switches}
-    link = next(k for k in clean.scenario.links  # a RoCE cable to a leaf that reports receive errors
-                if platforms[k.switch] in ("sonic", "nxos") and k.host.startswith("gpu") and k.nic == "mlx5_1")
+    link = next(k for k in clean.scenario.links  # a RoCE cable to a leaf of that NOS (each reports receive errors)
+                if platforms[k.switch] == platform and k.host.startswith("gpu") and k.nic == "mlx5_1")
     clean.set_fault("flapping_cable", link.host, nic="mlx5_1")
     result, payload, drained = gate(clean, tmp_path)
     assert result.returncode == 1 and drained == [link.host]

@@ -73,7 +73,8 @@ ETHTOOL_COUNTERS = _ethtool_names()
 
 
 def _switch_names() -> tuple[str, ...]:
-    names = ["rx_ok", "tx_ok", "rx_bytes", "tx_bytes", "rx_err", "tx_err", "rx_drp", "tx_drp"]
+    # rx_err: frames received with errors (a bad FCS); rx_symbol_err: PHY symbol errors (where the NOS counts them)
+    names = ["rx_ok", "tx_ok", "rx_bytes", "tx_bytes", "rx_err", "tx_err", "rx_drp", "tx_drp", "rx_symbol_err"]
     for p in range(8):
         names += [f"rx_pfc{p}", f"tx_pfc{p}", f"rx_pfc{p}_duration", f"tx_pfc{p}_duration", f"pg{p}_drop",
                   f"pg{p}_rx_frames"]

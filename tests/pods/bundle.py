@@ -182,8 +182,11 @@ class SwitchPort:
     tx_pause_us: Counters = field(default_factory=dict)  # time this port kept its peer paused, µs
     cnp: list[int] = field(default_factory=lambda: [10**8, 40_000])  # CNPs the port forwarded (switch counters)
     speed_gbps: int = 200
-    # frames received with errors: SONiC RX_ERR, NX-OS CRC and input errors (a bad cable or optic makes them grow)
+    # frames received with errors: SONiC RX_ERR, NX-OS CRC and input errors, Cumulus / Onyx / EOS FCS and receive
+    # errors (a bad cable or optic makes them grow)
     rx_errors: list[int] = field(default_factory=lambda: [12, 0])
+    # PHY symbol errors (Cumulus, Onyx, EOS; SONiC's portstat and NX-OS's show interface print none)
+    rx_symbol_errors: list[int] = field(default_factory=lambda: [3, 0])
 
 
 def switch_port(name: str, host: str, netdev: str, busy: int) -> SwitchPort:
@@ -213,6 +216,7 @@ class Switch:
     ecn_profile: str = "AZURE_LOSSLESS"
     ecn_mode: str = "ecn_all"
     platform: str = "sonic"
+    omit: set[str] = field(default_factory=set)  # parsers whose output this switch did not give
 
     def port(self, name: str) -> SwitchPort:
         return next(p for p in self.ports if p.name == name)
@@ -540,7 +544,8 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
         if sw.platform != "sonic":
             for s in (0, 1):
                 for parser, qualifier, stdout in _nos_outputs(sw, k, s, pod):
-                    add(s, sw.name, parser, stdout, qualifier)
+                    if parser not in sw.omit:
+                        add(s, sw.name, parser, stdout, qualifier)
             continue
         views = [((0, 1), "sonic_pfc_counters", lambda s, sw=sw: _sonic_pfc_counters(sw, s)),
                  ((0, 1), "sonic_queue_counters", lambda s, sw=sw: _sonic_queues(sw, s)),
@@ -551,7 +556,8 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                  ((0,), "sonic_pfc_priority", lambda s, sw=sw: _sonic_pfc_priority(sw)),
                  ((0,), "sonic_ecn", lambda s, sw=sw: _sonic_ecn(sw))]
         for snapshots, parser, render in views:
-            if only is None or parser in only:  # a switch without ports has no per-port tables to render
+            # a switch without ports has no per-port tables to render
+            if (only is None or parser in only) and parser not in sw.omit:
                 for s in snapshots:
                     add(s, sw.name, parser, render(s))
     snapshots = [{"index": s, "started": (created + timedelta(seconds=WINDOW_S * s)).isoformat(), "finished": None}
@@ -590,6 +596,7 @@ def _fabric_counters(p: SwitchPort) -> dict[str, list[float]]:
                 f"q{q}_wred_pkts": per_s(p.wred_drops[k]), f"q{q}_ecn_pkts": per_s(p.ecn_marks[k])}
     out["pfcwd_detected"] = per_s(p.wd_storms)
     out["rx_err"] = per_s(p.rx_errors)
+    out["rx_symbol_err"] = per_s(p.rx_symbol_errors)
     out["cnp_pkts"] = per_s(p.cnp)
     return out
 

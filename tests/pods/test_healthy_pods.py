@@ -2,7 +2,8 @@
 hand-built healthy pod behind leaves of each switch OS alone, and of all of them mixed.
 
 Silence proves nothing when the switch said nothing, so each pod is first checked to carry its switches' figures:
-counter rates, pause or mark counts, ECN thresholds where the NOS shows them, and the cabling.
+counter rates, pause or mark counts, ECN thresholds where the NOS shows them, receive error rates (the cable rules'
+switch side), and the cabling.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ CASES = [(p,) for p in pods.PLATFORMS] + [pods.PLATFORMS]
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
 # What each switch OS's outputs give the rules, at the least (the parsers' own documentation says which metric).
 SWITCH_FIGURES = {
-    "sonic": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "ecn_mark_ratio"},
+    "sonic": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "ecn_mark_ratio",
+              "rx_errors_per_s"},
     "cumulus": {"rx_pause_fraction", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes",
-                "switch_cnp_tx_packets_per_s", "tx_packets_per_s"},
-    "onyx": {"rx_pause_fraction", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "tx_packets_per_s"},
-    "eos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes"},
-    "nxos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "link_rate_gbps", "ecn_mark_ratio"},
+                "switch_cnp_tx_packets_per_s", "tx_packets_per_s", "rx_crc_errors_per_s", "rx_symbol_errors_per_s"},
+    "onyx": {"rx_pause_fraction", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "tx_packets_per_s",
+             "rx_crc_errors_per_s", "rx_symbol_errors_per_s"},
+    "eos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "rx_crc_errors_per_s",
+            "rx_symbol_errors_per_s"},
+    "nxos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "link_rate_gbps", "ecn_mark_ratio",
+             "rx_crc_errors_per_s"},
 }
 
 

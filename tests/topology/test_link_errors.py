@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from rdmatool import commands as audited
 from rdmatool.analysis import analyse_path
 from rdmatool.diagnose import default_playbooks, diagnose_analysis
 from rdmatool.errors import PlaybookError
 from rdmatool.gate import policy
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
-from rdmatool.model import Severity
+from rdmatool.model import Platform, Severity
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.link_errors import with_link_errors
+from tests.fabric.scenario import switch_port_name
 from tests.pods import bundle as pods
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
@@ -105,12 +107,31 @@ def _bad(findings) -> list[tuple]:
     return [(f.rule, f.target, f.entity) for f in findings if f.severity in BAD]
 
 
-# --- switch ports: each NOS that reports receive errors ---------------------------------------------------------
+# --- switch ports: every NOS reports receive errors ----------------------------------------------------------------
+
+# What each NOS's error counters say of 40 frames received with a bad FCS (tests/fabric/shims render them): SONiC's
+# RX_ERR alone; NX-OS CRC and input errors; Cumulus `counters errors`, Onyx `counters` and EOS `counters errors`
+# FCS and total receive errors.
+RX_ERRORS_40 = {"sonic": "rx_errors +40", "nxos": "rx_crc_errors +40, rx_errors +40",
+                "cumulus": "rx_crc_errors +40, rx_errors +40", "onyx": "rx_crc_errors +40, rx_errors +40",
+                "eos": "rx_crc_errors +40, rx_errors +40"}
+# The parser of each NOS's error counters (rdmatool.commands.SWITCH_COMMANDS).
+ERROR_PARSER = {"sonic": "sonic_portstat", "nxos": "nxos_interface", "cumulus": "cumulus_counters_errors",
+                "onyx": "onyx_interface_counters", "eos": "eos_interface_errors"}
+SYMBOL_COUNTING = ("cumulus", "onyx", "eos")  # the NOSes whose error view counts PHY symbol errors
 
 
-@pytest.mark.parametrize("platform, counters", [("sonic", "rx_errors +40"),
-                                                ("nxos", "rx_crc_errors +40, rx_errors +40")])
-def test_growing_errors_on_a_switch_port_name_the_switch_the_port_and_the_host(platform, counters, tmp_path) -> None:
+def test_every_nos_has_its_error_counters_in_the_plan() -> None:
+    assert sorted(RX_ERRORS_40) == sorted(ERROR_PARSER) == sorted(pods.PLATFORMS)
+    for platform, parser in ERROR_PARSER.items():
+        ports = [switch_port_name(platform, 0)]
+        planned = {c.parser for c in audited.switch_plan(Platform(platform), ports, audited.SNAPSHOT_COUNTERS)}
+        assert parser in planned, (platform, parser)  # re-read in the second snapshot: growth is what is judged
+
+
+@pytest.mark.parametrize("platform", pods.PLATFORMS)
+def test_growing_errors_on_a_switch_port_name_the_switch_the_port_and_the_host(platform, tmp_path) -> None:
+    counters = RX_ERRORS_40[platform]
     pod = switch_end(platform)
     port = cabled_switch_port(pod, "gpu01").name
     result = diagnose_analysis(analysed(pod, tmp_path))
@@ -118,6 +139,19 @@ def test_growing_errors_on_a_switch_port_name_the_switch_the_port_and_the_host(p
     (finding,) = result.findings
     assert f"leaf01 {port} ({counters})" in finding.symptom and "gpu01 mlx5_1/1" in finding.symptom
     assert finding.evidence["observed"] == 40  # FCS and input errors together: the larger count, never the sum
+
+
+@pytest.mark.parametrize("platform", SYMBOL_COUNTING)
+def test_growing_symbol_errors_on_a_switch_port_are_its_errors_too(platform: str, tmp_path: Path) -> None:
+    pod = pods.healthy_pod((platform,))
+    port = cabled_switch_port(pod, "gpu02")
+    port.rx_symbol_errors[1] = 30  # the PHY sees bad symbols, no frame is dropped for a bad FCS (yet)
+    result = diagnose_analysis(analysed(pod, tmp_path))
+    assert _bad(result.findings) == [("switch_port_errors_growing", "leaf01", port.name)]
+    (finding,) = result.findings
+    assert f"leaf01 {port.name} (rx_symbol_errors +30)" in finding.symptom, finding.symptom
+    assert "the far end of its cable: gpu02 mlx5_1/1" in finding.symptom
+    assert finding.evidence["observed"] == 30
 
 
 def test_a_switch_port_whose_cable_is_unknown_still_names_its_errors(tmp_path: Path) -> None:
@@ -135,7 +169,7 @@ def test_a_switch_port_whose_cable_is_unknown_still_names_its_errors(tmp_path: P
 # --- one cable, both ends: one finding ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("platform", ["sonic", "nxos"])
+@pytest.mark.parametrize("platform", pods.PLATFORMS)
 def test_errors_on_both_ends_of_one_cable_are_one_link_finding(platform: str, tmp_path: Path) -> None:
     pod = both_ends(platform)
     port = cabled_switch_port(pod, "gpu01").name
@@ -168,8 +202,10 @@ def test_a_host_side_finding_names_its_switch_port_and_replaces_the_counter_rule
     assert [(f.target, f.entity) for f in alone] == [("gpu02", "ens1f0np0")]
 
 
-def test_a_switch_that_reports_no_error_counter_is_said_so(tmp_path: Path) -> None:
-    pod = pods.healthy_pod(("cumulus",))  # `nv show interface ... counters qos`: no receive errors
+@pytest.mark.parametrize("platform", pods.PLATFORMS)
+def test_a_switch_that_reports_no_error_counter_is_said_so(platform: str, tmp_path: Path) -> None:
+    pod = pods.healthy_pod((platform,))
+    pod.switch.omit.add(ERROR_PARSER[platform])  # the error counters were not read (older NOS, refused command)
     pods.bump(roce(pod, "gpu02").ethtool, "rx_crc_errors_phy", 13)
     result = diagnose_analysis(analysed(pod, tmp_path))
     (finding,) = [f for f in result.findings if f.severity in BAD]

@@ -80,6 +80,8 @@ def counter_key(label: str) -> str:
 
 
 Direction = tuple[str | None, str | None]  # (metric for Receive, metric for Transmit); None: always n/a
+# A direction that is counted and read (a number is checked) but has no canonical metric of its own.
+NOT_EMITTED = "-"
 
 
 def direction_table(name: str, body: list[Line], counters: dict[str, Direction]) -> list[Sample]:
@@ -117,6 +119,8 @@ def _direction_row(name: str, where: Line, label: str, cells: dict[str, object],
         if direction not in cells:
             continue
         value = count(name, where[0], where[1], cells[direction])
+        if metric == NOT_EMITTED:
+            continue
         if metric is None:
             # a direction the ASIC does not count is printed `n/a`; a number there is a format we do not know
             if value is not None:

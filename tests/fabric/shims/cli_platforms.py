@@ -92,7 +92,34 @@ def onyx(ctx: Ctx, cmd: str) -> str | None:
                     f"  {fmt(ctx.val(c, f'{d}_pfc{prio}')):<20} pause packets",
                     f"  {fmt(ctx.val(c, f'{d}_pfc{prio}_duration')):<20} pause duration", ""]
         return "\n".join(out)
+    m = re.fullmatch(r"show interfaces ethernet (\d+/\d+) counters", cmd)
+    if m:
+        p = ctx.port(f"Eth{m.group(1)}")
+        return "% Unrecognized interface\n" if p is None else _onyx_counters(ctx, p)
     return None
+
+
+def _onyx_counters(ctx: Ctx, p: dict) -> str:
+    """`show interfaces ethernet 1/N counters`: the port's traffic, its receive (FCS) and PHY symbol errors."""
+    c = p["counters"]
+
+    def block(title: str, rows: list[tuple[int, str]]) -> list[str]:
+        return [f"{title}:", *(f"  {fmt(n):<20} {label}" for n, label in rows), ""]
+
+    def pause(d: str) -> int:
+        return sum(ctx.val(c, f"{d}_pfc{i}") for i in range(8))
+
+    rx = [(ctx.val(c, "rx_ok"), "packets"), (ctx.val(c, "rx_ok"), "unicast packets"), (0, "multicast packets"),
+          (0, "broadcast packets"), (ctx.val(c, "rx_bytes"), "bytes"), (ctx.val(c, "rx_err"), "error packets"),
+          (ctx.val(c, "rx_drp"), "discard packets"), (ctx.val(c, "rx_ok"), "packets Jumbo"),
+          (ctx.val(c, "rx_err"), "fcs errors"), (0, "undersize packets"), (0, "oversize packets"),
+          (pause("rx"), "pause packets"), (0, "unknown control opcode"),
+          (ctx.val(c, "rx_symbol_err"), "symbol errors"), (0, "discard packets by storm control")]
+    tx = [(ctx.val(c, "tx_ok"), "packets"), (ctx.val(c, "tx_ok"), "unicast packets"), (0, "multicast packets"),
+          (0, "broadcast packets"), (ctx.val(c, "tx_bytes"), "bytes"), (ctx.val(c, "tx_err"), "error packets"),
+          (ctx.val(c, "tx_drp"), "discard packets"), (0, "hoq discard packets"),
+          (pause("tx"), "pause packets")]
+    return "\n".join(block("Rx", rx) + block("Tx", tx))
 
 
 # -------------------------------------------------------------------------------------------------------------- EOS
@@ -164,6 +191,8 @@ def eos(ctx: Ctx, cmd: str) -> str | None:
         rows = [f"{p['name'].replace('Ethernet', 'Et'):<11}{t:<6}{fmt(ctx.val(p['counters'], f'q{t}_ecn_pkts'))}"
                 for p in ports for t in range(8)]
         return "\n".join([f"{'Port':<11}{'TxQ':<6}ECN Marked Packets", *rows]) + "\n"
+    if cmd in ("show interfaces counters errors | json", "show interfaces counters errors"):
+        return _eos_errors(ctx, as_json=cmd.endswith("| json"))
     m = re.fullmatch(r"show qos interfaces (?:ethernet ?|Ethernet)(\d+(?:/\d+)*) ecn", cmd, re.IGNORECASE)
     if m:
         p = ctx.port(f"Ethernet{m.group(1)}")
@@ -175,6 +204,23 @@ def eos(ctx: Ctx, cmd: str) -> str | None:
         return "\n".join([f"{p['name']}:", "   Tx-Queue  ECN       Min Threshold    Max Threshold    "
                           "Max Mark Probability", *rows]) + "\n"
     return None
+
+
+def _eos_errors(ctx: Ctx, as_json: bool) -> str:
+    """`show interfaces counters errors`: FCS and all receive errors from the port's receive errors, symbol errors
+    of its PHY, transmit errors."""
+    rows = {}
+    for p in ctx.spec["ports"]:
+        c = p["counters"]
+        rx = ctx.val(c, "rx_err")
+        rows[p["name"]] = {"fcsErrors": rx, "alignmentErrors": 0, "symbolErrors": ctx.val(c, "rx_symbol_err"),
+                           "inErrors": rx, "frameTooShorts": 0, "frameTooLongs": 0, "outErrors": ctx.val(c, "tx_err")}
+    if as_json:
+        return json.dumps({"interfaceErrorCounters": rows}, indent=4) + "\n"
+    head = f"{'Port':<14}" + "".join(f"{h:>10}" for h in ("FCS", "Align", "Symbol", "Rx", "Runts", "Giants", "Tx"))
+    keys = ("fcsErrors", "alignmentErrors", "symbolErrors", "inErrors", "frameTooShorts", "frameTooLongs", "outErrors")
+    lines = [f"{name.replace('Ethernet', 'Et'):<14}" + "".join(f"{r[k]:>10}" for k in keys) for name, r in rows.items()]
+    return "\n".join([head, *lines]) + "\n"
 
 
 # ------------------------------------------------------------------------------------------------------------ NX-OS

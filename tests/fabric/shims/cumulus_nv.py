@@ -1,7 +1,7 @@
 """Cumulus Linux NVUE `nv` shim (CL 5.5+ command names, text layout; `-o json` for the per-port views).
 
 nv show qos roce | nv show interface <if> counters qos pfc-stats|port-stats|egress-queue-stats|ingress-buffer-stats
-| nv show interface <if> qos roce counters|status
+| nv show interface <if> qos roce counters|status | nv show interface <if> counters errors
 """
 
 from __future__ import annotations
@@ -81,6 +81,19 @@ def port_stats(ctx: Ctx, p: dict, as_json: bool) -> str:
     return nv_table(["Counter", "Receive", "Transmit"], [["ECN Marked Packets", "n/a", str(ecn)],
                                                          ["MC Buffer Discards", "n/a", "0"],
                                                          ["Pause Frames", str(rx_pause), str(tx_pause)]])
+
+
+def errors(ctx: Ctx, p: dict, as_json: bool) -> str:
+    """`counters errors`: FCS and total receive errors from the port's receive errors, symbol errors of its PHY."""
+    c = p["counters"]
+    rx, symbol, tx = ctx.val(c, "rx_err"), ctx.val(c, "rx_symbol_err"), ctx.val(c, "tx_err")
+    receive = {"Alignment Errors": 0, "FCS Errors": rx, "Jabber Errors": 0, "Length Errors": 0,
+               "Oversize Errors": 0, "Symbol Errors": symbol, "Total Errors": rx, "Undersize Errors": 0}
+    if as_json:
+        return json.dumps({"rx-stats": {k.lower().replace(" ", "-"): v for k, v in receive.items()},
+                           "tx-stats": {"total-errors": tx}}, indent=2) + "\n"
+    return nv_table(["Counter", "Receive", "Transmit"],
+                    [[k, str(v), str(tx) if k == "Total Errors" else "n/a"] for k, v in receive.items()])
 
 
 def egress_queue(ctx: Ctx, p: dict, as_json: bool) -> str:
@@ -198,6 +211,7 @@ def roce_status(ctx: Ctx, p: dict, as_json: bool) -> str:
 PER_PORT = {
     ("counters", "qos", "pfc-stats"): pfc_stats,
     ("counters", "qos", "port-stats"): port_stats,
+    ("counters", "errors"): errors,
     ("counters", "qos", "egress-queue-stats"): egress_queue,
     ("counters", "qos", "ingress-buffer-stats"): ingress_buffer,
     ("qos", "roce", "counters"): roce_counters,
