@@ -20,20 +20,25 @@ from rdmatool.topology.paths import path_class_facts
 
 def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule], stage: str,
           threshold: float = 0.9, latency=None,
-          cabling: tuple[list[Link], dict[str, set[str]]] | None = None) -> list[Finding]:
+          cabling: tuple[list[Link], dict[str, set[str]]] | dict[str, tuple] | None = None) -> list[Finding]:
     """The findings of one perftest stage (bandwidth or latency): the stage's verdict rules over the attribution's
     facts, `threshold` being the fraction of a node's expected rate a pair must reach, and, with the profile's
     `latency` ceilings, each measured pair's latency against them (`latency_facts`). The other rules of these
     stages read the perftest outputs of a bundle (diagnose), which a gate's matrix is not. With `cabling` (the links
     of the NICs tested, and each leaf's uplinks) a bandwidth stage's pairs are grouped by path class too, so that a
-    class systematically slower than the others is named on the leaf that explains it (`path_class_slow`).
+    class systematically slower than the others is named on the leaf that explains it (`path_class_slow`); a
+    rail-aligned stage gives rail -> cabling, each rail's pairs classed apart.
 
     Listed rule by rule as the playbooks order them, each rule's findings in the order of the attribution's subjects
     (its bad links as it sorted them, not as their `a<->b` names sort)."""
     rows = (latency_facts(results, latency) if latency is not None else []) + \
         attributions.facts(results, attribution, threshold)
     if cabling is not None and stage == "bandwidth":
-        rows += path_class_facts(results, *cabling).to_dict("records")
+        # rail-aligned: rail -> its cabling, each rail's pairs classed on the leaves of that rail's NICs
+        per_rail = cabling if isinstance(cabling, dict) else {None: cabling}
+        for rail, (links, spines) in per_rail.items():
+            mine = results if rail is None else [r for r in results if r.rail == rail]
+            rows += path_class_facts(mine, links, spines).to_dict("records")
     mine = [r for r in rules if r.kind == "verdict" and policy.stage_of(r) == stage]
     found = engine.evaluate(analysis_of(rows), mine)
     rank = {rule.id: i for i, rule in enumerate(mine)}

@@ -94,7 +94,8 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
         results = [PairResult.from_record(r) for r in raw_results]
         attribution = Attribution.from_record(raw_attribution)
         # the path classes, on the tested NICs' leaves the live run saved
-        cabling = schedule_choice.path_cabling(schedule_choice.saved_leaves(bundle_path), analysis)
+        cabling = schedule_choice.stage_cabling(schedule_choice.saved_leaves(bundle_path),
+                                                schedule_choice.saved_rail_leaves(bundle_path), analysis)
         perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate,
                      cabling=cabling)
         return _StageOutcome(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
@@ -288,11 +289,13 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
     )
     stage_deadline = min(deadline, time.monotonic() + profile.deadlines_s["bandwidth"])
     # The schedule follows the cabling when it is known (a topology file, else what stage 1 saw), each host on the
-    # leaf of the NIC its discovery picks; what the schedule could find is reported with its results.
+    # leaf of the NIC its discovery picks, or rail by rail on multi-rail hosts (NIC k against NIC k); what the
+    # schedule could find is reported with its results.
     with perf_engine.PerfSession(hosts, options) as session:
         choice = schedule_choice.choose(profile.bandwidth.schedule, profile.topology, [h.name for h in hosts],
                                         profile.bandwidth.rounds, options.device, devices=session.devices,
-                                        observed=links_from_analysis(analysis) if analysis is not None else None)
+                                        observed=links_from_analysis(analysis) if analysis is not None else None,
+                                        rails=session.rails)
         results, attribution = perf_engine.run_gate_perf(
             hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction,
             session=session, **choice.engine_args())
@@ -300,7 +303,7 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
     figures = {"schedule": choice.figures(results, attribution, fraction)}
     schedule_choice.save(choice, figures["schedule"], Path(bundle_path) / "perf")
     findings = judge(results, attribution, rules, "bandwidth", fraction,
-                     cabling=schedule_choice.path_cabling(choice.tested_leaf, analysis))
+                     cabling=schedule_choice.stage_cabling(choice.tested_leaf, choice.tested_rails(), analysis))
     duration = time.monotonic() - t0
     bad = (tuple(attribution.bad_nodes), list(attribution.bad_links))
     if time.monotonic() > stage_deadline:

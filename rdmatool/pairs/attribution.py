@@ -15,6 +15,10 @@ _low / _error, measured per partner, median_gbps) and per bad or unexplained lin
 median_gbps, the partners each end is fine with); run-wide facts under `_threshold`, `_expected_gbps`,
 `_pairs_measured`, `_pairs_low`, `_pairs_error`, `_unexplained`.
 
+Rails: a rail-aligned run (NIC k of one host against NIC k of another, each result's `rail`) is attributed per
+rail (`attribute_rails`): a node bad on some rail and passing on none is a bad node; bad on rail k while passing on
+another rail, its NIC k is a bad NIC (`Attribution.bad_nics`), the host itself fine.
+
 Facts: `facts()` states an attribution as rows of the analysis facts format (rdmatool.analysis.FACT_COLUMNS), so
 that its verdicts are judged by playbook rules (playbooks/40-perftest.yaml) like any other fact.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rdmatool.pairs.model import LAT_TESTS, NOT_RUN, UNREACHABLE, Attribution, PairResult
@@ -179,6 +184,84 @@ def attribute(results: list[PairResult], expected_gbps: dict[str, float] | float
     return Attribution(tuple(bad_nodes), tuple(bad_links), evidence, tuple(missing), tuple(suspects), errors)
 
 
+def bad_nodes_and_nics(statuses: Mapping[str, Mapping[frozenset, str]],
+                       bad: Mapping[str, Iterable[str]]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Per rail each pair's status (ok | low | error) and the nodes that rail's attribution named bad → (bad nodes,
+    bad NICs): a node bad on some rail and passing on none is a bad node (slow whatever NIC it uses); a node bad on
+    rail k while passing on another rail is a bad NIC (host, k)."""
+    passing_on: dict[str, set[str]] = {}
+    for rail, pairs in statuses.items():
+        for pair, status in pairs.items():
+            if status == OK:
+                for n in pair:
+                    passing_on.setdefault(n, set()).add(rail)
+    nodes = sorted({n for named in bad.values() for n in named if n not in passing_on})
+    nics = sorted((n, rail) for rail, named in bad.items() for n in named if passing_on.get(n, set()) - {rail})
+    return nodes, nics
+
+
+def attribute_rails(results: list[PairResult], expected_gbps: Mapping[str | None, dict[str, float] | float | None],
+                    threshold: float = 0.9) -> Attribution:
+    """The attribution of a rail-aligned run (each result's `rail` the NIC both ends used): `attribute` per rail,
+    since a pair on rail k says nothing of rail j, then its nodes split into bad nodes and bad NICs
+    (`bad_nodes_and_nics`). `expected_gbps`: per rail, what `attribute` takes (each rail's NICs have their own line
+    rate). One rail (or none named) is plain `attribute`.
+
+    Evidence: each node's record from the rail that named it bad (else its first), with `rail` and its verdict over
+    every rail; each bad or unexplained link's record with its `rail`; per bad NIC `host/rail` under `_nics` its
+    rail's record with `ok_on_rails`, the rails it passed on; per rail under `_rails` its expected rates and pairs
+    measured; the run-wide figures summed over the rails."""
+    rails = list(dict.fromkeys(r.rail for r in results))
+    if len(rails) <= 1:
+        return attribute(results, expected_gbps.get(rails[0]) if rails else None, threshold)
+    mine = {rail: [r for r in results if r.rail == rail] for rail in rails}
+    per = {rail: attribute(mine[rail], expected_gbps.get(rail), threshold) for rail in rails}
+    statuses = {rail: {pair: v.status for pair, v in classify(mine[rail], expected_gbps.get(rail),
+                                                              threshold).items()} for rail in rails}
+    bad_nodes, bad_nics = bad_nodes_and_nics(statuses, {rail: a.bad_nodes for rail, a in per.items()})
+    nic_hosts = {h for h, _ in bad_nics}
+    suspects = sorted({n for a in per.values() for n in a.suspects} - set(bad_nodes) - nic_hosts)
+    bad_links = sorted({tuple(link) for a in per.values() for link in a.bad_links})
+    evidence: dict = {}
+    for rail, a in per.items():
+        for key, record in a.evidence.items():
+            if key.startswith("_") or not isinstance(record, dict):
+                continue
+            first = key not in evidence
+            if first or (record.get("verdict") == "bad" and evidence[key].get("rail_verdict") != "bad"):
+                evidence[key] = {**record, "rail": rail, "rail_verdict": record.get("verdict")}
+    for key, record in evidence.items():
+        if "<->" not in key:  # a node: its verdict over every rail
+            record["verdict"] = "bad" if key in bad_nodes else "suspect" if key in suspects else "ok"
+    ok_on = {}
+    for rail, pairs in statuses.items():
+        for pair, status in pairs.items():
+            for n in pair:
+                if status == OK:
+                    ok_on.setdefault(n, set()).add(rail)
+    evidence["_nics"] = {f"{h}/{rail}": {**per[rail].evidence.get(h, {}), "rail": rail,
+                                          "ok_on_rails": sorted(ok_on.get(h, set()) - {rail})}
+                         for h, rail in bad_nics}
+    expected_all: dict = {}
+    for a in per.values():
+        for node, value in (a.evidence.get("_expected_gbps") or {}).items():
+            expected_all.setdefault(node, value)
+    evidence.update({
+        "_threshold": threshold,
+        "_expected_gbps": expected_all,
+        "_pairs_measured": sum(a.evidence.get("_pairs_measured", 0) for a in per.values()),
+        "_pairs_low": sum(a.evidence.get("_pairs_low", 0) for a in per.values()),
+        "_pairs_error": sum(a.evidence.get("_pairs_error", 0) for a in per.values()),
+        "_unexplained": sorted({k for a in per.values() for k in a.evidence.get("_unexplained", [])}),
+        "_rails": {rail: {"expected_gbps": a.evidence.get("_expected_gbps") or {},
+                          "pairs_measured": a.evidence.get("_pairs_measured", 0)} for rail, a in per.items()},
+    })
+    missing = sorted({m for a in per.values() for m in a.missing})
+    errors = tuple((r.server, r.client, r.error) for r in results if r.error and _counts(r))
+    return Attribution(tuple(bad_nodes), tuple(bad_links), evidence, tuple(missing), tuple(suspects), errors,
+                       tuple(bad_nics))
+
+
 def facts(results: list[PairResult], attribution: Attribution, threshold: float = 0.9) -> list[dict]:
     """The attribution as fact rows (every column of the analysis facts format), subject by subject:
 
@@ -186,6 +269,9 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
       kind of matrix), the `perf_test` it ran and, where the
       evidence has a record of it, `perf_record` (the record as JSON), its median `bw_avg_gbps` over its pairs and
       its `perf_pass_gbps` (`threshold` x its expected rate);
+    - each bad NIC of a multi-rail run (target: its host, entity: the NIC, its rail): `perf_nic_verdict` bad
+      (raw_key the matrix), `perf_nic_ok_on` the rails the host passed on, `perf_record` (its rail's record), its
+      median `bw_avg_gbps` and `perf_pass_gbps`;
     - each bad or unexplained link (target `fabric`, entity `a<->b`): `perf_link_verdict`, its ends `perf_link_a`
       and `perf_link_b`, `perf_record` and its median `bw_avg_gbps`;
     - each failed pair run (target: the client, entity `client->server`): the `tool_error` message, and once per
@@ -218,6 +304,17 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
             if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
                 rows.append(_fact(node, "host", None, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
                                   raw_key="expected_gbps"))
+    nics = evidence.get("_nics") if isinstance(evidence.get("_nics"), dict) else {}
+    for host, rail in attribution.bad_nics:  # subject: the host, entity: its NIC (the rail)
+        record = nics.get(f"{host}/{rail}")
+        record = record if isinstance(record, dict) else {}
+        rows.append(_fact(host, "host", rail, "perf_nic_verdict", text="bad", raw_key=matrix))
+        ok_on = [x for x in record.get("ok_on_rails") or [] if isinstance(x, str)]
+        rows.append(_fact(host, "host", rail, "perf_nic_ok_on", text=", ".join(ok_on) or "another rail"))
+        rows += _recorded(host, "host", rail, record, bandwidth)
+        if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
+            rows.append(_fact(host, "host", rail, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
+                              raw_key="expected_gbps"))
     unexplained = [k for k in evidence.get("_unexplained") or [] if isinstance(k, str) and "<->" in k]
     links = dict.fromkeys([*(tuple(link) for link in attribution.bad_links),
                            *(tuple(k.split("<->", 1)) for k in unexplained)])

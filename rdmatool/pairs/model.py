@@ -27,6 +27,9 @@ class PairResult:
     server_output: str
     client_output: str
     duration_s: float
+    # The rail: the RDMA device both ends ran on in a rail-aligned schedule (NIC k of one host against NIC k of
+    # another). None: each host's one tested NIC, as every record written before rails were scheduled reads.
+    rail: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -41,9 +44,12 @@ class PairResult:
 
     @classmethod
     def from_record(cls, record: dict) -> PairResult:
-        """A result as `as_dict` recorded it (results.json); the raw outputs, not recorded, are empty."""
-        return cls(**{k: record.get(k) for k in cls.__dataclass_fields__ if k in record},
-                   **{k: "" for k in ("server_output", "client_output") if k not in record})
+        """A result as `as_dict` recorded it (results.json); the raw outputs, not recorded, are empty; a record
+        without `rail` (written before rails were scheduled) is the single rail."""
+        fields = {k: record.get(k) for k in cls.__dataclass_fields__ if k in record}
+        if not isinstance(fields.get("rail"), str):  # untrusted data: a rail is a device name or nothing
+            fields.pop("rail", None)
+        return cls(**fields, **{k: "" for k in ("server_output", "client_output") if k not in record})
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class Attribution:
     missing: tuple[str, ...] = ()  # unreachable hosts: reported, never called bad
     suspects: tuple[str, ...] = ()  # low/errored but not enough evidence (fewer than 2 partners, no good peer)
     errors: tuple[tuple[str, str, str], ...] = field(default=())  # (server, client, error) of errored pairs
+    # (host, rail) of NICs slow on their rail while the host passes on another (multi-rail runs only)
+    bad_nics: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -62,6 +70,7 @@ class Attribution:
             "missing": list(self.missing),
             "suspects": list(self.suspects),
             "errors": [{"server": s, "client": c, "error": e} for s, c, e in self.errors],
+            "bad_nics": [list(nic) for nic in self.bad_nics],
             "evidence": self.evidence,
         }
 
@@ -76,4 +85,5 @@ class Attribution:
             suspects=tuple(record.get("suspects", ())),
             errors=tuple((e.get("server"), e.get("client"), e.get("error")) for e in record.get("errors", ())
                          if isinstance(e, dict)),
+            bad_nics=tuple(tuple(nic) for nic in record.get("bad_nics", ()) if isinstance(nic, list) and len(nic) == 2),
         )

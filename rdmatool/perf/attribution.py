@@ -11,6 +11,8 @@ from rdmatool.pairs.attribution import (  # noqa: F401  (the perf package's name
     OK,
     PairVerdict,
     attribute,
+    attribute_rails,
+    bad_nodes_and_nics,
     classify,
     expected_of,
     facts,

@@ -1,4 +1,5 @@
-"""Which RDMA port a host tests with: parse the output of commands.PERF_DISCOVER_SCRIPT, then choose one port per host.
+"""Which RDMA port a host tests with: parse the output of commands.PERF_DISCOVER_SCRIPT, then choose one port per host
+(and, for a rail-aligned schedule, one per NIC of that port's link layer: `rail_ports`).
 
 RoCE needs a RoCE v2 GID carrying an IPv4 address (its index is perftest's `-x`, the address is where the client
 dials); InfiniBand runs without `-x` and dials the IPoIB netdev's IPv4, else the inventory address (perftest's
@@ -127,3 +128,13 @@ def choose(per_host: dict[str, list[HostInfo]], device: str | None = None,
             found = ", ".join(f"{c.device}/{c.ib_port} {c.link_layer}" for c in cands) or "none"
             chosen[name] = f"{name}: no active {wanted} port usable for perftest (found: {found})"
     return chosen
+
+
+def rail_ports(cands: list[HostInfo], chosen: HostInfo) -> dict[str, HostInfo]:
+    """device -> the port a rail-aligned schedule tests on each NIC of the host that shares the chosen port's link
+    layer (its first usable port): NIC k of one host runs against NIC k of another, the fleet's layer throughout."""
+    out: dict[str, HostInfo] = {}
+    for c in cands:
+        if c.link_layer == chosen.link_layer:
+            out.setdefault(c.device, c)
+    return out

@@ -1,5 +1,9 @@
 """Run perftest schedules over SSH: rounds in sequence, the pairs of a round in parallel; failures are values.
 
+Rail-aligned schedules (`run_gate_perf(rail_planner=...)`): a pair runs on a rail, NIC k of A against NIC k of B
+(`PerfSession` knows every usable NIC of the fleet's link layer per host); round i of every rail runs at once, a
+NIC (host, rail) being the busy unit, and the rails are attributed apart (rdmatool.pairs.attribution.attribute_rails).
+
 Each pair: the server on A (`timeout -k 2 <ready + D + slack>`), once it says it waits for a client (or after
 `server_ready_s`) the client on B toward A's fabric address, both outputs parsed. Every server and client gets
 cleaned up whatever happens (client done, timeout, error, Ctrl-C): the pair's `finally`, then the session's.
@@ -13,17 +17,17 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from rdmatool import commands
 from rdmatool.errors import ParseError
 from rdmatool.model import Target, TargetKind
 from rdmatool.parsers import perftest as perftest_parser
 from rdmatool.perf import discovery
-from rdmatool.perf.attribution import attribute, classify
+from rdmatool.perf.attribution import attribute, attribute_rails, classify
 from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, HostInfo, PairResult, PerfOptions
 from rdmatool.perf.remote import Background, Remote
-from rdmatool.perf.schedule import Pair, confirmation_for, gate_rounds, split_conflicts
+from rdmatool.perf.schedule import Pair, RailPair, confirmation_for, gate_rounds, rail_rounds, split_conflicts
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import describe_connect_error
 
@@ -36,6 +40,7 @@ class HostState:
     target: Target
     remote: Remote | None = None
     info: HostInfo | None = None
+    rails: dict[str, HostInfo] = field(default_factory=dict)  # device -> port: the NICs a rail schedule may test
     error: str | None = None  # unreachable (connection) error
     unusable: str | None = None  # reachable, but no port to test with
 
@@ -86,6 +91,9 @@ class PerfSession:
                 self.hosts[name].unusable = choice
             else:
                 self.hosts[name].info = choice
+                # one fixed `device`: that NIC alone; else every NIC of the chosen link layer, one rail each
+                self.hosts[name].rails = {choice.device: choice} if self.options.device else \
+                    discovery.rail_ports(per_host[name], choice)
 
     def close(self) -> None:
         for state in self.hosts.values():
@@ -113,11 +121,18 @@ class PerfSession:
         return {n: s.info.device for n, s in self.hosts.items() if s.info}
 
     @property
+    def rails(self) -> dict[str, list[str]]:
+        """host -> the RDMA devices a rail-aligned schedule may test on it (hosts with a usable port)."""
+        return {n: sorted(s.rails) for n, s in self.hosts.items() if s.info}
+
+    @property
     def discovered(self) -> dict[str, dict]:
         return {n: (s.info.as_dict() if s.info else {"error": s.error or s.unusable}) for n, s in self.hosts.items()}
 
-    def expected_gbps(self) -> dict[str, float]:
-        return {n: s.info.rate_gbps for n, s in self.hosts.items() if s.info and s.info.rate_gbps}
+    def expected_gbps(self, rail: str | None = None) -> dict[str, float]:
+        """host -> the line rate of the port it tests with (on `rail`: of that NIC)."""
+        ports = {n: s.info if rail is None else s.rails.get(rail) for n, s in self.hosts.items()}
+        return {n: p.rate_gbps for n, p in ports.items() if p is not None and p.rate_gbps}
 
     def next_port(self) -> int:
         with self._lock:
@@ -180,7 +195,8 @@ def _read(output: str, exit_code: int | None, role: str, name: str, bound: int) 
     return side
 
 
-def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> PairResult:
+def run_pair(session: PerfSession, server: str, client: str, round_no: int, rail: str | None = None) -> PairResult:
+    """One pair: on each host's tested port, or on `rail` (that NIC on both hosts)."""
     options = session.options
     t0 = time.monotonic()
 
@@ -191,7 +207,7 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> P
             server, client, options.test, options.size,
             cli.bw_avg if cli.bw_avg is not None else srv.bw_avg,
             cli.bw_peak if cli.bw_avg is not None else srv.bw_peak,
-            cli.lat or srv.lat, error, round_no, srv_out, cli_out, round(time.monotonic() - t0, 3))
+            cli.lat or srv.lat, error, round_no, srv_out, cli_out, round(time.monotonic() - t0, 3), rail)
 
     a, b = session.hosts.get(server), session.hosts.get(client)
     for name, state in ((server, a), (client, b)):
@@ -202,6 +218,10 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> P
     for state in (a, b):
         if state.unusable:
             return result(state.unusable)
+    a_info, b_info = (a.info, b.info) if rail is None else (a.rails.get(rail), b.rails.get(rail))
+    for name, info in ((server, a_info), (client, b_info)):
+        if info is None:
+            return result(f"{NOT_RUN}{name} has no usable port on rail {rail}")
     if session.stop.is_set():
         return result(f"{NOT_RUN}interrupted")
     client_bound, server_bound = _limits(options)
@@ -209,14 +229,14 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> P
     srv_job: Background | None = None
     cli_job: Background | None = None
     try:
-        srv_job = a.remote.start(_command(options, a.info, port, server_bound, None))
+        srv_job = a.remote.start(_command(options, a_info, port, server_bound, None))
         srv_job.wait(options.server_ready_s, session.stop, until=lambda out: "waiting for client" in out.lower())
         if srv_job.done and srv_job.exit_code != 0:  # the server failed before any client came
             srv = _read(srv_job.output(), srv_job.exit_code, "server", server, server_bound)
             return result(srv.error or f"server {server}: exited with status {srv_job.exit_code}", srv_out=srv_job.output())
         if session.stop.is_set():
             return result(f"{NOT_RUN}interrupted", srv_out=srv_job.output())
-        cli_job = b.remote.start(_command(options, b.info, port, client_bound, a.info.fabric_address))
+        cli_job = b.remote.start(_command(options, b_info, port, client_bound, a_info.fabric_address))
         finished = cli_job.wait(client_bound + 3, session.stop)
         if not finished:
             cli_job.cleanup()
@@ -246,9 +266,9 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int) -> P
 # --------------------------------------------------------------------------------------------------- schedules
 
 
-def _run_round(session: PerfSession, pairs: list[Pair], round_no: int) -> list[PairResult]:
+def _run_round(session: PerfSession, pairs: list[Pair | RailPair], round_no: int) -> list[PairResult]:
     pool = ThreadPoolExecutor(max_workers=max(1, len(pairs)), thread_name_prefix="rdmatool-perf")
-    futures = [pool.submit(run_pair, session, s, c, round_no) for s, c in pairs]
+    futures = [pool.submit(run_pair, session, p[0], p[1], round_no, p[2] if len(p) == 3 else None) for p in pairs]
     try:
         while True:
             done, pending = wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
@@ -265,11 +285,12 @@ def _run_round(session: PerfSession, pairs: list[Pair], round_no: int) -> list[P
     return [f.result() for f in futures]
 
 
-def run_schedule(targets: list[Target], rounds: list[list[Pair]], options: PerfOptions,
+def run_schedule(targets: list[Target], rounds: list[list[Pair | RailPair]], options: PerfOptions,
                  deadline: float | None = None, session: PerfSession | None = None,
                  progress: Progress | None = None, first_round: int = 0) -> list[PairResult]:
     """Run `rounds` in sequence, the pairs of a round in parallel (a round in which a node appears twice is split
-    into conflict-free sub-rounds). `deadline` is a time.monotonic() value: a round that cannot finish before it
+    into conflict-free sub-rounds; a pair (server, client, rail) runs on that rail, a NIC being busy rather than its
+    host, so the rails share a round). `deadline` is a time.monotonic() value: a round that cannot finish before it
     is not started, its pairs come back as `not run: deadline` results."""
     own = session is None
     session = session or PerfSession(targets, options)
@@ -283,8 +304,9 @@ def run_schedule(targets: list[Target], rounds: list[list[Pair]], options: PerfO
                 late = deadline is not None and time.monotonic() + options.server_ready_s + client_bound > deadline
                 if late or session.stop.is_set():
                     why = "deadline reached" if late else "interrupted"
-                    results += [PairResult(s, c, options.test, options.size, None, None, None, f"{NOT_RUN}{why}",
-                                           round_no, "", "", 0.0) for s, c in sub]
+                    results += [PairResult(p[0], p[1], options.test, options.size, None, None, None,
+                                           f"{NOT_RUN}{why}", round_no, "", "", 0.0, p[2] if len(p) == 3 else None)
+                                for p in sub]
                     continue
                 if progress:
                     progress(f"round {round_no}: {len(sub)} pairs")
@@ -300,24 +322,35 @@ def run_gate_perf(targets: list[Target], options: PerfOptions, expected_gbps: di
                   rounds: int = 3, deadline: float | None = None, session: PerfSession | None = None,
                   threshold: float = 0.9, seed: int = 0, progress: Progress | None = None,
                   planner: Callable[[list[str]], list[list[Pair]]] | None = None,
-                  leaf_of: dict[str, str] | None = None) -> tuple[list[PairResult], Attribution]:
+                  leaf_of: dict[str, str] | None = None,
+                  rail_planner: Callable[[list[str]], dict[str, list[list[Pair]]]] | None = None,
+                  rail_leaves: dict[str, dict[str, str]] | None = None) -> tuple[list[PairResult], Attribution]:
     """gate_rounds over the reachable hosts, a confirmation round for the suspects against known-good peers, then
     attribute(). `expected_gbps` None: each node's discovered line rate (explicit values win per node).
     `planner` (reachable hosts -> rounds) replaces gate_rounds, e.g. with schedule.topology_rounds; `leaf_of`
-    (host -> leaf) makes the confirmation topology-aware (schedule.topology_confirmation)."""
+    (host -> leaf) makes the confirmation topology-aware (schedule.topology_confirmation).
+
+    `rail_planner` (reachable hosts -> rail -> rounds, e.g. schedule.rail_plan) makes the run rail-aligned: round i
+    of every rail at once, then one confirmation round holding each rail's own (topology-aware with `rail_leaves`,
+    rail -> host -> leaf), then the attribution per rail (bad nodes apart from bad NICs)."""
     own = session is None
     session = session or PerfSession(targets, options)
     session.open()
     try:
-        expected = _expected(session, expected_gbps)
         nodes = session.reachable
-        plan = planner(nodes) if planner else gate_rounds(nodes, rounds=rounds, seed=seed)
-        results = run_schedule(targets, plan, options, deadline, session, progress)
-        statuses = {pair: v.status for pair, v in classify(results, expected, threshold).items()}
-        confirm = confirmation_for(statuses, nodes, leaf_of)
-        if confirm:
-            results += run_schedule(targets, [confirm], options, deadline, session, progress, first_round=len(plan))
-        attribution = attribute(results, expected, threshold)
+        if rail_planner is not None:
+            results, attribution = _run_rails(targets, options, session, rail_planner(nodes), expected_gbps,
+                                              threshold, deadline, progress, rail_leaves or {})
+        else:
+            expected = _expected(session, expected_gbps)
+            plan = planner(nodes) if planner else gate_rounds(nodes, rounds=rounds, seed=seed)
+            results = run_schedule(targets, plan, options, deadline, session, progress)
+            statuses = {pair: v.status for pair, v in classify(results, expected, threshold).items()}
+            confirm = confirmation_for(statuses, nodes, leaf_of)
+            if confirm:
+                results += run_schedule(targets, [confirm], options, deadline, session, progress,
+                                        first_round=len(plan))
+            attribution = attribute(results, expected, threshold)
     finally:
         if own:
             session.close()
@@ -325,8 +358,27 @@ def run_gate_perf(targets: list[Target], options: PerfOptions, expected_gbps: di
     return results, replace(attribution, missing=missing)
 
 
-def _expected(session: PerfSession, expected_gbps: dict[str, float] | float | None) -> dict[str, float]:
-    rates = session.expected_gbps()
+def _run_rails(targets: list[Target], options: PerfOptions, session: PerfSession, plan: dict[str, list[list[Pair]]],
+               expected_gbps: dict[str, float] | float | None, threshold: float, deadline: float | None,
+               progress: Progress | None, rail_leaves: dict[str, dict[str, str]]) -> tuple[list[PairResult], Attribution]:
+    """A rail plan run side by side, each rail's confirmation in one shared round, attributed rail by rail."""
+    merged = rail_rounds(plan)
+    results = run_schedule(targets, merged, options, deadline, session, progress)
+    expected = {rail: _expected(session, expected_gbps, rail) for rail in plan}
+    confirm: list[RailPair] = []
+    for rail in plan:
+        mine = [r for r in results if r.rail == rail]
+        statuses = {pair: v.status for pair, v in classify(mine, expected[rail], threshold).items()}
+        members = list(rail_leaves.get(rail) or {n for rounds in plan[rail] for pair in rounds for n in pair})
+        confirm += [(s, c, rail) for s, c in confirmation_for(statuses, members, rail_leaves.get(rail))]
+    if confirm:
+        results += run_schedule(targets, [confirm], options, deadline, session, progress, first_round=len(merged))
+    return results, attribute_rails(results, expected, threshold)
+
+
+def _expected(session: PerfSession, expected_gbps: dict[str, float] | float | None,
+              rail: str | None = None) -> dict[str, float]:
+    rates = session.expected_gbps(rail)
     if isinstance(expected_gbps, dict):
         return {**rates, **expected_gbps}
     if expected_gbps is not None:

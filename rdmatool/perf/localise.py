@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rdmatool.perf.attribution import LOW, OK, attribute, classify
+from rdmatool.perf.attribution import LOW, OK, attribute, bad_nodes_and_nics, classify
 from rdmatool.perf.model import Attribution, PairResult
 from rdmatool.perf.schedule import leaf_pair
 
@@ -49,16 +49,8 @@ class Localisation:
 
 def localise(runs: Mapping[str, RailRun], fabric: Mapping[str, Mapping[str, str]]) -> Localisation:
     """`runs`: rail -> its outcome; `fabric`: rail -> host -> leaf (as for rdmatool.perf.exposure)."""
-    passing = {n for run in runs.values() for pair, status in run.statuses.items() if status == OK for n in pair}
-    passing_on: dict[str, set[str]] = {}
-    for rail, run in runs.items():
-        for pair, status in run.statuses.items():
-            if status == OK:
-                for n in pair:
-                    passing_on.setdefault(n, set()).add(rail)
-    bad_nodes = sorted({n for run in runs.values() for n in run.attribution.bad_nodes if n not in passing})
-    bad_nics = sorted((n, rail) for rail, run in runs.items() for n in run.attribution.bad_nodes
-                      if passing_on.get(n, set()) - {rail})
+    bad_nodes, bad_nics = bad_nodes_and_nics({rail: run.statuses for rail, run in runs.items()},
+                                             {rail: run.attribution.bad_nodes for rail, run in runs.items()})
     crossing: dict[frozenset, list[bool]] = {}  # leaf pair -> per measured crossing pair: is it a bad link
     passed: set[frozenset] = set()
     for rail, run in runs.items():

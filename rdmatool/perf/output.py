@@ -1,7 +1,8 @@
 """Results on disk: matrices (CSV), a heatmap (PNG, drawn by matplotlib), the attribution (JSON).
 
 ```
-FOLDER/pairs.csv                          one row per pair run (round, server, client, bandwidth, latency, error)
+FOLDER/pairs.csv                          one row per pair run (round, server, client, bandwidth, latency, error,
+                                          rail: the NIC both ends ran on, empty for each host's one tested NIC)
 FOLDER/matrix_<test>_bw_avg_gbps.csv      bandwidth tests: node x node, the worst passing value of the pair
 FOLDER/matrix_<test>_lat_<p>_us.csv       latency tests: one matrix per column perftest printed (min ... p99.9)
 FOLDER/heatmap_<test>.png                 the matrix as colours with a colour bar: green at/above the pass line,
@@ -9,7 +10,7 @@ FOLDER/heatmap_<test>.png                 the matrix as colours with a colour ba
                                           host names on both axes in the CSV's order (up to 64 nodes)
 FOLDER/attribution.json                   bad nodes, bad links, missing, suspects, errors, evidence
 FOLDER/results.json                       every PairResult (without raw outputs)
-FOLDER/raw/<n>_r<round>_<server>_<client>.{server,client}.txt   what perftest printed
+FOLDER/raw/<n>_r<round>_<server>_<client>[_<rail>].{server,client}.txt   what perftest printed
 ```
 A matrix cell is symmetric (the pair's bandwidth whichever end served); `error` when the pair only errored,
 empty when it was not measured, `-` on the diagonal.
@@ -50,7 +51,7 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
     (folder / "attribution.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     (folder / "results.json").write_text(json.dumps([r.as_dict() for r in results], indent=1, default=str) + "\n")
     for index, r in enumerate(results):
-        stem = f"{index:04d}_r{r.round}_{r.server}_{r.client}"
+        stem = f"{index:04d}_r{r.round}_{r.server}_{r.client}" + (f"_{r.rail}" if r.rail else "")
         if r.server_output:
             (folder / "raw" / f"{stem}.server.txt").write_text(r.server_output)
         if r.client_output:
@@ -118,12 +119,12 @@ def _pairs_csv(results: list[PairResult], path: Path) -> None:
     with open(path, "w", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(["round", "server", "client", "test", "size_bytes", "bw_avg_gbps", "bw_peak_gbps",
-                      *LAT_COLUMNS, "error", "duration_s"])
+                      *LAT_COLUMNS, "error", "duration_s", "rail"])
         for r in results:
             lat = r.lat or {}
             out.writerow([r.round, r.server, r.client, r.test, _cell(r.size_bytes), _cell(r.bw_avg_gbps),
                           _cell(r.bw_peak_gbps), *(_cell(lat.get(c)) for c in LAT_COLUMNS), r.error or "",
-                          r.duration_s])
+                          r.duration_s, r.rail or ""])
 
 
 def _cell(v: object) -> str:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 Pair = tuple[str, str]
+RailPair = tuple[str, str, str]  # (server, client, rail): both ends on their NIC of that rail
 
 
 def _check(nodes: list[str]) -> list[str]:
@@ -108,20 +109,37 @@ def confirmation_round(suspects: list[str], good: list[str]) -> list[Pair]:
     return confirmation_pairs(list(dict.fromkeys(suspects)), list(dict.fromkeys(good)))
 
 
-def split_conflicts(pairs: list[Pair]) -> list[list[Pair]]:
-    """Greedy split of a round into sub-rounds in which no node appears twice (order kept)."""
-    out: list[list[Pair]] = []
-    busy: list[set[str]] = []
-    for a, b in pairs:
+def busy_units(pair: Pair | RailPair) -> tuple:
+    """What a pair occupies while it runs: its two nodes, or on a rail (server, client, rail) the two NICs
+    (node, rail), so that the pairs of different rails share a round."""
+    if len(pair) == 3:
+        return (pair[0], pair[2]), (pair[1], pair[2])
+    return pair[0], pair[1]
+
+
+def split_conflicts(pairs: list) -> list[list]:
+    """Greedy split of a round into sub-rounds in which no node (on a rail: no NIC) appears twice (order kept)."""
+    out: list[list] = []
+    busy: list[set] = []
+    for pair in pairs:
+        units = busy_units(pair)
         for index, used in enumerate(busy):
-            if a not in used and b not in used:
-                out[index].append((a, b))
-                used.update((a, b))
+            if not used.intersection(units):
+                out[index].append(pair)
+                used.update(units)
                 break
         else:
-            out.append([(a, b)])
-            busy.append({a, b})
+            out.append([pair])
+            busy.append(set(units))
     return out
+
+
+def rail_rounds(plan: Mapping[str, list[list[Pair]]]) -> list[list[RailPair]]:
+    """A rail plan (rail -> rounds) as one list of rounds: round i holds round i of every rail, each pair with its
+    rail, so that the rails run side by side (different NICs: no host is busy twice on one rail)."""
+    longest = max((len(rounds) for rounds in plan.values()), default=0)
+    return [[(s, c, rail) for rail, rounds in plan.items() if i < len(rounds) for s, c in rounds[i]]
+            for i in range(longest)]
 
 
 # ------------------------------------------------------------------------------------------- topology-aware

@@ -29,7 +29,7 @@ FAULT_KINDS = (
     "flapping_cable", "pfc_storm", "pfc_mismatch", "ecn_above_xoff", "dcqcn_rp_disabled", "dcqcn_np_disabled",
     "firmware_outlier",
     "port_down", "port_disabled", "width_downgrade", "mtu_1024", "missing_tool", "garbage_tool", "hanging_tool",
-    "slow_node",
+    "slow_node", "slow_nic",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
 )
@@ -380,7 +380,8 @@ def _nic_spec(host: Host, nic: Nic) -> dict:
 
 def _effective(sc: Scenario) -> dict:
     sc = copy.deepcopy(sc)
-    perf: dict[str, dict] = {h.name: {"factor": 1.0, "no_server": False, "hung_server": False} for h in sc.hosts}
+    perf: dict[str, dict] = {h.name: {"factor": 1.0, "no_server": False, "hung_server": False, "nic_factor": {}}
+                             for h in sc.hosts}
     tools: dict[str, dict[str, list]] = {t.name: {"missing": [], "garbage": [], "hanging": [], "forged": []}
                                          for t in sc.targets}
     lldp_extra: dict[str, list[str]] = {}
@@ -415,6 +416,9 @@ def _effective(sc: Scenario) -> dict:
             unreachable.add(t.name)
         elif f.kind == "slow_node":
             perf[t.name]["factor"] = float(f.value or 0.5)
+        elif f.kind == "slow_nic":  # perftest on NIC `nic` alone runs at `value` of its rate (the host's others not)
+            assert f.nic, "slow_nic names its NIC"
+            perf[t.name]["nic_factor"][f.nic] = float(f.value or 0.5)
         elif f.kind == "slow_link":
             slow_links["|".join(sorted((t.name, f.peer)))] = float(f.value or 0.3)
         elif f.kind == "perftest_no_server":

@@ -17,7 +17,7 @@ from rdmatool.diagnose import default_playbooks
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import LatencyPolicy
-from rdmatool.perf.attribution import attribute, facts
+from rdmatool.perf.attribution import attribute, attribute_rails, facts
 from rdmatool.perf.model import UNREACHABLE, Attribution, PairResult
 from rdmatool.perf.output import write_results
 from rdmatool.perf.schedule import all_pairs
@@ -44,6 +44,26 @@ def bandwidth(slow_nodes=(), slow_links=(), no_server=(), nodes=NODES) -> list[P
             out.append(PairResult(s, c, "ib_write_bw", 65536, None if error else round(bw, 3), None, None, error,
                                   index, "", "", 1.0))
     return out
+
+
+RAILS = ("mlx5_0", "mlx5_1")
+
+
+def rail_bandwidth(slow_nics=(), slow_nodes=(), nodes=NODES) -> list[PairResult]:
+    """Every pair once on each rail (NIC k against NIC k), as `bandwidth`; a (host, rail) in `slow_nics` halves the
+    pairs of that host on that rail only."""
+    out = []
+    for rail in RAILS:
+        for index, pairs in enumerate(all_pairs(nodes)):
+            for s, c in pairs:
+                slow = {s, c} & set(slow_nodes) or {(s, rail), (c, rail)} & set(slow_nics)
+                out.append(PairResult(s, c, "ib_write_bw", 65536, round(LINE * 0.965 * (0.5 if slow else 1.0), 3),
+                                      None, None, None, index, "", "", 1.0, rail))
+    return out
+
+
+def by_rail(results: list[PairResult]) -> Attribution:
+    return attribute_rails(results, dict.fromkeys(RAILS, LINE))
 
 
 def latency(slow_nodes=(), high=(), jittery=()) -> list[PairResult]:
@@ -148,6 +168,7 @@ class Trigger:
     results: Callable[[], list[PairResult]]
     hits: Callable[[list[PairResult]], list[tuple[str, str | None]]]  # (target, entity): where it fires, only there
     ceilings: LatencyPolicy | None = None  # the gate profile's latency ceilings, for the latency stage
+    attributed: Callable[[list[PairResult]], Attribution] | None = None  # else `attribute` at LINE (bandwidth)
 
 
 def _served_by_h7(results: list[PairResult]) -> list[tuple[str, str]]:
@@ -156,6 +177,9 @@ def _served_by_h7(results: list[PairResult]) -> list[tuple[str, str]]:
 
 TRIGGERS = [
     Trigger("perf_bad_node", "bandwidth", lambda: bandwidth(slow_nodes={"h3"}), lambda _: [("h3", None)]),
+    # h3's mlx5_1 is slow on its rail, h3 at speed on mlx5_0: the NIC, not the node
+    Trigger("perf_bad_rail_nic", "bandwidth", lambda: rail_bandwidth(slow_nics={("h3", "mlx5_1")}),
+            lambda _: [("h3", "mlx5_1")], attributed=by_rail),
     Trigger("perf_bad_link", "bandwidth", lambda: bandwidth(slow_links=[("h1", "h5")]),
             lambda _: [("fabric", "h1<->h5")]),
     # h7 runs no server: every pair it serves fails, yet it passes as a client, so no node is to blame
@@ -175,7 +199,8 @@ def test_every_verdict_rule_has_a_trigger() -> None:
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=[t.rule for t in TRIGGERS])
 def test_rule_fires_on_the_attribution_facts(trigger: Trigger) -> None:
     results = trigger.results()
-    attribution = attribute(results, LINE if trigger.stage == "bandwidth" else None)
+    attribution = trigger.attributed(results) if trigger.attributed else \
+        attribute(results, LINE if trigger.stage == "bandwidth" else None)
     found = judge(results, attribution, RULES, trigger.stage, threshold=0.9, latency=trigger.ceilings)
     rule = VERDICT_RULES[trigger.rule]
     hits = trigger.hits(results)

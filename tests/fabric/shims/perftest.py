@@ -3,10 +3,12 @@
 Server mode without a host argument: announces itself with a marker file in <state>/perftest/, waits for a
 client, then prints its report. Client mode with a host argument (address, name or RoCE IP of a simulated host):
 finds the server's marker (else `Couldn't connect to <ip>:<port>`, exit 1), computes the bandwidth from the two
-NICs' rates, the hosts' slow-node factors and the slow-link factor, sleeps a scaled-down time (0.05 s per second
+NICs' rates (its own `-d`, the server's the NIC whose address it dials, else the one of the same name), the hosts'
+slow-node factors, the two NICs' slow-NIC factors (fault slow_nic) and the slow-link factor, sleeps a scaled-down time (0.05 s per second
 requested with -D, at least 0.05 s) and prints the report. A host with `perftest_hung_server` never answers.
 
-A bandwidth client toward a receiver on which several bandwidth servers listen is part of an incast: its goodput and
+A bandwidth client toward a receiver NIC on which several bandwidth servers listen is part of an incast (servers on
+the host's other NICs are other rails, not the same queue): its goodput and
 the counters its flow moves come from the congestion model (tests/fabric/congestion.py). It registers its flow in
 <state>/flows/<receiver>/, runs, then takes its share among the flows registered there meanwhile and records the
 counter increments in <state>/load/ for every later connection to see.
@@ -156,9 +158,12 @@ def main(ctx: Ctx, argv: list[str]) -> int:
         time.sleep(600)
         return 1
     peer_spec = ctx.target_spec(peer_addr)
-    peer_nic = next((n for n in peer_spec["nics"] if n["device"] == nic["device"]), peer_spec["nics"][0])
+    peer_nic = next((n for n in peer_spec["nics"] if n["ipv4"] and n["ipv4"] == server), None) or \
+        next((n for n in peer_spec["nics"] if n["device"] == nic["device"]), peer_spec["nics"][0])
     link = index["slow_links"].get("|".join(sorted((me["name"], peer["name"]))), 1.0)
-    factor = ctx.spec["perf"]["factor"] * peer["perf"]["factor"] * link
+    nics = ctx.spec["perf"].get("nic_factor", {}).get(nic["device"], 1.0) * \
+        peer["perf"].get("nic_factor", {}).get(peer_nic["device"], 1.0)
+    factor = ctx.spec["perf"]["factor"] * peer["perf"]["factor"] * link * nics
     gbps = min(port["rate_gbps"], peer_nic["ports"][0]["rate_gbps"]) * congestion.EFFICIENCY * factor
     head = header(tool, nic, port, opts, me, peer, peer_nic)
     peer_head = header(tool, peer_nic, peer_nic["ports"][0], opts, peer, me, nic)
@@ -183,20 +188,20 @@ def hand_over(marker: str, text: str, seconds: float) -> None:
     os.replace(f"{marker}.conn.tmp", f"{marker}.conn")
 
 
-def live_bw_servers(pdir: str, host: str) -> int:
-    """Bandwidth servers listening on `host` now: its listen markers whose process is alive (a server killed by
-    its `timeout` leaves its marker behind)."""
+def live_bw_servers(pdir: str, host: str, device: str) -> int:
+    """Bandwidth servers listening on NIC `device` of `host` now: its listen markers whose process is alive (a
+    server killed by its `timeout` leaves its marker behind)."""
     count = 0
     for name in os.listdir(pdir):
         if not (name.startswith(f"{host}_") and name.endswith(".listen")):
             continue
         try:
             with open(f"{pdir}/{name}") as f:
-                pid, tool, _started = f.read().split()
+                pid, tool, _started, on = f.read().split()
             os.kill(int(pid), 0)
         except (OSError, ValueError):
             continue
-        count += tool.endswith("_bw")
+        count += tool.endswith("_bw") and on == device
     return count
 
 
@@ -209,12 +214,12 @@ def run_flow(ctx: Ctx, nic: dict, peer_spec: dict, peer_nic: dict, demand: float
     before any client) and every flow registered toward the receiver since this flow's own server started: a
     client that the SSH start-up delayed until the others were done still counts them, and a pair's server, alone
     on its host, sees none."""
-    fan_in = live_bw_servers(pdir, peer_spec["name"])
+    fan_in = live_bw_servers(pdir, peer_spec["name"], peer_nic["device"])
     with open(listen) as f:
         since = float(f.read().split()[2])
     me, prio = ctx.spec["name"], nic["qos"]["roce_prio"]
     reacts = prio in nic["qos"]["rp_enable"]
-    flows = f"{ctx.state}/flows/{peer_spec['name']}"
+    flows = f"{ctx.state}/flows/{peer_spec['name']}/{peer_nic['device']}"
     os.makedirs(flows, exist_ok=True)
     # At least INCAST_RUN_S of real time, so that every flow of the incast (their clients start over SSH one by one)
     # overlaps the others and finds them registered.
@@ -270,7 +275,7 @@ def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
     sys.stdout.write(BANNER)
     sys.stdout.flush()
     with open(listen, "w") as f:  # who listens since when, for a client counting an incast's fan-in
-        f.write(f"{os.getpid()} {tool} {time.time()!r}\n")
+        f.write(f"{os.getpid()} {tool} {time.time()!r} {nic['device']}\n")
     try:
         if ctx.spec["perf"]["hung_server"]:  # listens, never answers: its clients hang too
             time.sleep(600)
