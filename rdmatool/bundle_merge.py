@@ -18,16 +18,18 @@ manifest's snapshot times are the earliest start and the latest finish over the 
 first and last read over its fleet. An output without a read time takes its rate window from the manifest: an
 input with such outputs is refused when the merged manifest's window would differ from its own by more than 1 %.
 
-The samples are not parsed again: each input's `samples.npz` (where it is current; what is stale is parsed, as
-every reader does) is concatenated into the merged store, its string codes mapped into one pool and its outputs put
-in the bundle's canonical order. The files are hard-linked into the merged bundle when it is on the inputs'
-filesystem (a bundle's files are never modified in place: every writer replaces a file by renaming, so a link is
-as good as a copy and costs a directory entry; `copy=True` copies anyway), else copied with their modification
-times. A link keeps the signature (size, mtime) the store recorded; a copy records the copy's own signature, taken
-after its mtime was set, when the source was still the file the store describes — so a filesystem with coarser
-timestamps does not make `diagnose ALL` parse everything again, and a source changed since it was read is parsed
-again rather than trusted. Files the inputs' readers skip (a symlink, a FIFO, an oversized or malformed output) are
-not carried over, and each is named in the notes.
+The samples are not parsed again: each input's `samples.npz` is concatenated into the merged store as it is, its
+string codes mapped into one pool and its outputs put in the bundle's canonical order. It is not checked against the
+input's files here (that would stat every file of every shard): the merged bundle's reader checks every file
+against it, as it checks any bundle, and parses again, alone, an output changed since it was stored or one the
+store does not know of. An input without a usable store is parsed here. The files are hard-linked into the merged
+bundle when it is on the inputs' filesystem (a bundle's files are never modified in place: every writer replaces a
+file by renaming, so a link is as good as a copy and costs a directory entry; `copy=True` copies anyway), else
+copied with their modification times. A link keeps the signature (size, mtime) the store recorded; a copy records
+the copy's own signature, taken after its mtime was set, when the source was still the file the store describes —
+so a filesystem with coarser timestamps does not make `diagnose ALL` parse everything again, and a source changed
+since it was stored is parsed again rather than trusted. Only regular files are carried over (never a symlink, a
+FIFO); each other entry is named in the notes.
 
 The merged bundle is built in a hidden sibling directory and renamed into place (`BundleWriter.publish`): a merge
 that fails for any reason leaves nothing under the final name, and an existing bundle there stays whole until the
@@ -47,11 +49,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from rdmatool import __version__, files, hostlist, samples_store
 from rdmatool.bundle import FORMAT, BundleWriter
-from rdmatool.bundle.manifest import one_line
+from rdmatool.bundle.manifest import one_line, read_manifest
+from rdmatool.bundle.names import STEM
 from rdmatool.errors import BundleError
 from rdmatool.sample_columns import ARRAY_NAMES, MISSING_INT, OUT_INT, OUT_TEXT, Columns, epoch
 
@@ -62,6 +66,7 @@ DEFAULT_MAX_SKEW_S = 300.0
 WINDOW_TOLERANCE = 0.01
 # A capture `rdmatool capture` put beside a target's outputs (`capture.<device>.pcap` and its side file): not an
 # output of the store, carried over with its target.
+_OUTPUT_FILE = re.compile(STEM.pattern + r"\.(txt|json)")
 _CAPTURE = re.compile(r"capture\.[A-Za-z0-9][A-Za-z0-9_.:+-]*\.(pcap|pcapng|json)")
 # What a hard link may fail with where a copy still works: another filesystem, a filesystem without links, a file
 # this user may read but not link (fs.protected_hardlinks), too many links.
@@ -93,13 +98,22 @@ class MergeResult:
 @dataclass
 class _Input:
     path: Path
-    parsed: samples_store.Parsed
+    manifest: dict  # as bundle.read_manifest normalised it
+    outputs: dict[str, np.ndarray]  # the store's output columns
+    strings: list[str]
+    arrays: dict[str, np.ndarray]  # the store's row columns
     names: set[str]  # every target the input speaks of: manifest, outputs, failures
-    keep: set[str] = field(default_factory=set)
+    snapshot_dirs: set[int] = field(default_factory=set)  # the snapshot folders on disk
+    # (snapshot, target, [(file name, path, regular file?)]) of every target folder: one directory read each, no stat
+    folders: list[tuple[int, str, list[tuple[str, str, bool]]]] = field(default_factory=list)
+    keep: set[str] = field(default_factory=set)  # the targets whose data comes from this input
+    notes: list[str] = field(default_factory=list)
 
-    @property
-    def manifest(self) -> dict:
-        return self.parsed.manifest
+    def kept(self) -> np.ndarray:
+        """Which of the stored outputs are of a kept target (one test per distinct target, not per output)."""
+        codes, uniques = pd.factorize(self.outputs["target"])
+        wanted = np.fromiter((u in self.keep for u in uniques), dtype=bool, count=len(uniques))
+        return wanted[codes] if len(codes) else np.zeros(0, dtype=bool)
 
 
 def merge(inputs: list[str | Path], out: str | Path, options: MergeOptions | None = None) -> MergeResult:
@@ -113,7 +127,7 @@ def merge(inputs: list[str | Path], out: str | Path, options: MergeOptions | Non
         raise BundleError(f"--max-skew {options.max_skew_s!r}: expected a non-negative number of seconds")
     paths = _distinct(inputs, Path(out))
     loaded = [_load(p) for p in paths]
-    notes = [f"{i.path}: {line}" for i in loaded for line in i.parsed.skipped]
+    notes = [line for i in loaded for line in i.notes]
     indexes = _aligned_indexes(loaded)
     snapshots = _merged_snapshots(loaded, indexes, options, notes)
     dropped = _assign_targets(loaded, options.prefer)
@@ -155,19 +169,60 @@ def _distinct(inputs: list[str | Path], out: Path) -> list[Path]:
 
 
 def _load(path: Path) -> _Input:
-    """An input's manifest (checked) and its samples, from its store where current."""
-    parsed = samples_store.load_or_parse(path, write_store=False)
-    names = {t["name"] for t in parsed.manifest["targets"]}
-    names.update(parsed.outputs["target"].tolist())
-    names.update(f.get("target") for f in parsed.manifest["failures"] if isinstance(f.get("target"), str))
-    return _Input(path, parsed, names)
+    """An input's manifest (checked) and its stored samples as they are: not checked against its files here (that
+    would stat every file of every shard), because the merged bundle's reader checks every file it links or copies
+    against them — an output changed since it was stored is parsed again then, alone. An input without a usable
+    store is parsed now."""
+    manifest = read_manifest(path)
+    snapshots_dir = path / "snapshots"
+    if not snapshots_dir.is_dir() or snapshots_dir.is_symlink():
+        raise BundleError(f"{snapshots_dir}: missing or not a directory; not a bundle to merge")
+    notes = []
+    stored = samples_store.load(path)
+    if stored is not None:
+        outputs, strings, arrays = stored.outputs, stored.strings, stored.arrays
+    else:
+        parsed = samples_store.load_or_parse(path, write_store=False)
+        outputs, strings, arrays = parsed.outputs, parsed.strings, parsed.arrays
+        notes.append(f"{path}: no current stored samples: its {len(outputs['rows'])} outputs were parsed")
+    names = {t["name"] for t in manifest["targets"]}
+    names.update(pd.unique(outputs["target"]).tolist())
+    names.update(f.get("target") for f in manifest["failures"] if isinstance(f.get("target"), str))
+    snapshot_dirs, folders = set(), []
+    for snap in _dirs(snapshots_dir):
+        if not _is_index(snap.name):
+            continue  # not a snapshot folder: the input's reader names it
+        snapshot_dirs.add(int(snap.name))
+        for folder in _dirs(snap.path):
+            entries = [(e.name, e.path, e.is_file(follow_symlinks=False)) for e in _entries(folder.path)
+                       if _OUTPUT_FILE.fullmatch(e.name) or _CAPTURE.fullmatch(e.name)]
+            folders.append((int(snap.name), folder.name, entries))
+    return _Input(path, manifest, outputs, strings, arrays, names, snapshot_dirs=snapshot_dirs, folders=folders,
+                  notes=notes)
+
+
+def _without_side_file(i: _Input) -> int:
+    """How many raw outputs of the kept targets have no side file on disk (so no read time), whatever the store
+    says (it may be older than the files)."""
+    count = 0
+    for _, target, entries in i.folders:
+        if target in i.keep:
+            names = {name for name, _, _ in entries}
+            count += sum(1 for name in names if name.endswith(".txt") and not name.startswith("capture.")
+                         and name[:-4] + ".json" not in names)
+    return count
+
+
+def _is_index(name: str) -> bool:
+    """A snapshot folder's name, as the reader takes it: `0`, `1`, ... (no sign, no leading zero)."""
+    return name.isascii() and name.isdigit() and len(name) <= 9 and name == str(int(name))
 
 
 def _aligned_indexes(loaded: list[_Input]) -> list[int]:
-    """The snapshot indexes every input has (the manifest's, and those its outputs are in); refused when they
-    differ: the inputs are not shards of one collection."""
+    """The snapshot indexes every input has (the manifest's, and its snapshot folders); refused when they differ:
+    the inputs are not shards of one collection."""
     def indexes(i: _Input) -> list[int]:
-        found = {s.get("index") for s in i.manifest["snapshots"]} | set(i.parsed.outputs["snapshot"].tolist())
+        found = {s.get("index") for s in i.manifest["snapshots"]} | i.snapshot_dirs
         return sorted(x for x in found if isinstance(x, int) and not isinstance(x, bool))
 
     first = indexes(loaded[0])
@@ -238,6 +293,12 @@ def _assign_targets(loaded: list[_Input], prefer: str | None) -> dict[str, list[
         more = f" (and {len(shared) - len(names)} more in other inputs)" if len(shared) > len(names) else ""
         raise BundleError(f"{loaded[b].path}: target(s) {_folded(names)} also in {loaded[a].path}{more}: "
                           "--prefer first|last|newest says whose data wins")
+    if prefer == "newest":
+        # Who read a target last is decided on the inputs' files as they are now, not on stored samples that may
+        # be older than a hand-edited output: the inputs concerned are checked against their files (and what
+        # changed is parsed), which the merge otherwise leaves to the merged bundle's reader.
+        for k in sorted({k for ks in shared.values() for k in ks}):
+            _current(loaded[k])
     latest = _latest_reads(loaded, set(shared)) if prefer == "newest" else {}
     dropped: dict[str, list[str]] = {}
     for name, ks in owners.items():
@@ -254,6 +315,13 @@ def _assign_targets(loaded: list[_Input], prefer: str | None) -> dict[str, list[
     return {path: sorted(names) for path, names in dropped.items()}
 
 
+def _current(i: _Input) -> None:
+    """The input's samples made current with its files (`samples_store.load_or_parse`, nothing written)."""
+    parsed = samples_store.load_or_parse(i.path, write_store=False)
+    i.outputs, i.strings, i.arrays = parsed.outputs, parsed.strings, parsed.arrays
+    i.names |= set(pd.unique(parsed.outputs["target"]).tolist())
+
+
 def _latest_reads(loaded: list[_Input], names: set[str]) -> dict[tuple[int, str], float]:
     """(input, target) -> when that input last read the target: its outputs' latest read time, else the input's
     last snapshot time (a target without outputs, unreachable, was tried then)."""
@@ -261,7 +329,7 @@ def _latest_reads(loaded: list[_Input], names: set[str]) -> dict[tuple[int, str]
     for k, i in enumerate(loaded):
         last_snapshot = max((_snapshot_time(s) for s in i.manifest["snapshots"]), default=math.nan,
                             key=lambda t: -math.inf if math.isnan(t) else t)
-        targets, times = i.parsed.outputs["target"], i.parsed.outputs["time"]
+        targets, times = i.outputs["target"], i.outputs["time"]
         for name in names & i.names:
             mine = times[targets == name]
             mine = mine[~np.isnan(mine)]
@@ -277,9 +345,7 @@ def _check_untimed_windows(loaded: list[_Input], snapshots: list[dict], notes: l
         return
     merged = _snapshot_time(snapshots[-1]) - _snapshot_time(snapshots[0])
     for i in loaded:
-        outputs = i.parsed.outputs
-        kept = np.isin(outputs["target"], list(i.keep))
-        untimed = int((np.isnan(outputs["time"]) & kept).sum())
+        untimed = max(int((np.isnan(i.outputs["time"]) & i.kept()).sum()), _without_side_file(i))
         if not untimed:
             continue
         own_first = _snapshot_time(next((s for s in i.manifest["snapshots"] if s.get("index") == snapshots[0]["index"]),
@@ -301,12 +367,11 @@ def _check_untimed_windows(loaded: list[_Input], snapshots: list[dict], notes: l
 def _write(writer: BundleWriter, loaded: list[_Input], snapshots: list[dict], dropped: dict[str, list[str]],
            options: MergeOptions) -> MergeResult:
     tmp = writer.tmp
-    outputs, strings, arrays, sources = _merged_columns(loaded)
+    outputs, strings, arrays = _merged_columns(loaded)
     result = MergeResult(writer.final, len(loaded), sum(len(i.keep) for i in loaded), len(outputs["rows"]),
                          dropped=dropped)
     placer = _Placer(copy=options.copy)
-    _place_outputs(tmp, outputs, sources, loaded, placer)
-    result.notes += _place_captures(tmp, loaded, placer)
+    result.notes += _place_files(tmp, outputs, loaded, placer)
     result.linked, result.copied = placer.linked, placer.copied
     targets, failures = [], []
     for i in loaded:
@@ -336,35 +401,36 @@ def _write(writer: BundleWriter, loaded: list[_Input], snapshots: list[dict], dr
     return result
 
 
-def _merged_columns(loaded: list[_Input]
-                    ) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray], np.ndarray]:
+def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
     """The kept outputs of every input as one store's columns, in the bundle's canonical order (snapshot, target,
-    file name: what a reader's scan lists), their rows gathered alike and their codes in one pool; and, per merged
-    output, the index of the input it comes from."""
-    pool = Columns().with_pool(loaded[0].parsed.strings)
-    parts_out, parts_rows, part_source = [], [], []
-    for k, i in enumerate(loaded):
-        out, rows = i.parsed.outputs, i.parsed.arrays
-        remap = np.array([pool.code(s) for s in i.parsed.strings] + [-1], dtype=np.int32)
-        keep = np.isin(out["target"], list(i.keep)) if len(out["rows"]) else np.zeros(0, dtype=bool)
-        row_keep = np.repeat(keep, out["rows"])
-        parts_out.append({name: out[name][keep] for name in (*OUT_TEXT, *OUT_INT, "time")})
-        part_rows = {name: rows[name][row_keep] for name in ARRAY_NAMES}
+    file name: what a reader's scan lists), their rows gathered alike and their codes in one pool."""
+    pool = Columns().with_pool(loaded[0].strings)
+    parts_out, parts_rows = [], []
+    for i in loaded:
+        out, rows = i.outputs, i.arrays
+        remap = np.array([pool.code(s) for s in i.strings] + [-1], dtype=np.int32)
+        keep = i.kept()
+        whole = bool(keep.all())  # the usual case (shards do not overlap): no copy
+        parts_out.append({name: out[name] if whole else out[name][keep] for name in (*OUT_TEXT, *OUT_INT, "time")})
+        row_keep = None if whole else np.repeat(keep, out["rows"])
+        part_rows = {name: rows[name] if whole else rows[name][row_keep] for name in ARRAY_NAMES}
         for name in ("entity", "metric", "raw_key", "text"):  # -1 (None) indexes the appended -1
             part_rows[name] = remap[part_rows[name]]
         parts_rows.append(part_rows)
-        part_source.append(np.full(int(keep.sum()), k, dtype=np.int64))
+        i.arrays = {}  # its rows are in the parts now: 10 shards of 1,000 hosts hold 50 MB each
     outputs = {name: np.concatenate([p[name] for p in parts_out]) for name in parts_out[0]}
-    arrays = {name: np.concatenate([p[name] for p in parts_rows]) for name in ARRAY_NAMES}
-    source = np.concatenate(part_source)
+    arrays = {}
+    for name in ARRAY_NAMES:  # one column at a time: the parts of a column are let go as soon as it is whole
+        arrays[name] = np.concatenate([p.pop(name) for p in parts_rows])
     order = _canonical_order(outputs)
     counts = outputs["rows"]
     begins = np.cumsum(counts) - counts
     counts, begins = counts[order], begins[order]
     take = np.repeat(begins - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
     outputs = {name: column[order] for name, column in outputs.items()}
-    arrays = {name: column[take] for name, column in arrays.items()}
-    return outputs, pool.strings, arrays, source[order]
+    for name in ARRAY_NAMES:
+        arrays[name] = arrays[name][take]
+    return outputs, pool.strings, arrays
 
 
 def _canonical_order(outputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -382,49 +448,48 @@ def _canonical_order(outputs: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate([np.arange(b, e) for _, _, b, e in blocks])
 
 
-def _place_outputs(tmp: Path, outputs: dict[str, np.ndarray], sources: np.ndarray, loaded: list[_Input],
-                   placer: _Placer) -> None:
-    """Every output's raw and side file into the merged bundle; a copy's own signature replaces the source's in the
-    store's columns (see `_Placer`)."""
-    folders: set[str] = set()
-    snapshot, target, stem = outputs["snapshot"].tolist(), outputs["target"].tolist(), outputs["stem"].tolist()
-    has_side = (outputs["side_size"] != MISSING_INT).tolist()
-    roots = [str(i.path) for i in loaded]
-    for j, source in enumerate(sources.tolist()):
-        rel = f"snapshots/{snapshot[j]}/{target[j]}"
-        if rel not in folders:
-            os.makedirs(tmp / rel, exist_ok=True)
-            folders.add(rel)
-        src = f"{roots[source]}/{rel}/{stem[j]}"
-        dst = f"{tmp}/{rel}/{stem[j]}"
-        for ext, size_col, mtime_col in ((".txt", "raw_size", "raw_mtime"), (".json", "side_size", "side_mtime")):
-            if ext == ".json" and not has_side[j]:
-                continue
-            expected = [int(outputs[size_col][j]), int(outputs[mtime_col][j])]
-            own = placer.place(src + ext, dst + ext, expected)
-            if own is not None:
-                outputs[size_col][j], outputs[mtime_col][j] = own
-
-
-def _place_captures(tmp: Path, loaded: list[_Input], placer: _Placer) -> list[str]:
-    """The packet captures in the kept targets' folders, carried over with them (regular files only)."""
-    notes = []
+def _place_files(tmp: Path, outputs: dict[str, np.ndarray], loaded: list[_Input], placer: _Placer) -> list[str]:
+    """Every file of the kept targets' folders that a reader reads — the outputs' raw and side files (stored or
+    not: one the store does not know of is parsed by the next reader) and the packet captures — linked or copied
+    into the merged bundle; regular files only, each one met that is not is named in a note and left out. A copy's
+    own signature replaces the source's in the store's columns (see `_Placer`)."""
+    notes: list[str] = []
+    slots: dict[tuple[int, str, str], tuple[int, str]] | None = None
     for i in loaded:
-        snapshots_dir = i.path / "snapshots"
-        for snap in _dirs(snapshots_dir):
-            for folder in _dirs(snap.path):
-                if folder.name not in i.keep:
+        for snapshot, target, entries in i.folders:
+            if target not in i.keep:
+                continue
+            rel = f"snapshots/{snapshot}/{target}"
+            os.makedirs(tmp / rel, exist_ok=True)
+            for name, src, regular in entries:
+                if not regular:
+                    notes.append(f"{i.path}: {rel}/{name}: not a regular file; left out")
                     continue
-                for entry in _files(folder.path):
-                    if not _CAPTURE.fullmatch(entry.name):
-                        continue
-                    rel = f"snapshots/{snap.name}/{folder.name}/{entry.name}"
-                    if not entry.is_file(follow_symlinks=False):
-                        notes.append(f"{i.path}: {rel}: not a regular file; left out")
-                        continue
-                    os.makedirs(tmp / rel.rsplit("/", 1)[0], exist_ok=True)
-                    placer.place(entry.path, str(tmp / rel), None)
+                dst = f"{tmp}/{rel}/{name}"
+                if placer.link:
+                    placer.place(src, dst, None)
+                    continue
+                if slots is None:
+                    slots = _signature_slots(outputs)
+                slot = slots.get((snapshot, target, name))
+                expected = None if slot is None else [int(outputs[f"{slot[1]}_size"][slot[0]]),
+                                                      int(outputs[f"{slot[1]}_mtime"][slot[0]])]
+                own = placer.place(src, dst, expected)
+                if own is not None and slot is not None:
+                    outputs[f"{slot[1]}_size"][slot[0]], outputs[f"{slot[1]}_mtime"][slot[0]] = own
     return notes
+
+
+def _signature_slots(outputs: dict[str, np.ndarray]) -> dict[tuple[int, str, str], tuple[int, str]]:
+    """(snapshot, target, file name) -> (merged output, "raw" | "side"): where a copy's signature goes."""
+    slots = {}
+    sides = (outputs["side_size"] != MISSING_INT).tolist()
+    for j, (snapshot, target, stem) in enumerate(zip(outputs["snapshot"].tolist(), outputs["target"].tolist(),
+                                                     outputs["stem"].tolist())):
+        slots[(snapshot, target, stem + ".txt")] = (j, "raw")
+        if sides[j]:
+            slots[(snapshot, target, stem + ".json")] = (j, "side")
+    return slots
 
 
 def _dirs(path: str | Path) -> list[os.DirEntry]:
@@ -435,12 +500,12 @@ def _dirs(path: str | Path) -> list[os.DirEntry]:
         return []  # the reader has named what it could not list
 
 
-def _files(path: str) -> list[os.DirEntry]:
+def _entries(path: str) -> list[os.DirEntry]:
     try:
         with os.scandir(path) as it:
-            return [e for e in it if e.name.startswith("capture.")]
+            return list(it)
     except OSError:
-        return []
+        return []  # the merged bundle's reader names what it cannot list
 
 
 class _Placer:
