@@ -10,8 +10,13 @@ markers that let a developer run the fast suite alone: `pytest -m "not e2e and n
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+
+# A configuration file of the machine running the tests (~/.config/rdmatool/config.yaml, /etc/rdmatool/config.yaml)
+# must not change the defaults the tests rely on; the configuration tests set RDMATOOL_CONFIG themselves.
+os.environ["RDMATOOL_CONFIG"] = ""
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

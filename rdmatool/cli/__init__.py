@@ -17,6 +17,7 @@ from rdmatool.cli import (
     baseline_cmd,
     capture_cmd,
     collect_cmd,
+    config_cmd,
     diagnose_cmd,
     doctor_cmd,
     export_cmd,
@@ -33,7 +34,7 @@ app = typer.Typer(
     name="rdmatool",
     help="RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
 )
 
@@ -64,6 +65,7 @@ plan_cmd.register(app)
 report_cmd.register(app)
 schema_cmd.register(app)
 doctor_cmd.register(app)
+config_cmd.register(app)
 
 
 def main() -> None:

@@ -9,15 +9,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from rdmatool.cli import _config
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 
 baseline_app = typer.Typer(help="Save, list, show and compare baselines.", no_args_is_help=True)
-STORE_HELP = "Baseline store directory."
+STORE_HELP = _config.STORE_HELP
+FORMATS = ("table", "json")
 # rdmatool.baseline's defaults, spelled here so that starting the CLI does not import it (and pandas) just to
 # register these commands; tests/test_cli_startup.py keeps the two in step.
-DEFAULT_STORE = "baselines"
+DEFAULT_STORE = _config.DEFAULT_STORE  # the default when neither --store nor the config file names one
 DEFAULT_NAME = "default"
 DEFAULT_KEEP = 30
 
@@ -39,14 +42,16 @@ def _fmt(value) -> str:
 @baseline_app.command("save", epilog=epilog("baseline save"))
 def save_command(
     bundle: str = typer.Argument(..., help="A collected bundle directory."),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Baseline name in the store."),
     keep: int = typer.Option(None, "--keep", help=f"Nights to keep (default: as stored, else {DEFAULT_KEEP})."),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """Add one bundle's figures to a baseline (created if absent); the oldest nights beyond --keep are dropped."""
     from rdmatool import baseline as baselines
 
+    as_json, store = chosen("baseline save", fmt, as_json, FORMATS) == JSON, _config.store(store)
     if keep is not None and keep < 1:
         die(f"rdmatool baseline save: --keep must be at least 1, not {keep}", EXIT_USAGE)
     try:
@@ -66,12 +71,14 @@ def save_command(
 
 @baseline_app.command("list", epilog=epilog("baseline list"))
 def list_command(
-    store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
-    as_json: bool = typer.Option(False, "--json"),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """The baselines of a store; a corrupt one is reported on stderr and the others still listed."""
     from rdmatool import baseline as baselines
 
+    as_json, store = chosen("baseline list", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
         entries = baselines.list_store(store)
     except RdmatoolError as exc:
@@ -97,13 +104,15 @@ def list_command(
 @baseline_app.command("show", epilog=epilog("baseline show"))
 def show_command(
     name: str = typer.Argument(..., help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
     metric: str = typer.Option(None, "--metric", help="Only metrics containing this text."),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """Nights, per-group statistics (median, MAD, p10/p90, n) and reference facts of one baseline."""
     from rdmatool import baseline as baselines
 
+    as_json, store = chosen("baseline show", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
         path = baselines.resolve(name, store)
         doc = baselines.load(path)
@@ -140,13 +149,15 @@ def show_command(
 def diff_command(
     a: str = typer.Argument(..., help="Baseline A (NAME or PATH)."),
     b: str = typer.Argument(..., help="Baseline B (NAME or PATH)."),
-    store: str = typer.Option(DEFAULT_STORE, "--store", help=STORE_HELP),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
     top: int = typer.Option(20, "--top", min=0, help="Moved medians to show (0: all)."),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """The metrics whose medians moved most from A to B, and the reference facts that changed."""
     from rdmatool import baseline as baselines
 
+    as_json, store = chosen("baseline diff", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
         doc_a = baselines.load(baselines.resolve(a, store))
         doc_b = baselines.load(baselines.resolve(b, store))

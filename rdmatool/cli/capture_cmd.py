@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import typer
 
+from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.exit_codes import epilog
+
+# The upper bounds, checked in the command rather than by typer, whose help would print each range where the option
+# names need the room at 80 columns.
+LIMITS = {"duration": 3600, "max_packets": 10_000_000, "snaplen": 65535}
 
 
 def register(app: typer.Typer) -> None:
@@ -18,15 +23,15 @@ def register(app: typer.Typer) -> None:
 
 
 def capture_command(
-    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
     limit: str = limit_option(help="The one host to capture on.", required=True),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
     device: str = typer.Option(None, "--device", help="RDMA device to capture on (e.g. mlx5_0)."),
     netdev: str = typer.Option(None, "--netdev", help="Or a network device (e.g. eth2)."),
-    duration: int = typer.Option(10, "--duration", min=1, max=3600, help="Seconds at most."),
-    max_packets: int = typer.Option(100000, "--max-packets", min=1, max=10_000_000, help="Packets at most."),
-    snaplen: int = typer.Option(128, "--snaplen", min=64, max=65535, help="Bytes kept of each packet."),
+    duration: int = typer.Option(10, "--duration", min=1, metavar="S", help=f"Seconds at most (up to {LIMITS['duration']})."),
+    max_packets: int = typer.Option(100000, "--max-packets", min=1, metavar="N", help=f"Packets at most (up to {LIMITS['max_packets']})."),
+    snaplen: int = typer.Option(128, "--snaplen", min=64, metavar="BYTES", help=f"Bytes kept of each packet (up to {LIMITS['snaplen']})."),
     out: str = typer.Option(..., "-o", "--out", help="Bundle to add the capture to (created when absent)."),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
@@ -39,6 +44,12 @@ def capture_command(
     from rdmatool.errors import RdmatoolError
     from rdmatool.model import TargetKind
 
+    for option, value in (("duration", duration), ("max_packets", max_packets), ("snaplen", snaplen)):
+        if value > LIMITS[option]:
+            die(f"rdmatool capture: --{option.replace('_', '-')} {value}: at most {LIMITS[option]}", EXIT_USAGE)
+    inventory_file = _config.inventory(inventory_file)
+    if not inventory_file:
+        die("rdmatool capture: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     if bool(device) == bool(netdev):
         die("rdmatool capture: give exactly one of --device or --netdev", EXIT_USAGE)
     interface = device or netdev

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rdmatool.cli import _config
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.exit_codes import epilog
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
 bundle_app = typer.Typer(help="Inspect a collected bundle, compare two, or merge shards.", no_args_is_help=True)
 stderr = Console(stderr=True)
+SHOW_FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -43,13 +46,13 @@ def load_targets(path: str, limit: str | None, shard: str | None, **selection) -
 
 
 def collect_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
     out: str = typer.Option(..., "-o", "--out", help="Bundle directory to write."),
     local: bool = typer.Option(False, "--local", help="Read this machine itself (no SSH, no inventory): the same "
                                "script as a child process, plus the verbs API when pyverbs is importable."),
     interval: float = typer.Option(10.0, "--interval", help="Seconds between the two snapshots (0: one snapshot)."),
-    forks: int = typer.Option(64, "--forks", min=1, help="Targets collected at once."),
-    timeout: int = typer.Option(20, "--timeout", min=1, help="Per-command timeout, seconds."),
+    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
+    timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
     deadline: float = typer.Option(120.0, "--deadline", help="Per-target deadline for one snapshot, seconds."),
     limit: str = limit_option(),
     exclude: str = exclude_option(),
@@ -69,7 +72,7 @@ def collect_command(
         die("rdmatool: --accept-new-key-types only applies together with --accept-new-host-keys", EXIT_USAGE)
     targets = local_or_inventory(local, inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
                                  with_switches=True)
-    inventory_file = inventory_file or "local"  # what the one-line messages below name
+    inventory_file = "local" if local else _config.inventory(inventory_file)  # what the messages below name
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
@@ -100,8 +103,10 @@ def local_or_inventory(local: bool, inventory_file: str | None, limit: str | Non
         from rdmatool.transport.local import local_target
 
         return [local_target()]
+    inventory_file = _config.inventory(inventory_file)
     if not inventory_file:
-        die("rdmatool: give -i INVENTORY, or --local to read this machine", EXIT_USAGE)
+        die("rdmatool: give -i INVENTORY (or `inventory` in the config file), or --local to read this machine",
+            EXIT_USAGE)
     return load_targets(inventory_file, limit, shard, **selection)
 
 
@@ -150,16 +155,21 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
 def inventory_show(
-    inventory_file: str = typer.Option(..., "-i", "--inventory"),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
     limit: str = limit_option(),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
-    shard: str = typer.Option(None, "--shard"),
-    as_json: bool = typer.Option(False, "--json"),
+    shard: str = typer.Option(None, "--shard", help="K/N: only the K-th of N shards (as collect --shard)."),
+    fmt: str = format_option(SHOW_FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """Print the resolved targets (ranges expanded, groups and ssh config applied; no secrets)."""
+    fmt = chosen("inventory show", fmt, as_json, SHOW_FORMATS)
+    inventory_file = _config.inventory(inventory_file)
+    if not inventory_file:
+        die("rdmatool inventory show: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     targets = load_targets(inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown)
-    if as_json:
+    if fmt == JSON:
         print_json([t.public() for t in targets])
         return
     table = Table(title=f"{len(targets)} targets")
@@ -174,7 +184,11 @@ def inventory_show(
 
 
 @bundle_app.command("show", epilog=epilog("bundle show"))
-def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+def bundle_show(
+    path: str = typer.Argument(..., help="A collected bundle directory."),
+    fmt: str = format_option(SHOW_FORMATS),
+    as_json: bool = json_option(),
+) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io
     from rdmatool import frame
@@ -189,6 +203,7 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
     except BundleError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     failures_list = bundle_failures(table.collection_failures, table.parse_failures)
+    fmt = chosen("bundle show", fmt, as_json, SHOW_FORMATS)
     per_parser = Counter(e.result.parser for e in loaded.entries)
     summary = {
         "schema": tag("bundle-show"),  # the shape and its version: rdmatool/schemas/bundle-show.schema.json
@@ -201,7 +216,7 @@ def bundle_show(path: str = typer.Argument(...), as_json: bool = typer.Option(Fa
         "outputs_per_parser": dict(sorted(per_parser.items())),
         "failures": failures_list,
     }
-    if as_json:
+    if fmt == JSON:
         print_json(summary)
         return
     console = Console()
@@ -267,7 +282,8 @@ DIFF_FORMATS = ("table", "json", "markdown")
 def bundle_diff(
     a: str = typer.Argument(..., help="The earlier bundle (e.g. last night's)."),
     b: str = typer.Argument(..., help="The later bundle."),
-    fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
+    fmt: str = format_option(DIFF_FORMATS),
+    as_json: bool = json_option(),
     tolerance: float = typer.Option(0.5, "--tolerance", min=0.0,
                                     help="A rate has moved when it changed by more than this share of its value in A."),
     min_rate: float = typer.Option(1.0, "--min-rate", min=0.0,
@@ -280,8 +296,7 @@ def bundle_diff(
     from rdmatool.bundle_diff import diff_paths
     from rdmatool.report import bundle_diff as render
 
-    if fmt not in DIFF_FORMATS:
-        die(f"rdmatool bundle diff: --format must be one of {', '.join(DIFF_FORMATS)}", EXIT_USAGE)
+    fmt = chosen("bundle diff", fmt, as_json, DIFF_FORMATS)
     try:
         result = diff_paths(a, b, tolerance=tolerance, min_rate=min_rate, rates=not no_rates).as_json()
     except NoData as exc:

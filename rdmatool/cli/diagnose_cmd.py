@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from rdmatool.cli import _config
+from rdmatool.cli._format import chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import LIMIT_HELP, exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
@@ -24,14 +26,16 @@ def register(app: typer.Typer) -> None:
 
 def diagnose_command(
     bundle: str = typer.Argument(None, help="A collected bundle directory (omit with -i to collect live)."),
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Collect live from this inventory first."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Collect live from this inventory first "
+                                       "(without a BUNDLE: the config file's `inventory`)."),
     save: str = typer.Option(None, "--save", help="With -i: keep the collected bundle here."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
-    playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
-    fmt: str = typer.Option("table", "--format", help="table | json | markdown | commands (the suggested "
-                            "commands only, one block per target, ready to paste)"),
+    fmt: str = format_option(FORMATS, "commands: the suggested commands only, one block per target, ready to "
+                             "paste"),
+    as_json: bool = json_option(),
     show_all: bool = typer.Option(False, "--all", help="Table: every finding (info too) with its evidence, and each "
                                   "suggestion's rationale."),
     severity: str = typer.Option(None, "--severity", help="Lowest severity shown: info | warning | error | critical "
@@ -40,18 +44,24 @@ def diagnose_command(
     limit: str = limit_option(help="With -i: " + LIMIT_HELP),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
-    forks: int = typer.Option(64, "--forks", min=1),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys"),
-    known_hosts: str = typer.Option(None, "--known-hosts"),
+    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="With -i: targets collected at once."),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="With -i: record unknown host "
+                                              "keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="With -i: extra known_hosts file (new keys go "
+                                    "here)."),
 ) -> None:
     """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
     from rdmatool.diagnose import diagnose_bundle
     from rdmatool.report import markdown, text
 
-    if fmt not in FORMATS:
-        die(f"rdmatool diagnose: --format must be one of {', '.join(FORMATS)}", EXIT_USAGE)
-    if bool(bundle) == bool(inventory_file):
+    fmt = chosen("diagnose", fmt, as_json, FORMATS)
+    if bundle and inventory_file:
         die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
+    if not bundle:
+        inventory_file = _config.inventory(inventory_file)
+    if not bundle and not inventory_file:
+        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
+    store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site()
     minimum = _minimum_severity(severity, show_all)
     try:
         stats = _baseline_stats(baseline, store) if baseline else None
@@ -77,12 +87,12 @@ def diagnose_command(
             if fmt == "table":
                 print_summary(outcomes)
             result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
-                                     topology=topology)
+                                     topology=topology, profile=site)
             if workdir:
                 workdir.cleanup()
         else:
             result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
-                                     topology=topology)
+                                     topology=topology, profile=site)
     except NoData as exc:
         die(f"rdmatool diagnose: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

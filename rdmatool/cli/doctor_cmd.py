@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from rdmatool import __version__
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import print_json
 from rdmatool.cli.exit_codes import epilog
 
@@ -26,12 +27,16 @@ SCRIPT_TOOLS = (("ibstat", "infiniband-diags"), ("ibv_devinfo", "ibverbs-utils /
 PROBE_TIMEOUT_S = 30.0
 
 
+FORMATS = ("table", "json")
+
+
 def register(app: typer.Typer) -> None:
     app.command("doctor", epilog=epilog("doctor"))(doctor_command)
 
 
-def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
+def doctor_command(fmt: str = format_option(FORMATS), as_json: bool = json_option()) -> None:
     """Say what local mode (collect --local, gate --local) can read here: pyverbs, RDMA devices, tools."""
+    as_json = chosen("doctor", fmt, as_json, FORMATS) == JSON
     report = examine()
     if as_json:
         print_json(report)

@@ -122,6 +122,10 @@ CODES: dict[str, dict[int, str]] = {
         0: "printed (without a NAME: the names of the shipped schemas)",
         2: "no such schema (the shipped ones are named)",
     },
+    "config show": {
+        0: "printed",
+        2: "a configuration file that cannot be used (FILE:LINE and the key), or RDMATOOL_CONFIG naming no file",
+    },
 }
 
 

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -24,20 +25,21 @@ def prometheus_command(
                             help="File to replace atomically, e.g. TEXTFILE_DIR/rdmatool.prom for node_exporter's "
                                  "textfile collector (default: stdout)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
-    playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
 ) -> None:
     """Latest values, counter rates, findings and the verdict in the Prometheus text format."""
     from rdmatool.files import write_atomic
     from rdmatool.report.prometheus import bundle_exposition
 
+    store, playbooks = _config.store(store), _config.playbooks(playbooks)
     try:
         stats = None
         if baseline:
             from rdmatool import baseline as baselines
 
             stats = baselines.stats_for_rules(baselines.resolve(baseline, store))
-        text, result = bundle_exposition(bundle, playbooks_dir=playbooks, baseline=stats)
+        text, result = bundle_exposition(bundle, playbooks_dir=playbooks, baseline=stats, profile=_config.site())
     except NoData as exc:
         die(f"rdmatool export prometheus: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

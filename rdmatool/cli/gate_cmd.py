@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.text import Text
 
 from rdmatool import hostlist
+from rdmatool.cli import _config
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import local_or_inventory
@@ -20,6 +22,7 @@ from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
 
 DRAIN_FORMATS = ("lines", "nodeset")
+FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +30,8 @@ def register(app: typer.Typer) -> None:
 
 
 def gate_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches "
+                                       "(default: the config file's `inventory`)."),
     replay: str = typer.Option(None, "--replay", help="Recompute the verdict offline from a bundle saved with --save."),
     local: bool = typer.Option(False, "--local", help="Gate this machine itself, no SSH (a Slurm prolog or health "
                                "check, a DaemonSet): the state and counter stages; the pair stages need -i."),
@@ -37,22 +41,24 @@ def gate_command(
     baseline: str = typer.Option(
         None, "--baseline", help="Baseline NAME or PATH: when --limit names hosts only and the inventory has no "
         "`links:`, the cabling its newest bundle saw brings in their switches."),
-    store: str = typer.Option("baselines", "--store", help="Baseline store directory (for --baseline NAME)."),
-    profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines)."),
+    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
+    profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines; "
+                                     "default: the config file's `gate_profile`)."),
     topology: str = typer.Option(None, "--topology", help="Expected-topology YAML: the bandwidth pairs follow the "
                                  "cabling, and the JSON says what they can find (overrides the profile's)."),
     budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
-    as_json: bool = typer.Option(False, "--json", help="Print the diagnose JSON shape plus `drain` and `stages`."),
+    fmt: str = format_option(FORMATS, "json: the diagnose JSON shape plus drain and stages"),
+    as_json: bool = json_option(),
     junit: str = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per node and stage)."),
     drain_file: str = typer.Option(None, "--drain-file", help="Write the nodes to drain, one per line."),
     drain_format: str = typer.Option("lines", "--drain-format",
                                      help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09])."),
     save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
     allow_missing: int = typer.Option(None, "--allow-missing", help="Unreachable targets tolerated."),
-    forks: int = typer.Option(64, "--forks", min=1),
-    playbooks: str = typer.Option(None, "--playbooks"),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys"),
-    known_hosts: str = typer.Option(None, "--known-hosts"),
+    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
 ) -> None:
     """Gate a training job on fabric health: exit 0 pass, 1 fail (drain the listed nodes), 3 inconclusive."""
     from dataclasses import replace
@@ -62,6 +68,11 @@ def gate_command(
 
     if drain_format not in DRAIN_FORMATS:
         die(f"rdmatool gate: --drain-format must be one of {', '.join(DRAIN_FORMATS)}", EXIT_USAGE)
+    as_json = chosen("gate", fmt, as_json, FORMATS) == JSON
+    if not (replay or local):
+        inventory_file = _config.inventory(inventory_file)
+    store, playbooks, profile_file = _config.store(store), _config.playbooks(playbooks), _config.gate_profile(
+        profile_file)
     if sum(map(bool, (inventory_file, replay, local))) != 1:
         die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
     try:

@@ -10,10 +10,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from rdmatool import files, parsers
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import ParseError, RdmatoolError
 from rdmatool.model import Sample
+
+FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -23,10 +26,12 @@ def register(app: typer.Typer) -> None:
 def parse_command(
     name: str = typer.Argument(None, help="Parser name (see --list)."),
     file: str = typer.Argument(None, help="Output file to parse; stdin when omitted or '-'."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of samples."),
+    fmt: str = format_option(FORMATS, "json: a list of samples"),
+    as_json: bool = json_option(),
     list_parsers: bool = typer.Option(False, "--list", help="List the parsers and exit."),
 ) -> None:
     """Parse a saved tool output (ibstat, perfquery, ethtool -S, show pfc counters ...) into canonical samples."""
+    as_json = chosen("parse", fmt, as_json, FORMATS) == JSON
     if list_parsers:
         _print_list()
         return

@@ -10,8 +10,12 @@ from pathlib import Path
 
 import typer
 
+from rdmatool.cli import _config
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
+
+FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -20,11 +24,14 @@ def register(app: typer.Typer) -> None:
 
 def pcap_command(
     file: str = typer.Argument(..., help="A pcap or pcapng file (tcpdump -w, rdmatool capture)."),
-    as_json: bool = typer.Option(False, "--json", help="Findings and the summary as JSON on stdout."),
+    fmt: str = format_option(FORMATS, "json: the findings and the summary"),
+    as_json: bool = json_option(),
     link_gbps: float = typer.Option(None, "--link-gbps", help="Link rate for the pause time (default: the "
                                                               "bundle's, when the file is in one)."),
-    roce_dscp: int = typer.Option(26, "--roce-dscp", min=0, max=63, help="The RoCE DSCP."),
-    roce_priority: int = typer.Option(3, "--roce-priority", min=0, max=7, help="The RoCE (lossless) priority."),
+    roce_dscp: int = typer.Option(None, "--roce-dscp", min=0, max=63, metavar="DSCP",
+                                  help="The RoCE DSCP (default: the config file's site.roce_dscp, else 26)."),
+    roce_priority: int = typer.Option(None, "--roce-priority", min=0, max=7, metavar="P",
+                                      help="The RoCE (lossless) priority (default: site.roce_priority, else 3)."),
     bin_ms: float = typer.Option(10.0, "--bin-ms", help="Time bin for throughput and periodicity, ms."),
 ) -> None:
     """Read a capture: PFC pause per priority, RoCEv2 flows, DSCP / ECN, CNPs, PSN gaps, NAKs, other traffic on
@@ -36,6 +43,10 @@ def pcap_command(
     from rdmatool.schemas import tag
     from rdmatool.verdict import EXIT_CODES
 
+    as_json = chosen("pcap", fmt, as_json, FORMATS) == JSON
+    site = _config.site()
+    roce_dscp = roce_dscp if roce_dscp is not None else site.get("roce_dscp", Options.roce_dscp)
+    roce_priority = roce_priority if roce_priority is not None else site.get("roce_priority", Options.roce_priority)
     if not 0.001 <= bin_ms <= 60000:
         die(f"rdmatool pcap: --bin-ms {bin_ms:g}: between 0.001 and 60000", EXIT_USAGE)
     if link_gbps is not None and not link_gbps > 0:
@@ -54,7 +65,7 @@ def pcap_command(
                         "summary": summary})
         die(f"rdmatool pcap: {file}: the capture holds no packets (inconclusive)", EXIT_INCONCLUSIVE)
     try:
-        result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file))
+        result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file), profile=site)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     result.extra["summary"] = summary

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
@@ -22,6 +23,7 @@ perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrice
                             "attribution.", no_args_is_help=True)
 stderr = Console(stderr=True)
 MODES = ("pairs", "topology", "ring", "all-pairs")
+MAX_PORT_BASE = 63000
 
 
 def register(app: typer.Typer) -> None:
@@ -30,24 +32,26 @@ def register(app: typer.Typer) -> None:
 
 @perf_app.command("run", epilog=epilog("perf run"))
 def perf_run(
-    inventory_file: str = typer.Option(..., "-i", "--inventory", help="Inventory YAML (or Ansible inventory)."),
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
     out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
     mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | topology (rounds that "
                              "follow --topology's cabling + confirmation) | ring | all-pairs."),
     topology: str = typer.Option(None, "--topology", help="topology mode: the expected-topology YAML."),
     test: str = typer.Option("ib_write_bw", "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)}."),
-    duration: int = typer.Option(10, "--duration", min=1, help="Seconds per bandwidth test (-D)."),
-    size: int = typer.Option(None, "--size", min=1, help="Message size in bytes (default 65536 for bandwidth)."),
-    qps: int = typer.Option(2, "--qps", min=1, help="Queue pairs per bandwidth test."),
-    iterations: int = typer.Option(5000, "--iterations", min=1, help="Iterations per latency test (-n)."),
-    rounds: int = typer.Option(3, "--rounds", min=1, help="pairs mode: rounds with distinct partners."),
+    duration: int = typer.Option(10, "--duration", min=1, metavar="S", help="Seconds per bandwidth test (-D)."),
+    size: int = typer.Option(None, "--size", min=1, metavar="BYTES", help="Message size in bytes (default 65536 for bandwidth)."),
+    qps: int = typer.Option(2, "--qps", min=1, metavar="N", help="Queue pairs per bandwidth test."),
+    iterations: int = typer.Option(5000, "--iterations", min=1, metavar="N", help="Iterations per latency test (-n)."),
+    rounds: int = typer.Option(3, "--rounds", min=1, metavar="N", help="pairs mode: rounds with distinct partners."),
     seed: int = typer.Option(0, "--seed", help="pairs mode: shuffle seed."),
     threshold: float = typer.Option(0.9, "--threshold", help="Pass line: fraction of the expected bandwidth."),
     expected_gbps: float = typer.Option(None, "--expected-gbps", help="Expected Gb/s (default: each line rate)."),
     device: str = typer.Option(None, "--device", help="RDMA device on every host (default: discovered)."),
     link_layer: str = typer.Option(None, "--link-layer", help="roce | ib (default: what every host has)."),
-    slack: float = typer.Option(15.0, "--slack", min=1.0, help="Seconds beyond the test a command may take."),
-    port_base: int = typer.Option(18515, "--port-base", min=1024, max=63000, help="First perftest TCP port."),
+    slack: float = typer.Option(15.0, "--slack", min=1.0, metavar="S", help="Seconds beyond the test a command may take."),
+    # The upper bounds are checked below, not by typer: its help prints a range in the name column's space.
+    port_base: int = typer.Option(18515, "--port-base", min=1024, metavar="PORT",
+                                  help=f"First perftest TCP port (at most {MAX_PORT_BASE})."),
     limit: str = limit_option(),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
@@ -62,6 +66,11 @@ def perf_run(
     from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
     from rdmatool.perf.output import write_results
 
+    if port_base > MAX_PORT_BASE:
+        die(f"rdmatool: --port-base {port_base}: at most {MAX_PORT_BASE}", EXIT_USAGE)
+    inventory_file = _config.inventory(inventory_file)
+    if not inventory_file:
+        die("rdmatool: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     if mode not in MODES:
         die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
     if (mode == "topology") != bool(topology):

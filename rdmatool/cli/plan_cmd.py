@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import typer
 
+from rdmatool.cli import _config
+from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import RdmatoolError
 
 plan_app = typer.Typer(help="Capacity planning: what a training job asks of the fabric, nominal and measured.",
                        no_args_is_help=True)
+
+
+FORMATS = ("table", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -92,14 +97,16 @@ def bandwidth_command(
     link_gbps: float = typer.Option(None, "--link-gbps", help="Line rate per node, Gb/s (default: the bundle's)."),
     bundle: str = typer.Option(None, "--bundle", help="A bundle whose perftest results and link rates are used."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
-    as_json: bool = typer.Option(False, "--json"),
+    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """Bandwidth a data-parallel job needs: the estimate, the ring per node, and the effective rate at 70 % of line
     rate and at what the fleet measured (--bundle or --baseline)."""
     from rdmatool.plan import measured as fleet
     from rdmatool.plan.bandwidth import bandwidth_plan
 
+    as_json, store = chosen("plan bandwidth", fmt, as_json, FORMATS) == JSON, _config.store(store)
     if bundle and baseline:
         die("rdmatool plan bandwidth: give --bundle or --baseline, not both", EXIT_USAGE)
     try:
@@ -131,12 +138,14 @@ def checkpoint_command(
     interval: str = typer.Option(..., "--interval", help="Time between checkpoints: 1h, 30min, 900s ..."),
     write_gbps: float = typer.Option(None, "--write-gbps", help="Write rate to storage, Gb/s."),
     stall: str = typer.Option(None, "--stall", help="Or the stall itself, when known: 5min ..."),
-    as_json: bool = typer.Option(False, "--json"),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
 ) -> None:
     """Stall per checkpoint and the share of compute lost to it."""
     from rdmatool.plan.checkpoint import checkpoint_plan
     from rdmatool.plan.units import parse_duration, parse_size
 
+    as_json = chosen("plan checkpoint", fmt, as_json, FORMATS) == JSON
     try:
         plan = checkpoint_plan(parse_size(size), parse_duration(interval), write_gbps,
                                parse_duration(stall) if stall else None)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -20,8 +21,8 @@ def report_command(
     output: str = typer.Option(..., "-o", "--output", help="The HTML file to write (replaced atomically)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH: "
                                  "its statistics for the rules, its nights for the trend."),
-    store: str = typer.Option("baselines", "--store", help="Baseline store directory."),
-    playbooks: str = typer.Option(None, "--playbooks", help="Playbook directory (default: the shipped ones)."),
+    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
 ) -> None:
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
@@ -30,6 +31,7 @@ def report_command(
     from rdmatool.report import html, page
     from rdmatool.verdict import EXIT_CODES
 
+    store, playbooks = _config.store(store), _config.playbooks(playbooks)
     target = Path(output)
     if target.is_dir():
         die(f"rdmatool report: {output}: is a directory, not a file to write", EXIT_USAGE)

@@ -1,0 +1,199 @@
+"""The configuration file (rdmatool.config): which file is read, what it may say, the FILE:LINE errors, and the
+defaults it gives the commands (an option given on the command line wins)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rdmatool import config
+from rdmatool.cli import app
+from rdmatool.tune.suggest.context import DEFAULT_PROFILE
+from tests.helpers import REPO
+
+runner = CliRunner()
+DEMO = REPO / "examples" / "demo-bundle"
+BASELINE = REPO / "baselines" / "demo-healthy.json"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def env_for(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """An environment whose home is tmp_path, without RDMATOOL_CONFIG unless given."""
+    return {"HOME": str(tmp_path), **extra}
+
+
+# --- which file ------------------------------------------------------------------------------------------------
+
+
+def test_the_user_file_is_read_from_the_home_config_folder(tmp_path: Path) -> None:
+    write(tmp_path / ".config" / "rdmatool" / "config.yaml", "store: nightly\n")
+    cfg = config.load(env_for(tmp_path))
+    assert cfg.path == str(tmp_path / ".config" / "rdmatool" / "config.yaml")
+    assert cfg.store == str(tmp_path / ".config" / "rdmatool" / "nightly")  # relative to the file's folder
+
+
+def test_xdg_config_home_moves_the_user_file(tmp_path: Path) -> None:
+    write(tmp_path / "xdg" / "rdmatool" / "config.yaml", "inventory: /srv/inv.yaml\n")
+    cfg = config.load(env_for(tmp_path, XDG_CONFIG_HOME=str(tmp_path / "xdg")))
+    assert cfg.inventory == "/srv/inv.yaml"
+
+
+def test_rdmatool_config_wins_and_files_are_not_merged(tmp_path: Path) -> None:
+    write(tmp_path / ".config" / "rdmatool" / "config.yaml", "store: from-home\nplaybooks: /home/playbooks\n")
+    chosen = write(tmp_path / "chosen.yaml", "store: /from/env\n")
+    cfg = config.load(env_for(tmp_path, RDMATOOL_CONFIG=str(chosen)))
+    assert (cfg.path, cfg.store) == (str(chosen), "/from/env")
+    assert cfg.playbooks is None  # the home file is not read at all: the first file found is the whole config
+
+
+def test_rdmatool_config_empty_means_no_file(tmp_path: Path) -> None:
+    write(tmp_path / ".config" / "rdmatool" / "config.yaml", "store: from-home\n")
+    cfg = config.load(env_for(tmp_path, RDMATOOL_CONFIG=""))
+    assert cfg.path is None and cfg.store is None
+
+
+def test_rdmatool_config_naming_no_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(config.ConfigError, match=r"missing\.yaml: no such file \(RDMATOOL_CONFIG"):
+        config.load(env_for(tmp_path, RDMATOOL_CONFIG=str(tmp_path / "missing.yaml")))
+
+
+def test_no_file_anywhere_is_no_configuration(tmp_path: Path) -> None:
+    cfg = config.load(env_for(tmp_path))
+    assert cfg.path is None
+    assert cfg.searched[0] == str(tmp_path / ".config" / "rdmatool" / "config.yaml")
+    assert cfg.searched[-1] == str(config.SYSTEM_FILE)
+
+
+# --- what it may say -------------------------------------------------------------------------------------------
+
+
+def test_every_key_and_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "# site defaults\ninventory: inv.yaml\nstore: ~/baselines\nplaybooks: /pb\n"
+                                      "gate_profile: gate.yaml\nsite:\n  rtt_us: 25.5\n  roce_priority: 4\n"
+                                      "  roce_dscp: 24\n")
+    cfg = config.read(path)
+    assert cfg.inventory == str(tmp_path / "inv.yaml")
+    assert cfg.store == str(Path("~/baselines").expanduser())
+    assert (cfg.playbooks, cfg.gate_profile) == ("/pb", str(tmp_path / "gate.yaml"))
+    assert cfg.site == {"rtt_us": 25.5, "roce_priority": 4, "roce_dscp": 24}
+    assert cfg.source("inventory") == f"{path}:2"
+    assert cfg.source("site.roce_priority") == f"{path}:8"
+    assert cfg.source("site.cnp_dscp") is None
+
+
+def test_an_empty_file_sets_nothing(tmp_path: Path) -> None:
+    cfg = config.read(write(tmp_path / "c.yaml", "# nothing yet\n"))
+    assert cfg.path and cfg.store is None and cfg.site == {}
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ("store: a\nstroe: b\n", 2, "unknown key 'stroe'"),
+    ("site:\n  rtt_us: 10\n  roce_prio: 3\n", 3, "unknown site key 'roce_prio'"),
+    ("site:\n  roce_priority: 9\n", 2, "site.roce_priority takes a whole number from 0 to 7, not 9"),
+    ("site:\n  roce_dscp: true\n", 2, "site.roce_dscp takes a whole number from 0 to 63"),
+    ("site:\n  rtt_us: -1\n", 2, "site.rtt_us takes a positive number"),
+    ("site:\n  roce_mtu: 1500\n", 2, "site.roce_mtu takes one of 256, 512, 1024, 2048, 4096"),
+    ("site: fast\n", 1, "site is a mapping"),
+    ("\n\ninventory: [a, b]\n", 3, "inventory: takes a path"),
+    ("- store\n", 1, "a configuration file is a mapping"),
+    ("store: [unclosed\n", 2, "invalid YAML"),
+])
+def test_bad_files_name_the_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:
+    path = write(tmp_path / "c.yaml", text)
+    with pytest.raises(config.ConfigError) as caught:
+        config.read(path)
+    assert str(caught.value).startswith(f"{path}:{line}: "), caught.value
+    assert message in str(caught.value)
+
+
+def test_site_keys_are_the_suggesters_profile_keys() -> None:
+    # The file may only set what the suggesters read, under the same names (their defaults fill the rest).
+    assert set(config.SITE_KEYS) <= set(DEFAULT_PROFILE)
+
+
+# --- the commands ----------------------------------------------------------------------------------------------
+
+
+def test_a_bad_file_stops_any_command_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "site:\n  roce_priority: 8\n")
+    result = runner.invoke(app, ["baseline", "list"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"rdmatool: {path}:2: site.roce_priority takes a whole number from 0 to 7, not 8"]
+
+
+def test_the_store_default_comes_from_the_file_and_the_option_wins(tmp_path: Path) -> None:
+    (tmp_path / "site-store").mkdir()
+    shutil.copy(BASELINE, tmp_path / "site-store" / "demo.json")
+    path = write(tmp_path / "c.yaml", "store: site-store\n")
+    from_file = runner.invoke(app, ["baseline", "list", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
+    assert from_file.exit_code == 0, from_file.output
+    assert [e["name"] for e in json.loads(from_file.stdout)] == [json.loads(BASELINE.read_text())["name"]]
+    explicit = runner.invoke(app, ["baseline", "list", "--store", str(tmp_path / "other"), "--json"],
+                             env={"RDMATOOL_CONFIG": str(path)})
+    assert explicit.exit_code == 0, explicit.output
+    assert json.loads(explicit.stdout) == []
+
+
+def test_the_inventory_default_comes_from_the_file(tmp_path: Path) -> None:
+    write(tmp_path / "inv.ini", "[gpu]\ngpu01 ansible_host=10.0.0.1\ngpu02 ansible_host=10.0.0.2\n")
+    path = write(tmp_path / "c.yaml", "inventory: inv.ini\n")
+    result = runner.invoke(app, ["inventory", "show", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 0, result.output
+    assert [t["name"] for t in json.loads(result.stdout)] == ["gpu01", "gpu02"]
+    without = runner.invoke(app, ["inventory", "show"], env={"RDMATOOL_CONFIG": ""})
+    assert without.exit_code == 2 and "give -i INVENTORY" in without.stderr
+
+
+def test_the_playbooks_default_comes_from_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "playbooks: no-such-dir\n")
+    result = runner.invoke(app, ["diagnose", str(DEMO), "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 2
+    assert str(tmp_path / "no-such-dir") in result.stderr
+
+
+def test_the_site_profile_reaches_the_suggested_settings(tmp_path: Path) -> None:
+    def rationales(env: dict[str, str]) -> str:
+        result = runner.invoke(app, ["diagnose", str(DEMO), "--format", "json"], env=env)
+        assert result.exit_code == 1, result.output
+        return " ".join(s["rationale"] for s in json.loads(result.stdout)["suggestions"])
+
+    path = write(tmp_path / "c.yaml", "site:\n  rtt_us: 40\n")
+    assert "RTT 10 µs" in rationales({"RDMATOOL_CONFIG": ""})
+    with_site = rationales({"RDMATOOL_CONFIG": str(path)})
+    assert "RTT 40 µs" in with_site and "RTT 10 µs" not in with_site
+
+
+def test_config_show_says_where_each_value_comes_from(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "store: /srv/baselines\nsite:\n  roce_dscp: 24\n")
+    result = runner.invoke(app, ["config", "show", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    settings = {s["key"]: s for s in doc["settings"]}
+    assert doc["file"] == str(path)
+    assert settings["store"] == {"key": "store", "value": "/srv/baselines", "source": f"{path}:1"}
+    assert settings["site.roce_dscp"] == {"key": "site.roce_dscp", "value": 24, "source": f"{path}:3"}
+    assert settings["site.roce_priority"] == {"key": "site.roce_priority", "value": DEFAULT_PROFILE["roce_priority"],
+                                              "source": "default"}
+    table = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": str(path)})
+    assert table.exit_code == 0
+    assert f"config file: {path}" in table.stdout
+    assert any(line.split()[:2] == ["store", "/srv/baselines"] and line.endswith(f"({path}:1)")
+               for line in table.stdout.splitlines())
+
+
+def test_config_show_without_a_file(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": ""})
+    assert result.exit_code == 0
+    assert "config file: none (RDMATOOL_CONFIG is set and empty)" in result.stdout
+    assert any(line.split()[:2] == ["store", "baselines"] and line.endswith("(default)")
+               for line in result.stdout.splitlines())
