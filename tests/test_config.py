@@ -197,3 +197,18 @@ def test_config_show_without_a_file(tmp_path: Path) -> None:
     assert "config file: none (RDMATOOL_CONFIG is set and empty)" in result.stdout
     assert any(line.split()[:2] == ["store", "baselines"] and line.endswith("(default)")
                for line in result.stdout.splitlines())
+
+
+@pytest.mark.slow  # two HTML reports of the demo fabric
+def test_the_site_profile_reaches_the_html_report(tmp_path: Path) -> None:
+    import re
+
+    def proposed_ecn(env: dict[str, str], out: Path) -> set[str]:
+        result = runner.invoke(app, ["report", str(DEMO), "-o", str(out)], env=env)
+        assert result.exit_code == 1, result.output  # the demo fabric fails; the report is written
+        return set(re.findall(r"Kmin [0-9.]+ [KM]iB, Kmax [0-9.]+ [KM]iB", out.read_text(encoding="utf-8")))
+
+    path = write(tmp_path / "c.yaml", "site:\n  rtt_us: 40\n")
+    default = proposed_ecn({"RDMATOOL_CONFIG": ""}, tmp_path / "default.html")
+    with_site = proposed_ecn({"RDMATOOL_CONFIG": str(path)}, tmp_path / "site.html")
+    assert default and with_site and default != with_site  # a longer RTT moves the proposed ECN thresholds

@@ -43,7 +43,8 @@ def report_command(
             from rdmatool import baseline as baselines
 
             path = baselines.resolve(baseline, store)
-        shown = page.build(bundle, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn)
+        shown = page.build(bundle, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn,
+                           profile=_config.site())
     except NoData as exc:
         die(f"rdmatool report: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
