@@ -212,3 +212,48 @@ def test_the_site_profile_reaches_the_html_report(tmp_path: Path) -> None:
     default = proposed_ecn({"RDMATOOL_CONFIG": ""}, tmp_path / "default.html")
     with_site = proposed_ecn({"RDMATOOL_CONFIG": str(path)}, tmp_path / "site.html")
     assert default and with_site and default != with_site  # a longer RTT moves the proposed ECN thresholds
+
+
+def test_the_gate_takes_its_inventory_and_profile_from_the_file(tmp_path: Path) -> None:
+    write(tmp_path / "gate.yaml", "counters_window_s: 5\nbandwith: {}\n")  # a typo the gate profile refuses
+    path = write(tmp_path / "c.yaml", "inventory: missing-inventory.yaml\ngate_profile: gate.yaml\n")
+    result = runner.invoke(app, ["gate"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'gate.yaml'}:1: unknown key(s) ['bandwith']" in result.stderr  # the file's profile was read
+    write(tmp_path / "gate.yaml", "counters_window_s: 5\n")
+    result = runner.invoke(app, ["gate"], env={"RDMATOOL_CONFIG": str(path)})
+    assert result.exit_code == 2
+    assert str(tmp_path / "missing-inventory.yaml") in result.stderr  # and its inventory, for want of -i
+    replay = runner.invoke(app, ["gate", "--replay", str(tmp_path / "no-bundle")], env={"RDMATOOL_CONFIG": str(path)})
+    assert replay.exit_code == 2
+    assert "missing-inventory" not in replay.stderr  # --replay needs no inventory: the file's is not used
+
+
+def test_collect_and_diagnose_take_the_inventory_from_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "inventory: missing-inventory.yaml\n")
+    for args in (["collect", "-o", str(tmp_path / "b")], ["diagnose"]):
+        result = runner.invoke(app, args, env={"RDMATOOL_CONFIG": str(path)})
+        assert result.exit_code == 2, (args, result.output)
+        assert str(tmp_path / "missing-inventory.yaml") in result.stderr, args
+    local = runner.invoke(app, ["collect", "--local", "-o", str(tmp_path / "b"), "--interval", "0"],
+                          env={"RDMATOOL_CONFIG": str(path)})
+    assert "missing-inventory" not in local.stderr  # --local reads this machine: the file's inventory is not used
+
+
+def test_pcap_takes_the_roce_class_from_the_site_profile(tmp_path: Path) -> None:
+    from tests.capture.build import roce
+    from tests.capture.build import write as write_pcap
+
+    capture = write_pcap(tmp_path / "c.pcap", [roce(dscp=24, psn=i) for i in range(20)])
+    path = write(tmp_path / "c.yaml", "site:\n  roce_dscp: 24\n  roce_priority: 4\n")
+
+    def options(args: list[str], env: dict[str, str]) -> dict:
+        result = runner.invoke(app, ["pcap", str(capture), "--format", "json", *args], env=env)
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.stdout)["capture"]
+
+    default = options([], {"RDMATOOL_CONFIG": ""})
+    assert (default["roce_dscp"], default["roce_priority"]) == (26, 3)
+    site = options([], {"RDMATOOL_CONFIG": str(path)})
+    assert (site["roce_dscp"], site["roce_priority"]) == (24, 4)
+    assert options(["--roce-dscp", "30"], {"RDMATOOL_CONFIG": str(path)})["roce_dscp"] == 30  # the option wins
