@@ -43,12 +43,47 @@ def lines(text: str) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\r")
 
 
-def any_of(patterns: tuple[re.Pattern[str], ...] | list[re.Pattern[str]]) -> re.Pattern[str]:
-    """One compiled alternation of several case-insensitive patterns (same matches as trying each in turn).
+def _lowercase_literals(pattern: str) -> bool:
+    """No uppercase ASCII letter in the pattern outside an escape (`\\S`, `\\D`), and no character given by its
+    code (`\\x41` is `A`): matched against a lowercased subject, it then finds exactly what it finds
+    case-insensitively in the original."""
+    escaped = False
+    for char in pattern:
+        if escaped:
+            if char in "xuUN0123456789":
+                return False
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif "A" <= char <= "Z":
+            return False
+    return True
 
-    Every line of every output passes the tool-error check: one alternation instead of a loop over the patterns
-    took a quarter off the parse time of a large bundle."""
-    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.IGNORECASE)
+
+class AnyOf:
+    """One alternation of several case-insensitive patterns: `search(text)` says whether any of them occurs (the
+    same answer as trying each in turn).
+
+    Every line of every output passes the tool-error check, and Python's `re` cannot skip ahead to where a match may
+    start when it ignores case: an ASCII line (nearly every line) is lowercased and searched with a case-sensitive
+    copy of the alternation instead, six times faster. That copy finds the same matches only when the patterns'
+    literals are lowercase (checked here: otherwise every line takes the case-insensitive search)."""
+
+    def __init__(self, patterns: tuple[re.Pattern[str], ...] | list[re.Pattern[str]]) -> None:
+        joined = "|".join(f"(?:{p.pattern})" for p in patterns)
+        self.caseless = re.compile(joined, re.IGNORECASE)
+        self.lowered = re.compile(joined) if _lowercase_literals(joined) else None
+
+    def search(self, text: str) -> bool:
+        if self.lowered is not None and text.isascii():
+            return self.lowered.search(text.lower()) is not None
+        return self.caseless.search(text) is not None
+
+
+def any_of(patterns: tuple[re.Pattern[str], ...] | list[re.Pattern[str]]) -> AnyOf:
+    """One alternation of several case-insensitive patterns (same matches as trying each in turn): one search
+    instead of a loop over the patterns took a quarter off the parse time of a large bundle."""
+    return AnyOf(patterns)
 
 
 _ANY_TOOL_ERROR = any_of(TOOL_ERROR_PATTERNS)
@@ -78,9 +113,13 @@ def cli_lines(
     """
     for line_no, line in lines(text):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#") or any(p.match(line) for p in skip):
+        if not stripped or stripped.startswith("#"):
             continue
-        yield line_no, line, error(line)
+        for pattern in skip:
+            if pattern.match(line):
+                break
+        else:
+            yield line_no, line, error(line)
 
 
 def load_json(parser: str, numbered: list[tuple[int, str]]) -> object:

@@ -6,12 +6,13 @@ spellings onto one vocabulary so that `port_state` reads `Active` whichever tool
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import cli_lines, tool_error_message
+from rdmatool.parsers._common import any_of, cli_lines, tool_error_message
 from rdmatool.parsers._samples import HOST, number, tool_error
 
 # Logical port states by their IBTA number, as ibstat spells them (ibstatus prints `4: ACTIVE`, ibv_devinfo
@@ -32,11 +33,10 @@ PHYS_STATES = {
 _LIBIBVERBS_WARNING = re.compile(r"^\s*libibverbs: Warning:", re.IGNORECASE)
 _IBWARN = re.compile(r"^\s*ibwarn:", re.IGNORECASE)
 # Failures the shared patterns do not cover: verbs tools print these before giving up.
-_EXTRA_TOOL_ERRORS = re.compile(
-    r"IB device '[^']*' wasn'?t found|^\s*failed to (?:open|query) |^\s*libibverbs: fatal"
-    r"|error while loading shared libraries",
-    re.IGNORECASE,
-)
+_EXTRA_TOOL_ERRORS = any_of([re.compile(p, re.IGNORECASE) for p in (
+    r"ib device '[^']*' wasn'?t found", r"^\s*failed to (?:open|query) ", r"^\s*libibverbs: fatal",
+    r"error while loading shared libraries",
+)])
 
 # The sysfs `rate` spelling that ibstatus repeats: `200 Gb/sec (4X HDR)`, `10 Gb/sec (4X)` for SDR on old
 # kernels, `2.5 Gb/sec (1X SDR)`.
@@ -52,6 +52,22 @@ def prompt_pattern(tool: str) -> re.Pattern[str]:
     return re.compile(
         rf"^\s*(?:(?:\S.*?)?[#$>]\s*)?(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?{re.escape(tool)}(?:\s.*)?$"
     )
+
+
+class _CommandLine:
+    """`prompt_pattern(tool)`, tried only on a line that names the tool: the test is cheap, the expression (tried on
+    every line of every output) is not."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool, self.pattern = tool, prompt_pattern(tool)
+
+    def match(self, line: str) -> re.Match[str] | None:
+        return self.pattern.match(line) if self.tool in line else None
+
+
+@functools.cache
+def _command_line(tool: str) -> _CommandLine:
+    return _CommandLine(tool)
 
 
 class Collector:
@@ -91,7 +107,7 @@ def content_lines(text: str, tool: str, collector: Collector) -> Iterator[tuple[
 
     Skipped: blank lines, `#` provenance comments, the command line that ran `tool`, libibverbs and ibwarn warnings.
     """
-    for line_no, line, message in cli_lines(text, _failure, prompt_pattern(tool), _LIBIBVERBS_WARNING):
+    for line_no, line, message in cli_lines(text, _failure, _command_line(tool), _LIBIBVERBS_WARNING):
         if message is not None:
             collector.add(tool_error(HOST, message), line_no, line)
             continue

@@ -22,7 +22,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LOCAL_TOOL_ERRORS = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"^-E-",
+        r"^-e-",  # written lowercase, as every literal here: see _common.AnyOf
         r"^cannot (?:get|open|read)\b",
         r"^no stats available",
         r"^netlink error:",
@@ -44,7 +44,7 @@ _PROMPT = re.compile(
 
 
 def strip_ansi(line: str) -> str:
-    return _ANSI.sub("", line)
+    return _ANSI.sub("", line) if "\x1b" in line else line  # the test first: most lines have no escape at all
 
 
 _ANY_LOCAL_TOOL_ERROR = any_of(_LOCAL_TOOL_ERRORS)
@@ -62,6 +62,8 @@ def nic_tool_error(line: str) -> str | None:
 
 
 _ELLIPSIS = re.compile(r"^(?:\.{3,}|\u2026|\[\.\.\.\]|<snip>|\(truncated\))$", re.IGNORECASE)
+# An ellipsis starts with one of these: tested before the expression, which every line would otherwise pay for.
+_ELLIPSIS_START = ".\u2026[<("
 
 
 def is_noise(line: str) -> bool:
@@ -70,6 +72,8 @@ def is_noise(line: str) -> bool:
     return (
         not stripped
         or stripped.startswith("#")
-        or bool(_PROMPT.match(stripped))
-        or bool(_ELLIPSIS.match(stripped))
+        # an echoed command names one of _PROMPT's tools (`mstflint` contains `flint`): the cheap test first
+        or (("ethtool" in stripped or "mlnx_qos" in stripped or "mlxlink" in stripped or "flint" in stripped
+             or "mlxfwmanager" in stripped) and bool(_PROMPT.match(stripped)))
+        or (stripped[0] in _ELLIPSIS_START and bool(_ELLIPSIS.match(stripped)))
     )

@@ -35,6 +35,7 @@ power/, node_type, node_desc, uevent, sm_sl and has_smi. The data and packet cou
 
 from __future__ import annotations
 
+import functools
 import re
 
 from rdmatool.errors import ParseError
@@ -110,23 +111,43 @@ def _grep_failure(path: str, line: str) -> list[Sample]:
     return [tool_error(entity, line.strip())]
 
 
-def _file_samples(path: str, value: str, line_no: int, line: str) -> list[Sample]:
+@functools.lru_cache(maxsize=8192)
+def _where(path: str) -> tuple[str, str, str]:
+    """What a dumped file is, from its path alone: (kind, entity, name), kind one of `device` (entity the device,
+    name the file), `pma` and `hw` (a counter of the port: name the counter), `port` (another port file), `skip`, or
+    `foreign` (not under infiniband/). Cached: every host of a fleet dumps the same few hundred paths, and telling
+    them apart was most of the parse."""
     match = _IB_PATH.search(path)
     if match is None:
-        raise ParseError(NAME, line_no, line, "not a /sys/class/infiniband path")
+        return "foreign", "", ""
     device, rest = match["device"], match["rest"]
     port = _PORT_PATH.match(rest)
     if port is None:
-        return _device_file(device, rest, value, line_no, line)
+        return "device", device, rest
     entity = f"{device}/{port['port']}"
     file = port["file"]
     if file.startswith(_SKIPPED_SUBTREES) or file in _SKIPPED_PORT_FILES:
-        return []
+        return "skip", entity, file
     if file.startswith("counters/"):
-        return _pma_counter(entity, file.removeprefix("counters/"), value, line_no, line)
+        return "pma", entity, file.removeprefix("counters/")
     if file.startswith("hw_counters/"):
-        return _hw_counter(entity, file.removeprefix("hw_counters/"), value, line_no, line)
-    return _port_file(entity, file, value, line_no, line)
+        return "hw", entity, file.removeprefix("hw_counters/")
+    return "port", entity, file
+
+
+def _file_samples(path: str, value: str, line_no: int, line: str) -> list[Sample]:
+    kind, entity, name = _where(path)
+    if kind == "pma":
+        return _pma_counter(entity, name, value, line_no, line)
+    if kind == "hw":
+        return _hw_counter(entity, name, value, line_no, line)
+    if kind == "port":
+        return _port_file(entity, name, value, line_no, line)
+    if kind == "device":
+        return _device_file(entity, name, value, line_no, line)
+    if kind == "skip":
+        return []
+    raise ParseError(NAME, line_no, line, "not a /sys/class/infiniband path")
 
 
 def _device_file(device: str, rest: str, value: str, line_no: int, line: str) -> list[Sample]:

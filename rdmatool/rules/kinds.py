@@ -384,6 +384,9 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     wanted = list(p["metrics"])
     holders = {m: query.targets_with(m) for m in dict.fromkeys(wanted)}
     role_of = _roles(facts) if p.get("peers_have") else {}
+    # The roles among each metric's holders: a target lacking the metric has a peer (same role) reporting it exactly
+    # when its role is among them (it is no holder itself) — one set per metric, not one per target and metric.
+    roles_holding = {m: {role_of.get(t) for t in held} for m, held in holders.items()} if role_of else {}
     out = []
     for target in targets:
         absent = [m for m in wanted if target not in holders[m]]
@@ -391,8 +394,9 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             continue
         if p.get("peers_have"):
             # a gap on a node whose peers (same role) all report it is the node's fault, not the monitoring's
-            peers = {t for t, r in role_of.items() if r == role_of.get(target) and t != target}
-            absent = [m for m in absent if peers & holders[m]]
+            role = role_of.get(target)
+            # (a NaN role equals no role, not even another NaN: such a node has no peers)
+            absent = [m for m in absent if role == role and role in roles_holding.get(m, ())]
         if absent:
             out.append({"target": target, "entity": None, "priority": None, "observed": "absent: " + ", ".join(absent),
                         "expected": "present", "baseline": None, "window_s": np.nan})
