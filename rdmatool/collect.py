@@ -58,7 +58,11 @@ class TargetOutcome:
 Progress = Callable[[str, str], None]  # (target name, event) — presentation lives in the CLI
 
 
-def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None) -> list[TargetOutcome]:
+def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None,
+                finished: Callable[[TargetOutcome], None] | None = None) -> list[TargetOutcome]:
+    """Every target's outcome, in the targets' order. `finished` is called with each outcome as soon as its target is
+    done, in the thread that collected it (the bundle is written while slower hosts still answer); what it raises
+    ends the collection, as an exception of the caller would."""
     known = None if options.local else KnownHosts(options.known_hosts, options.accept_new_host_keys,
                                                   options.accept_new_key_types)
     snapshot_count = 1 if options.interval_s <= 0 else 2
@@ -73,6 +77,8 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
             _collect_target(outcome, options, known, stop, snapshot_count, deadline, subnets)
         except Exception as exc:  # the last line of defence: one broken target never stops the others
             outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
+        if finished is not None and not stop.is_set():
+            finished(outcome)
         report(outcome.target.name, "failed" if outcome.error else "done")
 
     # Ctrl-C must end a collection promptly: workers wait on `stop` instead of sleeping, and the pool is not
@@ -227,10 +233,20 @@ def collect_to_bundle(
     writer = bundle_io.BundleWriter(out)
     try:
         started = now_iso()
-        outcomes = collect_all(targets, options, progress)
+        lock = threading.Lock()
+        store = samples_store.StoreBuilder()
+
+        def write(outcome: TargetOutcome) -> None:
+            # Each target is written and parsed as soon as it is done, while slower hosts still answer: the commit
+            # then only joins the parsed shares (parsing everything at the end came after the last host, on top).
+            with lock:  # one writer, many collecting threads
+                first = len(writer.written)
+                _write_outcome(writer, outcome)
+                fresh = writer.written[first:]
+            store.add(fresh)
+
+        outcomes = collect_all(targets, options, progress, finished=write)
         finished = now_iso()
-        for outcome in outcomes:
-            _write_outcome(writer, outcome)
         if not force and writer.final.exists() and not any(o.snapshots_with_output() for o in outcomes):
             raise NothingCollected(f"{writer.final}: no target was collected; the existing bundle is kept "
                                    "(--force replaces it anyway)")
@@ -241,7 +257,7 @@ def collect_to_bundle(
         ]
         # The parsed samples go with the bundle: its readers then read numbers instead of parsing again.
         path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s,
-                             before_commit=samples_store.write_for)
+                             before_commit=store.write)
     except BaseException:
         writer.abort()  # never a half bundle under any name
         raise

@@ -39,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import threading
 import zipfile
 from dataclasses import dataclass
 from functools import cache
@@ -251,6 +252,52 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
         jobs.append((out, result.stdout))
     outputs = parse_all(jobs, columns, set(parsers.names()))
     return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
+
+
+class StoreBuilder:
+    """The store of a bundle being written, parsed one target at a time while the others are still collected: at
+    commit only the shares are joined and saved, instead of every output parsed then. The store is the one
+    `write_for` writes from the same outputs (same order, same codes), which it falls back to when the outputs
+    committed are not exactly the ones parsed here (an output written twice, a target written without `add`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known = set(parsers.names())
+        self._shares: dict[tuple[int, str], tuple[list[Output], list[str], dict[str, np.ndarray]]] = {}
+        self._raws: set[Path] = set()
+        self._twice = False
+
+    def add(self, written: list[tuple[int, str, Path, object]]) -> None:
+        """Parse one target's freshly written outputs — (snapshot, target, raw file, CommandResult) — into shares
+        of their own (thread-safe; the parse runs in the caller's thread)."""
+        groups: dict[tuple[int, str], list] = {}
+        for entry in written:
+            groups.setdefault((entry[0], entry[1]), []).append(entry)
+        for key, entries in groups.items():
+            columns = Columns()
+            jobs = [(Output.of_result(snapshot, target, raw.stem, files.signature_of(raw),
+                                      files.signature_of(raw.with_suffix(".json")), result), result.stdout)
+                    for snapshot, target, raw, result in sorted(entries, key=lambda w: w[2].name)]
+            outputs = parse_all(jobs, columns, self._known)
+            with self._lock:
+                raws = {entry[2] for entry in entries}
+                self._twice = self._twice or key in self._shares or bool(raws & self._raws) or len(raws) < len(entries)
+                self._shares[key] = (outputs, columns.strings, columns.arrays())
+                self._raws |= raws
+
+    def write(self, bundle_dir: Path, written: list[tuple[int, str, Path, object]]) -> bool:
+        """Save the store of `written` (a BundleWriter's `before_commit`)."""
+        with self._lock:
+            complete = not self._twice and self._raws == {w[2] for w in written} and len(written) == len(self._raws)
+            shares = [self._shares[key] for key in sorted(self._shares)]
+        if not complete:
+            return write_for(bundle_dir, written)
+        columns = Columns()
+        outputs: list[Output] = []
+        for share_outputs, strings, arrays in shares:  # the order of write_for: snapshot, target, file name
+            outputs.extend(share_outputs)
+            columns.extend(strings, arrays)
+        return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
 
 
 

@@ -20,6 +20,7 @@ from rdmatool.transport.hostkeys import (
     VerifyingPolicy,
     host_key_name,
 )
+from rdmatool.transport.ssh_options import CollectorTransport, end_transport, identity
 
 # What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
@@ -42,12 +43,15 @@ class Session:
             self._connect(target, connect_timeout, sock, disabled)
 
     def _connect(self, target: Target, connect_timeout: float, sock, disabled: list[str]) -> None:
+        password = os.environ.get(target.password_env) if target.password_env else None
+        key = identity(target.identity_file, password) if target.identity_file else None
         self.client.connect(
             hostname=target.address,
             port=target.port,
             username=target.user or os.environ.get("USER") or "root",
-            key_filename=target.identity_file if target.identity_file else None,
-            password=os.environ.get(target.password_env) if target.password_env else None,
+            pkey=key,
+            key_filename=target.identity_file if target.identity_file and key is None else None,
+            password=password,
             timeout=connect_timeout,
             banner_timeout=connect_timeout,
             auth_timeout=connect_timeout,
@@ -57,6 +61,7 @@ class Session:
             # Negotiate only the key types known for the host, as OpenSSH does; else paramiko's first choice would
             # make a host known by another type look changed.
             disabled_algorithms={"keys": disabled} if disabled else None,
+            transport_factory=CollectorTransport,
         )
 
     def _proxy_sock(self, known: KnownHosts, timeout: float):
@@ -70,7 +75,8 @@ class Session:
         with refuse_unknown_key_types(host, port_no, disabled):
             self._jump.connect(host, port=port_no, username=user or self.target.user, timeout=timeout,
                                key_filename=self.target.identity_file,
-                               disabled_algorithms={"keys": disabled} if disabled else None)
+                               disabled_algorithms={"keys": disabled} if disabled else None,
+                               transport_factory=CollectorTransport)
         return self._jump.get_transport().open_channel(
             "direct-tcpip", (self.target.address, self.target.port), ("127.0.0.1", 0), timeout=timeout
         )
@@ -122,9 +128,9 @@ class Session:
         return results, error
 
     def close(self) -> None:
-        self.client.close()
+        end_transport(self.client)
         if self._jump is not None:
-            self._jump.close()
+            end_transport(self._jump)
 
 
 @contextlib.contextmanager
