@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -45,7 +46,8 @@ ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x2
 
 
 def clush_binary() -> str | None:
-    return shutil.which("clush")
+    beside = Path(sys.executable).parent / "clush"  # a virtual environment's, when it is not on PATH
+    return shutil.which("clush") or (str(beside) if beside.is_file() else None)
 
 
 def fold(addresses: list[str]) -> str:
@@ -78,13 +80,17 @@ def main() -> int:
                     help="runs in which the (slow: ~16 ssh per host) clush-commands variants take part (default 1)")
     ap.add_argument("--variants", default=None, help=f"comma list of {', '.join(ALL_VARIANTS)} (default: all; "
                                                      "--quick: the ones without clush-commands)")
+    ap.add_argument("--ref-tree", help="a source tree of another rdmatool version (e.g. `git archive REV rdmatool | "
+                                       "tar -x -C DIR`), measured alternately as the variant `rdmatool-ref`")
     ap.add_argument("--json", help="also write the raw figures to this file")
     args = ap.parse_args()
     hosts = args.hosts or (8 if args.quick else 128)
     runs = args.runs or (1 if args.quick else 3)
     default = [v for v in ALL_VARIANTS if not (args.quick and v.startswith("clush-commands"))]
     variants = [v for v in args.variants.split(",") if v] if args.variants else default
-    unknown = set(variants) - set(ALL_VARIANTS)
+    if args.ref_tree:
+        variants.insert(1, "rdmatool-ref")
+    unknown = set(variants) - set(ALL_VARIANTS) - {"rdmatool-ref"}
     if unknown:
         ap.error(f"unknown variants {sorted(unknown)}")
 
@@ -100,7 +106,7 @@ def main() -> int:
     if clush is None:
         print("clush not found: `pip install ClusterShell` for the comparison; measuring rdmatool only",
               file=sys.stderr)
-        variants = [v for v in variants if v == "rdmatool"]
+        variants = [v for v in variants if v.startswith("rdmatool")]
 
     info = _common.machine(("rdmatool", "paramiko", "ClusterShell", "pandas"))
     _common.print_machine(info)
@@ -140,9 +146,11 @@ def main() -> int:
 
         def run_variant(name: str, index: int) -> dict:
             log = work / f"{name}.{index}.out"
-            if name == "rdmatool":
+            if name in ("rdmatool", "rdmatool-ref"):
                 out = work / f"bundle.{index}"
-                r = timed([*rdmatool_argv, "-o", str(out)], env=env, cwd=str(REPO), stdout=str(log))
+                tree = str(Path(args.ref_tree).resolve()) if name == "rdmatool-ref" else str(REPO)
+                r = timed([*rdmatool_argv, "-o", str(out)], env={**env, "PYTHONPATH": tree}, cwd=tree,
+                          stdout=str(log))
                 ok = r.returncode == 0 and "no errors" in log.read_text()
                 shutil.rmtree(out, ignore_errors=True)
                 return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
@@ -150,8 +158,8 @@ def main() -> int:
             x25519 = name.endswith("-x25519")
             if name.startswith("clush-script"):
                 r = timed(clush_argv(all_nodes, x25519, "sh -s -- 20 full"), stdin=str(script), stdout=str(log))
-                text = log.read_text()
-                ok = r.returncode == 0 and text.count(f"{commands.MARKER} END loadavg") == hosts
+                # every host got as far as the load average (one of the script's last sections) and clush saw no error
+                ok = r.returncode == 0 and len(re.findall(r" BEGIN \d+ loadavg ", log.read_text())) == hosts
                 return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
                         "invocations": 1}
             total = {"wall_s": 0.0, "cpu_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "ok": True, "invocations": 0}
@@ -172,11 +180,13 @@ def main() -> int:
             for name in order:
                 if name.startswith("clush-commands") and index >= args.commands_runs:
                     continue
+                load = os.getloadavg()  # the machine is shared: what else ran is part of the figure
                 fig = run_variant(name, index)
+                fig["loadavg"] = load
                 results[name].append(fig)
                 print(f"run {index + 1}/{runs} {name:22s} wall {fig['wall_s']:7.2f} s  client CPU {fig['cpu_s']:7.2f} s"
-                      f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  {'ok' if fig['ok'] else 'FAILED'}",
-                      flush=True)
+                      f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  load {load[0]:5.1f}"
+                      f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
     finally:
         fabric.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -202,8 +212,10 @@ def main() -> int:
             wall_r = [a["wall_s"] / b["wall_s"] for a, b in zip(base, figs)]
             cpu_m = median_spread([f["cpu_s"] for f in base])[0] / median_spread([f["cpu_s"] for f in figs])[0]
             wall_m = median_spread([f["wall_s"] for f in base])[0] / median_spread([f["wall_s"] for f in figs])[0]
-            print(f"  vs {name:22s} CPU {cpu_m:.3f} [{min(cpu_r):.3f}-{max(cpu_r):.3f}]  goal <= 0.2: "
-                  f"{'met' if cpu_m <= 0.2 else 'MISSED'};  wall {wall_m:.3f} [{min(wall_r):.3f}-{max(wall_r):.3f}]"
+            # against the raw commands a fifth of their CPU; against the same batched script, no more than OpenSSH
+            goal = 0.2 if name.startswith("clush-commands") else 1.0
+            print(f"  vs {name:22s} CPU {cpu_m:.3f} [{min(cpu_r):.3f}-{max(cpu_r):.3f}]  goal <= {goal}: "
+                  f"{'met' if cpu_m <= goal else 'MISSED'};  wall {wall_m:.3f} [{min(wall_r):.3f}-{max(wall_r):.3f}]"
                   f"  goal <= 1: {'met' if wall_m <= 1.0 else 'MISSED'}")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs, "forks": args.forks,
