@@ -189,8 +189,8 @@ def main() -> int:
                     shutil.rmtree(old, ignore_errors=True)
                 runs.append(step(shards[:n], work, hosts))
             runs.sort(key=lambda r: r["merge"]["wall_s"] + r["diagnose"]["wall_s"])
-            r = runs[len(runs) // 2]
-            r["runs"] = runs
+            r = dict(runs[len(runs) // 2])
+            r["runs"] = runs  # (a copy holds them: no cycle for --json)
             results.append(r)
             m, d = r["merge"], r["diagnose"]
             print(f"{r['hosts']:>6} hosts ({n:>2} shards): merge {m['wall_s']:6.2f} s wall {m['cpu_s']:6.2f} s CPU "
