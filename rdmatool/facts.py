@@ -44,6 +44,8 @@ class FactQuery:
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
         self._kinds: dict = {}  # target → (kind, platform)
         self._entity_by_text: dict = {}
+        self._targets: set | None = None
+        self._derived: dict = {}
 
     @classmethod
     def of(cls, analysis) -> FactQuery:
@@ -123,6 +125,19 @@ class FactQuery:
     def targets_with(self, metric: str) -> set:
         """The targets holding at least one fact of this metric."""
         return set(self.column("target", self.positions(metric)).unique())
+
+    def targets(self) -> set:
+        """Every target holding a fact. Computed once: do not change the set returned."""
+        if self._targets is None:
+            self._targets = set(self.facts["target"].unique()) if "target" in self.facts.columns else set()
+        return self._targets
+
+    def derived(self, key, compute):
+        """`compute()`, once per query: a value several steps of one diagnosis derive alike from the facts (the
+        cabling, say, which the cabling judge, the error pairing and the rules all read). Do not change it."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     # --- one target at a time (the suggesters) ---------------------------------------------------------------------
 

@@ -33,8 +33,7 @@ def _query(analysis) -> FactQuery:
 
 
 def _targets(query: FactQuery) -> set[str]:
-    facts = query.facts
-    return set(facts["target"].unique()) if "target" in facts.columns else set()
+    return query.targets()
 
 
 def short_name(name: str, names: set[str]) -> str:
@@ -44,7 +43,12 @@ def short_name(name: str, names: set[str]) -> str:
 
 def device_of_netdev(analysis) -> dict[tuple[str, str], str]:
     """(host, netdev) → the RDMA device bound to it (`mlx5_1` of `mlx5_1/1`), from the bundle's netdev facts."""
-    rows = _query(analysis).of_metric("netdev")
+    query = _query(analysis)
+    return dict(query.derived("device_of_netdev", lambda: _device_of_netdev(query)))
+
+
+def _device_of_netdev(query: FactQuery) -> dict[tuple[str, str], str]:
+    rows = query.of_metric("netdev")
     out: dict[tuple[str, str], str] = {}
     for target, entity, text in zip(rows["target"], rows["entity"], rows["text"]):
         if isinstance(entity, str) and isinstance(text, str) and text:
@@ -63,6 +67,10 @@ def _lldp_rows(analysis):
 
 def host_view(analysis) -> list[Link]:
     """What each host's LLDP says: its port → the switch port at the other end."""
+    return list(_query(analysis).derived("host_view", lambda: _host_view(analysis)))  # computed once, a copy each
+
+
+def _host_view(analysis) -> list[Link]:
     query = _query(analysis)
     names, devices = _targets(query), device_of_netdev(analysis)
     out = []
@@ -75,6 +83,10 @@ def host_view(analysis) -> list[Link]:
 
 def switch_view(analysis) -> list[Link]:
     """What each switch's LLDP says: its port → the host port (ifname mapped to the RDMA device, else as given)."""
+    return list(_query(analysis).derived("switch_view", lambda: _switch_view(analysis)))  # computed once, a copy each
+
+
+def _switch_view(analysis) -> list[Link]:
     query = _query(analysis)
     names, devices = _targets(query), device_of_netdev(analysis)
     out = []
@@ -93,6 +105,10 @@ def switch_name(description: str) -> str:
 
 def subnet_view(analysis) -> list[Link]:
     """The InfiniBand subnet's cabling (iblinkinfo, read from one host of the fabric): switch port → CA port."""
+    return list(_query(analysis).derived("subnet_view", lambda: _subnet_view(analysis)))  # computed once, a copy each
+
+
+def _subnet_view(analysis) -> list[Link]:
     query = _query(analysis)
     names = _targets(query)
     rows = query.of_metric("ib_link_neighbor")
@@ -112,15 +128,24 @@ def subnet_view(analysis) -> list[Link]:
 def links_from_analysis(analysis) -> list[Link]:
     """Every cable the bundle saw, once: the hosts' LLDP first (they name their own ports), then what only the
     switches saw, then the InfiniBand subnet's links."""
+    query = _query(analysis)
+    return list(query.derived("links", lambda: _links_from_analysis(analysis)))  # computed once, a copy each
+
+
+def _links_from_analysis(analysis) -> list[Link]:
     out = host_view(analysis)
     seen_ports = {(link.switch, link.switch_port) for link in out}
     seen_nics = {(link.host, link.nic) for link in out}
+    hosts_at: dict[tuple[str, str], set[str]] = {}  # switch port → the hosts of the links listed there
+    for link in out:
+        hosts_at.setdefault((link.switch, link.switch_port), set()).add(link.host)
     for link in switch_view(analysis):
-        if (link.switch, link.switch_port) in seen_ports and any(
-                o.host == link.host for o in out if (o.switch, o.switch_port) == (link.switch, link.switch_port)):
+        port = (link.switch, link.switch_port)
+        if link.host in hosts_at.get(port, ()):
             continue  # the same cable, already named from the host's side
         out.append(link)
-        seen_ports.add((link.switch, link.switch_port))
+        seen_ports.add(port)
+        hosts_at.setdefault(port, set()).add(link.host)
     for link in subnet_view(analysis):
         if (link.host, link.nic) not in seen_nics and (link.switch, link.switch_port) not in seen_ports:
             out.append(link)
