@@ -1,5 +1,6 @@
 """The tool-error check every line passes: its fast path (a lowercased ASCII line against a case-sensitive copy of
-the alternation) answers exactly what trying each case-insensitive pattern in turn answers."""
+the alternation) answers exactly what trying each case-insensitive pattern in turn answers; likewise the ethtool
+counter line read without its expression."""
 
 from __future__ import annotations
 
@@ -73,3 +74,14 @@ def test_the_patterns_of_every_line_take_the_fast_path() -> None:
     assert _common._ANY_TOOL_ERROR.lowered is not None
     assert _nic._ANY_LOCAL_TOOL_ERROR.lowered is not None
     assert _ibinfo._EXTRA_TOOL_ERRORS.lowered is not None
+
+
+@pytest.mark.parametrize("line", [
+    "     rx_packets: 6825541931", "rx_prio3_pause: 1,234", "  name with spaces  :  12  ", "x:1", ":5", "x:", "x: ",
+    "x: 1 2", "x: a:b", "no colon here", "  \u00a0rx\u00a0: 7\u00a0", "a:b: c", "x :\t9\t", "",
+])
+def test_ethtool_counter_lines_read_as_the_expression_reads_them(line: str) -> None:
+    from rdmatool.parsers import ethtool_stats
+
+    match = ethtool_stats._COUNTER.match(line)
+    assert ethtool_stats._counter_fields(line) == ((match["name"], match["value"]) if match else None)
