@@ -25,13 +25,13 @@ import re
 from collections import Counter
 from dataclasses import is_dataclass, replace
 
-import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.topology import Link, observed, paths
 from rdmatool.topology import expected as expected_topology
+from rdmatool.topology.stated import StatedFacts
 
 VERDICT = "cabling_verdict"
 _PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)", re.IGNORECASE)
@@ -40,30 +40,6 @@ _PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)", re.IGNORECASE)
 def port_key(port: str) -> str:
     """A switch port as both ends may spell it (`Ethernet1/1`, `Eth1/1`, `et1/1` → `1/1`)."""
     return _PORT_PREFIX.sub("", str(port).strip()).lower()
-
-
-class _Facts:
-    """The rows being stated, with each target's kind, platform and role."""
-
-    def __init__(self, query: FactQuery, roles: dict[str, str | None]) -> None:
-        self.query, self.roles, self.rows = query, roles, []
-
-    def add(self, target: str, entity: str, verdict: str, **details) -> None:
-        kind, platform = self.query.kind_platform(target) or ("host", None)
-        base = {"target": target, "kind": kind, "platform": platform, "role": self.roles.get(target),
-                "entity": entity, "priority": pd.NA, "size_bytes": pd.NA, "raw_key": "topology",
-                "window_s": np.nan, "delta": np.nan, "flag": ""}
-        self.rows.append({**base, "metric": VERDICT, "value": np.nan, "text": verdict})
-        for metric, value in details.items():
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            self.rows.append({**base, "metric": f"cabling_{metric}", "value": float(value) if number else np.nan,
-                              "text": None if number else str(value)})
-
-    def frame(self) -> pd.DataFrame:
-        if not self.rows:
-            return pd.DataFrame(columns=FACT_COLUMNS)
-        out = pd.DataFrame(self.rows, columns=FACT_COLUMNS)
-        return out.astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
 def _names(hosts: list[str], limit: int = 6) -> str:
@@ -83,7 +59,7 @@ def _rdma_links(analysis, links: list[Link]) -> list[Link]:
     return [link for link in links if link.source == observed.IBLINKINFO or (link.host, link.nic) in rdma]
 
 
-def _rails(links: list[Link], groups: dict[str, tuple], out: _Facts) -> None:
+def _rails(links: list[Link], groups: dict[str, tuple], out: StatedFacts) -> None:
     """off_rail and unexpected_leaf, within each group's pods (hosts reaching the same set of leaves)."""
     by_host: dict[str, dict[str, str]] = {}
     for link in links:
@@ -116,7 +92,7 @@ def _rails(links: list[Link], groups: dict[str, tuple], out: _Facts) -> None:
             _judge_pod([host], peers, by_host, out, skip=set(by_host[host].values()) - peer_leaves)
 
 
-def _judge_pod(judged: list[str], peers: list[str], by_host: dict, out: _Facts, skip: set = frozenset()) -> None:
+def _judge_pod(judged: list[str], peers: list[str], by_host: dict, out: StatedFacts, skip: set = frozenset()) -> None:
     """Each NIC of the judged hosts against the switch the pod's NIC of that name reaches: the pod's majority
     (the judged hosts count too when they are of the pod). Without a majority every host of the split rail is named,
     each against the switches the others reach."""
@@ -139,7 +115,7 @@ def _judge_pod(judged: list[str], peers: list[str], by_host: dict, out: _Facts, 
             out.add(host, nic, "off_rail", switch=switch, expected=expected, peers=_names(reach))
 
 
-def _sides(analysis, out: _Facts) -> None:
+def _sides(analysis, out: StatedFacts) -> None:
     """one_sided: a cable one collected end sees and the other collected end does not."""
     query = FactQuery.of(analysis)
     with_lldp = set(query.column("target", query.positions("lldp_neighbor")).unique())
@@ -165,7 +141,7 @@ def _sides(analysis, out: _Facts) -> None:
                     seen_back=f"{link.host} sees no neighbour there" if back is None else f"{back.host} sees it")
 
 
-def _lonely_ports(analysis, links: list[Link], out: _Facts) -> None:
+def _lonely_ports(analysis, links: list[Link], out: StatedFacts) -> None:
     """no_neighbor: an Active Ethernet RDMA port of a host whose LLDP reports other neighbours."""
     query = FactQuery.of(analysis)
     lldp_hosts = {link.host for link in observed.host_view(analysis)}
@@ -185,7 +161,7 @@ def _lonely_ports(analysis, links: list[Link], out: _Facts) -> None:
         out.add(target, device, "no_neighbor", switch="none", netdev=netdev)
 
 
-def _speeds(analysis, links: list[Link], out: _Facts) -> None:
+def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
     """speed_mismatch: the host port's rate against its switch port's, where both are known."""
     query = FactQuery.of(analysis)
     for link in links:
@@ -201,7 +177,7 @@ def _speeds(analysis, links: list[Link], out: _Facts) -> None:
                     rate_gbps=float(host_rate[0]), switch_rate_gbps=switch_rate[0])
 
 
-def _changes(analysis, out: _Facts) -> None:
+def _changes(analysis, out: StatedFacts) -> None:
     """neighbor_changed: a port whose LLDP neighbour in the last snapshot is not the one of the first."""
     table = getattr(analysis, "table", None)
     frame = getattr(table, "frame", None)
@@ -219,7 +195,7 @@ def _changes(analysis, out: _Facts) -> None:
                     previous=" ".join(sorted(before)).replace("|", " ") or "none")
 
 
-def _against_file(topology, links: list[Link], hosts: set[str], out: _Facts) -> None:
+def _against_file(topology, links: list[Link], hosts: set[str], out: StatedFacts) -> None:
     for d in expected_topology.diff(topology, links, hosts):
         where = f"{d.expected_switch} {d.expected_port}".strip()
         seen = f"{d.observed_switch} {d.observed_port}".strip() or "no cable seen"
@@ -231,7 +207,7 @@ def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None 
     query = FactQuery.of(analysis)
     targets = list(getattr(analysis, "targets", None) or [])
     roles = {t["name"]: t.get("role") for t in targets if isinstance(t, dict) and t.get("name")}
-    out = _Facts(query, roles)
+    out = StatedFacts(query, roles, VERDICT, "cabling_", "topology")
     links = observed.links_from_analysis(analysis)
     rdma = _rdma_links(analysis, links)
     _rails(rdma, _group_of(targets), out)

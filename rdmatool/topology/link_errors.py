@@ -22,14 +22,14 @@ from __future__ import annotations
 import copy
 from dataclasses import is_dataclass, replace
 
-import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.topology import observed
 from rdmatool.topology.cabling import port_key
+from rdmatool.topology.stated import StatedFacts
 
 VERDICT = "link_error_verdict"
 # Errors a bad cable or optic makes the host port count (the error-severity physical rules of 10-links.yaml).
@@ -57,30 +57,6 @@ def _growth(query: FactQuery, kind: str, metrics: tuple[str, ...]) -> dict[tuple
 
 def _counters(grown: dict[str, float]) -> str:
     return ", ".join(f"{name} +{value:g}" for name, value in sorted(grown.items()))
-
-
-class _Facts:
-    """The rows being stated: one verdict and its details per subject."""
-
-    def __init__(self, query: FactQuery, roles: dict) -> None:
-        self.query, self.roles, self.rows = query, roles, []
-
-    def add(self, target: str, entity: str, verdict: str, **details) -> None:
-        kind, platform = self.query.kind_platform(target) or ("host", None)
-        base = {"target": target, "kind": kind, "platform": platform, "role": self.roles.get(target),
-                "entity": entity, "priority": pd.NA, "size_bytes": pd.NA, "raw_key": "link_errors",
-                "window_s": np.nan, "delta": np.nan, "flag": ""}
-        self.rows.append({**base, "metric": VERDICT, "value": np.nan, "text": verdict})
-        for name, value in details.items():
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            self.rows.append({**base, "metric": f"link_{name}", "value": float(value) if number else np.nan,
-                              "text": None if number else str(value)})
-
-    def frame(self) -> pd.DataFrame:
-        if not self.rows:
-            return pd.DataFrame(columns=FACT_COLUMNS)
-        out = pd.DataFrame(self.rows, columns=FACT_COLUMNS)
-        return out.astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
 def _host_ports(query: FactQuery, grown: dict) -> dict[tuple[str, str], dict[str, float]]:
@@ -118,7 +94,7 @@ def link_error_facts(analysis) -> pd.DataFrame:
     query = FactQuery.of(analysis)
     roles = {t["name"]: t.get("role") for t in list(getattr(analysis, "targets", None) or [])
              if isinstance(t, dict) and t.get("name")}
-    out = _Facts(query, roles)
+    out = StatedFacts(query, roles, VERDICT, "link_", "link_errors")
     host = _host_ports(query, _growth(query, "host", HOST_ERRORS))
     switch = {(target, port_key(entity)): (entity, counters)
               for (target, entity), counters in _growth(query, "switch", SWITCH_ERRORS).items()}
