@@ -354,6 +354,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("pfc_watchdog_history", "", STATE, "PFC pause history collection of a port: enable or disable"),
     ("pfc_watchdog_big_red_switch", "", STATE, "PFC watchdog BIG_RED_SWITCH status: enable or disable"),
     ("oper_state", "", STATE, "Ethernet switch-port state: Up, Down or Disabled (admin down)"),
+    ("port_mtu", "bytes", GAUGE, "Ethernet MTU configured on a switch port (9100, 9216 ...); not the RoCE path MTU"),
     ("rx_overruns", "packets", COUNTER, "received packets lost to overruns (SONiC RX_OVR)"),
     ("tx_overruns", "packets", COUNTER, "transmit overruns (SONiC TX_OVR)"),
     ("rx_util_pct", "%", GAUGE, "receive utilisation of the port speed, as the switch computes it"),
