@@ -19,6 +19,7 @@ from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import load as load_topology
+from rdmatool.topology.far_end import with_far_end
 from rdmatool.topology.link_errors import with_link_errors
 from rdmatool.topology.paths import bundle_pairs
 from rdmatool.verdict import no_data, verdict
@@ -59,6 +60,7 @@ def diagnose_analysis(
     # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
     analysis = with_cabling(analysis, load_topology(topology) if topology else None, pairs)
     analysis = with_link_errors(analysis)  # physical errors per cable, both ends paired (10-links.yaml)
+    analysis = with_far_end(analysis)  # a switch port's pause share and packets where only its cabled host counts them
     # Per-peer perftest results are judged as a matrix, by the gate's attribution (a slow node is blamed, never its
     # healthy partners; a slow pair of good nodes is a bad link naming both ends).
     analysis = with_pair_attribution(analysis)

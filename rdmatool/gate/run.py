@@ -27,6 +27,7 @@ from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
+from rdmatool.topology.far_end import with_far_end
 from rdmatool.topology.link_errors import with_link_errors
 
 
@@ -135,8 +136,10 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
     (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
-    # Physical errors are judged per cable, as in a diagnosis: both ends of one cable are one finding.
-    all_findings = engine.evaluate(with_link_errors(analysis), [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
+    # Physical errors are judged per cable, as in a diagnosis: both ends of one cable are one finding; a switch port
+    # that counts no pause time gets its cabled host's (rdmatool.topology.far_end), as in a diagnosis.
+    cabled = with_far_end(with_link_errors(analysis))
+    all_findings = engine.evaluate(cabled, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
     by_stage: dict[str, list[Finding]] = {"state": [], "counters": []}
     for f in all_findings:
         by_stage[stage_for_rule[f.rule]].append(f)

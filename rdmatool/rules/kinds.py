@@ -416,7 +416,9 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 
     The mark ratio is the port's ECN-marked packets over its transmitted packets in the window, on the same priority
     where the switch counts per priority, else the port's own total (a port-wide mark count over one priority's
-    packets can only overstate the ratio: never a false alarm). A port without both counts is not judged."""
+    packets can only overstate the ratio: never a false alarm). A port without both counts is not judged. The ratio
+    is of rates: a port's packet count may come from the far end of its cable (rdmatool.topology.far_end), over
+    that end's window."""
     p = rule.params
     query = ctx.query_of(facts)
     paused = rows(query, p["metric"], "value", rule.where)
@@ -427,32 +429,44 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     targets = set(paused["target"])
 
     def counts(metrics: tuple[str, ...]) -> dict:
-        """(target, entity, priority or None) → the largest delta over the window among the views of one count
+        """(target, entity, priority or None) → (delta, window) of the largest delta among the views of one count
         (two views of one counter, e.g. Cumulus port-stats and RoCE counters, are not added up)."""
         out: dict = {}
         for metric in metrics:
             part = rows(query, metric, "delta", narrowed)
             part = part[part["target"].isin(targets) & part["x"].notna()]
-            for t, e, pr, x in zip(part["target"], part["entity"], part["priority"], part["x"]):
+            for t, e, pr, x, w in zip(part["target"], part["entity"], part["priority"], part["x"], part["window_s"]):
                 key = (t, e, None if pd.isna(pr) else int(pr))
-                out[key] = max(out.get(key, 0.0), float(x))
+                if key not in out or float(x) > out[key][0]:
+                    out[key] = (float(x), float(w) if pd.notna(w) else np.nan)
         return out
+
+    def ratio_of(marked: tuple, sent: tuple) -> float:
+        """Marks per packet, as rates when both windows are known (they may differ: see the docstring)."""
+        (m, wm), (n, wn) = marked, sent
+        if wm > 0 and wn > 0:
+            return (m / wm) / (n / wn)
+        return m / n
 
     marks = counts(("ecn_marked_packets",))
     packets = counts(("tx_packets",))
     port_packets = counts(("roce_tx_packets",))  # a RoCE-only port total where no per-priority count exists
     minimum = float(p.get("min_packets", 1000))
     found = []
-    for t, e, pr, x, w in zip(paused["target"], paused["entity"], paused["priority"], paused["x"],
-                              paused["window_s"] if "window_s" in paused else [np.nan] * len(paused)):
+    sources = paused["raw_key"] if "raw_key" in paused else [None] * len(paused)
+    read_at: dict = {}  # (target, entity, priority) → where a pause share read at the far end of a cable came from
+    for t, e, pr, x, w, src in zip(paused["target"], paused["entity"], paused["priority"], paused["x"],
+                                   paused["window_s"] if "window_s" in paused else [np.nan] * len(paused), sources):
         prio = int(pr)
         m = marks.get((t, e, prio), marks.get((t, e, None)))
         n = packets.get((t, e, prio), port_packets.get((t, e, None), packets.get((t, e, None))))
-        if m is None or n is None or n < minimum:
+        if m is None or n is None or n[0] < minimum:
             continue
-        ratio = m / n
+        ratio = ratio_of(m, n)
         if ratio < float(p["marked_below"]):
             found.append((t, e, prio, float(x), ratio, w))
+            if isinstance(src, str) and src.startswith("far end "):
+                read_at[(t, e, prio)] = src
     if not found:
         return empty_hits()
     expected = f"ECN marks >= {p['marked_below']} of packets before pauses pass {p['paused_above']} of the time"
@@ -467,8 +481,9 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             "window_s": ports[0][4],
         } for t, ports in sorted(by_target.items())], columns=HIT_COLUMNS)
     return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
-                          "baseline": ratio, "window_s": w} for t, e, prio, x, ratio, w in found],
-                        columns=HIT_COLUMNS)
+                          "baseline": ratio, "window_s": w,
+                          "details": {"pause_read_at": read_at[(t, e, prio)]} if (t, e, prio) in read_at else None}
+                         for t, e, prio, x, ratio, w in found], columns=[*HIT_COLUMNS, "details"])
 
 
 # What a verdict hit carries beyond HIT_COLUMNS: the judge's record (evidence `details`) and the subject's facts by

@@ -20,10 +20,8 @@ bundle does not map to an RDMA device (a management port) is left alone.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import Counter
-from dataclasses import is_dataclass, replace
 
 import pandas as pd
 
@@ -31,7 +29,7 @@ from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.topology import Link, observed, paths
 from rdmatool.topology import expected as expected_topology
-from rdmatool.topology.stated import StatedFacts
+from rdmatool.topology.stated import StatedFacts, grown_by
 
 VERDICT = "cabling_verdict"
 _PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)", re.IGNORECASE)
@@ -229,11 +227,4 @@ def with_cabling(analysis: Analysis, topology: expected_topology.ExpectedTopolog
     if pairs:
         slow = paths.path_class_facts(pairs, observed.links_from_analysis(analysis), paths.uplinks(analysis))
         found = pd.concat([f for f in (found, slow) if not f.empty], ignore_index=True) if not slow.empty else found
-    if found.empty:
-        return analysis
-    facts = pd.concat([analysis.facts, found], ignore_index=True)
-    if is_dataclass(analysis):
-        return replace(analysis, facts=facts)
-    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
-    grown.facts, grown.query = facts, FactQuery(facts)
-    return grown
+    return grown_by(analysis, found)

@@ -19,9 +19,6 @@ The subject's detail facts (`link_host`, `link_host_port`, `link_switch`, `link_
 
 from __future__ import annotations
 
-import copy
-from dataclasses import is_dataclass, replace
-
 import pandas as pd
 
 from rdmatool.analysis import Analysis
@@ -29,7 +26,7 @@ from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.topology import observed
 from rdmatool.topology.cabling import port_key
-from rdmatool.topology.stated import StatedFacts
+from rdmatool.topology.stated import StatedFacts, grown_by
 
 VERDICT = "link_error_verdict"
 # Errors a bad cable or optic makes the host port count (the error-severity physical rules of 10-links.yaml).
@@ -132,12 +129,4 @@ def link_error_facts(analysis) -> pd.DataFrame:
 
 def with_link_errors(analysis: Analysis) -> Analysis:
     """The analysis with its per-cable error verdicts added (a new Analysis: the one given is not changed)."""
-    found = link_error_facts(analysis)
-    if found.empty:
-        return analysis
-    facts = pd.concat([analysis.facts, found], ignore_index=True)
-    if is_dataclass(analysis):
-        return replace(analysis, facts=facts)
-    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
-    grown.facts, grown.query = facts, FactQuery(facts)
-    return grown
+    return grown_by(analysis, link_error_facts(analysis))

@@ -3,6 +3,9 @@ own columns (rdmatool.analysis.FACT_COLUMNS). The cabling judge and the per-cabl
 
 from __future__ import annotations
 
+import copy
+from dataclasses import is_dataclass, replace
+
 import numpy as np
 import pandas as pd
 
@@ -34,3 +37,15 @@ class StatedFacts:
             return pd.DataFrame(columns=FACT_COLUMNS)
         out = pd.DataFrame(self.rows, columns=FACT_COLUMNS)
         return out.astype({"priority": "Int64", "size_bytes": "Int64"})
+
+
+def grown_by(analysis, found: pd.DataFrame):
+    """The analysis with the facts a judge stated added (a new Analysis: the one given is not changed)."""
+    if found.empty:
+        return analysis
+    facts = pd.concat([analysis.facts, found], ignore_index=True)
+    if is_dataclass(analysis):
+        return replace(analysis, facts=facts)
+    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
+    grown.facts, grown.query = facts, FactQuery(facts)
+    return grown

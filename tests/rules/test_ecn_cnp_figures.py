@@ -83,6 +83,56 @@ def test_one_late_port_on_a_switch_that_marks_elsewhere(platform: str, tmp_path:
     assert of(result, "pfc_without_ecn_marks") == []
 
 
+def far_end_late_port(platform: str, paused: float = 0.6, marks: int = 1_000) -> tuple[pods.Pod, str, str]:
+    """A pod behind one leaf of `platform` (which counts no pause time) whose first port's host keeps it paused
+    `paused` of the window on priority 3 (the host's tx_prio3_pause_duration) while the port marks `marks` of the
+    10^7 packets the host receives there. → (pod, host, netdev)."""
+    pod = pods.healthy_pod((platform,))
+    port = pod.switch.ports[0]
+    host = pod.host(port.host)
+    nic = next(p for p in host.ports if p.netdev == port.netdev)
+    nic.ethtool["tx_prio3_pause_duration"][1] = int(paused * WINDOW_S * 1e6)
+    port.ecn_marks["3"][1] = marks
+    return pod, host.name, nic.netdev
+
+
+@pytest.mark.parametrize("platform", ["sonic", "eos", "nxos"])  # pause frames only: the time comes from the host
+def test_a_late_port_is_judged_from_the_far_end_of_its_cable(platform: str, tmp_path: Path) -> None:
+    pod, host, netdev = far_end_late_port(platform)
+    port = pod.switch.ports[0].name
+    result = diagnose(pod, tmp_path)
+    per_port = of(result, "ecn_after_pfc")
+    assert [(f.target, f.evidence["priority"]) for f in per_port] == [("leaf01", 3)]
+    assert per_port[0].entity.lower().endswith(port.lower().removeprefix("ethernet").removeprefix("eth"))
+    assert per_port[0].evidence["observed"] == pytest.approx(0.6, rel=1e-3)
+    # 10^3 marks over the window against the 10^7 packets the host received over its own
+    assert per_port[0].evidence["baseline"] == pytest.approx(1e-4, rel=2e-2)
+    assert of(result, "switch_ecn_fires_after_pfc")[0].severity in BAD
+    # the figure says where it was read, in the finding's evidence and in the stated fact
+    assert per_port[0].evidence["details"] == {"pause_read_at": f"far end {host} {netdev}: tx_pause_duration_us"}
+    analysis = analyse_path(tmp_path / "bundle")
+    from rdmatool.topology.far_end import far_end_facts
+    stated = far_end_facts(analysis)
+    paused = stated[(stated["metric"] == "rx_pause_fraction") & (stated["priority"] == 3)
+                    & (stated["entity"] == per_port[0].entity)]
+    assert list(paused["raw_key"]) == [f"far end {host} {netdev}: tx_pause_duration_us"]
+
+
+@pytest.mark.parametrize("platform", ["sonic", "eos", "nxos"])
+def test_a_far_end_paused_port_that_marks_enough_is_not_late(platform: str, tmp_path: Path) -> None:
+    pod, _, _ = far_end_late_port(platform, marks=50_000)  # 0.5 % marked while paused 60 %
+    assert of(diagnose(pod, tmp_path), "ecn_after_pfc") == []
+
+
+@pytest.mark.parametrize("platform", ["cumulus", "onyx"])
+def test_a_switch_that_counts_pause_time_is_not_second_guessed_by_the_far_end(platform: str, tmp_path: Path) -> None:
+    pod, _, _ = far_end_late_port(platform)  # the host says 60 %, the switch's own duration counters 0.1 %
+    from rdmatool.topology.far_end import far_end_facts
+    stated = far_end_facts(analyse_path(pods.write(pod, tmp_path / "bundle")))
+    assert stated[stated["metric"] == "rx_pause_fraction"].empty
+    assert of(diagnose_analysis(analyse_path(tmp_path / "bundle")), "ecn_after_pfc") == []
+
+
 def test_a_paused_port_that_marks_enough_is_not_late(tmp_path: Path) -> None:
     result = diagnose(late_port("cumulus", paused=0.6, marks=50_000), tmp_path)  # 0.5 % marked while paused
     assert of(result, "ecn_after_pfc") == [] and of(result, "switch_ecn_fires_after_pfc") == []
