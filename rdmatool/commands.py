@@ -173,7 +173,9 @@ def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
 
 
 # JSON forms where the platform has them: they survive firmware changes better than screen layouts. LLDP is read
-# in both snapshots, so that a neighbour changing between them shows (rdmatool.topology.cabling).
+# in both snapshots, so that a neighbour changing between them shows (rdmatool.topology.cabling). Each platform's
+# port status view (speed, state) is read once, in the full snapshot: the cabling judge compares its speeds with the
+# hosts' (speed_mismatch); NX-OS's `show interface` carries them with its counters.
 SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
     Platform.SONIC: _cmds(
         SwitchCommand("lldpctl", "lldpctl -f json"),
@@ -186,6 +188,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         SwitchCommand("sonic_pfcwd_config", "show pfcwd config", counters=False),
         SwitchCommand("sonic_pg_drop", "show priority-group drop counters"),
         SwitchCommand("sonic_portstat", "show interfaces counters"),
+        SwitchCommand("sonic_interface_status", "show interfaces status", counters=False),
     ),
     Platform.CUMULUS: _cmds(
         SwitchCommand("lldpctl", "lldpctl -f json"),
@@ -199,6 +202,7 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         SwitchCommand("cumulus_roce_counters", "nv show interface {port} qos roce counters", per_port=True),
         SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
         SwitchCommand("cumulus_counters_errors", "nv show interface {port} counters errors", per_port=True),
+        SwitchCommand("cumulus_interface_status", "nv show interface -o json", counters=False),
     ),
     Platform.ONYX: _cmds(
         SwitchCommand("onyx_lldp_neighbors", "show lldp remote"),
@@ -214,12 +218,14 @@ SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
         # the output names no port: the echoed command line says which
         SwitchCommand("onyx_interface_counters", "show interfaces ethernet {port} counters", per_port=True,
                       keep_echo=True),
+        SwitchCommand("onyx_interface_status", "show interfaces ethernet status", counters=False),
     ),
     Platform.EOS: _cmds(
         SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json"),
         SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
         SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
         SwitchCommand("eos_interface_errors", "show interfaces counters errors | json"),
+        SwitchCommand("eos_interface_status", "show interfaces status | json", counters=False),
     ),
     Platform.NXOS: _cmds(
         SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json"),

@@ -61,6 +61,10 @@ def test_healthy_fabric_is_collected_and_every_file_parses(healthy, healthy_bund
     # every switch platform produced canonical PFC data, every host its port state
     per_platform = table.frame[table.frame["metric"].isin(["rx_pause_frames", "tx_pause_frames", "pfc_enabled"])]
     assert set(per_platform["platform"]) >= {"linux", "sonic", "cumulus", "onyx", "eos", "nxos"}
+    # every switch platform reported its ports' speeds (the cabling judge's speed_mismatch), at the hosts' 200G
+    rates = table.frame[(table.frame["metric"] == "link_rate_gbps") & (table.frame["kind"] == "switch")]
+    assert set(rates["platform"]) == {"sonic", "cumulus", "onyx", "eos", "nxos"}
+    assert set(rates["value"]) == {200}
     states = table.frame[(table.frame["metric"] == "port_state") & (table.frame["kind"] == "host")]
     assert set(states["target"]) == {t["name"] for t in hosts}
     assert set(states["text"]) == {"Active"}

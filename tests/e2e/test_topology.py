@@ -5,7 +5,8 @@ both ends speaking LLDP. Healthy, the topology rules stay silent; with gpu02's t
 leaves (fault swapped_rails), the diagnosis names gpu02, both its NICs, the leaf each reaches and the one its peers'
 NICs reach; with one switch port blind to its host (fault one_sided_neighbor), the one-sided cable is named; a NIC
 moved to a third leaf (unexpected_leaf) is a host on an unexpected leaf; a cable moved between the bundle's two
-snapshots (recabled_between_snapshots) is a neighbour changed.
+snapshots (recabled_between_snapshots) is a neighbour changed; a switch port at another speed than its host's
+(switch_port_speed) is a speed mismatch, behind a leaf of each switch OS.
 """
 
 from __future__ import annotations
@@ -87,23 +88,35 @@ def test_switch_port_blind_to_its_host_is_one_sided(tmp_path: Path) -> None:
     assert "leaf02 swp3" in found[0]["symptom"]
 
 
-def test_switch_port_slower_than_its_host_is_a_speed_mismatch(tmp_path: Path) -> None:
-    """NX-OS reports its ports' speed (`show interface | json`): a 100G switch port facing a 200G NIC is named."""
+# (switch OS, the speed of the switch port facing gpu02's 200G NIC): slower on some, faster on others
+SPEED_CASES = [("sonic", 100), ("cumulus", 400), ("onyx", 100), ("eos", 400), ("nxos", 100)]
+
+
+@pytest.mark.parametrize(("platform", "switch_speed"), SPEED_CASES, ids=[p for p, _ in SPEED_CASES])
+def test_a_switch_port_at_another_speed_than_its_host_is_a_speed_mismatch(tmp_path: Path, platform: str,
+                                                                        switch_speed: int) -> None:
+    """Every NOS reports its ports' speeds (SONiC `show interfaces status`, Cumulus `nv show interface -o json`, Onyx
+    `show interfaces ethernet status`, EOS `show interfaces status | json`, NX-OS `show interface | json`), read over
+    netmiko's real driver for it: a switch port at another speed than the 200G NIC it faces is named."""
     sc = scenario_mod.from_dict({
-        "name": "nxos-leaf",
+        "name": f"{platform}-leaf",
         "hosts": [{"name": "gpu[01-02]", "address": "127.0.1.[1-2]", "role": "compute",
                    "nics": [{"device": "mlx5_0", "netdev": "ens1f0np0", **NIC}]}],
-        "switches": [{"name": "leaf05", "platform": "nxos", "address": "127.0.2.1"}],
+        "switches": [{"name": "leaf05", "platform": platform, "address": "127.0.2.1"}],
         "links": "auto",
-        "faults": [{"kind": "switch_port_speed", "target": "gpu02", "nic": "mlx5_0", "value": 100}],
+        "faults": [{"kind": "switch_port_speed", "target": "gpu02", "nic": "mlx5_0", "value": switch_speed}],
     })
     with sim_fabric(sc) as fab:
         out = tmp_path / "bundle"
         assert collect(fab, out, "--interval", "0").returncode == 0
     done = rdmatool("diagnose", str(out), "--format", "json")
-    found = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == "link_speed_mismatch"]
+    result = json.loads(done.stdout)
+    assert result["failures"] == [], result["failures"]
+    found = [f for f in result["findings"] if f["rule"] == "link_speed_mismatch"]
     assert [(f["target"], f["entity"]) for f in found] == [("gpu02", "mlx5_0")], done.stdout[-2000:]
-    assert "200" in found[0]["symptom"] and "100" in found[0]["symptom"] and "leaf05 Ethernet1/2" in found[0]["symptom"]
+    port = scenario_mod.switch_port_name(platform, 1)
+    symptom = found[0]["symptom"]
+    assert "200 Gb/s" in symptom and f"{switch_speed} Gb/s" in symptom and f"leaf05 {port}" in symptom, symptom
 
 
 def test_a_nic_on_a_leaf_no_peer_reaches_is_on_an_unexpected_leaf(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ Three GPU nodes (a 400G NDR InfiniBand port mlx5_0 and a 200G RoCE port mlx5_1/e
 (a 200G RoCE port with its own lossless priority 4) and one SONiC leaf the RoCE ports are cabled to. Every output is
 rendered in its tool's own format (sysfs grep, `perfquery -x`, `ibv_devinfo -v`, `ethtool -S`, `mlnx_qos`, DCQCN
 sysfs, `show_gids`, `lldpctl -f json`, perftest, PSI, SONiC `show ...` tables), in two snapshots WINDOW_S apart, so
-counters get rates exactly as a collected bundle does.
+counters get rates exactly as a collected bundle does. A switch port runs at the speed of the host port cabled to
+it unless a test sets `SwitchPort.speed_gbps`; every NOS's port status view shows it.
 
 `healthy_pod(platforms=...)` builds the same pod behind leaves of other switch OSes (one leaf per platform, the RoCE
 ports cabled round-robin): Cumulus, Onyx, EOS and NX-OS answer the commands of `rdmatool.commands.switch_plan`
@@ -553,6 +554,7 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                  ((0, 1), "sonic_pfcwd_stats", lambda s, sw=sw: _sonic_pfcwd(sw, s)),
                  ((0, 1), "sonic_pg_drop", lambda s, sw=sw: _sonic_pg_drop(sw, s)),
                  ((0, 1), "sonic_portstat", lambda s, sw=sw, k=k: _sonic_portstat(sw, k, s, pod)),
+                 ((0,), "sonic_interface_status", lambda s, sw=sw, k=k: _sonic_status(sw, k, pod)),
                  ((0,), "sonic_pfc_priority", lambda s, sw=sw: _sonic_pfc_priority(sw)),
                  ((0,), "sonic_ecn", lambda s, sw=sw: _sonic_ecn(sw))]
         for snapshots, parser, render in views:
@@ -621,6 +623,12 @@ def _sonic_portstat(sw: Switch, k: int, snapshot: int, pod: Pod) -> str:
     """`show interfaces counters` of a SONiC leaf, through the simulated fabric's renderer (RX_ERR and the rest)."""
     spec = _switch_spec(sw, k, pod)
     return sonic_show.portstat(Ctx("", spec["address"], spec, "", snapshot * WINDOW_S)) + "\n"
+
+
+def _sonic_status(sw: Switch, k: int, pod: Pod) -> str:
+    """`show interfaces status` of a SONiC leaf (each port's speed and state), through the fabric's renderer."""
+    spec = _switch_spec(sw, k, pod)
+    return sonic_show.interface_status(Ctx("", spec["address"], spec, "", 0.0)) + "\n"
 
 
 def _nos_outputs(sw: Switch, k: int, snapshot: int, pod: Pod) -> list[tuple[str, str | None, str]]:

@@ -3,7 +3,7 @@ hand-built healthy pod behind leaves of each switch OS alone, and of all of them
 
 Silence proves nothing when the switch said nothing, so each pod is first checked to carry its switches' figures:
 counter rates, pause or mark counts, ECN thresholds where the NOS shows them, receive error rates (the cable rules'
-switch side), and the cabling.
+switch side), every cabled port's speed (the speed-mismatch judge's switch side), and the cabling.
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ from tests.pods import bundle as pods
 CASES = [(p,) for p in pods.PLATFORMS] + [pods.PLATFORMS]
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
 # What each switch OS's outputs give the rules, at the least (the parsers' own documentation says which metric).
+# Every NOS gives its ports' speeds (link_rate_gbps: the cabling judge's speed_mismatch) and state.
 SWITCH_FIGURES = {
     "sonic": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "ecn_mark_ratio",
-              "rx_errors_per_s"},
+              "rx_errors_per_s", "link_rate_gbps", "oper_state", "port_mtu"},
     "cumulus": {"rx_pause_fraction", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes",
-                "switch_cnp_tx_packets_per_s", "tx_packets_per_s", "rx_crc_errors_per_s", "rx_symbol_errors_per_s"},
+                "switch_cnp_tx_packets_per_s", "tx_packets_per_s", "rx_crc_errors_per_s", "rx_symbol_errors_per_s",
+                "link_rate_gbps", "oper_state", "port_mtu"},
     "onyx": {"rx_pause_fraction", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "tx_packets_per_s",
-             "rx_crc_errors_per_s", "rx_symbol_errors_per_s"},
+             "rx_crc_errors_per_s", "rx_symbol_errors_per_s", "link_rate_gbps", "oper_state"},
     "eos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "ecn_min_threshold_bytes", "rx_crc_errors_per_s",
-            "rx_symbol_errors_per_s"},
+            "rx_symbol_errors_per_s", "link_rate_gbps", "oper_state"},
     "nxos": {"tx_pause_frames_per_s", "ecn_marked_packets_per_s", "link_rate_gbps", "ecn_mark_ratio",
              "rx_crc_errors_per_s"},
 }
@@ -55,6 +57,8 @@ def test_every_switch_of_the_pod_gave_its_figures(healthy) -> None:
         assert SWITCH_FIGURES[sw.platform] <= have, (sw.name, sw.platform, SWITCH_FIGURES[sw.platform] - have)
         cabled = analysis.links[analysis.links["switch"] == sw.name]
         assert set(cabled["switch_port"]) >= {p.name for p in sw.ports}, (sw.name, cabled)
+        rates = facts[(facts["target"] == sw.name) & (facts["metric"] == "link_rate_gbps")]
+        assert dict(zip(rates["entity"], rates["value"])) == {p.name: p.speed_gbps for p in sw.ports}, sw.name
 
 
 def test_every_playbook_is_silent_on_the_healthy_pod(healthy) -> None:

@@ -96,6 +96,11 @@ def onyx(ctx: Ctx, cmd: str) -> str | None:
     if m:
         p = ctx.port(f"Eth{m.group(1)}")
         return "% Unrecognized interface\n" if p is None else _onyx_counters(ctx, p)
+    if cmd == "show interfaces ethernet status":
+        rows = [f"{p['name']:<20}{'Up' if p['up'] else 'Down':<28}{str(p['speed_gbps']) + ' Gbps' if p['up'] else '-':<16}"
+                "Auto" for p in ctx.spec["ports"]]
+        return "\n".join(["", f"{'Port':<20}{'Operational state':<28}{'Speed':<16}Negotiation",
+                          f"{'----':<20}{'-----------------':<28}{'-----':<16}-----------", *rows]) + "\n"
     return None
 
 
@@ -193,6 +198,8 @@ def eos(ctx: Ctx, cmd: str) -> str | None:
         return "\n".join([f"{'Port':<11}{'TxQ':<6}ECN Marked Packets", *rows]) + "\n"
     if cmd in ("show interfaces counters errors | json", "show interfaces counters errors"):
         return _eos_errors(ctx, as_json=cmd.endswith("| json"))
+    if cmd == "show interfaces status | json":
+        return _eos_status(ctx)
     m = re.fullmatch(r"show qos interfaces (?:ethernet ?|Ethernet)(\d+(?:/\d+)*) ecn", cmd, re.IGNORECASE)
     if m:
         p = ctx.port(f"Ethernet{m.group(1)}")
@@ -204,6 +211,22 @@ def eos(ctx: Ctx, cmd: str) -> str | None:
         return "\n".join([f"{p['name']}:", "   Tx-Queue  ECN       Min Threshold    Max Threshold    "
                           "Max Mark Probability", *rows]) + "\n"
     return None
+
+
+def _eos_status(ctx: Ctx) -> str:
+    """`show interfaces status | json`: link status and bandwidth (bit/s; a port not connected keeps its configured
+    one) of every port, and the management port."""
+    statuses = {"Management1": {"description": "", "linkStatus": "connected", "lineProtocolStatus": "up",
+                                "bandwidth": 1000000000, "interfaceType": "10/100/1000", "duplex": "duplexFull",
+                                "autoNegotiateActive": True}}
+    for p in ctx.spec["ports"]:
+        statuses[p["name"]] = {
+            "description": p["neighbor"]["name"] if p.get("neighbor") else "",
+            "linkStatus": "connected" if p["up"] else "notconnect",
+            "lineProtocolStatus": "up" if p["up"] else "notPresent", "bandwidth": p["speed_gbps"] * 10**9,
+            "interfaceType": f"{p['speed_gbps']}GBASE-CR4", "duplex": "duplexFull", "autoNegotiateActive": False,
+            "vlanInformation": {"interfaceMode": "routed", "interfaceForwardingModel": "routed"}}
+    return json.dumps({"interfaceStatuses": statuses}, indent=4) + "\n"
 
 
 def _eos_errors(ctx: Ctx, as_json: bool) -> str:

@@ -1,7 +1,7 @@
 """Cumulus Linux NVUE `nv` shim (CL 5.5+ command names, text layout; `-o json` for the per-port views).
 
 nv show qos roce | nv show interface <if> counters qos pfc-stats|port-stats|egress-queue-stats|ingress-buffer-stats
-| nv show interface <if> qos roce counters|status | nv show interface <if> counters errors
+| nv show interface <if> qos roce counters|status | nv show interface <if> counters errors | nv show interface
 """
 
 from __future__ import annotations
@@ -208,6 +208,24 @@ def roce_status(ctx: Ctx, p: dict, as_json: bool) -> str:
     return out
 
 
+def interfaces(ctx: Ctx, as_json: bool) -> str:
+    """`nv show interface`: every switch port with its link (speed only while it is up, as NVUE prints it), and
+    the management port and loopback beside them."""
+    data: dict = {"eth0": {"ifindex": 2, "link": {"mtu": 1500, "speed": "1G", "state": {"up": {}}}, "type": "eth"},
+                  "lo": {"ifindex": 1, "link": {"mtu": 65536, "state": {"up": {}}}, "type": "loopback"}}
+    for i, p in enumerate(ctx.spec["ports"]):
+        link: dict = {"auto-negotiate": "off", "duplex": "full", "mtu": 9216,
+                      "state": {"up": {}} if p["up"] else {"down": {}}}
+        if p["up"]:
+            link["speed"] = f"{p['speed_gbps']}G"
+        data[p["name"]] = {"ifindex": 3 + i, "link": link, "type": "swp"}
+    if as_json:
+        return json.dumps(data, indent=2) + "\n"
+    rows = [[name, next(iter(d["link"]["state"])), d["link"].get("speed", ""), str(d["link"]["mtu"]), d["type"]]
+            for name, d in data.items()]
+    return nv_table(["Interface", "State", "Speed", "MTU", "Type"], rows)
+
+
 PER_PORT = {
     ("counters", "qos", "pfc-stats"): pfc_stats,
     ("counters", "qos", "port-stats"): port_stats,
@@ -233,6 +251,9 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     rest = words[1:]
     if rest == ["qos", "roce"]:
         print(qos_roce(ctx), end="")
+        return 0
+    if rest == ["interface"]:
+        print(interfaces(ctx, as_json), end="")
         return 0
     if len(rest) >= 2 and rest[0] == "interface":
         port = ctx.port(rest[1])

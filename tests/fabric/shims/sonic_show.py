@@ -1,7 +1,8 @@
 """SONiC `show` shim (sonic-utilities layouts, python-tabulate "simple" tables, comma-grouped counts).
 
 show pfc counters | show pfc priority | show queue counters | show queue wredcounters | show ecn |
-show pfcwd stats | show pfcwd config | show priority-group drop counters | show interfaces counters | show version
+show pfcwd stats | show pfcwd config | show priority-group drop counters | show interfaces counters |
+show interfaces status | show version
 """
 
 from __future__ import annotations
@@ -114,6 +115,19 @@ def portstat(ctx: Ctx) -> str:
     return simple_table(headers, rows)
 
 
+def interface_status(ctx: Ctx) -> str:
+    """`show interfaces status` (intfutil): a port that is up shows its operational speed, one that is down its
+    configured speed, as intfutil does (the scenario's port speed either way)."""
+    rows = []
+    for i, p in enumerate(ctx.spec["ports"]):
+        lanes = ",".join(str(8 * i + lane) for lane in range(8 if p["speed_gbps"] >= 400 else 4))
+        up = p["up"]
+        rows.append([p["name"], lanes, f"{p['speed_gbps']}G", "9100", "rs", f"etp{i + 1}", "routed",
+                     "up" if up else "down", "up", "QSFP-DD or later" if up else "N/A", "off"])
+    headers = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
+    return simple_table(headers, rows)
+
+
 def version(ctx: Ctx) -> str:
     return ("\nSONiC Software Version: SONiC.202311.1\nSONiC OS Version: 12\nDistribution: Debian 12.5\n"
             "Kernel: 6.1.0-11-2-amd64\nBuild commit: 3b9a6d0f1\nPlatform: x86_64-mlnx_msn4600c-r0\n"
@@ -131,6 +145,7 @@ COMMANDS = {
     ("pfcwd", "config"): pfcwd_config,
     ("priority-group", "drop", "counters"): pg_drop,
     ("interfaces", "counters"): portstat,
+    ("interfaces", "status"): interface_status,
     ("version",): version,
 }
 
