@@ -103,7 +103,7 @@ def suggestion_json(s: Suggestion) -> dict:
 
 
 def finding_json(f: Finding) -> dict:
-    return {
+    out = {
         "rule": f.rule,
         "severity": f.severity.value,
         "target": f.target,
@@ -115,3 +115,6 @@ def finding_json(f: Finding) -> dict:
         "evidence": f.evidence,
         "suggestions": [suggestion_json(s) for s in f.suggestions],
     }
+    if f.explained_by:  # added within version 1: present only on a finding another one explains
+        out["explained_by"] = f.explained_by
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import pandas as pd
 
@@ -11,6 +12,7 @@ from rdmatool import units
 from rdmatool.analysis import Analysis
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
+from rdmatool.result import finding_ids
 from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
 from rdmatool.rules.ports import PortNames
@@ -63,7 +65,12 @@ def evaluate(
                 evidence=evidence,
                 suggestions=tuple(suggestions),
             ))
-    return sorted(_without_replaced(findings, rules, ports), key=order)
+    return _explained(sorted(_without_replaced(findings, rules, ports), key=order), rules, ports)
+
+
+def _place(ports: PortNames, f: Finding) -> tuple:
+    """A finding's target and port, whichever name of the port (RDMA port or netdev) it uses."""
+    return f.target, ports.rdma_port(f.target, f.entity) or f.entity
 
 
 def _without_replaced(findings: list[Finding], rules: list[Rule], ports: PortNames) -> list[Finding]:
@@ -73,12 +80,40 @@ def _without_replaced(findings: list[Finding], rules: list[Rule], ports: PortNam
     replaced = {r.id: set(r.replaces) for r in rules if r.replaces}
     if not replaced:
         return findings
+    said = {(rule_id, _place(ports, f)) for f in findings if f.rule in replaced for rule_id in replaced[f.rule]}
+    return [f for f in findings if (f.rule, _place(ports, f)) not in said]
 
-    def place(f: Finding) -> tuple:
-        return f.target, ports.rdma_port(f.target, f.entity) or f.entity
 
-    said = {(rule_id, place(f)) for f in findings if f.rule in replaced for rule_id in replaced[f.rule]}
-    return [f for f in findings if (f.rule, place(f)) not in said]
+def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames) -> list[Finding]:
+    """Mark each finding another rule's finding explains (the rule's `explains`, on the same target and port) with
+    that finding's id: the physical link down explains the port not Active. Every finding stays; the table folds
+    them. Of several explaining findings on the port, the one at the same priority wins, else the first in report
+    order; a chain (A explains B, B explains C) is followed to its first link, the one the table leads with."""
+    explains = {r.id: set(r.explains) for r in rules if r.explains}
+    if not explains:
+        return findings
+    ids = finding_ids(findings)
+    by_place: dict[tuple, list[int]] = {}
+    for i, f in enumerate(findings):
+        by_place.setdefault(_place(ports, f), []).append(i)
+    parent: dict[int, int] = {}
+    for i, f in enumerate(findings):
+        candidates = [j for j in by_place[_place(ports, f)] if f.rule in explains.get(findings[j].rule, ())]
+        if candidates:
+            priority = f.evidence.get("priority")
+            same = [j for j in candidates if findings[j].evidence.get("priority") == priority]
+            parent[i] = (same or candidates)[0]
+    out = []
+    for i, f in enumerate(findings):
+        if i not in parent:
+            out.append(f)
+            continue
+        root, seen = parent[i], {i}
+        while root in parent and root not in seen:  # the playbook refuses cycles of rules; findings follow them
+            seen.add(root)
+            root = parent[root]
+        out.append(replace(f, explained_by=ids[root]))
+    return out
 
 
 def order(f: Finding) -> tuple:

@@ -28,7 +28,8 @@ WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link
 # The columns of the facts a `group_by` may group on; fleet_outlier also takes a metric name (kinds.fleet_outlier).
 GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "platform", "raw_key")
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
-_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces"}
+_COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces",
+           "explains"}
 _PARAMS: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value", "field", "also", "aggregate", "group_by"},
     "rate": {"metric", "op", "value", "field", "also"},
@@ -196,6 +197,9 @@ class Rule:
     suggest: tuple[str, ...] = ()
     # Rules whose findings this rule's finding says already, on the same target and port (rdmatool.rules.engine)
     replaces: tuple[str, ...] = ()
+    # Rules whose findings on the same target and port are consequences of this rule's (one physical story): kept,
+    # marked `explained_by`, and folded under it by the table view (rdmatool.report.view)
+    explains: tuple[str, ...] = ()
     source: str = ""  # FILE:LINE, for messages about the rule itself
 
 
@@ -215,11 +219,35 @@ def load_dir(directory: str | Path) -> list[Rule]:
             seen[rule.id] = rule.source
             rules.append(rule)
     for rule in rules:
-        unknown = [name for name in rule.replaces if name not in seen]
-        if unknown:
-            raise PlaybookError(f"{rule.source}: rule {rule.id}: `replaces` names no rule of {root}: "
-                                f"{', '.join(unknown)}")
+        for key in ("replaces", "explains"):
+            unknown = [name for name in getattr(rule, key) if name not in seen]
+            if unknown:
+                raise PlaybookError(f"{rule.source}: rule {rule.id}: `{key}` names no rule of {root}: "
+                                    f"{', '.join(unknown)}")
+    _check_explains_acyclic(rules)
     return rules
+
+
+def _check_explains_acyclic(rules: list[Rule]) -> None:
+    """`explains` chains fold into the first rule of the chain; a cycle has no first rule, so it is refused (at the
+    rule where the walk comes back)."""
+    explains = {r.id: r.explains for r in rules}
+    by_id = {r.id: r for r in rules}
+    done: set[str] = set()
+
+    def walk(rule_id: str, path: list[str]) -> None:
+        if rule_id in path:
+            cycle = path[path.index(rule_id):] + [rule_id]
+            raise PlaybookError(f"{by_id[rule_id].source}: rule {rule_id}: `explains` goes round in a circle: "
+                                f"{' → '.join(cycle)}")
+        if rule_id in done:
+            return
+        for other in explains.get(rule_id, ()):
+            walk(other, [*path, rule_id])
+        done.add(rule_id)
+
+    for rule in rules:
+        walk(rule.id, [])
 
 
 def load_file(path: Path) -> list[Rule]:
@@ -295,10 +323,17 @@ def _rule(path: Path, raw: Any) -> Rule:
     if not _fits(replaces, _TEXTS) or rule_id in replaces:
         raise _located(path, replaces, fail, f"rule {rule_id}: `replaces` must be {_TEXTS} naming other rules, not "
                                              f"{yamlio.quote(replaces)}")
+    explains = raw.get("explains") or []
+    if not _fits(explains, _TEXTS) or rule_id in explains:
+        raise _located(path, explains, fail, f"rule {rule_id}: `explains` must be {_TEXTS} naming other rules, not "
+                                             f"{yamlio.quote(explains)}")
+    both = sorted(set(explains) & set(replaces))
+    if both:  # a finding is either left out (replaces) or kept and folded (explains), not both
+        raise fail(f"rule {rule_id}: {', '.join(both)} both in `replaces` and in `explains`; name each in one")
     return Rule(
         id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
         check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
-        suggest=suggest, replaces=tuple(replaces), source=where,
+        suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), source=where,
     )
 
 
