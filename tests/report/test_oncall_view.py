@@ -147,7 +147,8 @@ def test_human_units_in_the_texts_and_exact_values_in_the_json(demo_json: dict) 
     assert flap["symptom"].endswith(f"in {window:.2f} s") and f"{window:.2f}" != str(window)  # exact in JSON
     table = diagnose("--all").stdout
     assert "e+0" not in table  # no exponent anywhere a person reads
-    assert re.search(r"observed 98\.6 % of \d\.\d+ s", table)  # "paused 98.6 % of 4.12 s"
+    shown = re.escape(f"{observed * 100:.1f} %")
+    assert re.search(rf"observed {shown} of \d\.\d+ s", table)  # "paused 98.6 % of 4.12 s"
 
 
 def test_markdown_lists_each_suggestion_once_with_its_target_and_findings(result, demo_json: dict) -> None:
