@@ -99,8 +99,9 @@ def diagnose_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     if result.no_data:  # nothing to judge: one line, not an empty report that reads like a pass
         die(f"rdmatool diagnose: {bundle or inventory_file}: {result.no_data}", EXIT_INCONCLUSIVE)
-    for note in result.notes:  # what the reading assumed: on stderr too, so a log shows it beside the verdict
-        typer.echo(f"rdmatool: note: {note}", err=True)
+    if fmt != "table":  # what the reading assumed, beside the verdict in a log; the table's NOTES block says it there
+        for note in result.notes:
+            typer.echo(f"rdmatool: note: {note}", err=True)
     if fmt == "json":
         print_json(result.as_json())
     elif fmt == "markdown":

@@ -7,7 +7,6 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from rdmatool import hostlist
 from rdmatool.cli import _config
@@ -17,7 +16,7 @@ from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_o
 from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
-from rdmatool.model import TargetKind, Verdict
+from rdmatool.model import TargetKind
 from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
 
@@ -141,26 +140,11 @@ def gate_command(
 
 
 def _print(result, console: Console) -> None:
-    style = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "inconclusive": "bold magenta"}
-    console.print(Text.assemble(("gate: ", "bold"), (result.verdict.value.upper(), style[result.verdict.value]),
-                                f"  in {result.elapsed_s:.1f} s"))
-    for stage in result.stages:
-        console.print(f"  {stage.name:10} {stage.status:12} {stage.detail}", highlight=False)
-    for f in result.findings:
-        if f.severity.value in ("error", "critical"):
-            where = f.target + (f" {f.entity}" if f.entity else "")
-            console.print(f"  [{f.severity.value}] {where}: {f.symptom} [{f.rule}]", highlight=False, markup=False)
-    if result.bad_links:
-        console.print("  bad links: " + ", ".join(f"{a}<->{b}" for a, b in result.bad_links), highlight=False)
-    if result.failures:
-        for failure in result.failures[:20]:
-            console.print(f"  missing: {failure.get('target')}: {failure.get('error')}", highlight=False, markup=False)
-    if result.verdict is Verdict.FAIL or result.drain:
-        console.print("drain: " + (hostlist.fold(result.drain) if result.drain else "(none: fabric-level failure)"),
-                      highlight=False)
-    for c in result.drain_reasons:  # why each node is drained: the stage and the finding, one line each
-        where = c.node + (f" {c.entity}" if c.entity else "")
-        console.print(f"  {where}: {c.stage}: {c.rule}: {c.symptom}", highlight=False, markup=False)
+    """The on-call view of the gate (rdmatool.report.text), in the order of a diagnosis: the verdict and its stages,
+    the nodes to drain with their reasons, then the causes."""
+    from rdmatool.report import text
+
+    text.render_gate(result, console)
 
 
 def _no_data(drain_file: str | None, line: str) -> NoReturn:

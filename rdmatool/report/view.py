@@ -1,12 +1,16 @@
 """What a report shows of a diagnosis, decided once for the table, the Markdown and the commands: the findings at or
 above a severity (the rest counted, never silently dropped), each suggestion once with the findings it answers,
-findings grouped by cause, places folded, numbers in human units (rdmatool.units; the JSON keeps the exact ones)."""
+findings grouped by cause, places folded, numbers in human units (rdmatool.units; the JSON keeps the exact ones).
+
+The table also folds one physical story into one block (`blocks`): a finding another one explains on the same
+target and port (its `explained_by`, from the playbook's `explains`) is one `also:` line under it, and a fix that
+a suggested change says exactly is a reference to that change (`fix_refs`)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
@@ -25,9 +29,20 @@ class View:
     hidden: Counter  # severity → findings below the threshold
     suggestions: list[tuple[Suggestion, list[Finding]]]  # shown: those answering a shown finding
     hidden_suggestions: int  # answering only hidden findings
+    # id() of a finding → the finding that explains it (its `explained_by`), among all the findings of the result
+    explainer: dict[int, Finding] = field(default_factory=dict)
 
     def of(self, *severities: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity in severities]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One cause as the table prints it: the findings of one rule (its places), and the findings of other rules they
+    explain on the same target and port, folded into one `also:` line."""
+
+    findings: list[Finding]
+    also: list[Finding] = field(default_factory=list)
 
 
 def parse_severity(name: str) -> Severity:
@@ -51,7 +66,9 @@ def select(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> View
             suggestions.append((suggestion, findings))
         else:
             dropped += 1
-    return View(shown, hidden, suggestions, dropped)
+    explainer = {id(f): by_id[f.explained_by] for f in result.findings
+                 if f.explained_by in by_id and by_id[f.explained_by] is not f}
+    return View(shown, hidden, suggestions, dropped, explainer)
 
 
 def causes(findings: list[Finding]) -> list[list[Finding]]:
@@ -60,6 +77,81 @@ def causes(findings: list[Finding]) -> list[list[Finding]]:
     for f in findings:
         groups.setdefault(f.rule, []).append(f)
     return list(groups.values())
+
+
+def blocks(view: View, findings: list[Finding]) -> list[Block]:
+    """The blocks of one section of the table: one per cause (`causes`), each with the findings its own explain among
+    `findings`. A finding whose explaining finding is not among them (hidden, or in another section) is a cause of
+    its own: folding never hides a finding."""
+    among = {id(f) for f in findings}
+    lead = {id(f): id(view.explainer[id(f)]) for f in findings
+            if id(f) in view.explainer and id(view.explainer[id(f)]) in among}
+    out = []
+    for group in causes([f for f in findings if id(f) not in lead]):
+        mine = {id(f) for f in group}
+        out.append(Block(group, [f for f in findings if lead.get(id(f)) in mine]))
+    return out
+
+
+def figure(f: Finding) -> str:
+    """The key figure of a finding, for its `also:` line: what was observed in human units, at which priority, and
+    the healthy side when it says more than the rule id does (`100 Gb/s vs fleet median 400 ±1%`, not `vs <= 0`)."""
+    ev = f.evidence
+    metric = ev.get("metric")
+    unit = unit_for(metric, GLOSSARY[metric].unit) if metric in GLOSSARY else ""
+    text = human(ev.get("observed"), unit) if ev.get("observed") is not None else ""
+    if ev.get("priority") is not None:
+        text = f"prio {ev['priority']}" + (f": {text}" if text else "")
+    expected = ev.get("expected")
+    # An operator expression (`<= 0`, `== Active`) only restates the rule; a long one would not fit the line.
+    if isinstance(expected, str) and expected and not _OPERATOR.match(expected) and len(expected) <= _SHORT:
+        text += f" vs {expected}"
+    return text
+
+
+_OPERATOR = re.compile(r"(<|>|=|!|not in |in |count )")
+_SHORT = 32
+
+
+def also_text(block: Block) -> str:
+    """`ib_link_error_recovery_growing 1, ib_symbol_errors_growing 77`: the folded findings by rule with their key
+    figures; with places on several targets, where each rule was found."""
+    several = len({f.target for f in block.findings}) > 1
+    parts = []
+    for group in causes(block.also):
+        figures = [x for x in dict.fromkeys(figure(f) for f in group) if x]
+        text = group[0].rule + (f" {', '.join(figures)}" if figures else "")
+        if several:
+            text += f" on {folded(f.target for f in group)}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def fix_refs(view: View, findings: list[Finding]) -> list[int]:
+    """The numbers (1-based, in the order printed) of the shown suggestions answering these findings, when every one
+    of them is answered: the change then says the fix exactly, with its commands. Empty otherwise."""
+    numbers: dict[int, None] = {}
+    for f in findings:
+        mine = [i for i, (_, answered) in enumerate(view.suggestions, 1) if any(a is f for a in answered)]
+        if not mine:
+            return []
+        numbers.update(dict.fromkeys(mine))
+    return sorted(numbers)
+
+
+def headline(findings: list[Finding]) -> tuple[str, list[str]]:
+    """The symptoms of several places of one cause, with the headline they share (the text before `: `, the row of
+    the troubleshooting table) said once: ("RDMA bandwidth far below expected", ["PFC on … is 0", ...]); ("", the
+    symptoms) when they share none."""
+    heads = {f.symptom.split(": ", 1)[0] for f in findings if ": " in f.symptom}
+    if len(heads) == 1 and all(": " in f.symptom for f in findings):
+        return heads.pop(), [f.symptom.split(": ", 1)[1] for f in findings]
+    return "", [f.symptom for f in findings]
+
+
+def setting_text(suggestion: Suggestion, target: str) -> str:
+    """A suggestion's setting without its target repeated: `DCQCN RP on priority 3 (ens1f0np0)` under `gpu04`."""
+    return suggestion.setting.replace(f"({target} ", "(")
 
 
 def where(f: Finding) -> str:
@@ -80,12 +172,20 @@ def worst(findings: list[Finding]) -> Severity:
     return max((f.severity for f in findings), key=RANK.__getitem__)
 
 
-def reason(findings: list[Finding], places: bool = True) -> str:
+def reason(findings: list[Finding], places: bool = True, shown: View | None = None) -> str:
     """Why a suggestion is there: the rules it answers with their severity (and how many places), and with
-    `places` where each was found."""
+    `places` where each was found. With the `shown` view, the severity is named for the findings it hides only
+    (`ecn_kmax_above_pfc_trigger (info ×8, hidden)`): the others are printed above with theirs."""
+    visible = {id(f) for f in shown.findings} if shown is not None else None
     parts = []
     for group in causes(findings):
-        text = f"{group[0].rule} ({worst(group).value}{f' ×{len(group)}' if len(group) > 1 else ''})"
+        count = f" ×{len(group)}" if len(group) > 1 else ""
+        if visible is None:
+            text = f"{group[0].rule} ({worst(group).value}{count})"
+        elif any(id(f) in visible for f in group):
+            text = f"{group[0].rule}{count}"
+        else:
+            text = f"{group[0].rule} ({worst(group).value}{count}, hidden)"
         if places:
             text += " on " + ", ".join(dict.fromkeys(where(f) for f in group))
         parts.append(text)

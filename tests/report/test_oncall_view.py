@@ -67,11 +67,15 @@ def test_the_blocks_come_in_the_order_one_acts_on_them(demo_json: dict) -> None:
     assert demo_json["drain"] and lines[drain] == f"drain ({len(demo_json['drain'])}): gpu[01-04,06-07]"
     assert "gpu12" in lines[unreachable] and demo_json["unreachable"] == ["gpu12"]
     # every critical finding comes before every error block, and a cause is one block naming its places folded
-    marks = [line.split()[0] for line in lines[hard + 1:suggestions] if line.startswith(" !! ") or
+    marks = [line.split()[0] for line in lines[hard + 1:suggestions] if line.startswith("!! ") or
              line.startswith(" x ")]
     assert marks == sorted(marks, key=lambda m: m != "!!") and marks.count("!!") == 2
     assert sum(1 for line in lines[hard:suggestions] if "[host_pfc_priority_not_3]" in line) == 1
-    assert any(line.startswith(" x gpu03 (2 places)") for line in lines[hard:suggestions])
+    # the headline the places share is said once, in the block's heading
+    assert any(line.startswith(" x gpu03 (2 places): RDMA bandwidth far below expected")
+               for line in lines[hard:suggestions])
+    assert not any("RDMA bandwidth far below expected" in line for line in lines[hard:suggestions]
+                   if line.startswith("   PFC on"))
 
 
 def test_info_is_hidden_with_a_count_and_all_shows_it(demo_json: dict) -> None:
@@ -169,3 +173,140 @@ def test_markdown_lists_each_suggestion_once_with_its_target_and_findings(result
     assert per_finding > len(keys)  # the demo repeats suggestions across findings: the dedup is tested
     ids = {f["id"] for f in demo_json["findings"]}
     assert all(set(s["findings"]) <= ids and s["target"] for s in demo_json["suggestions"])
+
+
+# --- one physical story, one block (the playbook's `explains`) ---------------------------------------------------
+
+
+def hard_part(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[line_of(lines, r"^CRITICAL / ERROR \("):line_of(lines, r"^SUGGESTED CHANGES \(")]
+
+
+def block_of(lines: list[str], rule: str) -> list[str]:
+    """The lines of the cause block whose heading or last line carries `[rule]`."""
+    starts = [i for i, line in enumerate(lines) if line[:3] in ("!! ", " x ", " ! ", " i ")] + [len(lines)]
+    for start, end in zip(starts, starts[1:]):
+        if any(f"[{rule}]" in line for line in lines[start:end]):
+            return lines[start:end]
+    raise AssertionError(f"no block of {rule}")
+
+
+def observed(demo_json: dict, rule: str) -> object:
+    (f,) = [f for f in demo_json["findings"] if f["rule"] == rule]
+    return f["evidence"]["observed"]
+
+
+def test_a_port_down_is_one_block_led_by_the_physical_link(demo_json: dict) -> None:
+    hard = hard_part(diagnose().stdout)
+    phys = block_of(hard, "port_phys_not_linkup")
+    assert phys[0].startswith(" x Physical link of mlx5_0/1 on gpu06 is Polling")
+    assert "   also: port_not_active Down" in phys  # the consequence, with its figure, folded in
+    assert not any("[port_not_active]" in line for line in hard)  # no block of its own
+    width = block_of(hard, "port_width_degraded")
+    assert "   also: port_speed_below_fleet 100 Gb/s vs fleet median 400 ±1%" in width
+    cable = block_of(hard, "ib_link_flapping")
+    assert (f"   also: ib_link_error_recovery_growing {observed(demo_json, 'ib_link_error_recovery_growing'):.0f}; "
+            f"ib_symbol_errors_growing {observed(demo_json, 'ib_symbol_errors_growing'):.0f}") in cable
+    assert not any("[ib_symbol_errors_growing]" in line or "[port_speed_below_fleet]" in line for line in hard)
+    # 13 critical and error findings, each said: 7 blocks where there were 12
+    assert hard[0].startswith(f"CRITICAL / ERROR ({demo_json['counts']['critical'] + demo_json['counts']['error']}, "
+                              "7 causes)")
+
+
+def test_an_unrelated_finding_on_the_same_port_keeps_its_own_block() -> None:
+    out = diagnose().stdout
+    warnings = out.splitlines()[line_of(out.splitlines(), r"^WARNING \("):]
+    # gpu01 mlx5_0/1 also counts receive errors: no rule says the flap explains them, so they stay a warning
+    rcv = block_of(warnings, "ib_rcv_errors_growing")
+    assert "Receive errors on mlx5_0/1 of gpu01" in rcv[0]
+    assert not any("ib_rcv_errors_growing" in line for line in block_of(hard_part(out), "ib_link_flapping"))
+
+
+def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(result, demo_json: dict) -> None:
+    findings = {f["id"]: f for f in demo_json["findings"]}
+    assert len(findings) == sum(demo_json["counts"].values()) == len(result.findings)
+    explained = {i: f["explained_by"] for i, f in findings.items() if "explained_by" in f}
+    assert explained == {
+        "ib_link_error_recovery_growing:gpu01:mlx5_0/1": "ib_link_flapping:gpu01:mlx5_0/1",
+        "ib_symbol_errors_growing:gpu01:mlx5_0/1": "ib_link_flapping:gpu01:mlx5_0/1",
+        "pfc_priority_mismatch_host_switch:gpu03:ens1f0np0:4": "host_pfc_priority_not_3:gpu03:ens1f0np0:4",
+        "port_not_active:gpu06:mlx5_0/1": "port_phys_not_linkup:gpu06:mlx5_0/1",
+        "port_speed_below_fleet:gpu07:mlx5_0/1": "port_width_degraded:gpu07:mlx5_0/1",
+    }
+    assert all(by in findings for by in explained.values())  # each names a finding of the same output
+    assert "explained_by" not in findings["ib_rcv_errors_growing:gpu01:mlx5_0/1"]
+    md = markdown.render(result, Severity.INFO)
+    for f in demo_json["findings"]:
+        assert f["symptom"].replace("|", "\\|") in md  # folded in the table only
+    # the drain list is the findings', folding or not: gpu06 and gpu07 are drained for the explaining finding too
+    assert {"gpu06", "gpu07", "gpu01", "gpu03"} <= set(demo_json["drain"])
+
+
+def test_folding_never_hides_a_finding_whose_explainer_is_not_shown() -> None:
+    from rdmatool.model import Finding, Verdict
+    from rdmatool.report import view
+    from rdmatool.result import DiagnoseResult
+
+    def finding(rule: str, severity: Severity, **kw) -> Finding:
+        return Finding(rule=rule, severity=severity, target="gpu01", entity="mlx5_0/1", symptom=f"{rule} seen",
+                       cause="c", check="k", fix=f"fix {rule}", evidence={"observed": 5}, **kw)
+
+    lead = finding("lead", Severity.CRITICAL)
+    told = finding("told", Severity.ERROR, explained_by="lead:gpu01:mlx5_0/1")
+    other = finding("other", Severity.ERROR)  # same port, no relation
+    lower = finding("lower", Severity.WARNING, explained_by="lead:gpu01:mlx5_0/1")  # another section
+    result = DiagnoseResult(verdict=Verdict.FAIL, findings=[lead, told, other, lower], failures=[], source="b")
+    shown = view.select(result)
+    blocks = view.blocks(shown, shown.of(*view.HARD))
+    assert [([f.rule for f in b.findings], [f.rule for f in b.also]) for b in blocks] == [
+        (["lead"], ["told"]), (["other"], [])]
+    assert [b.findings[0].rule for b in view.blocks(shown, shown.of(Severity.WARNING))] == ["lower"]
+    # the explaining finding hidden by the severity filter: the explained one is a cause of its own
+    errors_only = view.select(DiagnoseResult(verdict=Verdict.FAIL, findings=[told, other], failures=[]))
+    assert [b.findings[0].rule for b in view.blocks(errors_only, errors_only.findings)] == ["told", "other"]
+    out = rendered(result)
+    assert "also: told 5" in out and "[told]" not in out and "[lower]" in out and "[other]" in out
+
+
+def test_a_fix_the_suggested_changes_say_is_left_to_them(demo_json: dict) -> None:
+    out = diagnose().stdout
+    lines = out.splitlines()
+    changes = [line for line in lines[line_of(lines, r"^SUGGESTED CHANGES"):line_of(lines, r"^WARNING \(")]
+               if re.match(r"\d+\. ", line)]
+    assert [c.split(" · ")[0] for c in changes] == ["1. gpu04", "2. leaf02", "3. gpu03"]
+    hard = hard_part(out)
+    # answered by a change: no fix line (the command is printed once, in its change), the rule id kept
+    for rule in ("dcqcn_rp_disabled", "ecn_after_pfc", "host_pfc_priority_not_3"):
+        assert not any(line.lstrip().startswith("fix:") for line in block_of(hard, rule)), rule
+    assert not any("echo 1 >" in line for line in hard)
+    # a finding no change answers keeps its own fix
+    assert any(line.startswith("   fix: Isolate the host") for line in block_of(hard, "pfc_storm"))
+    # each change names what it answers: the rules of the blocks above, the hidden ones with their severity
+    assert changes[0].endswith("  for dcqcn_rp_disabled")  # beside its heading, where there is room
+    at = line_of(lines, r"^3\. gpu03 · ")
+    assert lines[at + 2].strip() == "for host_pfc_priority_not_3 ×2; pfc_priority_mismatch_host_switch"
+    (ecn,) = [c for c in demo_json["suggestions"] if c["target"] == "leaf02"]
+    kmax = sum(1 for i in ecn["findings"] if i.startswith("ecn_kmax_above_pfc_trigger:"))
+    assert f"ecn_kmax_above_pfc_trigger (info ×{kmax}, hidden)" in " ".join(line.strip() for line in lines)
+    # with --all the fix is said in full, with the change that makes it
+    everything = diagnose("--all").stdout
+    assert "fix: echo 1 > /sys/class/net/ens1f0np0/ecn/roce_rp/enable/3 (suggested change 1)" in \
+        " ".join(line.strip() for line in everything.splitlines())
+    assert "for dcqcn_rp_disabled (error) on gpu04 ens1f0np0 prio 3" in everything
+
+
+def test_what_matters_fits_one_screen_page_and_notes_are_said_once() -> None:
+    out = diagnose()  # CliRunner: stdout and stderr apart
+    lines = out.stdout.splitlines()
+    matters = line_of(lines, r"^WARNING \(")  # the verdict through the end of the suggested changes
+    assert matters <= 50, "\n".join(lines[:matters])  # one screen page at 80 columns
+    assert out.stdout.endswith("\n") and not out.stdout.endswith("\n\n")
+    notes = lines[line_of(lines, r"^NOTES \(") + 1:]
+    assert any("skipped 8 line(s) of recognised noise" in line for line in notes)
+    assert "note:" not in out.stderr  # the table says them in its NOTES block, once
+    as_json = diagnose("--format", "json")
+    assert json.loads(as_json.stdout)["notes"] and "rdmatool: note: " in as_json.stderr  # a log keeps them
+    # one reason for every unreachable target: on the unreachable line, the target not said twice
+    assert lines[line_of(lines, r"^unreachable")] .startswith("unreachable (1): gpu12 (") and \
+        "gpu12: gpu12" not in out.stdout
