@@ -159,16 +159,33 @@ def _lonely_ports(analysis, links: list[Link], out: StatedFacts) -> None:
         out.add(target, device, "no_neighbor", switch="none", netdev=netdev)
 
 
+def _down(texts: list) -> bool:
+    """A port state that says the link is not up (`4: ACTIVE`, `Active`, `up`, `Up` are up)."""
+    said = [str(t).lower() for t in texts if isinstance(t, str) and t]
+    return bool(said) and not any("active" in t or t.strip() == "up" or t.startswith("up ") for t in said)
+
+
 def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
-    """speed_mismatch: the host port's rate against its switch port's, where both are known."""
+    """speed_mismatch: the host port's rate against its switch port's, where both are known and both ends are up
+    (a down port's speed is a configured one, not a negotiated rate: NX-OS prints it; the link-state rules judge
+    the port)."""
     query = FactQuery.of(analysis)
     for link in links:
-        host_rate = [v for v, _ in query.values(link.host, f"{link.nic}/1", "link_rate_gbps")
+        host_port = f"{link.nic}/1"
+        if _down([t for _, t in query.values(link.host, host_port, "port_state")]):
+            continue
+        host_rate = [v for v, _ in query.values(link.host, host_port, "link_rate_gbps")
                      if isinstance(v, (int, float)) and not pd.isna(v)]
         switch_rate = []
-        frame = query.rows(target=link.switch, metric="link_rate_gbps")
-        for entity, value in zip(frame["entity"], frame["value"]):
-            if port_key(entity) == port_key(link.switch_port) and not pd.isna(value):
+        frame = query.rows(target=link.switch, metric=["link_rate_gbps", "port_state", "oper_state"])
+        if frame.empty:
+            continue
+        mine = [port_key(e) == port_key(link.switch_port) if isinstance(e, str) else False for e in frame["entity"]]
+        ours = frame[mine]
+        if _down(list(ours.loc[ours["metric"] != "link_rate_gbps", "text"])):
+            continue
+        for value in ours.loc[ours["metric"] == "link_rate_gbps", "value"]:
+            if not pd.isna(value):
                 switch_rate.append(float(value))
         if host_rate and switch_rate and abs(float(host_rate[0]) - switch_rate[0]) > 0.5:
             out.add(link.host, link.nic, "speed_mismatch", switch=link.switch, switch_port=link.switch_port,

@@ -45,3 +45,17 @@ def test_a_switch_port_at_another_speed_than_its_host_port_is_named(tmp_path: Pa
 def test_the_same_speeds_at_both_ends_are_no_mismatch(tmp_path: Path, platform: str) -> None:
     _, _, found = _findings(tmp_path, platform, None)
     assert found == []
+
+
+@pytest.mark.parametrize("platform", pods.PLATFORMS)
+def test_a_down_host_port_is_no_speed_mismatch(tmp_path: Path, platform: str) -> None:
+    """A down link has no negotiated rate: the configured speeds either end prints (sysfs, NX-OS) are no mismatch;
+    the link-state rules name the port instead."""
+    pod = pods.healthy_pod((platform,))
+    nic = pod.host("gpu02").port("mlx5_1")
+    nic.state, nic.phys = "1: DOWN", "3: Disabled"
+    pod.switch.port(nic.switch_port).speed_gbps = 100
+    findings = diagnose_analysis(analyse_path(pods.write(pod, tmp_path / "bundle"))).findings
+    assert [f for f in findings if f.rule == RULE] == []
+    named = {(f.target, f.entity) for f in findings if f.severity in (Severity.ERROR, Severity.CRITICAL)}
+    assert ("gpu02", "mlx5_1/1") in named  # the port is still named: as down, not as a speed mismatch
