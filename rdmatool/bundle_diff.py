@@ -31,7 +31,7 @@ from rdmatool.failures import bundle_failures
 from rdmatool.metrics import GLOSSARY, RATE_SUFFIX
 from rdmatool.verdict import no_data
 
-SCHEMA = "rdmatool-bundle-diff/1"
+SCHEMA = "rdmatool-bundle-diff/1"  # the `schema` const of rdmatool/schemas/bundle-diff.schema.json (tested)
 # The settings compared one value per (target, entity, priority); pfc_enabled is compared as a vector per port.
 SETTINGS = (
     "fw_version", "fw_version_running", "trust_mode", "ecn_min_threshold_bytes", "ecn_max_threshold_bytes",

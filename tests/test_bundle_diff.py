@@ -7,15 +7,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
+from rdmatool import schemas
+from rdmatool.bundle_diff import SCHEMA
 from rdmatool.cli import app
 from tests.pods import bundle as pods
 
 
 def diff(a: Path, b: Path, *extra: str):
     return CliRunner().invoke(app, ["bundle", "diff", str(a), str(b), *extra], env={"COLUMNS": "200"})
+
+
+def payload_of(output: str) -> dict:
+    """The JSON of a diff, validated against its shipped schema (`rdmatool schema bundle-diff`)."""
+    payload = json.loads(output)
+    jsonschema.validate(payload, schemas.load("bundle-diff"), cls=jsonschema.Draft202012Validator)
+    return payload
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +47,7 @@ def changed(tmp_path_factory) -> Path:
 def test_identical_bundles_have_no_change_and_exit_0(before: Path) -> None:
     result = diff(before, before, "--format", "json")
     assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
+    payload = payload_of(result.output)
     assert payload["schema"] == "rdmatool-bundle-diff/1" and payload["changes"] == 0
     assert payload["config"] == payload["cabling"] == payload["rates"] == []
     assert "no change" in diff(before, before).output
@@ -46,7 +56,7 @@ def test_identical_bundles_have_no_change_and_exit_0(before: Path) -> None:
 def test_every_change_is_named_and_exit_1(before: Path, changed: Path) -> None:
     result = diff(before, changed, "--format", "json")
     assert result.exit_code == 1, result.output
-    payload = json.loads(result.output)
+    payload = payload_of(result.output)
     config = {(c["target"], c["setting"]): (c["before"], c["after"]) for c in payload["config"]}
     assert config == {
         ("gpu01", "fw_version"): ("28.39.1002", "28.40.1000"),
@@ -67,17 +77,17 @@ def test_every_change_is_named_and_exit_1(before: Path, changed: Path) -> None:
 
 
 def test_no_rates_and_the_tolerance(before: Path, changed: Path) -> None:
-    assert json.loads(diff(before, changed, "--format", "json", "--no-rates").output)["rates"] == []
+    assert payload_of(diff(before, changed, "--format", "json", "--no-rates").output)["rates"] == []
     # 50 errors/s is below a floor of 100/s
-    assert json.loads(diff(before, changed, "--format", "json", "--min-rate", "100").output)["rates"] == []
+    assert payload_of(diff(before, changed, "--format", "json", "--min-rate", "100").output)["rates"] == []
 
 
 def test_targets_added_removed_and_unreachable(tmp_path: Path, before: Path) -> None:
     pod = pods.healthy_pod(gpus=4)
     path = pods.write(pod, tmp_path / "more")
-    payload = json.loads(diff(before, path, "--format", "json", "--no-rates").output)
+    payload = payload_of(diff(before, path, "--format", "json", "--no-rates").output)
     assert payload["targets"]["added"] == ["gpu04"] and payload["targets"]["removed"] == []
-    back = json.loads(diff(path, before, "--format", "json", "--no-rates").output)
+    back = payload_of(diff(path, before, "--format", "json", "--no-rates").output)
     assert back["targets"]["removed"] == ["gpu04"]
     # gpu04's own settings are a target change, not a list of settings gone
     assert not [c for c in back["config"] if c["target"] == "gpu04"]
@@ -93,10 +103,10 @@ def test_targets_added_removed_and_unreachable(tmp_path: Path, before: Path) -> 
     data["targets"] = manifest["targets"]  # gpu02 was to be collected, and its connection was refused
     data["failures"] = [*data.get("failures", []), {"target": "gpu02", "error": "gpu02: connection refused"}]
     (down / "manifest.json").write_text(json.dumps(data))
-    payload = json.loads(diff(path, down, "--format", "json", "--no-rates").output)
+    payload = payload_of(diff(path, down, "--format", "json", "--no-rates").output)
     assert payload["targets"]["unreachable"] == [{"target": "gpu02", "error": "gpu02: connection refused"}]
     assert not [c for c in payload["config"] if c["target"] == "gpu02"]
-    assert json.loads(diff(down, path, "--format", "json", "--no-rates").output)["targets"]["recovered"] == ["gpu02"]
+    assert payload_of(diff(down, path, "--format", "json", "--no-rates").output)["targets"]["recovered"] == ["gpu02"]
 
 
 def test_bad_input_exit_2_and_a_bundle_without_data_exit_3(tmp_path: Path, before: Path) -> None:
@@ -119,7 +129,21 @@ def test_a_counter_ticking_a_few_times_is_not_a_change(tmp_path: Path, before: P
         pods.bump(pod.host("gpu03").port("mlx5_0").pma, "symbol_error", n)
         return pods.write(pod, tmp_path / f"errors{n}")
 
-    few = json.loads(diff(before, with_errors(5), "--format", "json", "--min-rate", "0.1").output)
+    few = payload_of(diff(before, with_errors(5), "--format", "json", "--min-rate", "0.1").output)
     assert few["rates"] == []  # 5 errors in the window: counting noise
-    many = json.loads(diff(before, with_errors(20), "--format", "json", "--min-rate", "0.1").output)
+    many = payload_of(diff(before, with_errors(20), "--format", "json", "--min-rate", "0.1").output)
     assert [(r["target"], r["metric"]) for r in many["rates"]] == [("gpu03", "symbol_errors_per_s")]
+
+
+def test_the_json_is_of_its_shipped_schema_and_the_schema_can_say_no(before: Path, changed: Path) -> None:
+    assert schemas.tag("bundle-diff") == SCHEMA == "rdmatool-bundle-diff/1"
+    payload = payload_of(diff(before, changed, "--format", "json").output)  # validated
+    assert payload["config"] and payload["rates"]  # every kind of entry was checked against its definition
+    rate = payload["rates"][0]
+    for broken in ({**payload, "changes": -1},
+                   {**payload, "rates": [{**rate, "before": "fast"}]},
+                   {**payload, "config": [{k: v for k, v in payload["config"][0].items() if k != "after"}]},
+                   {**payload, "targets": {**payload["targets"], "unreachable": ["gpu02"]}},
+                   {k: v for k, v in payload.items() if k != "cabling"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schemas.load("bundle-diff"), cls=jsonschema.Draft202012Validator)

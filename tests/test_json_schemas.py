@@ -1,6 +1,6 @@
 """Every JSON output names its shape (`schema`) and validates against the schema shipped for it (jsonschema):
-diagnose on the demo, pcap on a written capture, perf's attribution.json, bundle show; `rdmatool schema NAME` prints
-a valid JSON Schema. The gate's output is validated end to end on the simulated fabric (tests/e2e)."""
+diagnose on the demo, pcap on a written capture, perf's attribution.json, bundle show, bundle diff; `rdmatool schema
+NAME` prints a valid JSON Schema. The gate's output is validated end to end on the simulated fabric (tests/e2e)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from rdmatool.perf.output import write_results
 from rdmatool.result import SCHEMA
 from tests.capture.build import pcap_cli, pfc_frame, roce, write
 from tests.helpers import REPO
+from tests.pods import bundle as pods
 
 DEMO = REPO / "examples" / "demo-bundle"
-OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show")
+OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show", "bundle-diff")
 runner = CliRunner()
 
 
@@ -89,3 +90,16 @@ def test_perf_attribution_conforms(tmp_path: Path) -> None:
                PairResult("b", "c", "ib_write_bw", 65536, None, None, None, "client c: refused", 0, "", "", 1.0)]
     write_results(results, attribute(results, 200.0), tmp_path)
     conforms("perf", json.loads((tmp_path / "attribution.json").read_text()))
+
+
+def test_bundle_diff_json_conforms(tmp_path: Path) -> None:
+    before = pods.write(pods.healthy_pod(), tmp_path / "a")
+    pod = pods.healthy_pod(gpus=4)
+    pod.host("gpu02").port("mlx5_1").active_mtu = 1024
+    pods.bump(pod.host("gpu03").port("mlx5_0").pma, "symbol_error", 500)
+    after = pods.write(pod, tmp_path / "b")
+    out = runner.invoke(app, ["bundle", "diff", str(before), str(after), "--format", "json"])
+    assert out.exit_code == 1, out.output
+    document = json.loads(out.stdout)
+    conforms("bundle-diff", document)
+    assert document["targets"]["added"] == ["gpu04"] and document["config"] and document["rates"]

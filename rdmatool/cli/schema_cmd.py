@@ -13,8 +13,8 @@ def register(app: typer.Typer) -> None:
 
 
 def schema_command(
-    name: str = typer.Argument(None, help="diagnose | gate | pcap | perf | bundle-show | bundle-manifest | "
-                                          "bundle-side | ... (omit to list them)"),
+    name: str = typer.Argument(None, help="diagnose | gate | pcap | perf | bundle-show | bundle-diff | "
+                                          "bundle-manifest | bundle-side | ... (omit to list them)"),
 ) -> None:
     """Print the JSON Schema of an output (`diagnose`: `diagnose --format json`) or of the bundle format. Exit 2
     for a name that is not shipped."""

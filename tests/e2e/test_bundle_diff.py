@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rdmatool import schemas
 from tests.e2e.helpers import collect, rdmatool
 from tests.fabric.fixtures import fabric_fixture
 
@@ -37,7 +38,7 @@ def test_the_injected_changes_are_named_and_exit_1(nights) -> None:
     result = rdmatool("bundle", "diff", str(a), str(b), "--format", "json")
     assert result.returncode == 1, result.stderr
     payload = json.loads(result.stdout)
-    assert payload["schema"] == "rdmatool-bundle-diff/1"
+    assert payload["schema"] == "rdmatool-bundle-diff/1" and schemas.errors("bundle-diff", payload) == []
     config = {(c["target"], c["setting"], c["before"], c["after"]) for c in payload["config"]}
     assert ("gpu02", "active_mtu", 4096, 1024) in config
     assert ("gpu03", "pfc_priorities", "3", "4") in config
