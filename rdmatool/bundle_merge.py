@@ -38,12 +38,14 @@ new one is complete.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import re
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -189,13 +191,20 @@ def _load(path: Path) -> _Input:
     names.update(pd.unique(outputs["target"]).tolist())
     names.update(f.get("target") for f in manifest["failures"] if isinstance(f.get("target"), str))
     snapshot_dirs, folders = set(), []
+    # Every target has the same few file names: whether a name is carried over is decided once per name.
+    carried: dict[str, bool] = {}
     for snap in _dirs(snapshots_dir):
         if not _is_index(snap.name):
             continue  # not a snapshot folder: the input's reader names it
         snapshot_dirs.add(int(snap.name))
         for folder in _dirs(snap.path):
-            entries = [(e.name, e.path, e.is_file(follow_symlinks=False)) for e in _entries(folder.path)
-                       if _OUTPUT_FILE.fullmatch(e.name) or _CAPTURE.fullmatch(e.name)]
+            entries = []
+            for e in _entries(folder.path):
+                keep = carried.get(e.name)
+                if keep is None:
+                    keep = carried[e.name] = bool(_OUTPUT_FILE.fullmatch(e.name) or _CAPTURE.fullmatch(e.name))
+                if keep:
+                    entries.append((e.name, e.path, e.is_file(follow_symlinks=False)))
             folders.append((int(snap.name), folder.name, entries))
     return _Input(path, manifest, outputs, strings, arrays, names, snapshot_dirs=snapshot_dirs, folders=folders,
                   notes=notes)
@@ -370,9 +379,29 @@ def _write(writer: BundleWriter, loaded: list[_Input], snapshots: list[dict], dr
     outputs, strings, arrays = _merged_columns(loaded)
     result = MergeResult(writer.final, len(loaded), sum(len(i.keep) for i in loaded), len(outputs["rows"]),
                          dropped=dropped)
+    folders, notes = _folders(loaded)
+    result.notes += notes
     placer = _Placer(copy=options.copy)
-    result.notes += _place_files(tmp, outputs, loaded, placer)
+    saved = False
+    # The hard links (500,000 of them at 10,000 hosts) are system calls: a few threads make them while this one
+    # writes the manifest, the inventory and the store — a link changes no signature the store records. Whatever
+    # could not be linked is copied afterwards, and the store written again with the copies' own signatures.
+    with _Linking(placer, tmp, folders) as linking:
+        _write_documents(tmp, loaded, snapshots, dropped, result)
+        if placer.link:
+            saved = samples_store.save(tmp, outputs, strings, arrays)
+    if linking.left:
+        _copy_files(tmp, outputs, linking.left, placer)
+        saved = False
     result.linked, result.copied = placer.linked, placer.copied
+    if not saved and not samples_store.save(tmp, outputs, strings, arrays):
+        raise BundleError(f"{writer.final}: cannot write the merged samples store; nothing written")
+    return result
+
+
+def _write_documents(tmp: Path, loaded: list[_Input], snapshots: list[dict], dropped: dict[str, list[str]],
+                     result: MergeResult) -> None:
+    """The merged manifest and inventory."""
     targets, failures = [], []
     for i in loaded:
         targets += [t for t in i.manifest["targets"] if t["name"] in i.keep]
@@ -396,9 +425,6 @@ def _write(writer: BundleWriter, loaded: list[_Input], snapshots: list[dict], dr
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: 10,000 targets in a blink
     (tmp / "inventory.yaml").write_text(yaml.dump({"targets": targets}, Dumper=dumper, sort_keys=False),
                                         encoding="utf-8")
-    if not samples_store.save(tmp, outputs, strings, arrays):
-        raise BundleError(f"{writer.final}: cannot write the merged samples store; nothing written")
-    return result
 
 
 def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
@@ -448,36 +474,110 @@ def _canonical_order(outputs: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate([np.arange(b, e) for _, _, b, e in blocks])
 
 
-def _place_files(tmp: Path, outputs: dict[str, np.ndarray], loaded: list[_Input], placer: _Placer) -> list[str]:
-    """Every file of the kept targets' folders that a reader reads — the outputs' raw and side files (stored or
-    not: one the store does not know of is parsed by the next reader) and the packet captures — linked or copied
-    into the merged bundle; regular files only, each one met that is not is named in a note and left out. A copy's
-    own signature replaces the source's in the store's columns (see `_Placer`)."""
+# A target's folder of the merged bundle and the files put into it: (snapshot, target, [(file name, source path)]).
+_Folder = tuple[int, str, list[tuple[str, str]]]
+
+
+def _folders(loaded: list[_Input]) -> tuple[list[_Folder], list[str]]:
+    """Every folder of the kept targets with the files of it that a reader reads — the outputs' raw and side files
+    (stored or not: one the store does not know of is parsed by the next reader) and the packet captures; regular
+    files only, each one met that is not is named in a note and left out."""
+    folders: list[_Folder] = []
     notes: list[str] = []
-    slots: dict[tuple[int, str, str], tuple[int, str]] | None = None
     for i in loaded:
         for snapshot, target, entries in i.folders:
             if target not in i.keep:
                 continue
-            rel = f"snapshots/{snapshot}/{target}"
-            os.makedirs(tmp / rel, exist_ok=True)
+            placed = []
             for name, src, regular in entries:
-                if not regular:
-                    notes.append(f"{i.path}: {rel}/{name}: not a regular file; left out")
-                    continue
-                dst = f"{tmp}/{rel}/{name}"
-                if placer.link:
-                    placer.place(src, dst, None)
-                    continue
-                if slots is None:
-                    slots = _signature_slots(outputs)
-                slot = slots.get((snapshot, target, name))
-                expected = None if slot is None else [int(outputs[f"{slot[1]}_size"][slot[0]]),
-                                                      int(outputs[f"{slot[1]}_mtime"][slot[0]])]
-                own = placer.place(src, dst, expected)
-                if own is not None and slot is not None:
-                    outputs[f"{slot[1]}_size"][slot[0]], outputs[f"{slot[1]}_mtime"][slot[0]] = own
-    return notes
+                if regular:
+                    placed.append((name, src))
+                else:
+                    notes.append(f"{i.path}: snapshots/{snapshot}/{target}/{name}: not a regular file; left out")
+            folders.append((snapshot, target, placed))
+    return folders, notes
+
+
+class _Linking:
+    """The folders made and their files hard-linked by a few threads, while the caller goes on (a context manager:
+    the threads are done when it exits, and their first error is raised then). `left`: the files not linked, in
+    folder order — every file when copying, else those met after a link failed in a way a copy may not (another
+    filesystem, no links there, too many links): the caller copies them."""
+
+    # Folders per task: small enough that the threads finish together, large enough to cost nothing to hand out.
+    CHUNK = 256
+
+    def __init__(self, placer: _Placer, tmp: Path, folders: list[_Folder]) -> None:
+        self.placer, self.tmp, self.folders = placer, str(tmp), folders
+        self.left: list[tuple[str, list[tuple[str, str]]]] = []
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: list = []
+        self._failed = False
+
+    def __enter__(self) -> _Linking:
+        for snapshot in sorted({f[0] for f in self.folders}):
+            os.makedirs(f"{self.tmp}/snapshots/{snapshot}", exist_ok=True)
+        if not self.placer.link or not self.folders:
+            self.left = [(self._dir(f), f[2]) for f in self.folders]
+            return self
+        chunks = [self.folders[k:k + self.CHUNK] for k in range(0, len(self.folders), self.CHUNK)]
+        self._pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="merge-link")
+        self._futures = [self._pool.submit(self._link, chunk) for chunk in chunks]
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is None:
+            return
+        self._pool.shutdown(wait=True)
+        for future in self._futures:  # in folder order; the first error stops the merge
+            linked, left = future.result()
+            self.placer.linked += linked
+            self.left += left
+
+    def _dir(self, folder: _Folder) -> str:
+        return f"{self.tmp}/snapshots/{folder[0]}/{folder[1]}"
+
+    def _link(self, chunk: list[_Folder]) -> tuple[int, list[tuple[str, list[tuple[str, str]]]]]:
+        linked, left = 0, []
+        try:
+            for folder in chunk:
+                if self._failed:
+                    break  # the merge is lost already: its error is raised at exit
+                linked += self._link_folder(folder, left)
+        except BaseException:
+            self._failed = True
+            raise
+        return linked, left
+
+    def _link_folder(self, folder: _Folder, left: list) -> int:
+        """Make one folder and link its files; what cannot be linked goes to `left`. How many were linked."""
+        dst_dir = self._dir(folder)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(dst_dir)
+        entries = folder[2]
+        for k, (name, src) in enumerate(entries):
+            if not self.placer.link or not self.placer.try_link(src, f"{dst_dir}/{name}"):
+                left.append((dst_dir, entries[k:]))
+                return k
+        return len(entries)
+
+
+def _copy_files(tmp: Path, outputs: dict[str, np.ndarray], left: list[tuple[str, list[tuple[str, str]]]],
+                placer: _Placer) -> None:
+    """Copy the files that were not linked; a copy's own signature replaces the source's in the store's columns
+    (see `_Placer`)."""
+    slots = _signature_slots(outputs)
+    prefix = f"{tmp}/snapshots/"
+    for dst_dir, entries in left:
+        os.makedirs(dst_dir, exist_ok=True)
+        snapshot, _, target = dst_dir[len(prefix):].partition("/")
+        for name, src in entries:
+            slot = slots.get((int(snapshot), target, name))
+            expected = None if slot is None else [int(outputs[f"{slot[1]}_size"][slot[0]]),
+                                                  int(outputs[f"{slot[1]}_mtime"][slot[0]])]
+            own = placer.place(src, f"{dst_dir}/{name}", expected)
+            if own is not None and slot is not None:
+                outputs[f"{slot[1]}_size"][slot[0]], outputs[f"{slot[1]}_mtime"][slot[0]] = own
 
 
 def _signature_slots(outputs: dict[str, np.ndarray]) -> dict[tuple[int, str, str], tuple[int, str]]:
@@ -517,18 +617,24 @@ class _Placer:
         self.linked = 0
         self.copied = 0
 
+    def try_link(self, src: str, dst: str) -> bool:
+        """Hard-link `src` to `dst` (any thread); False, and no more links from then on, when the filesystem or the
+        file will not have it (the file is then copied instead); any other error is raised."""
+        try:
+            os.link(src, dst, follow_symlinks=False)
+            return True
+        except OSError as exc:
+            if exc.errno not in _NO_LINK:
+                raise
+            self.link = False  # the same for the rest: stop trying
+            return False
+
     def place(self, src: str, dst: str, expected: list[int] | None) -> list[int] | None:
         """Link or copy `src` to `dst`. Returns the copy's own signature when it replaces `expected` (the source's,
         as the store recorded it, and still the source's now), None otherwise (a link, or a source that changed)."""
-        if self.link:
-            try:
-                os.link(src, dst, follow_symlinks=False)
-                self.linked += 1
-                return None
-            except OSError as exc:
-                if exc.errno not in _NO_LINK:
-                    raise
-                self.link = False  # the same for the rest: stop trying
+        if self.link and self.try_link(src, dst):
+            self.linked += 1
+            return None
         self.copied += 1
         return _copy(src, dst, expected)
 

@@ -51,6 +51,9 @@ class SampleTable:
     # What the reader had to assume, one line each (read times taken from the manifest, or none at all): printed with
     # the diagnosis so that nobody mistakes an estimate for a measurement.
     notes: list[str] = field(default_factory=list)
+    # The target folders' other regular files, (snapshot, target, file name, path), as the bundle's one scan found
+    # them (bundle.Scan.others: the packet captures); None when not known (a bundle read in memory, an odd folder).
+    other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -73,7 +76,9 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     """The sample table of a bundle directory, through its samples store (rdmatool.samples_store.load_or_parse:
     stored samples where current, a parse of what changed, the store written back when `write_store`)."""
     parsed = samples_store.load_or_parse(path, write_store)
-    return _table(parsed.outputs, parsed.strings, parsed.arrays, parsed.manifest, parsed.skipped)
+    table = _table(parsed.outputs, parsed.strings, parsed.arrays, parsed.manifest, parsed.skipped)
+    table.other_files = parsed.others
+    return table
 
 
 def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],

@@ -6,9 +6,11 @@ of the simulated fabric is tests/e2e/test_bundle_merge.py."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -162,6 +164,35 @@ def test_a_copy_records_its_own_signature_where_the_filesystem_rounds_times(shar
     assert os.stat(tmp_path / "all" / "snapshots/0/gpu01/psi.txt").st_mtime_ns % 10**9 == 0
     calls = count_parses(monkeypatch)
     frame.load(tmp_path / "all", write_store=False)
+    assert calls == []
+
+
+def test_files_that_cannot_be_linked_after_all_are_copied_and_the_store_says_so(shards, tmp_path, monkeypatch) -> None:
+    """A link refused midway (another filesystem under a folder, too many links): the files from there on are copied
+    with their modification times, and the merged store, written while the links were being made, is written again
+    with what the copies are — `diagnose ALL` parses nothing."""
+    whole = merge(shards, tmp_path / "linked")
+    made = []
+    lock = threading.Lock()
+    real_link = os.link
+
+    def refuse_after_ten(src, dst, **kwargs):
+        with lock:
+            if len(made) >= 10:
+                raise OSError(errno.EXDEV, "Invalid cross-device link")
+            made.append(dst)
+        return real_link(src, dst, **kwargs)
+
+    monkeypatch.setattr(bundle_merge.os, "link", refuse_after_ten)
+    result = merge(shards, tmp_path / "mixed")
+    monkeypatch.undo()
+    assert result.linked == 10 and result.copied == whole.linked - 10
+    names = sorted(str(p.relative_to(tmp_path / "linked")) for p in (tmp_path / "linked").rglob("*"))
+    assert sorted(str(p.relative_to(tmp_path / "mixed")) for p in (tmp_path / "mixed").rglob("*")) == names
+    calls = count_parses(monkeypatch)
+    assert samples_store.load(tmp_path / "mixed") is not None
+    pd.testing.assert_frame_equal(frame.load(tmp_path / "mixed", write_store=False).frame,
+                                  frame.load(tmp_path / "linked", write_store=False).frame)
     assert calls == []
 
 
@@ -353,15 +384,17 @@ def test_a_merge_that_fails_leaves_nothing_and_keeps_the_old_bundle(shards, tmp_
     merge(shards, tmp_path / "all")
     before = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "all").rglob("*"))
     placed = []
-    real = bundle_merge._Placer.place
+    lock = threading.Lock()
+    real = bundle_merge._Placer.try_link
 
-    def fail_midway(self, src, dst, expected):
-        if len(placed) == 20:
-            raise OSError(28, "No space left on device")
-        placed.append(dst)
-        return real(self, src, dst, expected)
+    def fail_midway(self, src, dst):  # the links are made by several threads
+        with lock:
+            if len(placed) >= 20:
+                raise OSError(28, "No space left on device")
+            placed.append(dst)
+        return real(self, src, dst)
 
-    monkeypatch.setattr(bundle_merge._Placer, "place", fail_midway)
+    monkeypatch.setattr(bundle_merge._Placer, "try_link", fail_midway)
     with pytest.raises(BundleError, match=r"all: cannot write the merged bundle \(.*No space left on device.*\); "
                                           "nothing written"):
         merge(shards, tmp_path / "all")

@@ -38,14 +38,16 @@ from rdmatool.bundle.reader import (
     Bundle,
     BundleEntry,
     OutputSkipped,
+    Scan,
     list_outputs,
     read,
     read_result,
+    scan,
     scan_outputs,
 )
 from rdmatool.bundle.writer import BundleWriter
 
 __all__ = [
-    "FORMAT", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "check_manifest",
-    "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan_outputs",
+    "FORMAT", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "Scan",
+    "check_manifest", "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan", "scan_outputs",
 ]

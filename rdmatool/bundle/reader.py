@@ -79,6 +79,24 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
     Nothing is followed through a symlink, and only regular files within the size cap are listed; every other
     snapshot folder, target folder or output is left out with a one-line reason appended to `skipped` (when given).
     The contents are not read here: a side file of the wrong shape is found by `read_result`."""
+    return scan(root, skipped).outputs
+
+
+@dataclass
+class Scan:
+    """What one read of a bundle's folders found: the outputs (`scan_outputs`), and the other regular files of the
+    target folders (a packet capture `capture.<device>.pcap`), so that whoever looks for those need not read the
+    folders again."""
+
+    outputs: list[tuple[int, str, str, list[int], list[int] | None]]
+    # (snapshot, target, file name, path) of every regular file of a target folder named neither *.txt nor *.json,
+    # in the canonical order of the folders; None when a folder that is no snapshot of ours was left unread although
+    # its name is all digits (`01`): a reader that would look into such a folder must list the bundle itself.
+    others: list[tuple[int, str, str, str]] | None = None
+
+
+def scan(root: Path, skipped: list[str] | None = None) -> Scan:
+    """`scan_outputs`, with the target folders' other files (`Scan.others`)."""
     notes = skipped if skipped is not None else []
     snapshots_dir = root / "snapshots"
     try:
@@ -92,6 +110,7 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
         raise BundleError(f"{snapshots_dir}: not a directory ({kind})")
     cap = files.max_output_bytes()
     found = []
+    others: list[tuple[int, str, str, str]] | None = []
     snap_dirs = []
     for entry in _entries(snapshots_dir, "snapshots", notes):
         index = _snapshot_index(entry.name)
@@ -101,8 +120,13 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
             continue  # a stray file beside the snapshot folders (a README) is none of ours
         if index is None:
             notes.append(f"{_shown('snapshots/' + entry.name)}: not a snapshot folder (named 0, 1, ...); skipped")
+            if entry.name.isascii() and entry.name.isdigit():
+                others = None
             continue
         snap_dirs.append((index, entry))
+    # Every target of a fleet has the same few file names: whether one is an output's name is decided once per name.
+    stems: dict[str, bool] = {}
+    regular = stat.S_ISREG
     for index, snap_dir in sorted(snap_dirs, key=lambda x: x[0]):
         where = f"snapshots/{snap_dir.name}"
         target_dirs = []
@@ -114,28 +138,47 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
             else:
                 target_dirs.append((t.name, t.path))
         for target, target_path in sorted(target_dirs):
-            raws, sides = [], {}
+            raws, sides = {}, {}
             for f in _entries(target_path, f"{where}/{target}", notes):
-                if f.name.endswith(".txt"):
-                    raws.append(f)
-                elif f.name.endswith(".json"):
-                    sides[f.name[:-5]] = f
-            for raw in sorted(raws, key=lambda f: f.name):
-                name = f"{where}/{target}/{raw.name}"
-                if not STEM.fullmatch(raw.name[:-4]):
-                    notes.append(f"{_shown(name)}: not an output file name; skipped")
+                name = f.name
+                if name.endswith(".txt"):
+                    raws[name] = f
+                elif name.endswith(".json"):
+                    sides[name[:-5]] = f
+                elif others is not None and f.is_file(follow_symlinks=False):
+                    others.append((index, target, name, f.path))
+            for raw_name in sorted(raws):
+                raw = raws[raw_name]
+                stem = raw_name[:-4]
+                ok = stems.get(stem)
+                if ok is None:
+                    ok = stems[stem] = STEM.fullmatch(stem) is not None
+                if not ok:
+                    notes.append(f"{_shown(f'{where}/{target}/{raw_name}')}: not an output file name; skipped")
                     continue
-                raw_sig = _regular_signature(raw, name, cap, notes)
+                try:  # the common case inline (a regular file within the cap); anything else is said below
+                    st = raw.stat(follow_symlinks=False)
+                    raw_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
+                except OSError:
+                    raw_sig = None
                 if raw_sig is None:
-                    continue
-                side = sides.get(raw.name[:-4])
+                    raw_sig = _regular_signature(raw, f"{where}/{target}/{raw_name}", cap, notes)
+                    if raw_sig is None:
+                        continue
+                side = sides.get(stem)
                 side_sig = None
                 if side is not None:
-                    side_sig = _regular_signature(side, f"{where}/{target}/{side.name}", cap, notes)
+                    try:
+                        st = side.stat(follow_symlinks=False)
+                        side_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
+                    except OSError:
+                        side_sig = None
                     if side_sig is None:
-                        continue  # an output whose side file is unusable is not read at all
+                        side_sig = _regular_signature(side, f"{where}/{target}/{side.name}", cap, notes)
+                        if side_sig is None:
+                            continue  # an output whose side file is unusable is not read at all
                 found.append((index, target, raw.path, raw_sig, side_sig))
-    return found
+    return Scan(found, others)
 
 
 def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.DirEntry]:

@@ -94,9 +94,15 @@ def standalone(target: str, summary: dict, tally) -> Analysis:
     return Analysis(facts=facts, table=SampleTable(frame=pd.DataFrame()), window_s=summary["duration_s"] or None)
 
 
-def bundle_captures(root: str | Path) -> list[tuple[int, str, str, str]]:
+def bundle_captures(root: str | Path, other_files: list[tuple[int, str, str, str]] | None = None
+                    ) -> list[tuple[int, str, str, str]]:
     """(snapshot, target, device, path) of every capture file of a bundle, directories read without following a
-    symlink; a symlinked or odd entry is simply not a capture (the file reader checks the file itself again)."""
+    symlink; a symlinked or odd entry is simply not a capture (the file reader checks the file itself again).
+    `other_files`: the target folders' other regular files as the bundle's scan already listed them
+    (frame.SampleTable.other_files), so that the folders are not read a second time."""
+    if other_files is not None:
+        return sorted((snapshot, target, match.group(1), path) for snapshot, target, name, path in other_files
+                      if (match := CAPTURE_FILE.fullmatch(name)))
     found = []
     snapshots = os.path.join(root, "snapshots")
     for snap in _dirs(snapshots):
@@ -140,9 +146,11 @@ def link_gbps_of(analysis: Analysis, target: str, device: str) -> float | None:
     return float(values.max()) if len(values) else None
 
 
-def with_captures(analysis: Analysis, root: str | Path, options: Options | None = None) -> Analysis:
-    """The analysis with the facts of the bundle's captures added (the same analysis when it holds none)."""
-    captures = bundle_captures(root)
+def with_captures(analysis: Analysis, root: str | Path, options: Options | None = None,
+                  other_files: list[tuple[int, str, str, str]] | None = None) -> Analysis:
+    """The analysis with the facts of the bundle's captures added (the same analysis when it holds none).
+    `other_files`: see `bundle_captures`."""
+    captures = bundle_captures(root, other_files)
     if not captures:
         return analysis
     latest = {(target, device): (snapshot, path) for snapshot, target, device, path in captures}
@@ -168,4 +176,6 @@ def with_captures(analysis: Analysis, root: str | Path, options: Options | None 
 
 def analyse_with_captures(path: str | Path) -> Analysis:
     """A bundle directory's analysis with its packet captures' facts: what diagnose and the gate judge."""
-    return with_captures(analyse_path(path), path)
+    analysis = analyse_path(path)
+    # The folders were read once already, for the outputs: the captures are among what that scan found.
+    return with_captures(analysis, path, other_files=analysis.table.other_files)
