@@ -23,10 +23,23 @@ def _as_list(wanted) -> list:
 
 
 def _positions(facts: pd.DataFrame, column: str) -> dict:
-    """Each value of `column` → the ascending row positions holding it."""
+    """Each value of `column` → the ascending row positions holding it (a missing value is no key: what
+    `groupby(column).indices` gives). One factorize and one stable sort of the codes — a radix sort when they are
+    few, as a fleet's metrics and targets are — instead of the group-by machinery (a second over 8,000,000 facts)."""
     if column not in facts.columns or facts.empty:
         return {}
-    return {name: np.asarray(at, dtype=np.intp) for name, at in facts.groupby(column, sort=False).indices.items()}
+    codes, uniques = pd.factorize(facts[column], use_na_sentinel=True)
+    present = codes >= 0
+    at = np.flatnonzero(present) if not present.all() else None
+    codes = codes[present] if at is not None else codes
+    narrow = codes.astype(np.int16 if len(uniques) < 2**15 else np.int32, copy=False)
+    order = np.argsort(narrow, kind="stable")
+    if at is not None:
+        order = at[order]
+    ends = np.cumsum(np.bincount(codes, minlength=len(uniques)))
+    order = order.astype(np.intp, copy=False)
+    return {name: order[end - count:end] for name, end, count in zip(uniques, ends.tolist(),
+                                                                     np.diff(ends, prepend=0).tolist())}
 
 
 class FactQuery:

@@ -195,10 +195,38 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     its maximum — no rate), `no_window` (read times unknown). `series`: the rows' series ids (`series_ids`), when
     the caller already has them. Also returns, per rate, the frame row of its first reading (for its other columns).
     """
-    empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
-    none = np.array([], dtype=np.int64)
+    found = rate_arrays(frame, series)
+    if found is None:
+        empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
+        return empty, np.array([], dtype=np.int64)
+    out = frame[KEY].take(found.rows).reset_index(drop=True)  # only the key columns are cut
+    out["window_s"] = found.window
+    out["delta"] = found.delta
+    out["rate"] = found.rate
+    out["flag"] = found.flag
+    out["previous"] = found.previous
+    out["current"] = found.current
+    return out, found.rows
+
+
+@dataclass
+class RateArrays:
+    """The rates of `rates_with_rows` as arrays, before any of the frame's columns is cut: per rate, the frame row of
+    its first reading and the figures."""
+
+    rows: np.ndarray
+    window: np.ndarray
+    delta: np.ndarray
+    rate: np.ndarray
+    flag: np.ndarray  # object: "", wrap32, wrap64, reset, saturated, no_window
+    previous: np.ndarray
+    current: np.ndarray
+
+
+def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateArrays | None:
+    """What `rates_with_rows` says, as arrays; None when there is no rate."""
     if frame.empty or frame["snapshot"].nunique() < 2:
-        return empty, none
+        return None
     if series is None:
         series = series_ids(frame)
     first, last = frame["snapshot"].min(), frame["snapshot"].max()
@@ -211,7 +239,7 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     found = position >= 0
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
-        return empty, none
+        return None
     time, value, exact = frame["time"].to_numpy(), frame["value"].to_numpy(), frame["exact"]
     window = time[b_rows] - time[a_rows]
     v0, v1 = value[a_rows], value[b_rows]
@@ -219,10 +247,9 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     flag = np.full(len(a_rows), "", dtype=object)
     for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
         delta[i], flag[i] = _went_down(exact.iat[a_rows[i]], exact.iat[b_rows[i]], v0[i], v1[i])
-    out = frame.iloc[a_rows][KEY].reset_index(drop=True)
     saturated = _saturated_keys(frame)
     if saturated:
-        keys = list(zip(out["target"], out["entity"], out["metric"]))
+        keys = zip(*(frame[c].to_numpy()[a_rows] for c in ("target", "entity", "metric")))
         for i, k in enumerate(keys):
             if k in saturated:
                 delta[i], flag[i] = np.nan, "saturated"
@@ -230,13 +257,7 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     flag[bad_window & (flag == "")] = "no_window"
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(window > 0, delta / window, np.nan)
-    out["window_s"] = window
-    out["delta"] = delta
-    out["rate"] = rate
-    out["flag"] = flag
-    out["previous"] = v0
-    out["current"] = v1
-    return out, a_rows
+    return RateArrays(a_rows, window, delta, rate, flag, v0, v1)
 
 
 def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:

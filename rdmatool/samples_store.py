@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import threading
 import zipfile
 from dataclasses import dataclass
@@ -336,7 +335,9 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     scanned = bundle_io.scan(root, skipped)
     listing = scanned.outputs
     stored = load(root, budget_for(sum(raw[0] + (side[0] if side else 0) for _, _, _, raw, side in listing)))
-    if stored is not None and _unchanged(stored.outputs, listing):
+    with bundle_io.collector_paused():  # the comparison unpacks the listing's 250,000 tuples: see there
+        current = stored is not None and _unchanged(stored.outputs, listing, scanned.stems)
+    if current:
         arrays = {**stored.arrays, "series": series_of(stored.outputs, stored.arrays)}
         return Parsed(manifest, stored.outputs, stored.strings, arrays, skipped, scanned.others)
     previous = output_list(stored.outputs) if stored is not None else []
@@ -349,8 +350,7 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     outputs: list[Output | None] = []
     starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
     pending = []
-    for i, (snapshot, target, raw_path, raw_sig, side_sig) in enumerate(listing):
-        stem = os.path.basename(raw_path)[:-4]
+    for i, ((snapshot, target, raw_path, raw_sig, side_sig), stem) in enumerate(zip(listing, scanned.stems)):
         hit = index.get((snapshot, target, stem))
         if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
             outputs.append(hit[0])
@@ -399,18 +399,19 @@ def _read_output(spec: tuple) -> tuple[Output, str]:
     return Output.of_result(snapshot, target, stem, raw_sig, side_sig, result), result.stdout
 
 
-def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple]) -> bool:
-    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times."""
+def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple], stems: list[str]) -> bool:
+    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times.
+    `stems`: each listed output's file name without `.txt` (bundle.Scan.stems)."""
     if len(outputs["rows"]) != len(listing):
         return False
     if not listing:
         return True
-    snapshot, target, path, raw_sig, side_sig = zip(*listing)
+    snapshot, target, _, raw_sig, side_sig = zip(*listing)
     missing = [MISSING_INT, MISSING_INT]
     raw = np.array(raw_sig, dtype=np.int64)
     side = np.array([s or missing for s in side_sig], dtype=np.int64)
-    stems = np.array([os.path.basename(p)[:-4] for p in path], dtype=object)
     return bool((outputs["snapshot"] == np.array(snapshot, dtype=np.int64)).all()
                 and (outputs["raw_size"] == raw[:, 0]).all() and (outputs["raw_mtime"] == raw[:, 1]).all()
                 and (outputs["side_size"] == side[:, 0]).all() and (outputs["side_mtime"] == side[:, 1]).all()
-                and (outputs["target"] == np.array(target, dtype=object)).all() and (outputs["stem"] == stems).all())
+                and (outputs["target"] == np.array(target, dtype=object)).all()
+                and (outputs["stem"] == np.array(stems, dtype=object)).all())

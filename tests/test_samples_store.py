@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rdmatool import bundle as bundle_io
 from rdmatool import files, frame, sample_columns, samples_store
@@ -212,7 +214,7 @@ def test_store_write_failure_leaves_no_temporary_file(tmp_path: Path, monkeypatc
     def refuse(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(samples_store.os, "replace", refuse)
+    monkeypatch.setattr(files.os, "replace", refuse)  # the store is written by files.write_atomic_with
     stored = samples_store.load(path)
     assert not samples_store.save(path, stored.outputs, stored.strings, stored.arrays)
     assert (path / samples_store.STORE_NAME).read_bytes() == before
@@ -265,3 +267,31 @@ def test_a_64bit_wrap_is_exact_through_the_store(tmp_path: Path) -> None:
         rates = frame.rates(table.frame)
         row = rates[rates["metric"] == "rx_packets"].iloc[0]
         assert row["flag"] == "wrap64" and row["delta"] == 15.0 and row["rate"] == 1.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_series_ids_group_rows_exactly_as_their_keys_do(data) -> None:
+    """Rows share a series id exactly when their output (target, parser, qualifier) and their sample key (entity,
+    metric, priority, size_bytes, raw_key) are the same — whatever the codes and numbers, large ones included."""
+    n_out = data.draw(st.integers(1, 6))
+    rows = np.array(data.draw(st.lists(st.integers(0, 5), min_size=n_out, max_size=n_out)), dtype=np.int64)
+    n = int(rows.sum())
+    pick = lambda values: np.array(data.draw(st.lists(st.sampled_from(values), min_size=n_out, max_size=n_out)),  # noqa: E731
+                                   dtype=object)
+    outputs = {"target": pick(["gpu01", "gpu02"]), "parser": pick(["ibstat", "sysfs"]),
+               "qualifier": pick([None, "mlx5_0"]), "rows": rows}
+    codes = st.lists(st.integers(-1, 3), min_size=n, max_size=n)
+    numbers = st.lists(st.sampled_from([sample_columns.MISSING_INT, 0, 3, 7, 2**20, 2**40, -5]), min_size=n, max_size=n)
+    arrays = {"entity": np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int32),
+              "metric": np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=np.int32),
+              "raw_key": np.array(data.draw(codes), dtype=np.int32),
+              "priority": np.array(data.draw(numbers), dtype=np.int64),
+              "size_bytes": np.array(data.draw(numbers), dtype=np.int64)}
+    ids = sample_columns.series_of(outputs, arrays)
+    keys = list(zip(*(np.repeat(outputs[k], rows) for k in ("target", "parser", "qualifier")),
+                    *(arrays[k].tolist() for k in sample_columns.SAMPLE_KEY)))
+    assert len(ids) == n
+    for i in range(n):
+        for j in range(n):
+            assert (ids[i] == ids[j]) == (keys[i] == keys[j])

@@ -39,6 +39,7 @@ from rdmatool.bundle.reader import (
     BundleEntry,
     OutputSkipped,
     Scan,
+    collector_paused,
     list_outputs,
     read,
     read_result,
@@ -49,5 +50,5 @@ from rdmatool.bundle.writer import BundleWriter
 
 __all__ = [
     "FORMAT", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "Scan",
-    "check_manifest", "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan", "scan_outputs",
+    "check_manifest", "collector_paused", "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan", "scan_outputs",
 ]
