@@ -96,7 +96,6 @@ def analyse(table: frames.SampleTable) -> Analysis:
         return samples[FACT_COLUMNS[:11]].take(at).assign(window_s=np.nan, delta=np.nan, flag="")
 
     rates = frames.rate_arrays(samples, series)
-    n_rates = 0 if rates is None else len(rates.rows)
     resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
     derived = pd.DataFrame(columns=FACT_COLUMNS)
     window = None
@@ -110,9 +109,10 @@ def analyse(table: frames.SampleTable) -> Analysis:
     if not len(last):  # no outputs (a capture alone): no facts of its own
         facts = _Facts.empty()
     else:
-        # Room for every part, and for the triage's few facts per host (added once the rest is whole).
-        facts = _Facts(len(last) + n_rates + len(resets) + len(derived) + len(efficiency)
-                       + 16 * len(meta) + 1024)
+        # The sample row of each latest value, rate and reset; room for the other parts and for the triage's few
+        # facts per host (added once the rest is whole).
+        rows = last if rates is None else np.concatenate([last, rates.rows, rates.rows[resets]])
+        facts = _Facts(samples, rows, len(rows) + len(derived) + len(efficiency) + 16 * len(meta) + 1024)
         facts.latest(samples, last, metric_codes == code_of.get("tool_error", -2))
         if rates is not None:
             facts.rates(samples, rates, resets)
@@ -141,7 +141,6 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
 # The type pandas gives a column of text assigned from one string (the facts' `flag`): object, or its string type.
 _FLAG_DTYPE = pd.DataFrame(index=[0]).assign(flag="")["flag"].dtype
 _OBJECT_COLUMNS = ("target", "kind", "platform", "role", "entity", "metric", "text", "raw_key")
-_FROM_SAMPLES = ("target", "kind", "platform", "role", "entity", "raw_key")  # a rate's are its first reading's
 _FLOAT_COLUMNS = ("value", "window_s", "delta")
 _INT_COLUMNS = ("priority", "size_bytes")
 
@@ -153,34 +152,33 @@ class _Facts:
     arrays. A part whose column types would make pandas type a column differently than it types the facts' (what
     `pd.concat` of the parts would give) is concatenated as a frame instead, and so is all that follows it."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, samples: pd.DataFrame, rows: np.ndarray, capacity: int) -> None:
+        """`rows`: the sample row of each of the first facts, whose target, entity and the rest it takes (the facts
+        after them take row 0's until they are written)."""
+        at = np.zeros(capacity, dtype=np.intp)
+        at[:len(rows)] = rows
+        # One take per column: the column allocated and written in one pass (an empty object array is first
+        # filled with None, a pass of its own over 64 MB at 10,000 hosts).
+        self.objects = {c: samples[c].to_numpy().take(at) for c in _OBJECT_COLUMNS}
+        self.objects["flag"] = np.full(capacity, "", dtype=object)
+        self.floats = {"value": samples["value"].to_numpy().take(at),
+                       **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
+        self.ints = {}
+        for c in _INT_COLUMNS:
+            part = samples[c].array.take(at)
+            self.ints[c] = (part.to_numpy(dtype=np.int64, na_value=0), part.isna())
         self.n = 0
-        self.objects = {c: np.empty(capacity, dtype=object) for c in (*_OBJECT_COLUMNS, "flag")}
-        self.floats = {c: np.empty(capacity, dtype=np.float64) for c in _FLOAT_COLUMNS}
-        self.ints = {c: (np.zeros(capacity, dtype=np.int64), np.ones(capacity, dtype=bool)) for c in _INT_COLUMNS}
         self._frame: pd.DataFrame | None = None
 
     @classmethod
     def empty(cls) -> _Facts:
-        facts = cls(0)
-        facts._frame = pd.DataFrame(columns=FACT_COLUMNS).astype({c: "Int64" for c in _INT_COLUMNS})
+        facts = cls.__new__(cls)
+        facts.n, facts._frame = 0, pd.DataFrame(columns=FACT_COLUMNS).astype({c: "Int64" for c in _INT_COLUMNS})
         return facts
 
-    def _rows_of(self, samples: pd.DataFrame, rows: np.ndarray, columns: tuple[str, ...]) -> slice:
-        """Append len(rows) rows whose `columns` (and integer columns) are the samples' at `rows`."""
-        at = slice(self.n, self.n + len(rows))
-        for c in columns:
-            np.take(samples[c].to_numpy(), rows, out=self.objects[c][at])
-        for c in _INT_COLUMNS:
-            part = samples[c].array.take(rows)
-            self.ints[c][0][at] = part.to_numpy(dtype=np.int64, na_value=0)
-            self.ints[c][1][at] = part.isna()
-        self.n = at.stop
-        return at
-
     def latest(self, samples: pd.DataFrame, rows: np.ndarray, errors: np.ndarray) -> None:
-        """The latest value of each series (`rows`); `errors`: which of them are tool errors."""
-        at = self._rows_of(samples, rows, (*_FROM_SAMPLES, "metric", "text"))
+        """The latest value of each series (`rows`, the first rows given): as the samples say, with no window, no
+        delta, no flag; `errors`: which of them are tool errors."""
         if errors.any():
             # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
             # first first: the first is usually the cause, the rest its consequences.
@@ -188,32 +186,29 @@ class _Facts:
             joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
                 lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
             last_text = joined[~every.duplicated(frames.KEY, keep="last")]
-            self.objects["text"][at.start + np.flatnonzero(errors)] = last_text.to_numpy()
-        self.floats["value"][at] = samples["value"].to_numpy()[rows]
-        self.floats["window_s"][at] = np.nan
-        self.floats["delta"][at] = np.nan
-        self.objects["flag"][at] = ""
+            self.objects["text"][self.n + np.flatnonzero(errors)] = last_text.to_numpy()
+        self.n += len(rows)
 
     def rates(self, samples: pd.DataFrame, rates: frames.RateArrays, resets: np.ndarray) -> None:
-        """One `<metric>_per_s` fact per rate, then a `counter_reset` fact per rate flagged `reset`."""
-        metric = samples["metric"].to_numpy()[rates.rows]
-        codes, names = pd.factorize(metric)
+        """One `<metric>_per_s` fact per rate, then a `counter_reset` fact per rate flagged `reset` (the next rows
+        given): the counter's target, entity and the rest as its first reading says."""
+        codes, names = pd.factorize(samples["metric"].to_numpy()[rates.rows])
         rate_names = np.array([rate_name(m) for m in names], dtype=object)
-        for rows, values in ((rates.rows, None), (rates.rows[resets], resets)):
-            at = self._rows_of(samples, rows, _FROM_SAMPLES)
-            picked = slice(None) if values is None else values
-            if values is None:
+        for picked in (slice(None), resets):
+            at = slice(self.n, self.n + len(rates.rows[picked]))
+            if isinstance(picked, slice):
                 self.objects["metric"][at] = rate_names[codes]
                 self.objects["text"][at] = None
                 self.floats["value"][at] = rates.rate
             else:  # the reset counter's name in the text: what `_per_s` was added to
                 self.objects["metric"][at] = "counter_reset"
                 self.objects["text"][at] = np.array([n.removesuffix("_per_s") for n in rate_names],
-                                                    dtype=object)[codes[values]]
+                                                    dtype=object)[codes[picked]]
                 self.floats["value"][at] = np.nan
             self.floats["window_s"][at] = rates.window[picked]
             self.floats["delta"][at] = rates.delta[picked]
             self.objects["flag"][at] = rates.flag[picked]
+            self.n = at.stop
 
     def extend(self, part: pd.DataFrame, integers: bool = False) -> None:
         """Append a frame of FACT_COLUMNS; `integers`: its integer columns are made nullable integers (as the facts'

@@ -22,13 +22,18 @@ def _as_list(wanted) -> list:
     return wanted if isinstance(wanted, list) else [wanted]
 
 
-def _positions(facts: pd.DataFrame, column: str) -> dict:
-    """Each value of `column` → the ascending row positions holding it (a missing value is no key: what
-    `groupby(column).indices` gives). One factorize and one stable sort of the codes — a radix sort when they are
-    few, as a fleet's metrics and targets are — instead of the group-by machinery (a second over 8,000,000 facts)."""
-    if column not in facts.columns or facts.empty:
-        return {}
+def _factorized(facts: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """A column's codes (-1 where missing) and its distinct values (an object array) in order of appearance."""
     codes, uniques = pd.factorize(facts[column], use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _positions(codes: np.ndarray, uniques: np.ndarray) -> dict:
+    """Each value → the ascending row positions holding it (a missing value is no key: what `groupby(column)
+    .indices` gives), from the column's codes: one stable sort of the codes — a radix sort when they are few, as a
+    fleet's metrics and targets are — instead of the group-by machinery (a second over 8,000,000 facts)."""
+    if not len(codes):
+        return {}
     present = codes >= 0
     at = np.flatnonzero(present) if not present.all() else None
     codes = codes[present] if at is not None else codes
@@ -38,8 +43,8 @@ def _positions(facts: pd.DataFrame, column: str) -> dict:
         order = at[order]
     ends = np.cumsum(np.bincount(codes, minlength=len(uniques)))
     order = order.astype(np.intp, copy=False)
-    return {name: order[end - count:end] for name, end, count in zip(uniques, ends.tolist(),
-                                                                     np.diff(ends, prepend=0).tolist())}
+    return {name: order[end - count:end] for name, end, count in zip(uniques.tolist(), ends.tolist(),
+                                                                     np.diff(ends, prepend=0).tolist()) if count}
 
 
 class FactQuery:
@@ -52,6 +57,7 @@ class FactQuery:
         self._by_target: dict | None = None  # target → row positions
         self._layers: dict[str, set] = {}
         self._targets_where: dict[str, set] = {}
+        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # column → its codes and distinct values
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
@@ -76,7 +82,7 @@ class FactQuery:
     def positions(self, metrics) -> np.ndarray:
         """Ascending row positions of one metric or of several."""
         if self._by_metric is None:
-            self._by_metric = _positions(self.facts, "metric")
+            self._by_metric = _positions(*self.codes("metric")) if "metric" in self.facts.columns else {}
         if isinstance(metrics, str):
             return self._by_metric.get(metrics, _NO_ROWS)
         found = [self._by_metric[n] for n in dict.fromkeys(metrics) if n in self._by_metric]
@@ -128,12 +134,31 @@ class FactQuery:
         if key not in self._targets_where:
             keep = np.ones(len(self.facts), dtype=bool)
             for k, wanted in row_keys.items():
-                keep &= self.facts[k].isin(_as_list(wanted)).to_numpy(dtype=bool)
-            self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
+                wanted = _as_list(wanted)
+                if self.facts[k].dtype == object and all(isinstance(w, str) for w in wanted):
+                    # a fleet's kinds, roles and platforms are a few values: tested once each, not once per fact
+                    codes, uniques = self.codes(k)
+                    keep &= np.isin(codes, np.flatnonzero(pd.Index(uniques, dtype=object).isin(wanted)))
+                else:
+                    keep &= self.facts[k].isin(wanted).to_numpy(dtype=bool)
+            if "target" in self.facts.columns and len(self.facts):
+                codes, uniques = self.codes("target")
+                held = np.zeros(len(uniques), dtype=bool)
+                chosen = codes[keep]
+                held[chosen[chosen >= 0]] = True
+                self._targets_where[key] = set(uniques[held].tolist())
+            else:
+                self._targets_where[key] = set()
         found = self._targets_where[key]
         if "link_layer" in where:
             found = found & self.layer_targets(_as_list(where["link_layer"]))
         return found
+
+    def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """The column's codes (-1 where missing) and distinct values, computed once per query."""
+        if column not in self._codes:
+            self._codes[column] = _factorized(self.facts, column)
+        return self._codes[column]
 
     def targets_with(self, metric: str) -> set:
         """The targets holding at least one fact of this metric."""
@@ -157,7 +182,7 @@ class FactQuery:
     def target_positions(self) -> dict:
         """Each target → its ascending row positions."""
         if self._by_target is None:
-            self._by_target = _positions(self.facts, "target")
+            self._by_target = _positions(*self.codes("target")) if "target" in self.facts.columns else {}
         return self._by_target
 
     def of_target(self, target) -> pd.DataFrame | None:

@@ -97,7 +97,7 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
         return per_output(np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes])
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
-    exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64), ~arrays["is_int"])
+    exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
     times, notes = read_times(outputs, manifest)
     columns = {
         "snapshot": per_output(outputs["snapshot"]),

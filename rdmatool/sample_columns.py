@@ -288,12 +288,15 @@ def _codes_of(column: np.ndarray) -> np.ndarray:
     is (shifted past -1, None), a priority or a size that is a small number (or MISSING_INT) likewise; anything else
     factorized. A hash of every one of 9,000,000 rows per column is what this spares."""
     if column.dtype == np.int32:
-        return column.astype(np.int64) + 1
+        codes = column.astype(np.int64)
+        codes += 1  # in place: at 10,000 hosts each temporary is 72 MB of memory the kernel must hand out
+        return codes
     if column.dtype == np.int64 and len(column):
         missing = column == MISSING_INT
-        present = column[~missing]
-        if not len(present) or (present.min() >= 0 and present.max() < _SMALL):
-            return np.where(missing, 0, column + 1)
+        if int(column.max()) < _SMALL and bool(((column >= 0) | missing).all()):
+            codes = column + 1
+            codes[missing] = 0
+            return codes
     return pd.factorize(column)[0]
 
 
@@ -309,8 +312,11 @@ def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:
             continue
         if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
             ids, dense = pd.factorize(ids)
+            ids = ids.astype(np.int64, copy=False)
             span = len(dense)
-        ids, span = ids * width + codes, span * width
+        ids *= width  # in place (see _codes_of)
+        ids += codes
+        span *= width
     return ids if ids is not None else np.zeros(0, dtype=np.int64)
 
 
