@@ -154,7 +154,7 @@ class _Facts:
 
     def __init__(self, samples: pd.DataFrame, rows: np.ndarray, capacity: int) -> None:
         """`rows`: the sample row of each of the first facts, whose target, entity and the rest it takes (the facts
-        after them take row 0's until they are written)."""
+        after them take the first sample row's until they are written)."""
         at = np.zeros(capacity, dtype=np.intp)
         at[:len(rows)] = rows
         # One take per column: the column allocated and written in one pass (an empty object array is first
