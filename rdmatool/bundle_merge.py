@@ -55,7 +55,7 @@ import pandas as pd
 import yaml
 
 from rdmatool import __version__, files, hostlist, samples_store
-from rdmatool.bundle import FORMAT, BundleWriter
+from rdmatool.bundle import FORMAT, BundleWriter, collector_paused
 from rdmatool.bundle.manifest import one_line, read_manifest
 from rdmatool.bundle.names import STEM
 from rdmatool.errors import BundleError
@@ -128,7 +128,20 @@ def merge(inputs: list[str | Path], out: str | Path, options: MergeOptions | Non
             and options.max_skew_s >= 0):
         raise BundleError(f"--max-skew {options.max_skew_s!r}: expected a non-negative number of seconds")
     paths = _distinct(inputs, Path(out))
-    loaded = [_load(p) for p in paths]
+    # A merge makes millions of small lists and tuples (500,000 files to list and place), none of them in a cycle:
+    # the garbage collector would walk them all again and again for nothing (see bundle.collector_paused).
+    with collector_paused():
+        return _merge(paths, out, options)
+
+
+def _merge(paths: list[Path], out: str | Path, options: MergeOptions) -> MergeResult:
+    if len(paths) > 1 and all((p / samples_store.STORE_NAME).is_file() for p in paths):
+        # Reading a store (inflating it) and listing a shard's 20,000 folders wait on zlib and the kernel: two
+        # inputs at a time. (An input without a store is parsed, on every core: then one at a time.)
+        with ThreadPoolExecutor(2, thread_name_prefix="merge-load") as pool:
+            loaded = list(pool.map(_load, paths))
+    else:
+        loaded = [_load(p) for p in paths]
     notes = [line for i in loaded for line in i.notes]
     indexes = _aligned_indexes(loaded)
     snapshots = _merged_snapshots(loaded, indexes, options, notes)
@@ -190,6 +203,13 @@ def _load(path: Path) -> _Input:
     names = {t["name"] for t in manifest["targets"]}
     names.update(pd.unique(outputs["target"]).tolist())
     names.update(f.get("target") for f in manifest["failures"] if isinstance(f.get("target"), str))
+    snapshot_dirs, folders = _listing(snapshots_dir)
+    return _Input(path, manifest, outputs, strings, arrays, names, snapshot_dirs=snapshot_dirs, folders=folders,
+                  notes=notes)
+
+
+def _listing(snapshots_dir: Path) -> tuple[set[int], list[tuple[int, str, list[tuple[str, str, bool]]]]]:
+    """An input's snapshot folders, and the files of each target folder that are carried over."""
     snapshot_dirs, folders = set(), []
     # Every target has the same few file names: whether a name is carried over is decided once per name.
     carried: dict[str, bool] = {}
@@ -206,8 +226,7 @@ def _load(path: Path) -> _Input:
                 if keep:
                     entries.append((e.name, e.path, e.is_file(follow_symlinks=False)))
             folders.append((int(snap.name), folder.name, entries))
-    return _Input(path, manifest, outputs, strings, arrays, names, snapshot_dirs=snapshot_dirs, folders=folders,
-                  notes=notes)
+    return snapshot_dirs, folders
 
 
 def _without_side_file(i: _Input) -> int:
@@ -376,39 +395,38 @@ def _check_untimed_windows(loaded: list[_Input], snapshots: list[dict], notes: l
 def _write(writer: BundleWriter, loaded: list[_Input], snapshots: list[dict], dropped: dict[str, list[str]],
            options: MergeOptions) -> MergeResult:
     tmp = writer.tmp
-    outputs, strings, arrays = _merged_columns(loaded)
-    result = MergeResult(writer.final, len(loaded), sum(len(i.keep) for i in loaded), len(outputs["rows"]),
-                         dropped=dropped)
     folders, notes = _folders(loaded)
-    result.notes += notes
     placer = _Placer(copy=options.copy)
     saved = False
     # The hard links (500,000 of them at 10,000 hosts) are system calls: a few threads make them while this one
-    # writes the manifest, the inventory and the store — a link changes no signature the store records. Whatever
-    # could not be linked is copied afterwards, and the store written again with the copies' own signatures.
+    # joins the stores and writes the manifest, the inventory and the store — a link changes no signature the store
+    # records. Whatever could not be linked is copied afterwards, and the store written again with the copies' own
+    # signatures.
     with _Linking(placer, tmp, folders) as linking:
-        _write_documents(tmp, loaded, snapshots, dropped, result)
+        outputs, strings, arrays = _merged_columns(loaded)
+        notes += _write_documents(tmp, loaded, snapshots, dropped)
         if placer.link:
             saved = samples_store.save(tmp, outputs, strings, arrays)
     if linking.left:
         _copy_files(tmp, outputs, linking.left, placer)
         saved = False
-    result.linked, result.copied = placer.linked, placer.copied
     if not saved and not samples_store.save(tmp, outputs, strings, arrays):
         raise BundleError(f"{writer.final}: cannot write the merged samples store; nothing written")
-    return result
+    return MergeResult(writer.final, len(loaded), sum(len(i.keep) for i in loaded), len(outputs["rows"]),
+                       linked=placer.linked, copied=placer.copied, dropped=dropped, notes=notes)
 
 
-def _write_documents(tmp: Path, loaded: list[_Input], snapshots: list[dict], dropped: dict[str, list[str]],
-                     result: MergeResult) -> None:
-    """The merged manifest and inventory."""
+def _write_documents(tmp: Path, loaded: list[_Input], snapshots: list[dict], dropped: dict[str, list[str]]
+                     ) -> list[str]:
+    """The merged manifest and inventory; the notes on what they record."""
+    notes = []
     targets, failures = [], []
     for i in loaded:
         targets += [t for t in i.manifest["targets"] if t["name"] in i.keep]
         failures += [f for f in i.manifest["failures"] if f.get("target") in i.keep]
     intervals = {i.manifest.get("interval_s") for i in loaded}
     if len(intervals) > 1:
-        result.notes.append(f"the inputs' interval_s differ ({', '.join(map(str, sorted(intervals, key=str)))}): "
+        notes.append(f"the inputs' interval_s differ ({', '.join(map(str, sorted(intervals, key=str)))}): "
                             "the merged manifest records none (each target's rates use its own read times)")
     manifest = {
         "format": FORMAT,
@@ -425,6 +443,7 @@ def _write_documents(tmp: Path, loaded: list[_Input], snapshots: list[dict], dro
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: 10,000 targets in a blink
     (tmp / "inventory.yaml").write_text(yaml.dump({"targets": targets}, Dumper=dumper, sort_keys=False),
                                         encoding="utf-8")
+    return notes
 
 
 def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
