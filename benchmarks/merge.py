@@ -93,7 +93,8 @@ def timed(argv: list[str], out: Path | None = None) -> dict:
     finally:
         sink.close()
         err.close()
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "sys_s": usage.ru_stime,
+            "rss_mib": usage.ru_maxrss / 1024,
             "exit": proc.returncode, "stderr": stderr[-2000:], "load": os.getloadavg()[0]}
 
 
@@ -194,7 +195,8 @@ def main() -> int:
             results.append(r)
             m, d = r["merge"], r["diagnose"]
             print(f"{r['hosts']:>6} hosts ({n:>2} shards): merge {m['wall_s']:6.2f} s wall {m['cpu_s']:6.2f} s CPU "
-                  f"{m['rss_mib']:7.0f} MiB | diagnose {d['wall_s']:6.2f} s wall {d['cpu_s']:6.2f} s CPU "
+                  f"({m['sys_s']:.1f} sys) {m['rss_mib']:7.0f} MiB | diagnose {d['wall_s']:6.2f} s wall "
+                  f"{d['cpu_s']:6.2f} s CPU ({d['sys_s']:.1f} sys) "
                   f"{d['rss_mib']:7.0f} MiB | total {m['wall_s'] + d['wall_s']:6.2f} s | {r['findings']} findings, "
                   f"{r['verdict']} | load {m['load']:.1f}/{d['load']:.1f}", flush=True)
         base = results[0]
