@@ -145,6 +145,11 @@ _FLOAT_COLUMNS = ("value", "window_s", "delta")
 _INT_COLUMNS = ("priority", "size_bytes")
 
 
+def _nullable(column: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """A column as nullable integers (what the facts' priority and size_bytes are)."""
+    return column.array if str(column.dtype) == "Int64" else column.astype("Int64").array
+
+
 class _Facts:
     """The facts as they are built: the latest values and the counter rates (nearly every fact) taken from the sample
     rows straight into arrays with room for the few facts derived after them, each part written once — at 10,000
@@ -163,10 +168,7 @@ class _Facts:
         self.objects["flag"] = np.full(capacity, "", dtype=object)
         self.floats = {"value": samples["value"].to_numpy().take(at),
                        **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
-        self.ints = {}
-        for c in _INT_COLUMNS:
-            part = samples[c].array.take(at)
-            self.ints[c] = (part.to_numpy(dtype=np.int64, na_value=0), part.isna())
+        self.ints = {c: _nullable(samples[c]).take(at) for c in _INT_COLUMNS}
         self.n = 0
         self._frame: pd.DataFrame | None = None
 
@@ -222,8 +224,7 @@ class _Facts:
             for c in _FLOAT_COLUMNS:
                 self.floats[c][at] = part[c].to_numpy(dtype=np.float64)
             for c in _INT_COLUMNS:
-                self.ints[c][0][at] = part[c].array.to_numpy(dtype=np.int64, na_value=0)
-                self.ints[c][1][at] = part[c].isna().to_numpy()
+                self.ints[c][at] = part[c].array
             self.objects["flag"][at] = part["flag"].to_numpy(dtype=object)
             self.n = at.stop
             return
@@ -246,7 +247,7 @@ class _Facts:
         n = self.n
         columns = {c: self.objects[c][:n] for c in _OBJECT_COLUMNS}
         columns.update({c: self.floats[c][:n] for c in _FLOAT_COLUMNS})
-        columns.update({c: pd.arrays.IntegerArray(self.ints[c][0][:n], self.ints[c][1][:n]) for c in _INT_COLUMNS})
+        columns.update({c: self.ints[c][:n] for c in _INT_COLUMNS})
         flag = self.objects["flag"][:n]
         columns["flag"] = pd.arrays.StringArray(flag, dtype=_FLAG_DTYPE) if isinstance(_FLAG_DTYPE, pd.StringDtype) \
             else flag
