@@ -134,21 +134,8 @@ class FactQuery:
         if key not in self._targets_where:
             keep = np.ones(len(self.facts), dtype=bool)
             for k, wanted in row_keys.items():
-                wanted = _as_list(wanted)
-                if self.facts[k].dtype == object and all(isinstance(w, str) for w in wanted):
-                    # a fleet's kinds, roles and platforms are a few values: tested once each, not once per fact
-                    codes, uniques = self.codes(k)
-                    keep &= np.isin(codes, np.flatnonzero(pd.Index(uniques, dtype=object).isin(wanted)))
-                else:
-                    keep &= self.facts[k].isin(wanted).to_numpy(dtype=bool)
-            if "target" in self.facts.columns and len(self.facts):
-                codes, uniques = self.codes("target")
-                held = np.zeros(len(uniques), dtype=bool)
-                chosen = codes[keep]
-                held[chosen[chosen >= 0]] = True
-                self._targets_where[key] = set(uniques[held].tolist())
-            else:
-                self._targets_where[key] = set()
+                keep &= self.facts[k].isin(_as_list(wanted)).to_numpy(dtype=bool)
+            self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
         found = self._targets_where[key]
         if "link_layer" in where:
             found = found & self.layer_targets(_as_list(where["link_layer"]))
