@@ -19,6 +19,8 @@ with that port's ECN marks. Marks are never taken from the host: a host counts t
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -73,6 +75,9 @@ def far_end_facts(analysis) -> pd.DataFrame:
     """The figures a switch port lacks, read at the host end of its cable (FACT_COLUMNS); empty when none."""
     query = FactQuery.of(analysis)
     out = []
+    # per switch, not per cable: a leaf has dozens of cables, and these read all of its rows
+    own_of = functools.cache(lambda switch, metric: _per_port(query, switch, metric))
+    role_of = functools.cache(lambda switch: _role(query, switch))
     for link in observed.links_from_analysis(analysis):
         kind = query.kind_platform(link.switch)
         if not kind or kind[0] != "switch" or not link.switch_port:
@@ -83,14 +88,14 @@ def far_end_facts(analysis) -> pd.DataFrame:
         for host_metric, switch_metric, is_rate in _ACROSS:
             # a port-wide count of the switch's own does not stand for one priority's: the far end's per-priority
             # count is the better figure there
-            own = _per_port(query, link.switch, switch_metric).get(key, set())
+            own = own_of(link.switch, switch_metric).get(key, set())
             rows = query.rows(target=link.host, entity=netdev, metric=host_metric)
             for prio, value, delta, window in zip(rows["priority"], rows["value"], rows["delta"], rows["window_s"]):
                 if pd.isna(prio) or int(prio) in own or pd.isna(value):
                     continue
                 entity = entity or _spelling(query, link.switch, link.switch_port)
                 out.append({
-                    "target": link.switch, "kind": "switch", "platform": kind[1], "role": _role(query, link.switch),
+                    "target": link.switch, "kind": "switch", "platform": kind[1], "role": role_of(link.switch),
                     "entity": entity,
                     "metric": switch_metric, "priority": int(prio), "size_bytes": pd.NA, "value": float(value),
                     "text": None, "raw_key": f"far end {link.host} {netdev}: {_SOURCE[switch_metric]}",
