@@ -49,6 +49,14 @@ def number(raw: str) -> int | float | None:
     return value if value == value else None  # NaN is never a reading
 
 
+_MBPS_PER_UNIT = {"M": 1, "G": 1000, "T": 1_000_000}
+
+
+def speed_gbps(number: str, unit: str) -> float:
+    """A port speed as a switch prints it, number and unit apart (`100` `G`, `10000` `M`), in Gb/s."""
+    return float(number) * _MBPS_PER_UNIT[unit.upper()] / 1000
+
+
 def is_na(raw: str, na: Collection[str] = NA) -> bool:
     return raw.strip().lower() in na
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._common import Noise
-from rdmatool.parsers._samples import HOST, gauge
+from rdmatool.parsers._samples import HOST, gauge, speed_gbps
 from rdmatool.parsers.switch import _cumulus as nv
 
 NAME = "cumulus_interface_status"
@@ -45,7 +45,6 @@ NAME = "cumulus_interface_status"
 _SWP = re.compile(r"^swp\d+(?:s\d+)?$")
 # NVUE prints speeds as `1G`, `25G`, `100G`, `400G` (`10M` on a copper management port); `auto` only as a setting.
 _SPEED = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[MGT])(?:b(?:ps|/s)?)?$", re.IGNORECASE)
-_MBPS_PER_UNIT = {"M": 1, "G": 1000, "T": 1_000_000}
 _NO_SPEED = {"", "auto", "unknown", "n/a", "-", "none"}
 
 
@@ -135,4 +134,4 @@ def _gbps(port: str, raw: object, locate: Callable[[str], nv.Line]) -> float | N
     if not match:
         where = locate("speed")
         raise ParseError(NAME, where[0], where[1], f"{port}: expected a speed like 100G, got {raw!r}")
-    return float(match.group("number")) * _MBPS_PER_UNIT[match.group("unit").upper()] / 1000
+    return speed_gbps(match.group("number"), match.group("unit"))

@@ -25,7 +25,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._samples import HOST, tool_error
+from rdmatool.parsers._samples import HOST, speed_gbps, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
 
@@ -40,7 +40,6 @@ _ROW = re.compile(
     re.IGNORECASE,
 )
 _SPEED = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[MG])", re.IGNORECASE)
-_MBPS_PER_UNIT = {"M": 1, "G": 1000}
 _DISABLED = re.compile(r"^(?:disabled|admin[ -]?down)$", re.IGNORECASE)
 
 
@@ -75,6 +74,6 @@ def _port(row: re.Match[str]) -> list[Sample]:
     out = [Sample(port, "oper_state", None, text=oper, raw_key="Operational state")]
     speed = _SPEED.match(row.group("speed"))
     if speed and oper == "Up":
-        gbps = float(speed.group("number")) * _MBPS_PER_UNIT[speed.group("unit").upper()] / 1000
+        gbps = speed_gbps(speed.group("number"), speed.group("unit"))
         out.append(Sample(port, "link_rate_gbps", gbps, raw_key="Speed"))
     return out

@@ -30,7 +30,7 @@ import re
 
 from rdmatool.model import Sample
 from rdmatool.parsers._common import Noise
-from rdmatool.parsers._samples import gauge
+from rdmatool.parsers._samples import gauge, speed_gbps
 from rdmatool.parsers.switch._sonic import Row, Table, each_table, header_error, row_error
 
 NAME = "sonic_interface_status"
@@ -38,7 +38,6 @@ NAME = "sonic_interface_status"
 _REQUIRED = ("Interface", "Speed", "Oper")
 # intfutil's port_speed_parse: `<n>M` below 1000 Mb/s, `<n.n>G` for fractional Gb/s, `<n>G` otherwise.
 _SPEED = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[MG])$", re.IGNORECASE)
-_MBPS_PER_UNIT = {"M": 1, "G": 1000}
 _UP_DOWN = {"up": "Up", "down": "Down"}
 _NA = "n/a"
 
@@ -96,4 +95,4 @@ def _gbps(row: Row, cell: str) -> float | None:
     match = _SPEED.match(cell.strip())
     if not match:
         raise row_error(NAME, row, f"expected a speed like 100G, 2.5G, 10M or N/A, got {cell!r}")
-    return float(match.group("number")) * _MBPS_PER_UNIT[match.group("unit").upper()] / 1000
+    return speed_gbps(match.group("number"), match.group("unit"))
