@@ -108,6 +108,9 @@ def test_manifest_variations_are_accepted(tmp_path: Path, change) -> None:
     ({"targets": [{"name": "gpu01", "port": "22"}]}, "key targets[0].port:"),
     ({"snapshots": [{"index": -1}]}, "key snapshots[0].index:"),
     ({"failures": [{"target": "gpu01", "snapshot": "zero"}]}, "key failures[0].snapshot:"),
+    # the schema's `$` passes a trailing newline; a target name becomes a folder, so it must match whole
+    ({"targets": ["gpu01\n"]}, "key targets[0]:"),
+    ({"targets": [{"name": "gpu01\n", "kind": "host"}]}, "key targets[0].name:"),
 ])
 def test_a_manifest_of_the_wrong_shape_is_one_line_naming_file_and_key_exit_2(tmp_path: Path, change, key) -> None:
     bundle = _bundle_from_doc(tmp_path / "hand")

@@ -6,11 +6,10 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from pathlib import Path
 
 from rdmatool import files
-from rdmatool.bundle.names import FORMAT
+from rdmatool.bundle.names import FORMAT, TARGET_NAME
 from rdmatool.errors import BundleError
 
 
@@ -50,6 +49,12 @@ def check_manifest(manifest: object, where: str = "manifest.json") -> dict:
         raise _bad(where, "interval_s", "a number or null", interval)
     out = dict(manifest)
     out["targets"] = [t if isinstance(t, dict) else {"name": t} for t in manifest.get("targets") or []]
+    for i, target in enumerate(out["targets"]):
+        # The schema's pattern is searched (JSON Schema's rule), and its `$` also passes a name ending in a newline;
+        # a name becomes a folder of the bundle (`bundle merge` makes them), so it must match whole.
+        if not TARGET_NAME.fullmatch(target["name"]):
+            raise _bad(where, f"targets[{i}]" + (".name" if isinstance(manifest["targets"][i], dict) else ""),
+                       "a target name (letters, digits, '_.-', starting with a letter or digit)", target["name"])
     out["failures"] = list(manifest.get("failures") or [])
     out["snapshots"] = list(manifest.get("snapshots") or [])
     return out
@@ -103,13 +108,6 @@ _FAILURE_TEXT = ("parser", "qualifier", "error")
 _SNAPSHOT_TEXT = ("started", "finished")
 
 
-@functools.cache
-def _target_name():  # noqa: ANN202 - the schema's own pattern, searched as jsonschema searches it (re.search)
-    from rdmatool import schemas
-
-    return re.compile(schemas.load("bundle-manifest")["$defs"]["target_name"]["pattern"]).search
-
-
 def _plainly_valid(manifest: dict) -> bool:
     """True only for a manifest the schema accepts, checked by hand in one pass: jsonschema takes about a second over
     the 1,000 targets of a shard (and ten over a merged fleet's). False means "let the schema say": a manifest with a
@@ -132,7 +130,7 @@ def _plainly_valid(manifest: dict) -> bool:
             return False
         if not all(_text_or_null(entry.get(key)) for key in _SNAPSHOT_TEXT):
             return False
-    named = _target_name()
+    named = TARGET_NAME.fullmatch  # stricter than the schema's search; check_manifest asks the same of every name
     for entry in targets or ():
         if type(entry) is str:
             if not named(entry):
