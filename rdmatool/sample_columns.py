@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-import pandas as pd
 
 from rdmatool import parallel, parsers
 from rdmatool.errors import ParseError
@@ -275,6 +274,8 @@ def series_of(outputs: dict[str, np.ndarray], arrays: dict[str, np.ndarray]) -> 
     """One int64 per row naming its series (OUTPUT_KEY of its output, SAMPLE_KEY of the row), made from the codes, so
     telling 700,000 readings apart never hashes a string. The same arrays always give the same ids, which is how a
     loaded store's are checked. A missing qualifier (None, or code -1) is a value of its own."""
+    import pandas as pd  # here, not at the top: the collector builds stores with this module and never needs pandas
+
     per_output = tuple_ids([pd.factorize(outputs[name], use_na_sentinel=False)[0] for name in OUTPUT_KEY])
     source = np.repeat(pd.factorize(per_output)[0], outputs["rows"])
     return tuple_ids([source] + [_codes_of(arrays[name]) for name in SAMPLE_KEY])
@@ -297,6 +298,8 @@ def _codes_of(column: np.ndarray) -> np.ndarray:
             codes = column + 1
             codes[missing] = 0
             return codes
+    import pandas as pd  # see series_of
+
     return pd.factorize(column)[0]
 
 
@@ -311,6 +314,8 @@ def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:
             ids, span = codes.astype(np.int64), width
             continue
         if span * width >= 2**62:  # keep the mixed radix inside int64: make the ids dense again first
+            import pandas as pd  # see series_of
+
             ids, dense = pd.factorize(ids)
             ids = ids.astype(np.int64, copy=False)
             span = len(dense)

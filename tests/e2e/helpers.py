@@ -21,9 +21,10 @@ def rdmatool(*args: str, timeout: float = 240, env: dict | None = None) -> subpr
                           timeout=timeout, env=full_env, cwd=REPO)
 
 
-def collect(fabric, out: Path, *extra: str, inventory: Path | None = None, known_hosts: Path | None = None):
+def collect(fabric, out: Path, *extra: str, inventory: Path | None = None, known_hosts: Path | None = None,
+            env: dict | None = None):
     return rdmatool("collect", "-i", str(inventory or fabric.inventory_path), "-o", str(out),
-                    "--known-hosts", str(known_hosts or fabric.known_hosts), "--timeout", "10", *extra)
+                    "--known-hosts", str(known_hosts or fabric.known_hosts), "--timeout", "10", *extra, env=env)
 
 
 def manifest(bundle: Path) -> dict:

@@ -258,3 +258,14 @@ def test_diagnose_live_collects_then_diagnoses(healthy, tmp_path: Path) -> None:
     payload = json.loads(result.stdout)
     assert payload["verdict"] in ("pass", "warn") and payload["failures"] == []
     assert {t["name"] for t in manifest(saved)["targets"]} == {"gpu01", "gpu02", "gpu03", "gpu04", "leaf01"}
+
+
+def test_collect_never_imports_pandas(healthy, tmp_path):
+    # pandas costs ~0.3-0.7 s of client CPU at start, as much as ten hosts' transport: a fan-out pays for it once
+    # per run and gains nothing, since the samples store is built from numpy arrays alone.
+    result = collect(healthy, tmp_path / "b", "--interval", "0", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert {"rdmatool.collect", "rdmatool.samples_store", "paramiko", "numpy"} <= imported
+    assert (tmp_path / "b" / "samples.npz").is_file()
+    assert not {m for m in imported if m == "pandas" or m.startswith("pandas.")}
