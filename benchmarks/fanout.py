@@ -159,9 +159,16 @@ def main() -> int:
             if name.startswith("clush-script"):
                 r = timed(clush_argv(all_nodes, x25519, "sh -s -- 20 full"), stdin=str(script), stdout=str(log))
                 # every host got as far as the load average (one of the script's last sections) and clush saw no error
-                ok = r.returncode == 0 and len(re.findall(r" BEGIN \d+ loadavg ", log.read_text())) == hosts
-                return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
-                        "invocations": 1}
+                text = log.read_text(errors="replace")
+                complete = len(re.findall(r" BEGIN \d+ loadavg ", text))
+                ok = r.returncode == 0 and complete == hosts
+                fig = {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
+                       "invocations": 1}
+                if not ok:  # the work folder goes at the end: keep why, or a failed check is a figure nobody can read
+                    complaints = [line for line in text.splitlines() if line.startswith("clush:")]
+                    fig["why"] = (f"clush exit {r.returncode}; {complete} of {hosts} hosts complete; "
+                                  f"{len(complaints)} clush complaint(s): " + " | ".join(complaints[:5]))
+                return fig
             total = {"wall_s": 0.0, "cpu_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "ok": True, "invocations": 0}
             for i, (command, addresses) in enumerate(plan):
                 part = work / f"{name}.{index}.{i}.out"
@@ -187,6 +194,8 @@ def main() -> int:
                 print(f"run {index + 1}/{runs} {name:22s} wall {fig['wall_s']:7.2f} s  client CPU {fig['cpu_s']:7.2f} s"
                       f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  load {load[0]:5.1f}"
                       f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
+                if fig.get("why"):
+                    print(f"    why: {fig['why']}", flush=True)
     finally:
         fabric.stop()
         shutil.rmtree(work, ignore_errors=True)
