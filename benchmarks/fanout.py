@@ -43,6 +43,8 @@ import _common
 from _common import REPO, fmt_ms, median_spread, timed
 
 ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x25519", "clush-script-x25519")
+# What each side gets per host for the whole script: rdmatool's --deadline (its default) and clush's -u, alike.
+DEADLINE_S = 120
 
 
 def clush_binary() -> str | None:
@@ -119,7 +121,8 @@ def main() -> int:
     try:
         inv, kh, key, port = str(fabric.inventory_path), str(fabric.known_hosts), str(fabric.client_key), fabric.port
         rdmatool_argv = [sys.executable, "-m", "rdmatool", "collect", "-i", inv, "--interval", "0",
-                         "--forks", str(args.forks), "--known-hosts", kh, "--timeout", "20"]
+                         "--forks", str(args.forks), "--known-hosts", kh, "--timeout", "20",
+                         "--deadline", str(DEADLINE_S)]
         # warm-up (page cache, sshd, the fabric's renders) and the command plan for clush-commands
         warm = timed([*rdmatool_argv, "-o", str(work / "warmup")], env=env, cwd=str(REPO),
                      stdout=str(work / "warmup.log"))
@@ -141,9 +144,9 @@ def main() -> int:
             return opts + (" -o KexAlgorithms=curve25519-sha256" if x25519 else "")
 
         def clush_argv(nodes: str, x25519: bool, command: str) -> list[str]:
-            # -u: a host's whole script gets what rdmatool's --deadline gives a target (120 s by default). 60 s cut
-            # 9 of 256 hosts off under the fabric's load, which made clush's figure one of less work.
-            return [clush, "-w", nodes, "-l", "root", "-f", str(args.forks), "-t", "10", "-u", "120",
+            # -u: a host's whole script gets what rdmatool's --deadline gives a target. 60 s cut 9 of 256 hosts off
+            # under the fabric's load, which made clush's figure one of less work.
+            return [clush, "-w", nodes, "-l", "root", "-f", str(args.forks), "-t", "10", "-u", str(DEADLINE_S),
                     "-o", ssh_options(x25519), command]
 
         def run_variant(name: str, index: int) -> dict:
