@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -260,3 +261,17 @@ def test_the_document_names_every_manifest_key_of_the_schema() -> None:
 def _no_leftovers(tmp_path: Path):
     yield
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_bundle_show_prints_a_failure_that_looks_like_markup_verbatim(tmp_path: Path) -> None:
+    # A failure's text is the host's or the parser's words: `[/bold]` is data, never a rich closing tag (which
+    # stopped the command) and `[red]` never a style.
+    bundle = _bundle_from_doc(tmp_path / "hand")
+    doc = json.loads((bundle / "manifest.json").read_text())
+    doc["failures"] = [{"target": "gpu01", "error": "ssh: [/bold] refused [red]x"}]
+    (bundle / "manifest.json").write_text(json.dumps(doc))
+    shown = subprocess.run([sys.executable, "-m", "rdmatool", "bundle", "show", str(bundle)], capture_output=True,
+                           text=True, cwd=REPO, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    assert "ssh: [/bold] refused [red]x" in shown.stdout
+    assert str(bundle) in shown.stdout

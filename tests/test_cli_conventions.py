@@ -165,3 +165,18 @@ def test_install_completion_installs_a_script_bash_runs(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=60, check=False)
     assert shell.returncode == 0, shell.stderr
     assert sorted(shell.stdout.split()) == ["save", "show"]
+
+
+def test_the_collect_summary_prints_a_hosts_error_verbatim(capsys: pytest.CaptureFixture) -> None:
+    # The host's words go into the table as data: `[/x]` was a rich closing tag that stopped the command.
+    from rdmatool.cli.collect_cmd import print_summary
+    from rdmatool.collect import TargetOutcome
+    from rdmatool.model import Target
+
+    print_summary([TargetOutcome(Target("gpu01", "127.0.0.1"), error="ssh: [/x] refused [red]here"),
+                   TargetOutcome(Target("gpu02", "127.0.0.2"))])
+    err = capsys.readouterr().err
+    assert "collected 1/2 targets" in err and "gpu01" in err
+    assert "[/x] refused [red]here" in " ".join(err.split())
+    print_summary([TargetOutcome(Target("gpu02", "127.0.0.2"))])
+    assert capsys.readouterr().err == "collected 1/1 targets, no errors\n"

@@ -22,3 +22,53 @@ def test_baseline_command_defaults_are_the_baseline_modules():
 
     assert (baseline_cmd.DEFAULT_STORE, baseline_cmd.DEFAULT_NAME, baseline_cmd.DEFAULT_KEEP) == (
         baseline.DEFAULT_STORE, baseline.DEFAULT_NAME, baseline.DEFAULT_KEEP)
+
+
+def _names(app) -> set[str]:  # noqa: ANN001 - a typer.Typer
+    return {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+
+
+def test_each_command_module_registers_the_names_the_registry_gives_it():
+    import importlib
+
+    import typer
+
+    from rdmatool import cli
+
+    for module, names in cli.COMMAND_MODULES.items():
+        app = typer.Typer()
+        importlib.import_module(f"rdmatool.cli.{module}").register(app)
+        assert _names(app) == set(names), module
+
+
+def test_a_command_builds_its_module_alone_and_the_root_builds_every_command():
+    from rdmatool import cli
+
+    every = {name for names in cli.COMMAND_MODULES.values() for name in names}
+    assert len(every) == 16
+    assert _names(cli.build(["collect", "-i", "inv.yaml"])) == {"collect", "inventory", "bundle"}
+    assert _names(cli.build(["gate", "--help"])) == {"gate"}
+    for argv in ([], ["--help"], ["--version"], ["colect"], ["--install-completion", "bash"]):
+        assert _names(cli.build(argv)) == every, argv
+    assert _names(cli.app) == every
+
+
+def test_collect_help_imports_no_other_command_module():
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "rdmatool", "collect", "--help"],
+                          capture_output=True, text=True, check=False, cwd=REPO, env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--interval" in done.stdout and "--shard" in done.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert {m for m in imported if m.startswith("rdmatool.cli.") and m.endswith("_cmd")} == {
+        "rdmatool.cli.collect_cmd"}
+
+
+def test_rdmatool_help_lists_every_command():
+    done = subprocess.run([sys.executable, "-m", "rdmatool", "--help"], capture_output=True, text=True, check=False,
+                          cwd=REPO, env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    from rdmatool import cli
+
+    for names in cli.COMMAND_MODULES.values():
+        for name in names:
+            assert f" {name} " in done.stdout, name

@@ -13,30 +13,25 @@ from pathlib import Path
 import typer
 
 from rdmatool import __version__
-from rdmatool.cli import (
-    baseline_cmd,
-    capture_cmd,
-    collect_cmd,
-    config_cmd,
-    diagnose_cmd,
-    doctor_cmd,
-    export_cmd,
-    gate_cmd,
-    parse_cmd,
-    pcap_cmd,
-    perf_cmd,
-    plan_cmd,
-    report_cmd,
-    schema_cmd,
-)
 
-app = typer.Typer(
-    name="rdmatool",
-    help="RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters.",
-    no_args_is_help=True,
-    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
-    pretty_exceptions_enable=False,
-)
+# Each command module and the top-level names it registers, in the order `rdmatool --help` lists them.
+COMMAND_MODULES = {
+    "parse_cmd": ("parse",),
+    "collect_cmd": ("collect", "inventory", "bundle"),
+    "diagnose_cmd": ("diagnose",),
+    "gate_cmd": ("gate",),
+    "baseline_cmd": ("baseline",),
+    "perf_cmd": ("perf",),
+    "pcap_cmd": ("pcap",),
+    "capture_cmd": ("capture",),
+    "export_cmd": ("export",),
+    "plan_cmd": ("plan",),
+    "report_cmd": ("report",),
+    "schema_cmd": ("schema",),
+    "doctor_cmd": ("doctor",),
+    "config_cmd": ("config",),
+}
+_MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
 
 
 def _version(value: bool) -> None:
@@ -45,32 +40,47 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters."""
 
 
-parse_cmd.register(app)
-collect_cmd.register(app)
-diagnose_cmd.register(app)
-gate_cmd.register(app)
-baseline_cmd.register(app)
-perf_cmd.register(app)
-pcap_cmd.register(app)
-capture_cmd.register(app)
-export_cmd.register(app)
-plan_cmd.register(app)
-report_cmd.register(app)
-schema_cmd.register(app)
-doctor_cmd.register(app)
-config_cmd.register(app)
+def build(argv: list[str] | None = None) -> typer.Typer:
+    """The command line app: every command, or, when `argv` names one (`collect -i ...`), that command's module
+    alone. `rdmatool collect` runs on every node of a fleet (a prolog, a health check, a shard of a job array):
+    it need not import the thirteen other command modules and what they bring (rich, the perftest and result
+    models). Help, completion and an unknown word get every command, so what they list and suggest is whole."""
+    app = typer.Typer(
+        name="rdmatool",
+        help="RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters.",
+        no_args_is_help=True,
+        add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_root)
+    # Only a command name in first place is one command's business: the options before it (--help, --version,
+    # the completion ones) are the root's, and the root lists every command.
+    first = argv[0] if argv else None
+    modules = [_MODULE_OF[first]] if first in _MODULE_OF else COMMAND_MODULES
+    for module in modules:
+        # __import__ rather than importlib.import_module: `-X importtime`, how start-up is profiled, sees only it
+        __import__(f"rdmatool.cli.{module}", fromlist=["register"]).register(app)
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`rdmatool.cli.app`: the app with every command, built on first use (the tests drive it in-process)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    app = globals()["app"] = build()
+    return app
 
 
 def main() -> None:
     try:
-        app()
+        # Shell completion asks through the environment, with no words: build() then registers every command.
+        build(sys.argv[1:] if "_RDMATOOL_COMPLETE" not in os.environ else None)()
     except KeyboardInterrupt:
         print("rdmatool: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -8,8 +8,6 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
@@ -20,15 +18,26 @@ from rdmatool.errors import BundleError, NoData, NothingCollected, RdmatoolError
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from rdmatool.collect import CollectOptions, TargetOutcome
 
 # The inventory, SSH fan-out and bundle modules (paramiko among them) are imported by the commands that use them:
-# every `rdmatool` invocation imports this module to register the commands.
+# every `rdmatool` invocation imports this module to register the commands. rich too: a collection that went well
+# prints two plain lines, and `collect` runs on every node of a fleet from a prolog or a health check.
 
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
 bundle_app = typer.Typer(help="Inspect a collected bundle, compare two, or merge shards.", no_args_is_help=True)
-stderr = Console(stderr=True)
 SHOW_FORMATS = ("table", "json")
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console for what these commands print, with markup off: every string shown here is data (a host's
+    error, a parse failure quoting its line, a bundle's path), and a `[/x]` in one would otherwise stop the command
+    or restyle the rest of the line."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -89,7 +98,7 @@ def collect_command(
         die(f"rdmatool: {inventory_file}: {nothing}; bundle written to {path}", EXIT_INCONCLUSIVE)
     print_summary(outcomes)
     failed = [o for o in outcomes if not o.ok]
-    stderr.print(f"bundle written to {path}")
+    print(f"bundle written to {path}", file=sys.stderr)
     if failed:
         raise typer.Exit(EXIT_INCONCLUSIVE)
 
@@ -120,7 +129,7 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+        TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(True),
         transient=True,
     ) as bar:
         task = bar.add_task("collect", total=len(targets))
@@ -135,6 +144,8 @@ def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
 
 
 def print_summary(outcomes: list[TargetOutcome]) -> None:
+    from rich.table import Table
+
     ok = [o for o in outcomes if o.ok]
     table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
     table.add_column("target")
@@ -148,9 +159,9 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
         detail = outcome.error or "; ".join(sorted(set(command_errors))[:4])
         table.add_row(outcome.target.name, status, detail)
     if table.row_count:
-        stderr.print(table)
+        console(True).print(table)
     else:
-        stderr.print(f"collected {len(ok)}/{len(outcomes)} targets, no errors")
+        print(f"collected {len(ok)}/{len(outcomes)} targets, no errors", file=sys.stderr)
 
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
@@ -172,6 +183,8 @@ def inventory_show(
     if fmt == JSON:
         print_json([t.public() for t in targets])
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(targets)} targets")
     for column in ("name", "address", "port", "user", "kind", "platform", "role", "groups", "identity_file"):
         table.add_column(column)
@@ -180,7 +193,7 @@ def inventory_show(
         table.add_row(*(str(p[c] if not isinstance(p[c], list) else ",".join(p[c])) if p[c] is not None else ""
                         for c in ("name", "address", "port", "user", "kind", "platform", "role", "groups",
                                   "identity_file")))
-    Console().print(table)
+    console().print(table)
 
 
 @bundle_app.command("show", epilog=epilog("bundle show"))
@@ -219,15 +232,19 @@ def bundle_show(
     if fmt == JSON:
         print_json(summary)
         return
-    console = Console()
-    console.print(f"[bold]{summary['path']}[/bold]  created {summary['created']}  interval {summary['interval_s']} s")
-    console.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs")
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console()
+    out.print(Text.assemble((summary["path"], "bold"), f"  created {summary['created']}  interval "
+                            f"{summary['interval_s']} s"))
+    out.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs")
     table = Table(title="outputs per parser")
     table.add_column("parser")
     table.add_column("files", justify="right")
     for name, count in summary["outputs_per_parser"].items():
         table.add_row(name, str(count))
-    console.print(table)
+    out.print(table)
     if failures_list:
         failures = Table(title=f"{len(failures_list)} failures")
         failures.add_column("target")
@@ -238,7 +255,7 @@ def bundle_show(
             what = f["parser"] if f["kind"] != "parse" else f"{f['parser']} (parse)"
             failures.add_row(f["target"], what or "connection", ",".join(map(str, f["snapshots"])) or "-",
                              f["error"] or "")
-        console.print(failures)
+        out.print(failures)
 
 
 @bundle_app.command("merge", epilog=epilog("bundle merge"))
@@ -308,5 +325,7 @@ def bundle_diff(
     elif fmt == "markdown":
         typer.echo(render.render_markdown(result), nl=False)
     else:
-        render.render_text(result, Console())
+        from rich.console import Console
+
+        render.render_text(result, Console())  # its renderer escapes what it shows and styles with markup
     raise typer.Exit(EXIT_FAIL if result["changes"] else 0)

@@ -21,7 +21,8 @@ from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairR
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
-stderr = Console(stderr=True)
+# Markup off: pair errors are the hosts' own words (a `[/x]` in one would stop the command).
+stderr = Console(stderr=True, markup=False)
 MODES = ("pairs", "topology", "ring", "all-pairs")
 MAX_PORT_BASE = 63000
 

@@ -146,7 +146,9 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     found = resolve(index, server)
     reachable = found is not None and not found[1]["perf"]["no_server"]
     marker = f"{pdir}/{found[1]['name']}_{tcp_port}" if reachable else ""
-    deadline = time.time() + 3.0  # a server started a moment ago may not listen yet
+    # A server started a moment ago may not listen yet. Real perftest servers listen within milliseconds; this one
+    # starts through sshd and a Python interpreter, which take seconds when the suite's workers share the cores.
+    deadline = time.time() + 10.0
     while reachable and not os.path.exists(f"{marker}.listen") and time.time() < deadline:
         time.sleep(0.05)
     if not reachable or not os.path.exists(f"{marker}.listen"):
