@@ -144,24 +144,26 @@ def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
 
 
 def print_summary(outcomes: list[TargetOutcome]) -> None:
-    from rich.table import Table
-
     ok = [o for o in outcomes if o.ok]
-    table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
-    table.add_column("target")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
+    rows = []
     for outcome in outcomes:
         command_errors = [r.error for rs in outcome.snapshots.values() for r in rs if r.error]
         if outcome.ok and not command_errors:
             continue
         status = "failed" if not outcome.ok else "partial"
-        detail = outcome.error or "; ".join(sorted(set(command_errors))[:4])
-        table.add_row(outcome.target.name, status, detail)
-    if table.row_count:
-        console(True).print(table)
-    else:
+        rows.append((outcome.target.name, status, outcome.error or "; ".join(sorted(set(command_errors))[:4])))
+    if not rows:
         print(f"collected {len(ok)}/{len(outcomes)} targets, no errors", file=sys.stderr)
+        return
+    from rich.table import Table  # only for a table to show
+
+    table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
+    table.add_column("target")
+    table.add_column("status")
+    table.add_column("detail", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console(True).print(table)
 
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
