@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,3 +192,29 @@ def test_public_view_has_no_secret(tmp_path: Path) -> None:
     leaf = inventory.load(_write(tmp_path, text), ssh_config=None)[-1]
     assert leaf.password_env == "LEAF_PW"
     assert "LEAF_PW" not in repr(leaf) and "password" not in str(leaf.public())
+
+
+def test_paramiko_comes_without_invoke_until_an_ssh_config_matches_by_exec(tmp_path: Path) -> None:
+    # invoke (~50-85 ms of start-up CPU) is what paramiko runs `Match exec` with, and nothing else: loaded for a
+    # config that has one, never otherwise. A fresh interpreter, so that no other test imported it first.
+    config = _write(tmp_path, """\
+Match host gpu1 exec "true"
+    HostName matched.example
+MATCH host gpu2 exec "false"
+    HostName never.example
+""", "ssh_config")
+    plain = _write(tmp_path, "Host gpu*\n    User svc\n", "plain_config")
+    inv = _write(tmp_path, 'targets:\n  - {name: "gpu[1-2]"}\n')
+    code = f"""
+import sys
+from rdmatool import inventory
+before = 'invoke' in sys.modules
+plain = [t.user for t in inventory.load({str(inv)!r}, ssh_config={str(plain)!r})]
+after_plain = 'invoke' in sys.modules
+matched = [t.address for t in inventory.load({str(inv)!r}, ssh_config={str(config)!r})]
+print(before, plain, after_plain, matched, 'invoke' in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 5)[:3] == ["False", "['svc',", "'svc']"]
+    assert done.stdout.strip().endswith("False ['matched.example', 'gpu2'] True"), done.stdout

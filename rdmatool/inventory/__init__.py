@@ -16,8 +16,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import paramiko
-
 from rdmatool import yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.inventory.ansible import ini_entries, looks_like_ini, yaml_entries
@@ -25,6 +23,7 @@ from rdmatool.inventory.links import InventoryLink, read_links
 from rdmatool.inventory.selection import Selection, select, selection
 from rdmatool.inventory.targets import from_native, resolve
 from rdmatool.model import Target
+from rdmatool.ssh_library import allow_match_exec, paramiko
 
 __all__ = ["Inventory", "InventoryLink", "Selection", "load", "load_inventory", "select", "selection"]
 
@@ -86,6 +85,7 @@ def _read_ssh_config(ssh_config: str | Path | None) -> paramiko.SSHConfig | None
     if not path.is_file():
         return None
     try:
+        allow_match_exec(path.read_text(encoding="utf-8", errors="replace"))
         return paramiko.SSHConfig.from_path(str(path))
     except Exception as exc:  # paramiko raises assorted types for a malformed config
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -9,11 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import paramiko
-
 from rdmatool import hostlist, yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Platform, Target, TargetKind
+from rdmatool.ssh_library import paramiko
 
 # Validators are used with fullmatch: `$` would also accept a trailing newline, and these values reach command
 # lines and file names.

@@ -11,10 +11,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-import paramiko
-
 from rdmatool import commands
 from rdmatool.model import Target
+from rdmatool.ssh_library import paramiko
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import Session
 

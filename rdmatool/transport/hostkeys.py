@@ -24,7 +24,7 @@ import os
 import threading
 from pathlib import Path
 
-import paramiko
+from rdmatool.ssh_library import paramiko
 
 SYSTEM_KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"
 USER_KNOWN_HOSTS = "~/.ssh/known_hosts"

@@ -8,10 +8,9 @@ import socket
 import threading
 import time
 
-import paramiko
-
 from rdmatool import commands, host_framing
 from rdmatool.model import CommandResult, Target
+from rdmatool.ssh_library import paramiko
 from rdmatool.transport.framed import now_iso, results_of
 from rdmatool.transport.hostkeys import (
     HostKeyChanged,
