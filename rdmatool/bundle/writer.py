@@ -111,12 +111,11 @@ class BundleWriter:
             before_commit(self.tmp, self.written)
         return self.publish()
 
-    def publish(self, sync_each: bool | None = None) -> Path:
+    def publish(self, sync_each: bool = True) -> Path:
         """Make the finished temporary directory durable and rename it into place, swapping out an existing bundle
-        only now. `sync_each`: fsync every file; False: sync the bundle's filesystem once; None (the default):
-        every file for a small bundle (a node's own, `--local`), the filesystem once for a fleet's."""
-        if sync_each is None:
-            sync_each = len(self.written) < SYNC_EACH_BELOW
+        only now. `sync_each`: fsync every file (what a collection writes: the work stays its own files'); False
+        syncs the bundle's filesystem once instead, for a writer of hundreds of thousands of files (a merge), where
+        one fsync each would take longer than the writing."""
         if sync_each:
             _fsync_tree(self.tmp)
         else:
@@ -143,16 +142,13 @@ def recorded(target: Target) -> dict:
     return out
 
 
-# Outputs written (each a raw and a side file) from which a bundle is made durable with one syncfs(2) rather than
-# one fsync per file. Measured at 128 and 256 simulated hosts (benchmarks/README.md §1): rdmatool's user CPU was at
-# parity with OpenSSH's, and its system time 1.3-2.7x, most of it the 4,000-16,000 fsyncs — each a journal commit
-# forced on its own, where syncfs writes the same data back and commits once.
-SYNC_EACH_BELOW = 256
-
-
 def sync_filesystem(path: Path) -> None:
     """Everything written to the filesystem holding `path` made durable, in one call: syncfs(2) where the C library
-    has it (Linux), sync(2) otherwise. OSError when the kernel reports a write-back error, as fsync would."""
+    has it (Linux), sync(2) otherwise. OSError when the kernel reports a write-back error, as fsync would.
+
+    Not for a collection: syncfs also writes back whatever else is dirty on that filesystem (a node's checkpoints),
+    and its cost is then not bounded by the bundle's. Tried for collections of 128 hosts against one fsync per
+    file, side by side: no better (client CPU 0.98x, 0.70-1.28x run to run; benchmarks/README.md §1)."""
     import ctypes  # only here: a small bundle never needs it
 
     try:
