@@ -67,7 +67,9 @@ def perftest_processes(fabric) -> list[str]:
 @pytest.mark.parametrize("mode", ["all-pairs", "ring", "pairs"])
 def test_slow_node_and_slow_link_are_found(slow_fabric, tmp_path: Path, mode: str) -> None:
     out = tmp_path / mode
-    result = perf(slow_fabric, out, mode)
+    # Every pair must measure here: a wider slack than FAST's, so that a pair slowed by the suite's other workers
+    # on the same two cores is not cut off as an error (the hung-server test keeps FAST's: it times out on purpose).
+    result = perf(slow_fabric, out, mode, "--slack", "10")
     assert result.returncode == 1, result.stderr  # bad node / bad link found
     assert "Traceback" not in result.stderr
     attribution = json.loads((out / "attribution.json").read_text())
@@ -134,5 +136,9 @@ def test_ctrl_c_ends_the_run_and_every_perftest(broken_fabric, tmp_path: Path) -
     _, stderr = proc.communicate(timeout=40)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
-    time.sleep(0.5)
+    # Every perftest ends once its session closes (sshd and the fabric's wrapper end its process group): within
+    # seconds, however loaded the machine, never left running.
+    deadline = time.monotonic() + 15
+    while perftest_processes(broken_fabric) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert perftest_processes(broken_fabric) == []
