@@ -85,8 +85,9 @@ def _read_ssh_config(ssh_config: str | Path | None) -> paramiko.SSHConfig | None
     if not path.is_file():
         return None
     try:
-        allow_match_exec(path.read_text(encoding="utf-8", errors="replace"))
-        return paramiko.SSHConfig.from_path(str(path))
+        text = path.read_text(encoding="utf-8")  # read once: for its `Match exec` lines, then by paramiko
+        allow_match_exec(text)
+        return paramiko.SSHConfig.from_text(text)
     except Exception as exc:  # paramiko raises assorted types for a malformed config
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InventoryError(f"{path}: cannot read ssh config: {yamlio.shorten(message)}") from None
