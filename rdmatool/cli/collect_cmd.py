@@ -11,15 +11,13 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import BundleError, NoData, NothingCollected, RdmatoolError
 from rdmatool.model import Target
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from rdmatool.collect import CollectOptions, TargetOutcome
 
 # The inventory, SSH fan-out and bundle modules (paramiko among them) are imported by the commands that use them:
@@ -29,15 +27,6 @@ if TYPE_CHECKING:
 inventory_app = typer.Typer(help="Inspect an inventory.", no_args_is_help=True)
 bundle_app = typer.Typer(help="Inspect a collected bundle, compare two, or merge shards.", no_args_is_help=True)
 SHOW_FORMATS = ("table", "json")
-
-
-def console(stderr: bool = False) -> Console:
-    """A rich console for what these commands print, with markup off: every string shown here is data (a host's
-    error, a parse failure quoting its line, a bundle's path), and a `[/x]` in one would otherwise stop the command
-    or restyle the rest of the line."""
-    from rich.console import Console
-
-    return Console(stderr=stderr, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -129,7 +118,7 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(True),
+        TextColumn("collecting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=data_console(True),
         transient=True,
     ) as bar:
         task = bar.add_task("collect", total=len(targets))
@@ -163,7 +152,7 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
     table.add_column("detail", overflow="fold")
     for row in rows:
         table.add_row(*row)
-    console(True).print(table)
+    data_console(True).print(table)
 
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
@@ -195,7 +184,7 @@ def inventory_show(
         table.add_row(*(str(p[c] if not isinstance(p[c], list) else ",".join(p[c])) if p[c] is not None else ""
                         for c in ("name", "address", "port", "user", "kind", "platform", "role", "groups",
                                   "identity_file")))
-    console().print(table)
+    data_console().print(table)
 
 
 @bundle_app.command("show", epilog=epilog("bundle show"))
@@ -237,7 +226,7 @@ def bundle_show(
     from rich.table import Table
     from rich.text import Text
 
-    out = console()
+    out = data_console()
     out.print(Text.assemble((summary["path"], "bold"), f"  created {summary['created']}  interval "
                             f"{summary['interval_s']} s"))
     out.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs")

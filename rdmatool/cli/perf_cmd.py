@@ -8,11 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from rdmatool.cli import _config
-from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.cli.exit_codes import epilog
@@ -21,8 +20,7 @@ from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairR
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
-# Markup off: pair errors are the hosts' own words (a `[/x]` in one would stop the command).
-stderr = Console(stderr=True, markup=False)
+stderr = data_console(stderr=True)  # pair errors are the hosts' own words
 MODES = ("pairs", "topology", "ring", "all-pairs")
 MAX_PORT_BASE = 63000
 
