@@ -60,3 +60,8 @@ def one(samples: list[Sample], entity: str | None = None, metric: str | None = N
 def data(samples: list[Sample]) -> list[Sample]:
     """The samples that carry readings: without the counts of noise lines a parser skipped (parse_skipped_lines)."""
     return [s for s in samples if s.metric != "parse_skipped_lines"]
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """The modules a Python process imported, from its `-X importtime` (or PYTHONPROFILEIMPORTTIME) log on stderr."""
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.helpers import REPO
+from tests.helpers import REPO, imported_modules
 
 HEAVY = ("pandas", "numpy", "paramiko", "netmiko", "rdmatool.baseline", "rdmatool.inventory", "rdmatool.collect")
 
@@ -58,7 +58,7 @@ def test_collect_help_imports_no_other_command_module():
                           capture_output=True, text=True, check=False, cwd=REPO, env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "--interval" in done.stdout and "--shard" in done.stdout
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    imported = imported_modules(done.stderr)
     assert {m for m in imported if m.startswith("rdmatool.cli.") and m.endswith("_cmd")} == {
         "rdmatool.cli.collect_cmd"}
 

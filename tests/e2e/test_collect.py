@@ -22,6 +22,7 @@ from rdmatool import frame as frames
 from rdmatool import samples_store
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
+from tests.helpers import imported_modules
 
 pytestmark = pytest.mark.e2e
 
@@ -268,7 +269,7 @@ def test_collect_imports_neither_pandas_nor_the_other_commands(healthy, tmp_path
     # other command modules and rich (a collection that went well prints two plain lines).
     result = collect(healthy, tmp_path / "b", "--interval", "0", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode == 0, result.stderr
-    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    imported = imported_modules(result.stderr)
     assert {"rdmatool.collect", "rdmatool.samples_store", "paramiko", "numpy"} <= imported
     assert (tmp_path / "b" / "samples.npz").is_file()
     assert not {m for m in imported if m == "pandas" or m.startswith("pandas.")}
