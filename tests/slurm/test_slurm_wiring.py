@@ -137,9 +137,12 @@ def _finished(wiring: Wiring, job: str):  # noqa: ANN202 - a predicate for wait_
 
 
 def _held(wiring: Wiring, job: str):  # noqa: ANN202
+    # held and explained: the prolog holds the job, then writes its AdminComment (two scontrol calls), so a poll
+    # between the two sees a held job with no comment yet
     def held() -> dict | None:
         record = wiring.cluster.job(job)
-        return record if record.get("JobState") == "PENDING" and record.get("Priority") == "0" else None
+        held = record.get("JobState") == "PENDING" and record.get("Priority") == "0"
+        return record if held and record.get("AdminComment") else None
     return held
 
 

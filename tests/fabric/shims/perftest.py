@@ -148,7 +148,7 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     marker = f"{pdir}/{found[1]['name']}_{tcp_port}" if reachable else ""
     # A server started a moment ago may not listen yet. Real perftest servers listen within milliseconds; this one
     # starts through sshd and a Python interpreter, which take seconds when the suite's workers share the cores.
-    deadline = time.time() + 10.0
+    deadline = time.time() + 30.0
     while reachable and not os.path.exists(f"{marker}.listen") and time.time() < deadline:
         time.sleep(0.05)
     if not reachable or not os.path.exists(f"{marker}.listen"):
