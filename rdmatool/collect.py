@@ -243,7 +243,7 @@ def collect_to_bundle(
                 first = len(writer.written)
                 _write_outcome(writer, outcome)
                 fresh = writer.written[first:]
-            store.add(fresh)
+            store.add(fresh, writer.signatures)
 
         outcomes = collect_all(targets, options, progress, finished=write)
         finished = now_iso()

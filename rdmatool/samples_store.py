@@ -279,16 +279,22 @@ class StoreBuilder:
         self._raws: set[Path] = set()
         self._twice = False
 
-    def add(self, written: list[tuple[int, str, Path, object]]) -> None:
+    def add(self, written: list[tuple[int, str, Path, object]],
+            signatures: dict[Path, tuple[list[int], list[int]]] | None = None) -> None:
         """Parse one target's freshly written outputs — (snapshot, target, raw file, CommandResult) — into shares
-        of their own (thread-safe; the parse runs in the caller's thread)."""
+        of their own (thread-safe; the parse runs in the caller's thread). `signatures`: the raw and side files'
+        signatures as the writer made them (BundleWriter.signatures); a file not in it is looked at."""
+        known = signatures or {}
+
+        def signed(raw: Path) -> tuple[list[int] | None, list[int] | None]:
+            return known.get(raw) or (files.signature_of(raw), files.signature_of(raw.with_suffix(".json")))
+
         groups: dict[tuple[int, str], list] = {}
         for entry in written:
             groups.setdefault((entry[0], entry[1]), []).append(entry)
         for key, entries in groups.items():
             columns = Columns()
-            jobs = [(Output.of_result(snapshot, target, raw.stem, files.signature_of(raw),
-                                      files.signature_of(raw.with_suffix(".json")), result), result.stdout)
+            jobs = [(Output.of_result(snapshot, target, raw.stem, *signed(raw), result), result.stdout)
                     for snapshot, target, raw, result in sorted(entries, key=lambda w: w[2].name)]
             outputs = parse_all(jobs, columns, self._known)
             with self._lock:

@@ -531,6 +531,42 @@ def test_the_writer_refuses_a_folder_swapped_for_a_symlink(tmp_path: Path) -> No
     writer.abort()
 
 
+def test_the_writer_never_writes_through_a_symlink_at_a_files_name(tmp_path: Path) -> None:
+    # The folder is checked once per target; each file is opened with O_NOFOLLOW, so a link planted at an output's
+    # name between two writes is refused, and the file it points to stays as it was.
+    secret = tmp_path / "secret"
+    secret.write_text("keep me\n")
+    writer = BundleWriter(tmp_path / "bundle")
+    writer.add(0, _result())  # the folder is made and checked
+    folder = writer.tmp / "snapshots" / "0" / "gpu01"
+    for name in ("ibstat.txt", "ibstat.json"):
+        target = folder / name
+        target.unlink()
+        os.symlink(secret, target)
+        with pytest.raises(BundleError, match="symlink"):
+            writer.add(0, _result())
+        target.unlink()
+    assert secret.read_text() == "keep me\n"
+    writer.abort()
+
+
+def test_every_file_of_a_collection_is_fsynced_before_the_rename(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdmatool.bundle import writer as writer_mod
+
+    synced: list[str] = []
+    real = writer_mod._fsync
+    monkeypatch.setattr(writer_mod, "_fsync", lambda path: (synced.append(os.path.basename(path)), real(path)))
+    writer = BundleWriter(tmp_path / "b")
+    hosts = [f"gpu{i:03d}" for i in range(40)]  # 80 outputs and side files: the threaded path
+    for host in hosts:
+        writer.add(0, CommandResult(target=host, parser="loadavg", command="cat /proc/loadavg",
+                                    stdout="0.1 0.2 0.3 1/100 42\n"))
+    path = writer.commit([Target(h, "127.0.0.1") for h in hosts], [], [], 0.0)
+    written = sorted(p.name for p in path.rglob("*") if p.is_file())
+    assert sorted(synced) == written and len(written) == 2 * len(hosts) + 2  # + manifest, inventory
+
+
 def test_the_writer_takes_port_names_and_views(tmp_path: Path) -> None:
     writer = BundleWriter(tmp_path / "bundle")
     for parser, qualifier in (("sonic_portstat", "Ethernet1/1"), ("perfquery", "mlx5_0.1"),

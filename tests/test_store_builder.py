@@ -12,6 +12,7 @@ import numpy as np
 
 from rdmatool import frame, samples_store
 from rdmatool.bundle import BundleWriter
+from rdmatool.bundle.reader import scan_outputs
 from rdmatool.model import CommandResult, Target
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
@@ -42,7 +43,7 @@ def _equal(x: np.ndarray, y: np.ndarray) -> bool:
     return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
 
 
-def _bundle(path: Path, streamed: bool, extra_twice: bool = False) -> Path:
+def _bundle(path: Path, streamed: bool, extra_twice: bool = False, signed: bool = False) -> Path:
     writer = BundleWriter(path)
     builder = samples_store.StoreBuilder()
     lock = threading.Lock()
@@ -57,7 +58,7 @@ def _bundle(path: Path, streamed: bool, extra_twice: bool = False) -> Path:
                     writer.add(snapshot, _result(host, snapshot, parser, qualifier, text))
             fresh = writer.written[first:]
         if streamed:
-            builder.add(fresh)
+            builder.add(fresh, writer.signatures if signed else None)
 
     threads = [threading.Thread(target=one, args=pair) for pair in order]
     for t in threads:
@@ -90,3 +91,22 @@ def test_an_output_the_builder_did_not_parse_falls_back_to_the_full_parse(tmp_pa
     one = table.frame[(table.frame["target"] == "gpu01") & (table.frame["metric"].str.startswith("load"))
                       & (table.frame["snapshot"] == 0)]
     assert 9.99 in set(one["value"]), one  # the text written last, not the one parsed first
+
+
+def test_the_writers_signatures_are_the_files_own_and_the_store_is_current(tmp_path: Path) -> None:
+    # The collection hands the builder the (size, mtime) the writer saw on each file it wrote, instead of a stat of
+    # every file: they must be what a reader finds on disk, or every output would be parsed again.
+    path = _bundle(tmp_path / "b", True, signed=True)
+    members = _members(path)
+    listing = [raw for _, _, raw, _, _ in scan_outputs(path)]  # the store's order: snapshot, target, file name
+    assert len(listing) == len(members["out_raw_size.npy"]) > 20
+    on_disk = [Path(raw).lstat() for raw in listing]
+    assert list(members["out_raw_size.npy"]) == [st.st_size for st in on_disk]
+    assert list(members["out_raw_mtime.npy"]) == [st.st_mtime_ns for st in on_disk]
+    sides = [Path(raw).with_suffix(".json").lstat() for raw in listing]
+    assert list(members["out_side_mtime.npy"]) == [st.st_mtime_ns for st in sides]
+    assert samples_store.load(path) is not None
+    before = (path / samples_store.STORE_NAME).stat().st_mtime_ns
+    table = frame.load(path)  # read from the store, nothing parsed again, nothing rewritten
+    assert (path / samples_store.STORE_NAME).stat().st_mtime_ns == before
+    assert table.frame["target"].nunique() == len(HOSTS)
