@@ -19,7 +19,7 @@ from rdmatool.transport.hostkeys import (
     VerifyingPolicy,
     host_key_name,
 )
-from rdmatool.transport.ssh_options import CollectorTransport, end_transport, identity
+from rdmatool.transport.ssh_options import CollectorTransport, blocking_reads, end_transport, identity
 
 # What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
@@ -40,6 +40,7 @@ class Session:
         disabled = known.disabled_key_algorithms(target.address, target.port)
         with refuse_unknown_key_types(target.address, target.port, disabled):
             self._connect(target, connect_timeout, sock, disabled)
+        blocking_reads(self.client)
 
     def _connect(self, target: Target, connect_timeout: float, sock, disabled: list[str]) -> None:
         password = os.environ.get(target.password_env) if target.password_env else None

@@ -2,8 +2,9 @@
 
 Measured against OpenSSH (`benchmarks/fanout.py`), what paramiko's defaults cost per connection:
 - its reader thread wakes every 0.1 s to look whether the transport was closed: hundreds of idle threads taking
-  the GIL ten times a second each while the hosts run the script. `CollectorTransport` looks once a second; a
-  session that ends shuts its socket down, so its thread leaves at once instead of at the next look.
+  the GIL ten times a second each while the hosts run the script. `CollectorTransport` looks once a second while
+  connecting, and not at all once connected (`blocking_reads`: each read one recv(2), not a poll(2) and a recv(2));
+  a session that ends shuts its socket down, so its thread leaves at once.
 - its first cipher choice, aes128-ctr, needs a separate HMAC, computed in Python per packet. AES-GCM (an AEAD, no
   separate MAC) is preferred when the server offers it, as every OpenSSH since 6.2 does.
 - a key file named in the inventory is parsed per connection, trying RSA, ECDSA and Ed25519 in turn: `identity`
@@ -36,6 +37,19 @@ class CollectorTransport(paramiko.Transport):
     _active_check_timeout = ACTIVE_CHECK_S
     _preferred_ciphers = tuple(c for c in CIPHERS if c in paramiko.Transport._preferred_ciphers)
     _preferred_macs = tuple(m for m in MACS if m in paramiko.Transport._preferred_macs)
+
+
+def blocking_reads(client: paramiko.SSHClient) -> None:
+    """Once connected and authenticated, the reader thread blocks in recv instead of waking at each
+    `_active_check_timeout`: a socket with a timeout makes every read a poll(2) then a recv(2), each a release and
+    retake of the interpreter lock, and a fan-out of hundreds of sessions reads tens of thousands of packets. The
+    timeouts that matter before (banner, key exchange, authentication) are over; a session is ended by
+    `end_transport`, whose shutdown returns a blocked recv at once. Not for a ProxyJump session: its socket is a
+    channel of the jump host."""
+    transport = client.get_transport()
+    sock = getattr(transport, "sock", None)
+    if isinstance(sock, socket.socket):
+        sock.settimeout(None)
 
 
 def end_transport(client: paramiko.SSHClient) -> None:
