@@ -18,6 +18,9 @@ Variants (all against one simulated fabric of N hosts, the same sshd, key, port 
   `cat /proc/loadavg`, `grep -H . /proc/pressure/io /proc/pressure/cpu`), each sent to exactly the hosts that ran it.
 - `clush-script`: clush running the very same batched script once per host (`sh -s -- 20 full`, script on stdin):
   the transport-only comparison.
+- `asyncssh-script`: the same batched script over asyncssh (`benchmarks/asyncssh_script.py`: one thread, one
+  asyncio loop, curve25519-sha256, the same key, known_hosts and concurrency): the event-loop alternative to
+  paramiko's thread per session, measured; needs `pip install asyncssh` (a benchmark dependency only).
 - `...-x25519`: the same with `-o KexAlgorithms=curve25519-sha256`. OpenSSH 9.2's default key exchange,
   sntrup761x25519-sha512, costs the ssh client ~0.1 s of CPU per connection here; paramiko negotiates
   curve25519-sha256 with this sshd, so the x25519 variants compare like with like.
@@ -42,7 +45,8 @@ from pathlib import Path
 import _common
 from _common import REPO, fmt_ms, median_spread, timed
 
-ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x25519", "clush-script-x25519")
+ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x25519", "clush-script-x25519",
+                "asyncssh-script")
 # What each side gets per host for the whole script: rdmatool's --deadline (its default) and clush's -u, alike.
 DEADLINE_S = 120
 
@@ -118,7 +122,14 @@ def main() -> int:
     if clush is None:
         print("clush not found: `pip install ClusterShell` for the comparison; measuring rdmatool only",
               file=sys.stderr)
-        variants = [v for v in variants if v.startswith("rdmatool")]
+        variants = [v for v in variants if v.startswith("rdmatool") or v == "asyncssh-script"]
+    try:
+        import asyncssh  # noqa: F401
+    except ImportError:
+        if "asyncssh-script" in variants:
+            print("asyncssh not importable: `pip install asyncssh` for the asyncssh-script variant; skipping it",
+                  file=sys.stderr)
+            variants.remove("asyncssh-script")
 
     compile_bytecode(REPO)
     if args.ref_tree:
@@ -174,6 +185,21 @@ def main() -> int:
                 return {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
                         "invocations": 1}
             x25519 = name.endswith("-x25519")
+            if name == "asyncssh-script":
+                addresses = ",".join(t["address"] for t in fabric.targets)
+                r = timed([sys.executable, str(REPO / "benchmarks" / "asyncssh_script.py"), "--hosts", addresses,
+                           "--port", str(port), "--key", key, "--known-hosts", kh, "--script", str(script),
+                           "--forks", str(args.forks), "--deadline", str(DEADLINE_S), "--x25519"], stdout=str(log))
+                text = log.read_text(errors="replace")
+                complete = len(re.findall(r" BEGIN \d+ loadavg ", text))
+                ok = r.returncode == 0 and complete == hosts
+                fig = {"wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s, "ok": ok,
+                       "invocations": 1}
+                if not ok:
+                    complaints = [line for line in text.splitlines() if ": asyncssh: " in line]
+                    fig["why"] = (f"exit {r.returncode}; {complete} of {hosts} hosts complete; "
+                                  + " | ".join(complaints[:5]))
+                return fig
             if name.startswith("clush-script"):
                 r = timed(clush_argv(all_nodes, x25519, "sh -s -- 20 full"), stdin=str(script), stdout=str(log))
                 # every host got as far as the load average (one of the script's last sections) and clush saw no error
