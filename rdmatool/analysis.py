@@ -53,15 +53,23 @@ def analyse_path(path: str | Path) -> Analysis:
     return analyse(frames.load(path))
 
 
-def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndarray]:
-    """The sample rows and their series ids, snapshot by snapshot (a bundle's rows come that way already)."""
+def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndarray, dict]:
+    """The sample rows, their series ids and their metric and target codes (SampleTable.codes, computed when the
+    table has none), snapshot by snapshot (a bundle's rows come that way already)."""
     samples = table.frame
     series = table.series if table.series is not None else frames.series_ids(samples)
+    codes = table.codes
+    if codes is None or any(len(c[0]) != len(samples) for c in codes.values()):
+        codes = {c: frames.column_codes(samples[c].to_numpy()) for c in _CODED if c in samples.columns}
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
         order = np.argsort(snapshot, kind="stable")
         samples, series = samples.iloc[order].reset_index(drop=True), series[order]
-    return samples, series
+        codes = {c: (row_codes[order], uniques) for c, (row_codes, uniques) in codes.items()}
+    return samples, series, codes
+
+
+_CODED = ("metric", "target")  # the columns the facts' query is handed as codes (FactQuery: no factorize of its own)
 
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
@@ -72,7 +80,8 @@ def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
 
 def latest_values(table: frames.SampleTable) -> pd.DataFrame:
     """The latest value of every series of a sample table (the first eleven fact columns)."""
-    return _latest(*_in_snapshot_order(table))
+    samples, series, _ = _in_snapshot_order(table)
+    return _latest(samples, series)
 
 
 # What the derived facts are computed from (`_derived`): only these rates are cut into a frame for it.
@@ -82,27 +91,30 @@ _USABLE_FLAGS = ("", "wrap32", "wrap64")
 
 
 def analyse(table: frames.SampleTable) -> Analysis:
-    samples, series = _in_snapshot_order(table)
-    meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
+    samples, series, codes = _in_snapshot_order(table)
+    # each target's first row: a hash of integer codes, not of 9,000,000 Python strings
+    first = np.flatnonzero(~pd.Series(codes["target"][0]).duplicated().to_numpy()) if "target" in codes else []
+    meta = samples[["target", "kind", "platform", "role"]].take(first)
     last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
-    # one pass names their metrics, then each selection is an integer comparison.
-    metric_codes, metric_names = pd.factorize(samples["metric"].to_numpy()[last])
-    code_of = {name: code for code, name in enumerate(metric_names)}
+    # each selection is an integer comparison of the metric's codes.
+    sample_metric, metric_names = codes["metric"] if "metric" in codes else (np.zeros(0, dtype=np.intp), [])
+    metric_codes = sample_metric[last]
+    code_of = {name: code for code, name in enumerate(metric_names.tolist())} if len(metric_names) else {}
 
     def latest_of(metric: str) -> pd.DataFrame:
         """The latest values of one metric (few rows), as the facts hold them."""
         at = last[metric_codes == code_of.get(metric, -2)]
         return samples[FACT_COLUMNS[:11]].take(at).assign(window_s=np.nan, delta=np.nan, flag="")
 
-    rates = frames.rate_arrays(samples, series)
+    rates = frames.rate_arrays(samples, series, codes)
     resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
     derived = pd.DataFrame(columns=FACT_COLUMNS)
     window = None
     if rates is not None:
         windows = rates.window[rates.window > 0]  # no read times: no window (NaN), never a RuntimeWarning
         window = float(np.median(windows)) if len(windows) else None
-        derived = _derived(_rates_frame(samples, rates, _DERIVED_FROM), meta,
+        derived = _derived(_rates_frame(samples, rates, _DERIVED_FROM, codes), meta,
                            float(pd.Series(rates.window[np.isin(rates.flag, _USABLE_FLAGS)]).median()))
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     lldp = latest_of("lldp_neighbor")
@@ -112,26 +124,31 @@ def analyse(table: frames.SampleTable) -> Analysis:
         # The sample row of each latest value, rate and reset; room for the other parts and for the triage's few
         # facts per host (added once the rest is whole).
         rows = last if rates is None else np.concatenate([last, rates.rows, rates.rows[resets]])
-        facts = _Facts(samples, rows, len(rows) + len(derived) + len(efficiency) + 16 * len(meta) + 1024)
-        facts.latest(samples, last, metric_codes == code_of.get("tool_error", -2))
+        facts = _Facts(samples, rows, len(rows) + len(derived) + len(efficiency) + 16 * len(meta) + 1024, codes)
+        facts.latest(samples, last, metric_codes == code_of.get("tool_error", -2), codes)
         if rates is not None:
-            facts.rates(samples, rates, resets)
+            facts.rates(samples, rates, resets, codes)
     if not derived.empty:
         facts.extend(derived)
     if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
         facts.extend(efficiency)
     # Compute or communication (rdmatool.triage): NIC utilisation per port, and each GPU host's class with its figures.
-    triage = triage_facts(samples, facts.frame())
+    triage = triage_facts(samples, facts.frame(), codes, facts.codes())
     if not triage.empty:
         facts.extend(triage.reindex(columns=FACT_COLUMNS), integers=True)
     # Every target of the samples has its latest values among the facts; the other parts may add a few (`fabric`).
     named = set(meta["target"]).union(*(set(p["target"]) for p in (derived, efficiency, triage) if "target" in p))
-    return Analysis(facts=facts.frame(), table=table, window_s=window, links=_links(lldp, named))
+    analysis = Analysis(facts=facts.frame(), table=table, window_s=window, links=_links(lldp, named))
+    # The facts' metric and target codes, known as they were built: the query need not factorize 8,000,000 strings.
+    analysis.query = FactQuery(analysis.facts, facts.codes())
+    return analysis
 
 
-def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple[str, ...]) -> pd.DataFrame:
-    """The rows of `frames.rates_with_rows` of these metrics, in their order."""
-    at = np.flatnonzero(pd.Series(samples["metric"].to_numpy()[rates.rows]).isin(metrics).to_numpy())
+def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple[str, ...],
+                 codes: dict) -> pd.DataFrame:
+    """The rows of `frames.rates_with_rows` of these metrics, in their order (`codes`: the samples' metric codes)."""
+    row_codes, uniques = codes["metric"]
+    at = np.flatnonzero(frames.rows_of((row_codes[rates.rows], uniques), metrics))
     out = samples[frames.KEY].take(rates.rows[at]).reset_index(drop=True)
     for name in ("window", "delta", "rate", "flag", "previous", "current"):
         out["window_s" if name == "window" else name] = getattr(rates, name)[at]
@@ -157,11 +174,15 @@ class _Facts:
     arrays. A part whose column types would make pandas type a column differently than it types the facts' (what
     `pd.concat` of the parts would give) is concatenated as a frame instead, and so is all that follows it."""
 
-    def __init__(self, samples: pd.DataFrame, rows: np.ndarray, capacity: int) -> None:
+    def __init__(self, samples: pd.DataFrame, rows: np.ndarray, capacity: int, codes: dict) -> None:
         """`rows`: the sample row of each of the first facts, whose target, entity and the rest it takes (the facts
-        after them take the first sample row's until they are written)."""
+        after them take the first sample row's until they are written); `codes`: the samples' metric and target
+        codes (the facts' own are kept alongside, `codes()`)."""
         at = np.zeros(capacity, dtype=np.intp)
         at[:len(rows)] = rows
+        self.books = {c: _CodeBook(codes[c][1]) for c in _CODED}
+        self.code_arrays = {c: codes[c][0].take(at).astype(np.int64, copy=False) for c in _CODED}
+        self._frozen_codes: dict[str, list[np.ndarray]] | None = None
         # One take per column: the column allocated and written in one pass (an empty object array is first
         # filled with None, a pass of its own over 64 MB at 10,000 hosts).
         self.objects = {c: samples[c].to_numpy().take(at) for c in _OBJECT_COLUMNS}
@@ -176,33 +197,41 @@ class _Facts:
     def empty(cls) -> _Facts:
         facts = cls.__new__(cls)
         facts.n, facts._frame = 0, pd.DataFrame(columns=FACT_COLUMNS).astype({c: "Int64" for c in _INT_COLUMNS})
+        facts.books = {c: _CodeBook(np.array([], dtype=object)) for c in _CODED}
+        facts._frozen_codes = {c: [np.zeros(0, dtype=np.int64)] for c in _CODED}
         return facts
 
-    def latest(self, samples: pd.DataFrame, rows: np.ndarray, errors: np.ndarray) -> None:
+    def latest(self, samples: pd.DataFrame, rows: np.ndarray, errors: np.ndarray, codes: dict) -> None:
         """The latest value of each series (`rows`, the first rows given): as the samples say, with no window, no
         delta, no flag; `errors`: which of them are tool errors."""
         if errors.any():
             # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
             # first first: the first is usually the cause, the rest its consequences.
-            every = samples[(samples["metric"] == "tool_error").to_numpy()]
+            every = samples.take(np.flatnonzero(frames.rows_of(codes["metric"], ["tool_error"])))
             joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
                 lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
             last_text = joined[~every.duplicated(frames.KEY, keep="last")]
             self.objects["text"][self.n + np.flatnonzero(errors)] = last_text.to_numpy()
         self.n += len(rows)
 
-    def rates(self, samples: pd.DataFrame, rates: frames.RateArrays, resets: np.ndarray) -> None:
+    def rates(self, samples: pd.DataFrame, rates: frames.RateArrays, resets: np.ndarray, sample_codes: dict) -> None:
         """One `<metric>_per_s` fact per rate, then a `counter_reset` fact per rate flagged `reset` (the next rows
         given): the counter's target, entity and the rest as its first reading says."""
-        codes, names = pd.factorize(samples["metric"].to_numpy()[rates.rows])
+        metric_codes, uniques = sample_codes["metric"]
+        codes, present = pd.factorize(metric_codes[rates.rows])  # integers: the few counters named once each
+        names = uniques[present]
         rate_names = np.array([rate_name(m) for m in names], dtype=object)
+        book = self.books["metric"]
+        rate_codes = np.array([book.code(n) for n in rate_names], dtype=np.int64)
         for picked in (slice(None), resets):
             at = slice(self.n, self.n + len(rates.rows[picked]))
             if isinstance(picked, slice):
+                self.code_arrays["metric"][at] = rate_codes[codes]
                 self.objects["metric"][at] = rate_names[codes]
                 self.objects["text"][at] = None
                 self.floats["value"][at] = rates.rate
             else:  # the reset counter's name in the text: what `_per_s` was added to
+                self.code_arrays["metric"][at] = book.code("counter_reset")
                 self.objects["metric"][at] = "counter_reset"
                 self.objects["text"][at] = np.array([n.removesuffix("_per_s") for n in rate_names],
                                                     dtype=object)[codes[picked]]
@@ -215,10 +244,13 @@ class _Facts:
     def extend(self, part: pd.DataFrame, integers: bool = False) -> None:
         """Append a frame of FACT_COLUMNS; `integers`: its integer columns are made nullable integers (as the facts'
         are) whatever they were."""
+        part_codes = {c: self.books[c].codes_of(part[c].to_numpy(dtype=object)) for c in _CODED}
         if self._frame is None and self._fits(part, integers):
             if integers:
                 part = part.astype({c: "Int64" for c in _INT_COLUMNS})
             at = slice(self.n, self.n + len(part))
+            for c in _CODED:
+                self.code_arrays[c][at] = part_codes[c]
             for c in _OBJECT_COLUMNS:
                 self.objects[c][at] = part[c].to_numpy(dtype=object)
             for c in _FLOAT_COLUMNS:
@@ -228,8 +260,21 @@ class _Facts:
             self.objects["flag"][at] = part["flag"].to_numpy(dtype=object)
             self.n = at.stop
             return
+        if self._frozen_codes is None:  # from here on the facts are a frame: their codes are parts too
+            self._frozen_codes = {c: [self.code_arrays[c][:self.n]] for c in _CODED}
+        for c in _CODED:
+            self._frozen_codes[c].append(part_codes[c])
         frame = _stacked([self.frame(), part])
         self._frame = frame.astype({c: "Int64" for c in _INT_COLUMNS}) if integers else frame
+
+    def codes(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The facts' metric and target codes so far, as FactQuery takes them: column → (a code per fact, -1 for
+        none; the distinct values)."""
+        if self._frozen_codes is not None:
+            arrays = {c: np.concatenate(parts) for c, parts in self._frozen_codes.items()}
+        else:
+            arrays = {c: self.code_arrays[c][:self.n] for c in _CODED}
+        return {c: (arrays[c], self.books[c].values()) for c in _CODED}
 
     def _fits(self, part: pd.DataFrame, integers: bool) -> bool:
         """Whether `part` goes into the arrays with every column keeping the type pandas would give the facts."""
@@ -253,6 +298,31 @@ class _Facts:
             else flag
         return pd.DataFrame({c: pd.Series(columns[c], dtype=object, copy=False) if c in _OBJECT_COLUMNS
                              else columns[c] for c in FACT_COLUMNS}, columns=FACT_COLUMNS, copy=False)
+
+
+class _CodeBook:
+    """One column's distinct values as the facts are built: the samples' own (their string pool) first, then each
+    name the analysis adds (`<metric>_per_s`, the derived metrics, `fabric`), each given the next code."""
+
+    def __init__(self, uniques: np.ndarray) -> None:
+        self._values = list(uniques.tolist())
+        self._index = {value: code for code, value in enumerate(self._values)}
+
+    def code(self, value) -> int:
+        found = self._index.get(value)
+        if found is None:
+            found = self._index[value] = len(self._values)
+            self._values.append(value)
+        return found
+
+    def codes_of(self, values: np.ndarray) -> np.ndarray:
+        """The codes of a column of values (-1 for a missing one), new values added."""
+        row_codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        table = np.array([self.code(v) for v in uniques.tolist()] + [-1], dtype=np.int64)
+        return table[row_codes]  # code -1 (missing) reads the trailing -1
+
+    def values(self) -> np.ndarray:
+        return np.array(self._values + [None], dtype=object)[:-1]  # an object array even of tuples or lists
 
 
 def _stacked(parts: list[pd.DataFrame]) -> pd.DataFrame:

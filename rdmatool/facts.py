@@ -51,13 +51,17 @@ class FactQuery:
     """Row look-ups over one facts frame: by metric (fleet-wide), by target, and by (target, entity, metric,
     priority) for single values. Nothing is computed before it is first asked for."""
 
-    def __init__(self, facts: pd.DataFrame):
+    def __init__(self, facts: pd.DataFrame, codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+        """`codes`: columns already known as codes — column → (a code per row, -1 for none; its distinct values,
+        each once) — as the analysis builds them; any other column is factorized on first use."""
         self.facts = facts
         self._by_metric: dict | None = None  # metric → row positions
         self._by_target: dict | None = None  # target → row positions
         self._layers: dict[str, set] = {}
         self._targets_where: dict[str, set] = {}
-        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # column → its codes and distinct values
+        # column → its codes and distinct values; codes that do not fit the frame are not taken
+        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {
+            c: pair for c, pair in (codes or {}).items() if c in facts.columns and len(pair[0]) == len(facts)}
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}

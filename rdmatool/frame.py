@@ -54,6 +54,26 @@ class SampleTable:
     # The target folders' other regular files, (snapshot, target, file name, path), as the bundle's one scan found
     # them (bundle.Scan.others: the packet captures); None when not known (a bundle read in memory, an odd folder).
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
+    # The `metric` and `target` columns as integer codes, when the loader knows them (the store's string codes):
+    # column → (a code per row, -1 for none; the distinct values, an object array). A selection by metric over a
+    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`ColumnCodes`).
+    codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
+
+
+def column_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A column's codes (-1 where missing) and its distinct values, as `SampleTable.codes` holds them."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def rows_of(codes: tuple[np.ndarray, np.ndarray], wanted) -> np.ndarray:
+    """A boolean mask of the rows whose value is one of `wanted`, from a column's codes."""
+    row_codes, uniques = codes
+    names = set(wanted)
+    hits = np.flatnonzero(np.fromiter((u in names for u in uniques.tolist()), dtype=bool, count=len(uniques)))
+    if len(hits) == 1:
+        return row_codes == hits[0]
+    return np.isin(row_codes, hits)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -126,16 +146,21 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
     series = arrays["series"] if "series" in arrays else store.series_of(outputs, arrays)
+    # The pool holds each string once (the store checks it; a parse builds it so): its codes are the metric's codes.
+    codes = {"metric": (arrays["metric"], pool[:-1]), "target": (per_output(target_codes), np.asarray(target_names,
+                                                                                                    dtype=object))}
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
-                       series, list(skipped or []), notes)
+                       series, list(skipped or []), notes, codes=codes)
 
 
-def noise_notes(frame: pd.DataFrame) -> list[str]:
+def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     """One line per parser that skipped recognised noise (`parse_skipped_lines`): how many lines, on how many
-    targets, of which classes — so that what was not read is said, never hidden."""
+    targets, of which classes — so that what was not read is said, never hidden. `codes`: SampleTable.codes."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
-    noise = frame[frame["metric"] == "parse_skipped_lines"]
+    mask = rows_of(codes["metric"], ["parse_skipped_lines"]) if codes and "metric" in codes else \
+        (frame["metric"] == "parse_skipped_lines").to_numpy(dtype=bool)
+    noise = frame.take(np.flatnonzero(mask))  # a few rows: taken, not every column of the frame masked
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()
@@ -177,8 +202,11 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
     return filled, notes
 
 
-def counter_mask(frame: pd.DataFrame) -> pd.Series:
+def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
+    """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
+    if codes and "metric" in codes:
+        return pd.Series(rows_of(codes["metric"], counters), index=frame.index)
     return frame["metric"].isin(counters)
 
 
@@ -223,14 +251,15 @@ class RateArrays:
     current: np.ndarray
 
 
-def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateArrays | None:
-    """What `rates_with_rows` says, as arrays; None when there is no rate."""
+def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: dict | None = None) -> RateArrays | None:
+    """What `rates_with_rows` says, as arrays; None when there is no rate. `codes`: the frame's SampleTable.codes,
+    when known (the selections by metric are then integer comparisons)."""
     if frame.empty or frame["snapshot"].nunique() < 2:
         return None
     if series is None:
         series = series_ids(frame)
     first, last = frame["snapshot"].min(), frame["snapshot"].max()
-    usable = (counter_mask(frame) & frame["value"].notna()).to_numpy()
+    usable = counter_mask(frame, codes).to_numpy() & frame["value"].notna().to_numpy()
     snapshot = frame["snapshot"].to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
     a_rows = _last_of_each(np.flatnonzero(usable & (snapshot == first)), series)
@@ -247,7 +276,7 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
     flag = np.full(len(a_rows), "", dtype=object)
     for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
         delta[i], flag[i] = _went_down(exact.iat[a_rows[i]], exact.iat[b_rows[i]], v0[i], v1[i])
-    saturated = _saturated_keys(frame)
+    saturated = _saturated_keys(frame, codes)
     if saturated:
         keys = zip(*(frame[c].to_numpy()[a_rows] for c in ("target", "entity", "metric")))
         for i, k in enumerate(keys):
@@ -280,6 +309,8 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
     return float("nan"), "reset"
 
 
-def _saturated_keys(frame: pd.DataFrame) -> set[tuple[str, str, str]]:
-    marks = frame[frame["metric"] == "counter_saturated"]
+def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
+    mask = rows_of(codes["metric"], ["counter_saturated"]) if codes and "metric" in codes else \
+        (frame["metric"] == "counter_saturated").to_numpy(dtype=bool)
+    marks = frame.take(np.flatnonzero(mask))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}

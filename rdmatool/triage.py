@@ -63,16 +63,23 @@ def classify(gpu_pct: float, memory_pct: float, network: float) -> str:
     return "unclassified"
 
 
-def _host_rows(frame: pd.DataFrame, metrics) -> pd.DataFrame:
+def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None) -> pd.DataFrame:
     """The rows of these metrics on hosts, in the frame's order: the metrics first (a few thousand of 800,000 rows),
-    so that neither the kind test nor the cut runs over the whole frame."""
-    rows = frame[frame["metric"].isin(metrics).to_numpy(dtype=bool)]
+    so that neither the kind test nor the cut runs over the whole frame. `codes`: the frame's metric codes
+    (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings."""
+    if codes and "metric" in codes and len(codes["metric"][0]) == len(frame):
+        row_codes, uniques = codes["metric"]
+        wanted = set(metrics)
+        hits = [code for code, name in enumerate(uniques.tolist()) if name in wanted]
+        rows = frame.take(np.flatnonzero(np.isin(row_codes, hits)))
+    else:
+        rows = frame[frame["metric"].isin(metrics).to_numpy(dtype=bool)]
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
 
-def nic_utilization(facts: pd.DataFrame) -> pd.DataFrame:
+def nic_utilization(facts: pd.DataFrame, codes: dict | None = None) -> pd.DataFrame:
     """One `nic_utilization` fact per Active RDMA port of a host with PMA data rates and a link rate."""
-    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state"])
+    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state"], codes)
     rates = hosts[hosts["metric"].isin(_DATA).to_numpy() & hosts["flag"].isin(_USABLE_FLAGS).to_numpy()]
     if rates.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -91,10 +98,10 @@ def nic_utilization(facts: pd.DataFrame) -> pd.DataFrame:
                          raw_key=joined["metric"].str.removesuffix("_per_s") + "/link_rate_gbps")[COLUMNS]
 
 
-def _gpu_figures(samples: pd.DataFrame) -> pd.DataFrame:
+def _gpu_figures(samples: pd.DataFrame, codes: dict | None = None) -> pd.DataFrame:
     """Per host and GPU: mean utilisation over the readings, and the share of memory allocated (percent)."""
     wanted = ("gpu_utilization_pct", "gpu_memory_used_bytes", "gpu_memory_total_bytes", "gpu_memory_used_pct")
-    rows = _host_rows(samples, wanted)
+    rows = _host_rows(samples, wanted, codes)
     rows = rows[rows["value"].notna().to_numpy()]
     if rows.empty:
         return pd.DataFrame(columns=["target", "entity", "util", "memory_pct"])
@@ -107,27 +114,34 @@ def _gpu_figures(samples: pd.DataFrame) -> pd.DataFrame:
     return out[out["util"].notna().to_numpy()]
 
 
-def _network_errors(facts: pd.DataFrame) -> pd.Series:
+def _network_errors(facts: pd.DataFrame, codes: dict | None = None) -> pd.Series:
     """Per host: the summed growth of its error counters over the window."""
     names = [f"{m}_per_s" for m in NETWORK_ERRORS]
-    rows = _host_rows(facts, names)
+    rows = _host_rows(facts, names, codes)
     rows = rows[rows["flag"].isin(_USABLE_FLAGS).to_numpy()]
     # one counter seen by two views (sysfs and perfquery) counts once
     rows = rows.drop_duplicates(["target", "entity", "metric", "priority"])
     return rows.groupby("target")["delta"].sum()
 
 
-def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame) -> pd.DataFrame:
-    """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports."""
-    ports = nic_utilization(facts)
-    gpus = _gpu_figures(samples)
+def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict | None = None,
+                 fact_codes: dict | None = None) -> pd.DataFrame:
+    """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports.
+    `sample_codes`, `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct
+    values)), when the caller has them: the selections are then integer comparisons."""
+    ports = nic_utilization(facts, fact_codes)
+    gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
-    first = ~facts["target"].duplicated().to_numpy()  # each target's first fact (only four of its columns are read)
-    meta = facts.loc[first, ["target", "kind", "platform", "role"]].set_index("target")
-    window = facts.loc[facts["metric"].isin(_DATA).to_numpy(), ["target", "window_s"]].groupby("target")["window_s"]
+    if fact_codes and "target" in fact_codes and len(fact_codes["target"][0]) == len(facts):
+        first = np.flatnonzero(~pd.Series(fact_codes["target"][0]).duplicated().to_numpy())
+    else:
+        first = np.flatnonzero(~facts["target"].duplicated().to_numpy())
+    # each target's first fact (only four of its columns are read)
+    meta = facts[["target", "kind", "platform", "role"]].take(first).set_index("target")
+    window = _host_rows(facts, _DATA, fact_codes)[["target", "window_s"]].groupby("target")["window_s"]
     window = window.median().to_dict()  # looked up once per host: a dictionary, not a Series
-    errors = _network_errors(facts).to_dict()
+    errors = _network_errors(facts, fact_codes).to_dict()
     # One pass over plain values per host (a 1,000-host bundle: no per-host pandas selection).
     per_gpu: dict[str, list[tuple]] = {}
     for target, entity, util, memory in zip(gpus["target"], gpus["entity"], gpus["util"], gpus["memory_pct"]):

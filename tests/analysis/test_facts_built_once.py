@@ -22,7 +22,7 @@ COLUMNS = analysis.FACT_COLUMNS
 
 def reference(table: frame.SampleTable) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The facts and links as pd.concat of whole frames makes them (the analysis before the facts were built once)."""
-    samples, series = analysis._in_snapshot_order(table)
+    samples, series, _ = analysis._in_snapshot_order(table)
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
     latest = analysis._latest(samples, series)
     codes, names = pd.factorize(latest["metric"].to_numpy())
@@ -97,16 +97,39 @@ def test_the_facts_are_the_concatenation_of_their_parts(which: str, pod_bundle: 
         assert {"counter_reset", "bw_efficiency", "triage_verdict", "rx_pause_fraction"} <= metrics, metrics
         joined = facts.loc[facts["metric"] == "tool_error", "text"]
         assert joined.str.contains(" | ", regex=False).any(), joined
+    assert_codes_name_the_facts(built)
+
+
+def assert_codes_name_the_facts(built: analysis.Analysis) -> None:
+    """The codes the analysis hands its query (built with the facts, never factorized from them) name every fact's
+    metric and target, each distinct value once: the query's groups are the ones a factorize would give."""
+    for column in ("metric", "target"):
+        codes, uniques = built.query._codes[column]  # handed over, not computed by the query
+        assert len(codes) == len(built.facts) > 0
+        assert len(set(uniques.tolist())) == len(uniques)
+        named = np.array([*uniques.tolist(), None], dtype=object)[codes]
+        assert (named == built.facts[column].to_numpy(dtype=object)).all(), column
+    groups = built.query.target_positions()
+    expected = built.facts.groupby("target", sort=False).indices
+    assert {t: list(at) for t, at in groups.items()} == {t: list(at) for t, at in expected.items()}
+    for metric in ("triage_verdict", "counter_reset", "symbol_errors_per_s", "tool_error"):
+        assert list(built.query.positions(metric)) == list(np.flatnonzero(built.facts["metric"] == metric)), metric
 
 
 def test_a_part_the_arrays_cannot_hold_as_typed_is_concatenated_as_pandas_would() -> None:
     """A triage-like part whose value column is text: the facts' value column becomes what pd.concat makes it."""
     table = frame.load(DEMO, write_store=False)
-    samples, series = analysis._in_snapshot_order(table)
+    samples, series, codes = analysis._in_snapshot_order(table)
     last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())
-    facts = analysis._Facts(samples, last, len(last) + 10)
-    facts.latest(samples, last, np.zeros(len(last), dtype=bool))
+    facts = analysis._Facts(samples, last, len(last) + 10, codes)
+    facts.latest(samples, last, np.zeros(len(last), dtype=bool), codes)
     before = facts.frame()
-    odd = before.iloc[:2].assign(value=["a", "b"])
+    odd = before.iloc[:2].assign(value=["a", "b"], metric=["a_new_metric", None])
     facts.extend(odd)
     pd.testing.assert_frame_equal(facts.frame(), pd.concat([before, odd], ignore_index=True))
+    metric_codes, uniques = facts.codes()["metric"]  # the codes follow the facts into the concatenated frame
+    named = np.array([*uniques.tolist(), None], dtype=object)[metric_codes]
+    stated = facts.frame()["metric"].to_numpy(dtype=object)
+    # a missing name is code -1, whether the concatenation made it None or NaN
+    assert ((named == stated) | (pd.isna(named) & pd.isna(stated))).all()
+    assert named[-2] == "a_new_metric" and metric_codes[-1] == -1
