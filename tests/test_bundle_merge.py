@@ -135,6 +135,33 @@ def test_the_merged_manifest_says_what_it_is(shards, tmp_path) -> None:
     assert [t["name"] for t in manifest["targets"]] == ["gpu01", "gpu03", "leaf01", "gpu02", "stor01"]
 
 
+def test_the_merged_inventory_lists_the_manifests_targets_and_loads_as_an_inventory(shards, tmp_path) -> None:
+    import yaml
+
+    from rdmatool import inventory
+
+    merge(shards, tmp_path / "all")
+    manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
+    text = (tmp_path / "all" / "inventory.yaml").read_text()
+    assert yaml.safe_load(text) == {"targets": manifest["targets"]}
+    assert len(text.splitlines()) == 1 + len(manifest["targets"])  # one line per target (JSON flow mappings)
+    loaded = inventory.load(tmp_path / "all" / "inventory.yaml", ssh_config=None)
+    assert [t.name for t in loaded] == [t["name"] for t in manifest["targets"]]
+
+
+@pytest.mark.parametrize("odd", ["yes", "1e5", "a: b # c", "it's \"q\" \\", "é", "tab\there", "", "null", "~"])
+def test_the_inventory_text_reads_back_as_the_targets_whatever_they_hold(odd: str) -> None:
+    import yaml
+
+    targets = [{"name": "gpu01", "address": "10.0.0.1", "port": 2222, "role": None, "ports": ["mlx5_0/1", odd],
+                "note": odd, "enabled": True}, {"name": "leaf01", "kind": "switch"}]
+    text = bundle_merge.inventory_text(targets)
+    assert yaml.safe_load(text) == {"targets": targets}, text
+    assert yaml.safe_load(bundle_merge.inventory_text([])) == {"targets": []}
+    plain = odd.isascii() and odd.isprintable()
+    assert text.startswith("targets:\n- {") == plain  # JSON flow style only where JSON and YAML agree
+
+
 def test_files_are_hard_linked_and_copies_keep_their_modification_times(shards, tmp_path, monkeypatch) -> None:
     linked = merge(shards, tmp_path / "linked")
     assert linked.linked > 0 and linked.copied == 0
