@@ -295,15 +295,3 @@ def test_series_ids_group_rows_exactly_as_their_keys_do(data) -> None:
     for i in range(n):
         for j in range(n):
             assert (ids[i] == ids[j]) == (keys[i] == keys[j])
-
-
-def test_codes_of_gives_what_code_gives_one_text_at_a_time() -> None:
-    """The store's output texts are coded in bulk (Columns.codes_of): the same codes and the same pool, new strings
-    added in the same order, as `code` called per text."""
-    from rdmatool.sample_columns import Columns
-
-    texts = ["a", None, "b", "new", "a", "new", None, "other", float("nan")]
-    one, bulk = Columns().with_pool(["b", "a"]), Columns().with_pool(["b", "a"])
-    expected = [one.code(t) for t in texts]
-    assert bulk.codes_of(texts) == expected
-    assert bulk.strings == one.strings and expected[:4] == [1, -1, 0, 2]
