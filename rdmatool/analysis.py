@@ -58,9 +58,10 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     table has none), snapshot by snapshot (a bundle's rows come that way already)."""
     samples = table.frame
     series = table.series if table.series is not None else frames.series_ids(samples)
-    codes = table.codes
-    if codes is None or any(len(c[0]) != len(samples) for c in codes.values()):
-        codes = {c: frames.column_codes(samples[c].to_numpy()) for c in _CODED if c in samples.columns}
+    codes = dict(table.codes or {})
+    for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
+        if c in samples.columns and (c not in codes or len(codes[c][0]) != len(samples)):
+            codes[c] = frames.column_codes(samples[c].to_numpy())
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
         order = np.argsort(snapshot, kind="stable")

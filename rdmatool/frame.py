@@ -56,7 +56,7 @@ class SampleTable:
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
     # The `metric` and `target` columns as integer codes, when the loader knows them (the store's string codes):
     # column → (a code per row, -1 for none; the distinct values, an object array). A selection by metric over a
-    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`ColumnCodes`).
+    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`rows_of`).
     codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
 
 
@@ -74,6 +74,11 @@ def rows_of(codes: tuple[np.ndarray, np.ndarray], wanted) -> np.ndarray:
     if len(hits) == 1:
         return row_codes == hits[0]
     return np.isin(row_codes, hits)
+
+
+def _fit(codes: dict | None, frame: pd.DataFrame) -> bool:
+    """Whether `codes` hold the metric codes of exactly this frame's rows (else the strings are compared)."""
+    return bool(codes) and "metric" in codes and len(codes["metric"][0]) == len(frame)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -147,8 +152,10 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
     series = arrays["series"] if "series" in arrays else store.series_of(outputs, arrays)
     # The pool holds each string once (the store checks it; a parse builds it so): its codes are the metric's codes.
-    codes = {"metric": (arrays["metric"], pool[:-1]), "target": (per_output(target_codes), np.asarray(target_names,
-                                                                                                    dtype=object))}
+    # Checked again here, as it is cheap: a string twice would make one metric two groups.
+    codes = {"target": (per_output(target_codes), np.asarray(target_names, dtype=object))}
+    if len(set(strings)) == len(strings):
+        codes["metric"] = (arrays["metric"], pool[:-1])
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
                        series, list(skipped or []), notes, codes=codes)
 
@@ -158,7 +165,7 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     targets, of which classes — so that what was not read is said, never hidden. `codes`: SampleTable.codes."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
-    mask = rows_of(codes["metric"], ["parse_skipped_lines"]) if codes and "metric" in codes else \
+    mask = rows_of(codes["metric"], ["parse_skipped_lines"]) if _fit(codes, frame) else \
         (frame["metric"] == "parse_skipped_lines").to_numpy(dtype=bool)
     noise = frame.take(np.flatnonzero(mask))  # a few rows: taken, not every column of the frame masked
     out = []
@@ -205,7 +212,7 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
 def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
     """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    if codes and "metric" in codes:
+    if _fit(codes, frame):
         return pd.Series(rows_of(codes["metric"], counters), index=frame.index)
     return frame["metric"].isin(counters)
 
@@ -310,7 +317,7 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
 
 
 def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    mask = rows_of(codes["metric"], ["counter_saturated"]) if codes and "metric" in codes else \
+    mask = rows_of(codes["metric"], ["counter_saturated"]) if _fit(codes, frame) else \
         (frame["metric"] == "counter_saturated").to_numpy(dtype=bool)
     marks = frame.take(np.flatnonzero(mask))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}
