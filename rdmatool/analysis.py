@@ -94,14 +94,14 @@ _USABLE_FLAGS = ("", "wrap32", "wrap64")
 def analyse(table: frames.SampleTable) -> Analysis:
     samples, series, codes = _in_snapshot_order(table)
     # each target's first row: a hash of integer codes, not of 9,000,000 Python strings
-    first = np.flatnonzero(~pd.Series(codes["target"][0]).duplicated().to_numpy()) if "target" in codes else []
+    first = np.flatnonzero(~pd.Series(codes["target"][0]).duplicated().to_numpy())
     meta = samples[["target", "kind", "platform", "role"]].take(first)
     last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # each selection is an integer comparison of the metric's codes.
-    sample_metric, metric_names = codes["metric"] if "metric" in codes else (np.zeros(0, dtype=np.intp), [])
+    sample_metric, metric_names = codes["metric"]
     metric_codes = sample_metric[last]
-    code_of = {name: code for code, name in enumerate(metric_names.tolist())} if len(metric_names) else {}
+    code_of = {name: code for code, name in enumerate(metric_names.tolist())}
 
     def latest_of(metric: str) -> pd.DataFrame:
         """The latest values of one metric (few rows), as the facts hold them."""

@@ -76,9 +76,12 @@ def rows_of(codes: tuple[np.ndarray, np.ndarray], wanted) -> np.ndarray:
     return np.isin(row_codes, hits)
 
 
-def _fit(codes: dict | None, frame: pd.DataFrame) -> bool:
-    """Whether `codes` hold the metric codes of exactly this frame's rows (else the strings are compared)."""
-    return bool(codes) and "metric" in codes and len(codes["metric"][0]) == len(frame)
+def _metric_mask(frame: pd.DataFrame, codes: dict | None, wanted) -> np.ndarray:
+    """Which rows of the frame read one of these metrics: by `codes` (SampleTable.codes) when they are the codes of
+    exactly this frame's rows, else by comparing the strings."""
+    if codes and "metric" in codes and len(codes["metric"][0]) == len(frame):
+        return rows_of(codes["metric"], wanted)
+    return frame["metric"].isin(wanted).to_numpy(dtype=bool)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -165,9 +168,7 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     targets, of which classes — so that what was not read is said, never hidden. `codes`: SampleTable.codes."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
-    mask = rows_of(codes["metric"], ["parse_skipped_lines"]) if _fit(codes, frame) else \
-        (frame["metric"] == "parse_skipped_lines").to_numpy(dtype=bool)
-    noise = frame.take(np.flatnonzero(mask))  # a few rows: taken, not every column of the frame masked
+    noise = frame.take(np.flatnonzero(_metric_mask(frame, codes, ["parse_skipped_lines"])))  # a few rows: taken, not every column of the frame masked
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()
@@ -212,9 +213,7 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
 def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
     """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    if _fit(codes, frame):
-        return pd.Series(rows_of(codes["metric"], counters), index=frame.index)
-    return frame["metric"].isin(counters)
+    return pd.Series(_metric_mask(frame, codes, counters), index=frame.index)
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
@@ -317,7 +316,5 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
 
 
 def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    mask = rows_of(codes["metric"], ["counter_saturated"]) if _fit(codes, frame) else \
-        (frame["metric"] == "counter_saturated").to_numpy(dtype=bool)
-    marks = frame.take(np.flatnonzero(mask))
+    marks = frame.take(np.flatnonzero(_metric_mask(frame, codes, ["counter_saturated"])))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}
