@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
 from rdmatool import frame as frames
 from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
@@ -61,7 +62,7 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     codes = dict(table.codes or {})
     for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
         if c in samples.columns and (c not in codes or len(codes[c][0]) != len(samples)):
-            codes[c] = frames.column_codes(samples[c].to_numpy())
+            codes[c] = column_codes.factorized(samples[c].to_numpy())
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
         order = np.argsort(snapshot, kind="stable")
@@ -94,7 +95,7 @@ _USABLE_FLAGS = ("", "wrap32", "wrap64")
 def analyse(table: frames.SampleTable) -> Analysis:
     samples, series, codes = _in_snapshot_order(table)
     # each target's first row: a hash of integer codes, not of 9,000,000 Python strings
-    first = np.flatnonzero(~pd.Series(codes["target"][0]).duplicated().to_numpy())
+    first = column_codes.first_rows(samples, codes, "target")
     meta = samples[["target", "kind", "platform", "role"]].take(first)
     last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
@@ -149,7 +150,7 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
                  codes: dict) -> pd.DataFrame:
     """The rows of `frames.rates_with_rows` of these metrics, in their order (`codes`: the samples' metric codes)."""
     row_codes, uniques = codes["metric"]
-    at = np.flatnonzero(frames.rows_of((row_codes[rates.rows], uniques), metrics))
+    at = np.flatnonzero(column_codes.rows_of((row_codes[rates.rows], uniques), metrics))
     out = samples[frames.KEY].take(rates.rows[at]).reset_index(drop=True)
     for name in ("window", "delta", "rate", "flag", "previous", "current"):
         out["window_s" if name == "window" else name] = getattr(rates, name)[at]
@@ -208,7 +209,7 @@ class _Facts:
         if errors.any():
             # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
             # first first: the first is usually the cause, the rest its consequences.
-            every = samples.take(np.flatnonzero(frames.rows_of(codes["metric"], ["tool_error"])))
+            every = samples.take(np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"])))
             joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
                 lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
             last_text = joined[~every.duplicated(frames.KEY, keep="last")]

@@ -15,17 +15,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
+
 _NO_ROWS = np.array([], dtype=np.intp)
 
 
 def _as_list(wanted) -> list:
     return wanted if isinstance(wanted, list) else [wanted]
-
-
-def _factorized(facts: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """A column's codes (-1 where missing) and its distinct values (an object array) in order of appearance."""
-    codes, uniques = pd.factorize(facts[column], use_na_sentinel=True)
-    return codes, np.asarray(uniques, dtype=object)
 
 
 def _positions(codes: np.ndarray, uniques: np.ndarray) -> dict:
@@ -148,7 +144,7 @@ class FactQuery:
     def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """The column's codes (-1 where missing) and distinct values, computed once per query."""
         if column not in self._codes:
-            self._codes[column] = _factorized(self.facts, column)
+            self._codes[column] = column_codes.factorized(self.facts[column])
         return self._codes[column]
 
     def targets_with(self, metric: str) -> set:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool import metrics, parsers, samples_store
+from rdmatool import column_codes, metrics, parsers, samples_store
 from rdmatool import sample_columns as store
 from rdmatool.bundle import Bundle
 from rdmatool.model import MetricKind
@@ -56,32 +56,8 @@ class SampleTable:
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
     # The `metric` and `target` columns as integer codes, when the loader knows them (the store's string codes):
     # column → (a code per row, -1 for none; the distinct values, an object array). A selection by metric over a
-    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`rows_of`).
+    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`column_codes.rows_of`).
     codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
-
-
-def column_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A column's codes (-1 where missing) and its distinct values, as `SampleTable.codes` holds them."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    return codes, np.asarray(uniques, dtype=object)
-
-
-def rows_of(codes: tuple[np.ndarray, np.ndarray], wanted) -> np.ndarray:
-    """A boolean mask of the rows whose value is one of `wanted`, from a column's codes."""
-    row_codes, uniques = codes
-    names = set(wanted)
-    hits = np.flatnonzero(np.fromiter((u in names for u in uniques.tolist()), dtype=bool, count=len(uniques)))
-    if len(hits) == 1:
-        return row_codes == hits[0]
-    return np.isin(row_codes, hits)
-
-
-def _metric_mask(frame: pd.DataFrame, codes: dict | None, wanted) -> np.ndarray:
-    """Which rows of the frame read one of these metrics: by `codes` (SampleTable.codes) when they are the codes of
-    exactly this frame's rows, else by comparing the strings."""
-    if codes and "metric" in codes and len(codes["metric"][0]) == len(frame):
-        return rows_of(codes["metric"], wanted)
-    return frame["metric"].isin(wanted).to_numpy(dtype=bool)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -168,7 +144,8 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     targets, of which classes — so that what was not read is said, never hidden. `codes`: SampleTable.codes."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
-    noise = frame.take(np.flatnonzero(_metric_mask(frame, codes, ["parse_skipped_lines"])))  # a few rows: taken, not every column of the frame masked
+    # a few rows: taken, not every column of the frame masked
+    noise = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"])))
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()
@@ -213,7 +190,7 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
 def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
     """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    return pd.Series(_metric_mask(frame, codes, counters), index=frame.index)
+    return pd.Series(column_codes.mask(frame, codes, "metric", counters), index=frame.index)
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
@@ -316,5 +293,5 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
 
 
 def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    marks = frame.take(np.flatnonzero(_metric_mask(frame, codes, ["counter_saturated"])))
+    marks = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"])))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}

@@ -22,6 +22,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
+
 COLUMNS = [
     "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
     "window_s", "delta", "flag",
@@ -67,13 +69,7 @@ def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None) -> pd.Da
     """The rows of these metrics on hosts, in the frame's order: the metrics first (a few thousand of 800,000 rows),
     so that neither the kind test nor the cut runs over the whole frame. `codes`: the frame's metric codes
     (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings."""
-    if codes and "metric" in codes and len(codes["metric"][0]) == len(frame):
-        row_codes, uniques = codes["metric"]
-        wanted = set(metrics)
-        hits = [code for code, name in enumerate(uniques.tolist()) if name in wanted]
-        rows = frame.take(np.flatnonzero(np.isin(row_codes, hits)))
-    else:
-        rows = frame[frame["metric"].isin(metrics).to_numpy(dtype=bool)]
+    rows = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics)))
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
 
@@ -133,10 +129,7 @@ def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict 
     gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
-    if fact_codes and "target" in fact_codes and len(fact_codes["target"][0]) == len(facts):
-        first = np.flatnonzero(~pd.Series(fact_codes["target"][0]).duplicated().to_numpy())
-    else:
-        first = np.flatnonzero(~facts["target"].duplicated().to_numpy())
+    first = column_codes.first_rows(facts, fact_codes, "target")
     # each target's first fact (only four of its columns are read)
     meta = facts[["target", "kind", "platform", "role"]].take(first).set_index("target")
     window = _host_rows(facts, _DATA, fact_codes)[["target", "window_s"]].groupby("target")["window_s"]

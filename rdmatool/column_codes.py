@@ -1,0 +1,55 @@
+"""A table column as integer codes: (a code per row, -1 where missing; the distinct values, an object array).
+
+A fleet's sample and fact tables hold millions of rows but a few hundred metrics and a few thousand targets. Selecting
+rows by metric, or finding each target's first row, is then an integer comparison or a hash of integers instead of one
+over millions of Python strings. The sample table gets its codes from the store's string pool, the facts from the
+analysis; the frame, the triage, the analysis and the facts' query all select through the helpers here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+Codes = tuple[np.ndarray, np.ndarray]
+
+
+def factorized(values) -> Codes:
+    """A column's codes (-1 where missing) and its distinct values in order of appearance."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def fitting(codes: dict | None, column: str, rows: int) -> Codes | None:
+    """The column's codes from a table's `codes` (column → Codes) when they are the codes of exactly `rows` rows —
+    the table they travel with — else None (a frame cut or sorted since: compare the strings)."""
+    if codes and column in codes and len(codes[column][0]) == rows:
+        return codes[column]
+    return None
+
+
+def rows_of(codes: Codes, wanted) -> np.ndarray:
+    """A boolean mask of the rows whose value is one of `wanted`."""
+    row_codes, uniques = codes
+    names = set(wanted)
+    hits = np.flatnonzero(np.fromiter((u in names for u in uniques.tolist()), dtype=bool, count=len(uniques)))
+    if len(hits) == 1:
+        return row_codes == hits[0]
+    return np.isin(row_codes, hits)
+
+
+def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.ndarray:
+    """Which rows of the frame hold one of `wanted` in `column`: by its codes when they fit the frame, else by
+    comparing the strings."""
+    known = fitting(codes, column, len(frame))
+    if known is not None:
+        return rows_of(known, wanted)
+    return frame[column].isin(wanted).to_numpy(dtype=bool)
+
+
+def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarray:
+    """The position of the first row of each distinct value of `column`, ascending: a hash of the codes when they fit
+    the frame, else of the strings."""
+    known = fitting(codes, column, len(frame))
+    values = known[0] if known is not None else frame[column].to_numpy()
+    return np.flatnonzero(~pd.Series(values).duplicated().to_numpy())

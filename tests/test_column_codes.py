@@ -1,0 +1,45 @@
+"""The column codes' selections answer exactly what the string comparisons they replace answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rdmatool import column_codes
+
+FRAME = pd.DataFrame({
+    "metric": ["rx_bytes", "tx_bytes", None, "rx_bytes", "port_state", "tx_bytes", "rx_bytes"],
+    "target": ["h2", "h1", "h1", "h2", None, "h3", "h1"],
+})
+
+
+def _codes() -> dict:
+    return {c: column_codes.factorized(FRAME[c].to_numpy()) for c in FRAME.columns}
+
+
+def test_factorized_gives_minus_one_for_missing_and_values_in_order_of_appearance() -> None:
+    codes, uniques = column_codes.factorized(FRAME["metric"].to_numpy())
+    assert list(uniques) == ["rx_bytes", "tx_bytes", "port_state"]
+    assert codes.tolist() == [0, 1, -1, 0, 2, 1, 0]
+
+
+def test_mask_by_codes_equals_the_string_comparison() -> None:
+    for wanted in (["rx_bytes"], ["rx_bytes", "port_state"], ["absent"], []):
+        by_codes = column_codes.mask(FRAME, _codes(), "metric", wanted)
+        by_strings = column_codes.mask(FRAME, None, "metric", wanted)
+        assert by_codes.tolist() == FRAME["metric"].isin(wanted).tolist() == by_strings.tolist()
+
+
+def test_codes_of_other_rows_are_not_used() -> None:
+    # codes of a longer table (the frame was cut since): the strings decide, not the stale codes
+    stale = {"metric": (np.zeros(len(FRAME) + 1, dtype=np.intp), np.array(["tx_bytes"], dtype=object))}
+    assert column_codes.fitting(stale, "metric", len(FRAME)) is None
+    assert column_codes.mask(FRAME, stale, "metric", ["tx_bytes"]).tolist() == [False, True, False, False, False,
+                                                                               True, False]
+
+
+def test_first_rows_by_codes_equals_each_values_first_row() -> None:
+    expected = np.flatnonzero(~FRAME["target"].duplicated().to_numpy()).tolist()
+    assert expected == [0, 1, 4, 5]
+    assert column_codes.first_rows(FRAME, _codes(), "target").tolist() == expected
+    assert column_codes.first_rows(FRAME, None, "target").tolist() == expected
