@@ -243,6 +243,7 @@ def collect_to_bundle(
                 first = len(writer.written)
                 _write_outcome(writer, outcome)
                 fresh = writer.written[first:]
+                writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
             store.add(fresh, writer.signatures)
 
         outcomes = collect_all(targets, options, progress, finished=write)
