@@ -228,13 +228,12 @@ def collect_to_bundle(
     """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
     only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
     from rdmatool import bundle as bundle_io
-    from rdmatool import samples_store
 
     writer = bundle_io.BundleWriter(out)
     try:
         started = now_iso()
         lock = threading.Lock()
-        store = samples_store.StoreBuilder()
+        builder: list = []  # the samples store's builder, made when the first target is done (`_store_builder`)
 
         def write(outcome: TargetOutcome) -> None:
             # Each target is written and parsed as soon as it is done, while slower hosts still answer: the commit
@@ -244,7 +243,9 @@ def collect_to_bundle(
                 _write_outcome(writer, outcome)
                 fresh = writer.written[first:]
                 writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
-            store.add(fresh, writer.signatures)
+                if not builder:
+                    builder.append(_store_builder())
+            builder[0].add(fresh, writer.signatures)
 
         outcomes = collect_all(targets, options, progress, finished=write)
         finished = now_iso()
@@ -257,12 +258,21 @@ def collect_to_bundle(
             for o in outcomes for index, results in sorted(o.snapshots.items()) for r in results if r.error and o.ok
         ]
         # The parsed samples go with the bundle: its readers then read numbers instead of parsing again.
+        store = builder[0] if builder else _store_builder()
         path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s,
                              before_commit=store.write)
     except BaseException:
         writer.abort()  # never a half bundle under any name
         raise
     return outcomes, str(path)
+
+
+def _store_builder():
+    """A new samples store builder. Imported here, when the first target is done: the parse's imports (numpy) then
+    load while the other targets are still collected, not between the command's start and its first connection."""
+    from rdmatool import samples_store
+
+    return samples_store.StoreBuilder()
 
 
 def _write_outcome(writer, outcome: TargetOutcome) -> None:

@@ -72,3 +72,13 @@ def test_rdmatool_help_lists_every_command():
     for names in cli.COMMAND_MODULES.values():
         for name in names:
             assert f" {name} " in done.stdout, name
+
+
+def test_a_collection_reaches_its_first_connection_without_numpy_or_pandas():
+    # What `rdmatool collect` imports before its fan-out starts: the parse's numpy is imported by the first target
+    # done (collect._store_builder), while the others are still collected, not before the first connection.
+    code = ("import sys, rdmatool.cli.collect_cmd, rdmatool.inventory, rdmatool.collect, rdmatool.bundle; "
+            "print(' '.join(m for m in ('numpy', 'pandas') if m in sys.modules)); "
+            "from rdmatool import collect; collect._store_builder(); print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.split("\n")[:2] == ["", "True"]
