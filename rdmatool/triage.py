@@ -137,18 +137,21 @@ def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict 
     errors = _network_errors(facts, fact_codes).to_dict()
     # One pass over plain values per host (a 1,000-host bundle: no per-host pandas selection).
     per_gpu: dict[str, list[tuple]] = {}
-    for target, entity, util, memory in zip(gpus["target"], gpus["entity"], gpus["util"], gpus["memory_pct"]):
+    # (plain lists: iterating pandas' string columns element by element costs more than the loop's own work)
+    for target, entity, util, memory in zip(gpus["target"].tolist(), gpus["entity"].tolist(), gpus["util"].tolist(),
+                                            gpus["memory_pct"].tolist()):
         per_gpu.setdefault(target, []).append((entity, float(util), float(memory)))
     per_port: dict[str, dict[str, float]] = {}
-    for target, entity, value in zip(ports["target"], ports["entity"], ports["value"]):
+    for target, entity, value in zip(ports["target"].tolist(), ports["entity"].tolist(), ports["value"].tolist()):
         per_port.setdefault(target, {})[entity] = round(float(value), 4)
     busiest = {t: max(p.items(), key=lambda kv: kv[1]) for t, p in per_port.items()}
     out = []
     for target in sorted(per_gpu):
         own = per_gpu[target]
-        gpu_pct = float(np.mean([u for _, u, _ in own]))
+        # a plain mean: np.mean's call costs more than a host's few GPUs (and sums them in the same order)
+        gpu_pct = sum(u for _, u, _ in own) / len(own)
         memories = [m for _, _, m in own if m == m]
-        memory_pct = float(np.mean(memories)) if memories else float("nan")
+        memory_pct = sum(memories) / len(memories) if memories else float("nan")
         port, network = busiest.get(target, (None, float("nan")))
         grown = float(errors.get(target, 0.0))
         verdict = classify(gpu_pct, memory_pct, network)

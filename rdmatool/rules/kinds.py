@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.playbook import Rule
@@ -393,7 +394,7 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     targets = sorted(population - {"fabric"})
     wanted = list(p["metrics"])
     holders = {m: query.targets_with(m) for m in dict.fromkeys(wanted)}
-    role_of = query.derived(("kinds.missing", "roles"), lambda: _roles(facts)) if p.get("peers_have") else {}
+    role_of = query.derived(("kinds.missing", "roles"), lambda: _roles(query)) if p.get("peers_have") else {}
     # The roles among each metric's holders: a target lacking the metric has a peer (same role) reporting it exactly
     # when its role is among them (it is no holder itself) — one set per metric, not one per target and metric.
     roles_holding = {m: {role_of.get(t) for t in held} for m, held in holders.items()} if role_of else {}
@@ -413,9 +414,12 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     return pd.DataFrame(out, columns=HIT_COLUMNS) if out else empty_hits()
 
 
-def _roles(facts: pd.DataFrame) -> dict:
-    """target → role (None when the inventory gives none: then every such target is a peer of the others)."""
-    pairs = facts[["target", "role"]].drop_duplicates("target")
+def _roles(query: FactQuery) -> dict:
+    """target → role of its first fact (None when the inventory gives none: then every such target is a peer of the
+    others). The first rows from the query's target codes: a hash of integers, not of a fleet's 8,000,000 strings."""
+    facts = query.facts
+    first = column_codes.first_rows(facts, {"target": query.codes("target")}, "target")
+    pairs = facts[["target", "role"]].take(first)
     return dict(zip(pairs["target"], pairs["role"].where(pairs["role"].notna(), None)))
 
 
