@@ -61,7 +61,7 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     series = table.series if table.series is not None else frames.series_ids(samples)
     codes = dict(table.codes or {})
     for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
-        if c in samples.columns and (c not in codes or len(codes[c][0]) != len(samples)):
+        if c in samples.columns and column_codes.fitting(codes, c, len(samples)) is None:
             codes[c] = column_codes.factorized(samples[c].to_numpy())
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():

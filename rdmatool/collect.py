@@ -255,19 +255,18 @@ def collect_to_bundle(
     writer = bundle_io.BundleWriter(out)
     try:
         started = now_iso()
-        lock = threading.Lock()
         builder: list = []  # the samples store's builder, made when the first target is done (`_store_builder`)
 
         def write(outcome: TargetOutcome) -> None:
             # Each target is written and parsed as soon as it is done, while slower hosts still answer: the commit
             # then only joins the parsed shares (parsing everything at the end came after the last host, on top).
-            with lock:  # one writer, many collecting threads
-                first = len(writer.written)
-                _write_outcome(writer, outcome)
-                fresh = writer.written[first:]
-                writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
-                if not builder:
-                    builder.append(_store_builder())
+            # collect_all calls this for one outcome at a time, from its writing thread: no lock is needed.
+            first = len(writer.written)
+            _write_outcome(writer, outcome)
+            fresh = writer.written[first:]
+            writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
+            if not builder:
+                builder.append(_store_builder())
             builder[0].add(fresh, writer.signatures)
 
         outcomes = collect_all(targets, options, progress, finished=write)

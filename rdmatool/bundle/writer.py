@@ -73,7 +73,8 @@ class BundleWriter:
         """Start making these written outputs (raw and side file) durable now, in a few threads of the writer's own,
         so that a collection's commit does not fsync 4,000 files after its last host answered (0.3-2 s on the
         benchmarks' machine) and no collecting thread waits for its own files' journal commits. Not thread-safe
-        against `add` of the same files: call it after them, as the collect service does under its lock."""
+        against `add` of the same files: call it after them, from the thread that added them, as the collect service
+        does."""
         if self._sync_pool is None:
             self._sync_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bundle-fsync")
         for _, _, raw, _ in written:
