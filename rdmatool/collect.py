@@ -61,10 +61,8 @@ Progress = Callable[[str, str], None]  # (target name, event) — presentation l
 def collect_all(targets: list[Target], options: CollectOptions, progress: Progress | None = None,
                 finished: Callable[[TargetOutcome], None] | None = None) -> list[TargetOutcome]:
     """Every target's outcome, in the targets' order. `finished` is called with each outcome as soon as its target is
-    done (the bundle is written while slower hosts still answer), one outcome at a time in a thread of its own: the
-    collecting thread goes on to its next target at once instead of writing and parsing first (measured: a worker
-    slot held 0.1 s per host for that). What `finished` raises ends the collection, as an exception of the caller
-    would."""
+    done, in the thread that collected it (the bundle is written while slower hosts still answer); what it raises
+    ends the collection, as an exception of the caller would."""
     known = None if options.local else KnownHosts(options.known_hosts, options.accept_new_host_keys,
                                                   options.accept_new_key_types)
     snapshot_count = 1 if options.interval_s <= 0 else 2
@@ -72,20 +70,6 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     report = progress or (lambda name, event: None)
     stop = threading.Event()
     subnets = _Subnets()
-    # One thread for every outcome's writing and parsing: both hold the interpreter lock, so more threads would not
-    # do it sooner, and the writer and the samples store see one outcome at a time.
-    writing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rdmatool-write") if finished else None
-    written: list = []
-
-    def finish(outcome: TargetOutcome) -> None:
-        if stop.is_set():
-            return
-        try:
-            finished(outcome)
-        except BaseException:
-            stop.set()  # the collection ends: the other targets stop at their next step
-            raise
-        report(outcome.target.name, "failed" if outcome.error else "done")
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
@@ -93,10 +77,9 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
             _collect_target(outcome, options, known, stop, snapshot_count, deadline, subnets)
         except Exception as exc:  # the last line of defence: one broken target never stops the others
             outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
-        if writing is None:
-            report(outcome.target.name, "failed" if outcome.error else "done")
-        elif not stop.is_set():
-            written.append(writing.submit(finish, outcome))
+        if finished is not None and not stop.is_set():
+            finished(outcome)
+        report(outcome.target.name, "failed" if outcome.error else "done")
 
     # Ctrl-C must end a collection promptly: workers wait on `stop` instead of sleeping, and the pool is not
     # joined on the way out (the caller discards the half-written bundle).
@@ -105,15 +88,9 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
         futures = [pool.submit(work, outcome) for outcome in outcomes]
         for future in futures:
             future.result()
-        if writing is not None:
-            writing.shutdown(wait=True)
-            for future in written:
-                future.result()  # the first failure of `finished`, raised here
     except BaseException:
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        if writing is not None:
-            writing.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
     return outcomes
@@ -255,18 +232,18 @@ def collect_to_bundle(
     writer = bundle_io.BundleWriter(out)
     try:
         started = now_iso()
+        lock = threading.Lock()
         builder: list = []  # the samples store's builder, made when the first target is done (`_store_builder`)
 
         def write(outcome: TargetOutcome) -> None:
             # Each target is written and parsed as soon as it is done, while slower hosts still answer: the commit
             # then only joins the parsed shares (parsing everything at the end came after the last host, on top).
-            # collect_all calls this for one outcome at a time, from its writing thread: no lock is needed.
-            first = len(writer.written)
-            _write_outcome(writer, outcome)
-            fresh = writer.written[first:]
-            writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
-            if not builder:
-                builder.append(_store_builder())
+            with lock:  # one writer, many collecting threads
+                first = len(writer.written)
+                _write_outcome(writer, outcome)
+                fresh = writer.written[first:]
+                if not builder:
+                    builder.append(_store_builder())
             builder[0].add(fresh, writer.signatures)
 
         outcomes = collect_all(targets, options, progress, finished=write)

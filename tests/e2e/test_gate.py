@@ -112,7 +112,7 @@ def test_unreachable_node_is_inconclusive_unless_allowed(clean, tmp_path: Path) 
     assert drained == []
     assert [f["target"] for f in payload["failures"]] == ["gpu99"]
     allowed, payload, _, _ = gate(clean, tmp_path, "--allow-missing", "1", inventory=inventory)
-    assert allowed.returncode == 0, payload.get("stages")
+    assert allowed.returncode == 0, (payload.get("stages"), payload.get("failures"), payload.get("missing"))
 
 
 def test_budget_exceeded_is_inconclusive_with_what_finished(clean, tmp_path: Path) -> None:
