@@ -319,7 +319,7 @@ class _CodeBook:
 
     def codes_of(self, values: np.ndarray) -> np.ndarray:
         """The codes of a column of values (-1 for a missing one), new values added."""
-        row_codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        row_codes, uniques = column_codes.factorized(values)
         table = np.array([self.code(v) for v in uniques.tolist()] + [-1], dtype=np.int64)
         return table[row_codes]  # code -1 (missing) reads the trailing -1
 
