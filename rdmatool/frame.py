@@ -276,8 +276,7 @@ def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
     """Of `rows` (ascending), the last one of each series, still ascending."""
     if not len(rows):
         return rows
-    keep = ~pd.Series(series[rows]).duplicated(keep="last").to_numpy()
-    return rows[keep]
+    return rows[column_codes.last_of_each(series[rows])]
 
 
 def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:

@@ -48,7 +48,7 @@ def gate(fab, tmp_path: Path, *extra: str, inventory: Path | None = None):
 
 def test_healthy_fabric_passes(clean, tmp_path: Path) -> None:
     result, payload, drained, junit = gate(clean, tmp_path)
-    assert result.returncode == 0, payload.get("stages")
+    assert result.returncode == 0, (payload.get("stages"), payload.get("failures"), payload.get("missing"))
     assert payload["verdict"] == "pass"
     assert drained == [] and payload["drain"] == []
     stages = {s["name"]: s["status"] for s in payload["stages"]}
