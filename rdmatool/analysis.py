@@ -76,7 +76,7 @@ _CODED = ("metric", "target")  # the columns the facts' query is handed as codes
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
     """The last reading of each series: one row per series, never one for two (see sample_columns.series_of)."""
-    last = column_codes.last_of_each(series)
+    last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())
     return samples[FACT_COLUMNS[:11]].take(last)  # only the columns kept are cut
 
 
@@ -97,7 +97,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
     # each target's first row: a hash of integer codes, not of 9,000,000 Python strings
     first = column_codes.first_rows(samples, codes, "target")
     meta = samples[["target", "kind", "platform", "role"]].take(first)
-    last = column_codes.last_of_each(series)  # each series' latest reading
+    last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # each selection is an integer comparison of the metric's codes.
     sample_metric, metric_names = codes["metric"]

@@ -48,49 +48,8 @@ def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.nda
 
 
 def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarray:
-    """The position of the first row of each distinct value of `column`, ascending: by the codes when they fit the
-    frame, else a hash of the strings."""
+    """The position of the first row of each distinct value of `column`, ascending: a hash of the codes when they fit
+    the frame, else of the strings."""
     known = fitting(codes, column, len(frame))
-    if known is not None:
-        return first_of_each(known[0])
-    return np.flatnonzero(~pd.Series(frame[column].to_numpy()).duplicated().to_numpy())
-
-
-def first_of_each(ids: np.ndarray) -> np.ndarray:
-    """The position of the first occurrence of each distinct value of an array, ascending (as pandas' `duplicated`
-    keeps them; a missing code, -1, is one value like any other)."""
-    return _extreme_of_each(ids, last=False)
-
-
-def last_of_each(ids: np.ndarray) -> np.ndarray:
-    """The position of the last occurrence of each distinct value of an array, ascending (each series' latest reading
-    of rows in snapshot order)."""
-    return _extreme_of_each(ids, last=True)
-
-
-def _extreme_of_each(ids: np.ndarray, last: bool) -> np.ndarray:
-    """Integer ids in a dense range (codes, series ids) are bucketed by value with one unbuffered `maximum.at` /
-    `minimum.at`: at 9,000,000 rows about a third of the time of a hash table (pandas' `duplicated`), which is
-    kept for anything else (strings, floats, ids spread far wider than the rows)."""
-    ids = np.asarray(ids)
-    n = len(ids)
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    if ids.dtype.kind not in "iu":
-        return np.flatnonzero(~pd.Series(ids).duplicated(keep="last" if last else "first").to_numpy())
-    low, high = int(ids.min()), int(ids.max())
-    if high - low > 4 * n + 1024:
-        return np.flatnonzero(~pd.Series(ids).duplicated(keep="last" if last else "first").to_numpy())
-    buckets = (ids - low).astype(np.intp, copy=False)
-    positions = np.arange(n, dtype=np.intp)
-    if last:
-        chosen = np.full(high - low + 1, -1, dtype=np.intp)
-        np.maximum.at(chosen, buckets, positions)
-        chosen = chosen[chosen >= 0]
-    else:
-        chosen = np.full(high - low + 1, n, dtype=np.intp)
-        np.minimum.at(chosen, buckets, positions)
-        chosen = chosen[chosen < n]
-    keep = np.zeros(n, dtype=bool)
-    keep[chosen] = True
-    return np.flatnonzero(keep)
+    values = known[0] if known is not None else frame[column].to_numpy()
+    return np.flatnonzero(~pd.Series(values).duplicated().to_numpy())

@@ -276,7 +276,8 @@ def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
     """Of `rows` (ascending), the last one of each series, still ascending."""
     if not len(rows):
         return rows
-    return rows[column_codes.last_of_each(series[rows])]
+    keep = ~pd.Series(series[rows]).duplicated(keep="last").to_numpy()
+    return rows[keep]
 
 
 def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:

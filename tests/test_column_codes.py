@@ -43,32 +43,3 @@ def test_first_rows_by_codes_equals_each_values_first_row() -> None:
     assert expected == [0, 1, 4, 5]
     assert column_codes.first_rows(FRAME, _codes(), "target").tolist() == expected
     assert column_codes.first_rows(FRAME, None, "target").tolist() == expected
-
-
-def _by_pandas(ids, keep: str) -> list[int]:
-    return np.flatnonzero(~pd.Series(ids).duplicated(keep=keep).to_numpy()).tolist()
-
-
-def test_first_and_last_of_each_equal_pandas_duplicated() -> None:
-    rng = np.random.default_rng(7)
-    cases = [
-        rng.integers(0, 50, size=2000),  # dense ids, many repeats (series ids of a few snapshots)
-        rng.integers(-1, 5, size=300),  # codes with missing (-1) as a value of its own
-        np.concatenate([rng.permutation(1000), rng.permutation(1000)]),  # each id twice, shuffled
-        np.array([10**12, 3, 10**12, 3, 7]),  # spread far wider than the rows: the hash path
-        rng.integers(0, 2**31, size=50).astype(np.uint32),
-        np.array(["b", "a", "b", None, "a", None], dtype=object),  # not integers: the hash path
-        np.array([0.5, np.nan, 0.5, np.nan]),
-        np.array([4]),
-    ]
-    for ids in cases:
-        assert column_codes.first_of_each(ids).tolist() == _by_pandas(ids, "first"), ids
-        assert column_codes.last_of_each(ids).tolist() == _by_pandas(ids, "last"), ids
-    assert column_codes.first_of_each(np.zeros(0, dtype=np.int64)).tolist() == []
-    assert column_codes.last_of_each(np.zeros(0, dtype=np.int64)).tolist() == []
-
-
-def test_last_of_each_takes_the_latest_position_not_the_largest_value() -> None:
-    ids = np.array([2, 0, 2, 1, 0, 2])
-    assert column_codes.last_of_each(ids).tolist() == [3, 4, 5]
-    assert column_codes.first_of_each(ids).tolist() == [0, 1, 3]
