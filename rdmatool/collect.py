@@ -242,6 +242,7 @@ def collect_to_bundle(
                 first = len(writer.written)
                 _write_outcome(writer, outcome)
                 fresh = writer.written[first:]
+                writer.sync_soon(fresh)  # made durable while slower hosts still answer, not all at the commit
                 if not builder:
                     builder.append(_store_builder())
             builder[0].add(fresh, writer.signatures)

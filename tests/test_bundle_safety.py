@@ -567,6 +567,47 @@ def test_every_file_of_a_collection_is_fsynced_before_the_rename(tmp_path: Path,
     assert sorted(synced) == written and len(written) == 2 * len(hosts) + 2  # + manifest, inventory
 
 
+def test_files_synced_during_the_collection_are_not_synced_again_and_a_rewrite_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdmatool.bundle import writer as writer_mod
+
+    synced: list[str] = []
+    real = writer_mod._fsync
+    monkeypatch.setattr(writer_mod, "_fsync", lambda path: (synced.append(os.path.basename(path)), real(path)))
+    writer = BundleWriter(tmp_path / "b")
+    hosts = [f"gpu{i:03d}" for i in range(40)]
+    for host in hosts:  # each host's files handed over as the collect service does when the host is done
+        first = len(writer.written)
+        writer.add(0, CommandResult(target=host, parser="loadavg", command="cat /proc/loadavg",
+                                    stdout="0.1 0.2 0.3 1/100 42\n"))
+        writer.sync_soon(writer.written[first:])
+    writer._finish_syncing()
+    assert len(synced) == 2 * len(hosts)  # every output and side file, before the commit
+    # gpu000's output written again after its sync: its new content must be synced by the commit
+    writer.add(0, CommandResult(target="gpu000", parser="loadavg", command="cat /proc/loadavg",
+                                stdout="0.5 0.2 0.3 1/100 42\n"))
+    synced.clear()
+    path = writer.commit([Target(h, "127.0.0.1") for h in hosts], [], [], 0.0)
+    assert sorted(synced) == ["inventory.yaml", "loadavg.json", "loadavg.txt", "manifest.json"]
+    assert (path / "snapshots" / "0" / "gpu000" / "loadavg.txt").read_text().startswith("0.5")
+
+
+def test_a_failed_early_sync_stops_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdmatool.bundle import writer as writer_mod
+
+    def failing(path: str) -> None:
+        raise OSError(5, "Input/output error", path)
+
+    writer = BundleWriter(tmp_path / "b")
+    writer.add(0, CommandResult(target="gpu001", parser="loadavg", command="cat /proc/loadavg", stdout="0.1\n"))
+    monkeypatch.setattr(writer_mod, "_fsync", failing)
+    writer.sync_soon(writer.written)
+    with pytest.raises(OSError, match="Input/output"):
+        writer.commit([Target("gpu001", "127.0.0.1")], [], [], 0.0)
+    assert not (tmp_path / "b").exists()  # never published
+    writer.abort()
+
+
 def test_the_writer_takes_port_names_and_views(tmp_path: Path) -> None:
     writer = BundleWriter(tmp_path / "bundle")
     for parser, qualifier in (("sonic_portstat", "Ethernet1/1"), ("perfquery", "mlx5_0.1"),
@@ -589,7 +630,7 @@ def test_a_bundle_is_made_durable_per_file_or_by_one_filesystem_sync(
 
     calls: list[str] = []
     real_tree, real_fs = writer_mod._fsync_tree, writer_mod.sync_filesystem
-    monkeypatch.setattr(writer_mod, "_fsync_tree", lambda root: (calls.append("each"), real_tree(root)))
+    monkeypatch.setattr(writer_mod, "_fsync_tree", lambda root, skip=frozenset(): (calls.append("each"), real_tree(root, skip)))
     monkeypatch.setattr(writer_mod, "sync_filesystem", lambda root: (calls.append("fs"), real_fs(root)))
     writer = BundleWriter(tmp_path / "b")
     for i in range(3):
