@@ -592,6 +592,38 @@ def test_files_synced_during_the_collection_are_not_synced_again_and_a_rewrite_i
     assert (path / "snapshots" / "0" / "gpu000" / "loadavg.txt").read_text().startswith("0.5")
 
 
+def test_a_file_rewritten_while_its_early_sync_runs_is_synced_again_by_the_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from rdmatool.bundle import writer as writer_mod
+
+    started, release = threading.Event(), threading.Event()
+    synced: list[str] = []
+    real = writer_mod._fsync
+
+    def slow(path: str) -> None:  # the early fsync of the first output stalls until the rewrite is done
+        if path.endswith("loadavg.txt") and not started.is_set():
+            started.set()
+            release.wait(10)
+        real(path)
+        synced.append(os.path.basename(path))
+
+    monkeypatch.setattr(writer_mod, "_fsync", slow)
+    writer = BundleWriter(tmp_path / "b")
+    result = CommandResult(target="gpu001", parser="loadavg", command="cat /proc/loadavg", stdout="0.1\n")
+    writer.add(0, result)
+    writer.sync_soon(writer.written)
+    assert started.wait(10)
+    writer.add(0, CommandResult(target="gpu001", parser="loadavg", command="cat /proc/loadavg", stdout="0.9\n"))
+    release.set()
+    writer._finish_syncing()
+    synced.clear()
+    writer.commit([Target("gpu001", "127.0.0.1")], [], [], 0.0)
+    # the stalled fsync counted for the first write only: the commit syncs the rewritten output again
+    assert "loadavg.txt" in synced and "manifest.json" in synced
+
+
 def test_a_failed_early_sync_stops_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rdmatool.bundle import writer as writer_mod
 

@@ -43,8 +43,11 @@ class BundleWriter:
         self.signatures: dict[Path, tuple[list[int], list[int]]] = {}
         self._inside: Path | None = None  # the temporary snapshots folder, resolved
         self._folders: dict[tuple[int, str], Path] = {}  # the target folders made and checked so far
-        # Files made durable while the collection still runs (`sync_soon`): the commit's fsync walk skips them.
-        self._synced: set[str] = set()
+        # Files made durable while the collection still runs (`sync_soon`): the commit's fsync walk skips them. Each
+        # path's write count: an fsync counts for the write it was started after, so a file rewritten while its fsync
+        # was under way is synced again at the commit.
+        self._writes: dict[str, int] = {}
+        self._synced: dict[str, int] = {}
         self._syncing: list = []  # their pending fsyncs (futures), waited for and re-raised by `publish`
         self._sync_pool: ThreadPoolExecutor | None = None
 
@@ -62,8 +65,8 @@ class BundleWriter:
         }
         if result.qualifier:
             side["qualifier"] = result.qualifier
-        self._synced.discard(str(raw))  # (re)written: durable only once synced again
-        self._synced.discard(str(folder / f"{stem}.json"))
+        for path in (str(raw), str(folder / f"{stem}.json")):  # (re)written: durable only once synced again
+            self._writes[path] = self._writes.get(path, 0) + 1
         raw_sig = _write_new(raw, result.stdout.encode("utf-8"))
         side_sig = _write_new(folder / f"{stem}.json", (json.dumps(side, indent=1) + "\n").encode("utf-8"))
         self.signatures[raw] = (raw_sig, side_sig)
@@ -78,11 +81,15 @@ class BundleWriter:
             self._sync_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bundle-fsync")
         for _, _, raw, _ in written:
             for path in (str(raw), str(raw.with_suffix(".json"))):
-                self._syncing.append(self._sync_pool.submit(self._sync_one, path))
+                self._syncing.append(self._sync_pool.submit(self._sync_one, path, self._writes.get(path, 0)))
 
-    def _sync_one(self, path: str) -> None:
+    def _sync_one(self, path: str, write: int) -> None:
         _fsync(path)
-        self._synced.add(path)
+        self._synced[path] = write
+
+    def _durable(self) -> set[str]:
+        """The files synced since their last write (call once the fsyncs are finished)."""
+        return {path for path, write in self._synced.items() if self._writes.get(path) == write}
 
     def _finish_syncing(self) -> None:
         """Wait for the fsyncs `sync_soon` started; the first failure is raised (the bundle is then not published)."""
@@ -158,7 +165,7 @@ class BundleWriter:
         one fsync each would take longer than the writing."""
         self._finish_syncing()
         if sync_each:
-            _fsync_tree(self.tmp, skip=self._synced)
+            _fsync_tree(self.tmp, skip=self._durable())
         else:
             sync_filesystem(self.tmp)
         if self.final.exists():
