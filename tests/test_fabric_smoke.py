@@ -181,6 +181,37 @@ def test_netmiko_real_drivers(fabric: Fabric, switch: str, device_type: str, com
         assert text in out
 
 
+def _netmiko_options(fab: Fabric, switch: str) -> dict:
+    return dict(device_type="mellanox_mlnxos", host=fab.address(switch), port=fab.port, username="root",
+                use_keys=True, key_file=str(fab.client_key), allow_agent=False, ssh_strict=True,
+                system_host_keys=False, alt_host_keys=True, alt_key_file=str(fab.known_hosts), conn_timeout=10,
+                fast_cli=True)
+
+
+def test_onyx_driver_stops_its_login_read_at_the_prompt_and_reads_like_netmikos_own(fabric: Fabric) -> None:
+    from netmiko import ConnectHandler
+
+    from rdmatool.model import Platform
+    from rdmatool.transport.switch_drivers import connect_handler
+
+    driver = connect_handler(Platform.ONYX)
+    assert driver is not ConnectHandler and driver.__mro__[1].__name__ == "MellanoxMlnxosSSH"
+    seen = {}
+    for name, handler in (("netmiko", ConnectHandler), ("rdmatool", driver)):
+        conn = handler(**_netmiko_options(fabric, "leaf03"))
+        try:
+            # the banner holds `#` and `>` before the prompt: the prompt found is still the CLI's own
+            conn.enable()
+            seen[name] = (conn.base_prompt, conn.find_prompt(),
+                          conn.send_command("show dcb priority-flow-control", read_timeout=15))
+        finally:
+            conn.disconnect()
+    assert seen["rdmatool"] == seen["netmiko"]
+    assert seen["rdmatool"][0].strip() == "leaf03 [standalone: master]"
+    assert "Priority Enabled List: 3" in seen["rdmatool"][2]
+    assert connect_handler(Platform.EOS) is ConnectHandler  # the other platforms: netmiko's dispatcher
+
+
 @pytest.mark.parametrize("parser", sorted(PARSER_CASES))
 def test_shim_output_parses(fabric: Fabric, parser: str) -> None:
     if parser not in parsers.names():

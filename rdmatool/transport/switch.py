@@ -31,7 +31,8 @@ def _pinned_known_hosts(address: str, port: int, key):
 
 class SwitchSession:
     def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
-        from netmiko import ConnectHandler  # heavy import: only when a switch is actually collected
+        # netmiko is imported only when a switch is collected
+        from rdmatool.transport.switch_drivers import connect_handler
 
         self.target = target
         check_identity_file(target)
@@ -41,7 +42,7 @@ class SwitchSession:
         # a private one-line file.
         key = scan_and_check(known, target.address, target.port, connect_timeout)
         with _pinned_known_hosts(target.address, target.port, key) as pinned:
-            self.conn = self._connect(ConnectHandler, target, connect_timeout, pinned,
+            self.conn = self._connect(connect_handler(target.platform), target, connect_timeout, pinned,
                                       other_key_algorithms(key.get_name()))
         if target.platform in commands.ENTER_ENABLE:
             self.conn.enable()

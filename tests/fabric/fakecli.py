@@ -19,7 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from tests.fabric.shims._base import load_ctx  # noqa: E402
 from tests.fabric.shims.cli_platforms import PLATFORMS  # noqa: E402
 
-BANNERS = {"onyx": "\r\nNVIDIA Onyx Switch Management\r\n\r\n", "eos": "", "nxos": "\r\nCisco NX-OS Software\r\n"}
+# Onyx's login banner as sites set them: a box of `#` and a `>` before the prompt, so a driver that stops its
+# first read at a prompt character must still find the real prompt (rdmatool.transport.switch_drivers).
+BANNERS = {
+    "onyx": "\r\nNVIDIA Onyx Switch Management\r\n\r\n##########################\r\n# Authorised use only. #\r\n"
+            "##########################\r\nLast login: from 10.0.0.1 -> mgmt0\r\n\r\n",
+    "eos": "",
+    "nxos": "\r\nCisco NX-OS Software\r\n",
+}
 
 
 class Session:

@@ -1,0 +1,58 @@
+"""Which netmiko driver class reaches a switch platform: netmiko's own, with one login wait shortened for Onyx.
+
+netmiko's MLNX-OS driver prepares a session with its base class's unpatterned channel read: it sleeps a second, then
+reads until the channel has been silent for two seconds — about 2.5 s of every Onyx login spent waiting after the
+prompt has long arrived (profiled against the simulated fabric: 2.2 s of a 2.6 s connect in `read_channel_timing`).
+Its Cisco-style siblings read until the prompt's last character instead; `OnyxSSH` does the same and is otherwise
+netmiko's driver unchanged (the same prompt, paging and enable handling). Every other platform gets netmiko's
+dispatcher, by the device type `commands.NETMIKO_DEVICE_TYPE` names.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rdmatool.model import Platform
+
+# The characters an Onyx prompt ends with: `switch [standalone: master] >` before enable, `... #` after it.
+ONYX_PROMPT_END = r"[>#]"
+
+
+def connect_handler(platform: Platform):
+    """A callable taking netmiko's connection keywords (device_type included) and returning a live connection."""
+    # netmiko as a whole, always first and by its package: many collecting threads import it at once, and a thread
+    # importing one of its driver modules directly meets the package half-initialised by another (its package
+    # imports every driver).
+    from netmiko import ConnectHandler
+
+    if platform is Platform.ONYX:
+        return onyx_driver()
+    return ConnectHandler
+
+
+def onyx_driver():
+    """netmiko's MLNX-OS driver whose login read stops at the prompt (made on first use: netmiko is imported only
+    when a switch is collected)."""
+    global _ONYX
+    with _MADE:
+        if _ONYX is None:
+            _ONYX = _onyx_class()
+    return _ONYX
+
+
+def _onyx_class():
+    from netmiko.ssh_dispatcher import CLASS_MAPPER
+
+    class OnyxSSH(CLASS_MAPPER["mellanox_mlnxos"]):
+        def session_preparation(self) -> None:
+            # the base class's steps, in its order; only the first read waits for the prompt, not for silence
+            self._test_channel_read(pattern=ONYX_PROMPT_END)
+            self.set_base_prompt()
+            self.set_terminal_width()
+            self.disable_paging()
+
+    return OnyxSSH
+
+
+_ONYX = None
+_MADE = threading.Lock()
