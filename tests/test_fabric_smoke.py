@@ -212,6 +212,25 @@ def test_onyx_driver_stops_its_login_read_at_the_prompt_and_reads_like_netmikos_
     assert connect_handler(Platform.EOS) is ConnectHandler  # the other platforms: netmiko's dispatcher
 
 
+def test_onyx_driver_finds_the_prompt_when_the_banner_arrives_in_pieces(fabric: Fabric) -> None:
+    """A switch under load: each banner line arrives in two pieces, the first ending at a `#` of its box. The login
+    read stops there; the prompt must still be the CLI's, not `##` (what taking it right after that read gave)."""
+    from rdmatool.model import Platform
+    from rdmatool.transport.switch_drivers import connect_handler
+
+    fabric.set_fault("slow_banner", "leaf03", value=0.3)
+    try:
+        conn = connect_handler(Platform.ONYX)(**_netmiko_options(fabric, "leaf03"))
+        try:
+            conn.enable()
+            assert conn.base_prompt.strip() == "leaf03 [standalone: master]"
+            assert "Priority Enabled List: 3" in conn.send_command("show dcb priority-flow-control", read_timeout=15)
+        finally:
+            conn.disconnect()
+    finally:
+        fabric.reset()  # the degraded scenario keeps its own faults for the other tests
+
+
 @pytest.mark.parametrize("parser", sorted(PARSER_CASES))
 def test_shim_output_parses(fabric: Fabric, parser: str) -> None:
     if parser not in parsers.names():

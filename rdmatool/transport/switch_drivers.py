@@ -4,8 +4,9 @@ netmiko's MLNX-OS driver prepares a session with its base class's unpatterned ch
 reads until the channel has been silent for two seconds — about 2.5 s of every Onyx login spent waiting after the
 prompt has long arrived (profiled against the simulated fabric: 2.2 s of a 2.6 s connect in `read_channel_timing`).
 Its Cisco-style siblings read until the prompt's last character instead; `OnyxSSH` does the same and is otherwise
-netmiko's driver unchanged (the same prompt, paging and enable handling). Every other platform gets netmiko's
-dispatcher, by the device type `commands.NETMIKO_DEVICE_TYPE` names.
+netmiko's driver unchanged (the same prompt, paging and enable handling), but takes the prompt after disabling paging,
+as netmiko's IOS driver does, so that a login banner holding `#` is never taken for it. Every other platform gets
+netmiko's dispatcher, by the device type `commands.NETMIKO_DEVICE_TYPE` names.
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ def _onyx_class():
 
     class OnyxSSH(CLASS_MAPPER["mellanox_mlnxos"]):
         def session_preparation(self) -> None:
-            # the base class's steps, in its order; only the first read waits for the prompt, not for silence
+            # The first read stops at the first `>` or `#`, which may be inside the login banner (a box of `#`);
+            # disabling paging next reads until the CLI echoes that command, i.e. past the whole banner, and only
+            # then is the prompt taken (the order of netmiko's Cisco IOS driver, which reads the same way). Taken
+            # first, a banner still arriving under load gave a prompt of `##`.
             self._test_channel_read(pattern=ONYX_PROMPT_END)
-            self.set_base_prompt()
             self.set_terminal_width()
             self.disable_paging()
+            self.set_base_prompt()
 
     return OnyxSSH
 

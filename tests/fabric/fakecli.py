@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -98,7 +99,16 @@ def interactive(session: Session) -> int:
             data = data[os.write(fd_out, data):]
 
     try:
-        write(BANNERS[session.platform] + session.prompt())
+        pause = float(session.ctx.spec.get("slow_banner") or 0.0)
+        if pause:  # fault slow_banner: each banner line in two pieces, the first ending inside it (at a `#`)
+            for line in BANNERS[session.platform].removesuffix("\r\n").split("\r\n"):
+                half = len(line) // 2
+                write(line[:half])
+                time.sleep(pause)
+                write(line[half:] + "\n")
+            write(session.prompt())
+        else:
+            write(BANNERS[session.platform] + session.prompt())
         buf, last_cr = "", False
         while True:
             chunk = os.read(fd_in, 4096)
