@@ -42,6 +42,9 @@ def onyx_driver():
 
 
 def _onyx_class():
+    # `import netmiko` waits for the package to finish importing in another thread; `from netmiko.x import` alone
+    # would not (a parent package found half-initialised is used as it is)
+    import netmiko  # noqa: F401
     from netmiko.ssh_dispatcher import CLASS_MAPPER
 
     class OnyxSSH(CLASS_MAPPER["mellanox_mlnxos"]):
