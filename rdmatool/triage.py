@@ -148,10 +148,9 @@ def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict 
     out = []
     for target in sorted(per_gpu):
         own = per_gpu[target]
-        # a plain mean: np.mean's call costs more than a host's few GPUs (and sums them in the same order)
-        gpu_pct = sum(u for _, u, _ in own) / len(own)
+        gpu_pct = float(np.mean([u for _, u, _ in own]))
         memories = [m for _, _, m in own if m == m]
-        memory_pct = sum(memories) / len(memories) if memories else float("nan")
+        memory_pct = float(np.mean(memories)) if memories else float("nan")
         port, network = busiest.get(target, (None, float("nan")))
         grown = float(errors.get(target, 0.0))
         verdict = classify(gpu_pct, memory_pct, network)
