@@ -104,7 +104,7 @@ def _collect_target(
     if stop.is_set():
         return
     try:
-        session = _open(target, known, options.connect_timeout, options.local)
+        session = _open(target, known, options.connect_timeout, options.local, deadline)
     except Exception as exc:
         outcome.error = describe_connect_error(target, exc)
         return
@@ -194,7 +194,8 @@ def _no_rdma_device(results: list[CommandResult]) -> str | None:
     return line + "; nothing of the fabric can be judged on this host"
 
 
-def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool = False):
+def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool = False,
+          deadline: float | None = None):
     if local:
         from rdmatool.transport.local import LocalSession
 
@@ -203,7 +204,7 @@ def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool 
         return Session(target, known, timeout)
     from rdmatool.transport.switch import SwitchSession
 
-    return SwitchSession(target, known, timeout)
+    return SwitchSession(target, known, timeout, deadline)
 
 
 def _discover_ports(session, target: Target, options: CollectOptions, deadline: float):

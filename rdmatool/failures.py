@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
+# What a transport records for each command its target's deadline left unrun or cut mid-output.
+DEADLINE_EXCEEDED = "target deadline exceeded"
+
 # A parse error names its file (`snapshots/1/gpu10/ibstat:1: ...`); the snapshot part is what differs between two
 # snapshots of the same failure.
 _SNAPSHOT_IN_MESSAGE = re.compile(r"snapshots/\d+/")
@@ -47,3 +50,10 @@ def bundle_failures(collection: Iterable[dict], parse: Iterable[_ParseFailure]) 
     for failure in parse:
         add("parse", failure.target, failure.parser, failure.qualifier, failure.message, failure.snapshot)
     return list(merged.values())
+
+
+def unread_targets(failures: Iterable[dict]) -> list[str]:
+    """Targets a verdict cannot vouch for: not reached (a failure with no parser), or whose reading their deadline
+    cut short (commands never run or cut mid-output: a budget ran out, not a tool missing). Sorted."""
+    return sorted({f["target"] for f in failures
+                   if not f.get("parser") or DEADLINE_EXCEEDED in str(f.get("error") or "")})

@@ -22,6 +22,7 @@ from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of, nothing_to_judge
 from rdmatool.errors import RdmatoolError
+from rdmatool.failures import unread_targets
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import GateProfile
@@ -144,7 +145,7 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     for f in all_findings:
         by_stage[stage_for_rule[f.rule]].append(f)
     failures = failures_of(analysis)
-    missing = sorted({f["target"] for f in failures if not f.get("parser")})
+    missing = unread_targets(failures)  # a switch whose counters its deadline left unread is not vouched for
     read = f"{len(targets) - len(missing)}/{len(targets)} targets read"
     hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     stages = []

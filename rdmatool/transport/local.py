@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from rdmatool import commands, host_framing
+from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport import verbs
 from rdmatool.transport.framed import now_iso, results_of
@@ -89,7 +90,7 @@ class LocalSession:
                 selector.register(process.stdout, selectors.EVENT_READ)
                 while True:
                     if time.monotonic() > deadline:
-                        error = "target deadline exceeded; output so far kept"
+                        error = f"{DEADLINE_EXCEEDED}; output so far kept"
                         break
                     if stop is not None and stop.is_set():
                         error = "collection interrupted"

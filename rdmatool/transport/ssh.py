@@ -9,6 +9,8 @@ import threading
 import time
 
 from rdmatool import commands, host_framing
+from rdmatool.errors import RdmatoolError
+from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
 from rdmatool.ssh_library import paramiko
 from rdmatool.transport.framed import now_iso, results_of
@@ -99,7 +101,7 @@ class Session:
         channel.settimeout(0.5)
         while True:
             if time.monotonic() > deadline:
-                error = "target deadline exceeded; output so far kept"
+                error = f"{DEADLINE_EXCEEDED}; output so far kept"
                 break
             if stop is not None and stop.is_set():
                 error = "collection interrupted"
@@ -169,7 +171,7 @@ def describe_connect_error(target: Target, exc: BaseException) -> str:
         return f"{where}: {exc}"
     if isinstance(exc, HostKeyChanged):  # changed, revoked or of a new type: the message says which
         return f"{where}: {exc}"
-    if isinstance(exc, HostKeyUnknown):
+    if isinstance(exc, (HostKeyUnknown, RdmatoolError)):  # their messages say what happened
         return f"{where}: {exc}"
     if isinstance(exc, paramiko.AuthenticationException):
         return f"{where}: authentication failed for user {target.user or 'default'}"

@@ -8,12 +8,21 @@ import tempfile
 import time
 
 from rdmatool import commands
+from rdmatool.errors import RdmatoolError
+from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import KnownHosts, host_key_name, other_key_algorithms, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso
 
+# How long netmiko itself waits for a switch's first prompt after the shell opens (fixed in its channel test read).
+NETMIKO_LOGIN_READ_S = 20.0
+
 # Error texts that switch CLIs print instead of output; such a result is a failed command, not data.
 _CLI_ERRORS = ("% Invalid", "% Incomplete", "% Ambiguous", "Invalid input", "Syntax error", "command not found")
+
+
+class SwitchLoginTimeout(RdmatoolError):
+    """SSH let us in, but the switch's CLI printed no prompt (or did not answer its session setup) in time."""
 
 
 @contextlib.contextmanager
@@ -30,7 +39,8 @@ def _pinned_known_hosts(address: str, port: int, key):
 
 
 class SwitchSession:
-    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
+    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
+                 deadline: float | None = None) -> None:
         # netmiko is imported only when a switch is collected
         from rdmatool.transport.switch_drivers import connect_handler
 
@@ -41,14 +51,30 @@ class SwitchSession:
         # the key first with the same rules as for hosts, then let netmiko accept exactly that key and key type from
         # a private one-line file.
         key = scan_and_check(known, target.address, target.port, connect_timeout)
-        with _pinned_known_hosts(target.address, target.port, key) as pinned:
-            self.conn = self._connect(connect_handler(target.platform), target, connect_timeout, pinned,
-                                      other_key_algorithms(key.get_name()))
-        if target.platform in commands.ENTER_ENABLE:
-            self.conn.enable()
+        handler = connect_handler(target.platform)  # imports netmiko's package first (see switch_drivers)
+        from netmiko.exceptions import ReadTimeout
+
+        login_wait = login_read_timeout(deadline)
+        try:
+            with _pinned_known_hosts(target.address, target.port, key) as pinned:
+                self.conn = self._connect(handler, target, connect_timeout, pinned,
+                                          other_key_algorithms(key.get_name()), login_wait)
+        except ReadTimeout as exc:  # netmiko has closed the session itself
+            raise SwitchLoginTimeout(f"logged in, but the CLI showed no prompt within {login_wait:.0f} s") from exc
+        try:
+            if target.platform in commands.ENTER_ENABLE:
+                self.conn.enable()
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, ReadTimeout):
+                raise SwitchLoginTimeout(f"the CLI did not answer `enable` within {login_wait:.0f} s") from exc
+            raise
+        # From here each command's own read timeout applies (netmiko's override would replace it).
+        self.conn.read_timeout_override = None
 
     @staticmethod
-    def _connect(handler, target: Target, connect_timeout: float, pinned: str, disabled: list[str]):
+    def _connect(handler, target: Target, connect_timeout: float, pinned: str, disabled: list[str],
+                 login_wait: float):
         return handler(
             device_type=commands.NETMIKO_DEVICE_TYPE[target.platform],
             host=target.address,
@@ -67,8 +93,15 @@ class SwitchSession:
             conn_timeout=connect_timeout,
             auth_timeout=connect_timeout,
             banner_timeout=connect_timeout,
+            # every read of the login (the first prompt, paging, width, enable) may take until the target's deadline
+            read_timeout_override=login_wait,
             fast_cli=True,
         )
+
+    def close(self) -> None:
+        # A half-dead session must not mask the results we already have.
+        with contextlib.suppress(Exception):
+            self.conn.disconnect()
 
     def run(self, plan: list[commands.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
         results = []
@@ -76,7 +109,7 @@ class SwitchSession:
             parser, qualifier, command = step.parser, step.qualifier, step.command
             started, t0 = now_iso(), time.monotonic()
             if time.monotonic() > deadline:
-                results.append(self._result(parser, qualifier, command, "", started, 0.0, "target deadline exceeded"))
+                results.append(self._result(parser, qualifier, command, "", started, 0.0, DEADLINE_EXCEEDED))
                 continue
             try:
                 output = self.conn.send_command(command, read_timeout=command_timeout, strip_prompt=True,
@@ -96,7 +129,14 @@ class SwitchSession:
             duration_s=round(duration, 3), error=error,
         )
 
-    def close(self) -> None:
-        # A half-dead session must not mask the results we already have.
-        with contextlib.suppress(Exception):
-            self.conn.disconnect()
+
+def login_read_timeout(deadline: float | None) -> float:
+    """How long each read of a switch's login may wait: until the target's deadline when one is given.
+
+    netmiko waits a fixed 20 s for the first prompt once the shell has opened. A switch whose management CPU is busy
+    (a control-plane storm is when the fabric gets diagnosed) may take longer to start its CLI, and the target's
+    deadline is the patience the user asked for: the login may use all of it (at least a second, never netmiko's 20 s
+    cut short into a failure while budget remains)."""
+    if deadline is None:
+        return NETMIKO_LOGIN_READ_S
+    return max(1.0, deadline - time.monotonic())

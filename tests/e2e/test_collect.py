@@ -277,3 +277,34 @@ def test_collect_imports_neither_pandas_nor_the_other_commands(healthy, tmp_path
     assert commands == {"rdmatool.cli.collect_cmd"}
     assert not {m for m in imported if m == "rich" or m.startswith("rich.")}
     assert "collected 21/21 targets, no errors" in result.stderr
+
+
+def test_a_switch_slow_to_start_its_cli_is_waited_for_until_its_deadline(healthy, tmp_path: Path) -> None:
+    """A switch whose management CPU is busy starts its CLI late: 22 s after the session opened, past netmiko's own
+    fixed 20 s wait for the first prompt. The login may take until the target's deadline; with a deadline shorter
+    than the delay the switch fails alone, with a line saying what it did not do."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for switch in ("leaf01", "leaf03"):  # SONiC (netmiko's Linux driver) and Onyx (ours)
+        healthy.set_fault("slow_login", switch, value=22)
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            patient = pool.submit(collect, healthy, tmp_path / "patient", "--interval", "0", "--deadline", "60",
+                                  "--limit", "leaf01,leaf03")
+            hasty = pool.submit(collect, healthy, tmp_path / "hasty", "--interval", "0", "--deadline", "6",
+                                "--limit", "gpu01,leaf03")
+            patient, hasty = patient.result(), hasty.result()
+    finally:
+        healthy.reset()
+    assert patient.returncode == 0, patient.stderr
+    data = manifest(tmp_path / "patient")
+    assert data["failures"] == []
+    for switch in ("leaf01", "leaf03"):
+        outputs = list((tmp_path / "patient" / "snapshots/0" / switch).glob("*.txt"))
+        assert len(outputs) >= 3 and all(p.stat().st_size for p in outputs), outputs
+    assert hasty.returncode == 3, hasty.stderr  # inconclusive: a target not read
+    failures = manifest(tmp_path / "hasty")["failures"]
+    assert [f["target"] for f in failures] == ["leaf03"], failures
+    assert "logged in, but the CLI showed no prompt within" in failures[0]["error"], failures
+    assert "Traceback" not in hasty.stderr
+    assert (tmp_path / "hasty" / "snapshots/0/gpu01/ibstat.txt").is_file()

@@ -32,7 +32,7 @@ FAULT_KINDS = (
     "slow_node", "slow_nic",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
-    "slow_banner",
+    "slow_banner", "slow_login",
 )
 
 
@@ -391,6 +391,7 @@ def _effective(sc: Scenario) -> dict:
     moved: dict[tuple[str, str], tuple[str, str]] = {}  # (host, nic) → the switch port it reaches after the first read
     slow_links: dict[str, float] = {}
     slow_banners: dict[str, float] = {}  # switch → seconds its CLI pauses inside each login banner line
+    slow_logins: dict[str, float] = {}  # switch → seconds its interactive shell or CLI takes to start
     unreachable = set(sc.unreachable)
     post: list[Fault] = []
     for f in sc.faults:
@@ -416,6 +417,8 @@ def _effective(sc: Scenario) -> dict:
             port_speeds[(t.name, nic.device)] = int(f.value)
         elif f.kind == "slow_banner":  # a switch under load: its login banner arrives in pieces, `value` s apart
             slow_banners[t.name] = float(f.value or 0.4)
+        elif f.kind == "slow_login":  # a switch whose management CPU is busy: its CLI starts `value` s late
+            slow_logins[t.name] = float(f.value or 25.0)
         elif f.kind == "unreachable":
             unreachable.add(t.name)
         elif f.kind == "slow_node":
@@ -468,7 +471,8 @@ def _effective(sc: Scenario) -> dict:
     for k, s in enumerate(sc.switches):
         spec = {"kind": "switch", "platform": s.platform, "name": s.name, "address": s.address,
                 "qos": asdict(s.qos), "tools": tools[s.name], "mac": f"0c:42:a1:00:{k:02x}:00", "ports": [],
-                "lldp_extra": lldp_extra.get(s.name, []), "slow_banner": slow_banners.get(s.name, 0.0)}
+                "lldp_extra": lldp_extra.get(s.name, []), "slow_banner": slow_banners.get(s.name, 0.0),
+                "slow_login": slow_logins.get(s.name, 0.0)}
         for p in s.ports:
             counters = C.switch_profile(p.speed_gbps, s.qos.roce_prio, f"{s.name}/{p.name}")
             counters.update(p.counters)

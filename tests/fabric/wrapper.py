@@ -88,6 +88,8 @@ def main(argv: list[str]) -> int:
     env.update(FABRIC_STATE=state, FABRIC_TARGET=address, LC_ALL="C",
                PATH=f"{state}/bin/{spec['name']}:{SYSTEM_PATH}")
     platform = spec["platform"]
+    if command is None and spec.get("slow_login"):  # fault slow_login: the switch's CLI starts late
+        time.sleep(spec["slow_login"])
     if platform in ("onyx", "eos", "nxos"):
         args = [sys.executable, "-S", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakecli.py"),
                 state, address]
