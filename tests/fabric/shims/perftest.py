@@ -191,11 +191,15 @@ def hand_over(marker: str, text: str, seconds: float) -> None:
 
 
 def live_bw_servers(pdir: str, host: str, device: str) -> int:
-    """Bandwidth servers listening on NIC `device` of `host` now: its listen markers whose process is alive (a
-    server killed by its `timeout` leaves its marker behind)."""
+    """Bandwidth servers receiving on NIC `device` of `host` now: its listen markers whose process is alive (a
+    server killed by its `timeout` leaves its marker behind) and whose client has not handed over yet. A server
+    whose flow is over (its `.conn` is there) carries no traffic, however long it takes to print and exit: under
+    load the one of the round before was still alive when the next round's flow started, and halved it."""
     count = 0
     for name in os.listdir(pdir):
         if not (name.startswith(f"{host}_") and name.endswith(".listen")):
+            continue
+        if os.path.exists(f"{pdir}/{name[:-len('.listen')]}.conn"):
             continue
         try:
             with open(f"{pdir}/{name}") as f:
