@@ -30,6 +30,7 @@ from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.far_end import with_far_end
 from rdmatool.topology.link_errors import with_link_errors
+from rdmatool.tune import SUGGESTERS
 
 
 @dataclass
@@ -140,7 +141,9 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     # Physical errors are judged per cable, as in a diagnosis: both ends of one cable are one finding; a switch port
     # that counts no pause time gets its cabled host's (rdmatool.topology.far_end), as in a diagnosis.
     cabled = with_far_end(with_link_errors(analysis))
-    all_findings = engine.evaluate(cabled, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")])
+    # With the suggesters, as a diagnosis: a gate that fails on a setting prints the exact commands that change it.
+    all_findings = engine.evaluate(cabled, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")],
+                                   suggesters=SUGGESTERS)
     by_stage: dict[str, list[Finding]] = {"state": [], "counters": []}
     for f in all_findings:
         by_stage[stage_for_rule[f.rule]].append(f)

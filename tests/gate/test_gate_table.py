@@ -57,8 +57,13 @@ def test_the_replayed_demo_reads_in_the_on_call_order(replayed) -> None:
     # the causes as a diagnosis shows them: one block per cause, the explained findings folded in
     assert any(line.startswith("   also: port_not_active") for line in lines[hard:warnings])
     assert not any("[port_not_active]" in line for line in lines)
-    # the info findings counted at the end, with the way to list them
-    assert lines[-1] == f"{counts['info']} info findings hidden (--json lists them)"
+    # the info findings counted at the end, with the suggested changes that answer only them (the gate suggests as a
+    # diagnosis does), and the way to list them; the line wraps at 80 columns
+    hidden = sum(1 for f in document["findings"] for _ in f["suggestions"] if f["severity"] == "info")
+    assert hidden, "the demo's info findings carry suggested changes"
+    last = " ".join(lines[line_of(lines, rf"^{counts['info']} info findings"):])
+    assert re.fullmatch(rf"{counts['info']} info findings and \d+ suggestion\(s\) answering only those hidden "
+                        r"\(--json lists them\)", last), last
     assert not any(line.startswith(" i ") for line in lines)
 
 
