@@ -132,16 +132,8 @@ def test_budget_exceeded_is_inconclusive_with_what_finished(clean, tmp_path: Pat
     assert drained == []
 
 
-def test_hard_state_failure_leaves_the_node_out_of_bandwidth(clean, tmp_path: Path) -> None:
-    clean.set_fault("port_down", "gpu03", nic="mlx5_0")
-    result, payload, drained, _ = gate(clean, tmp_path)
-    assert result.returncode == 1
-    assert drained == ["gpu03"]
-    stages = {s["name"]: s for s in payload["stages"]}
-    assert stages["state"]["status"] == "failed"
-    # the others are still measured (a complete drain list in one run); gpu03 is not paired with anyone
-    assert stages["bandwidth"]["status"] == "passed" and stages["bandwidth"]["excluded"] == ["gpu03"]
-    assert {(r["node"], r["stage"]) for r in payload["drain_reasons"]} == {("gpu03", "state")}
+# A node condemned by the state stage left out of the bandwidth stage, which still runs on the others: one gate run
+# in tests/e2e/test_exit_codes.py (`two_bad_nodes`: a port down on gpu03 and a slow gpu05) holds all of it.
 
 
 def test_latency_stage_reports_pairs_over_the_ceiling(clean, tmp_path: Path) -> None:
