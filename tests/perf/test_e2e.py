@@ -75,10 +75,13 @@ def test_slow_node_and_slow_link_are_found(slow_fabric, tmp_path: Path, mode: st
     assert result.returncode == 1, result.stderr  # bad node / bad link found
     assert "Traceback" not in result.stderr
     attribution = json.loads((out / "attribution.json").read_text())
-    assert attribution["bad_nodes"] == ["gpu03"], attribution
+    # every pair measured and every host reached first: a pair lost under load changes the schedule's evidence, and
+    # the message then says so rather than a wrong node
+    assert attribution["errors"] == [] and attribution["missing"] == [], attribution
+    pairs = [(r["server"], r["client"], r["bw_avg_gbps"]) for r in csv.DictReader((out / "pairs.csv").open())]
+    assert attribution["bad_nodes"] == ["gpu03"], (attribution, pairs)
     if mode != "ring":  # the ring never pairs gpu01 with gpu05
-        assert attribution["bad_links"] == [["gpu01", "gpu05"]], attribution
-    assert attribution["errors"] == [] and attribution["missing"] == []
+        assert attribution["bad_links"] == [["gpu01", "gpu05"]], (attribution, pairs)
     rows = list(csv.reader((out / "matrix_ib_write_bw_bw_avg_gbps.csv").open()))
     nodes = rows[0][1:]
     assert len(nodes) == 8
