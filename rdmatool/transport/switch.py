@@ -60,7 +60,8 @@ class SwitchSession:
                 self.conn = self._connect(handler, target, connect_timeout, pinned,
                                           other_key_algorithms(key.get_name()), login_wait)
         except ReadTimeout as exc:  # netmiko has closed the session itself
-            raise SwitchLoginTimeout(f"logged in, but the CLI showed no prompt within {login_wait:.0f} s") from exc
+            raise SwitchLoginTimeout(f"logged in, but the CLI gave no prompt (or did not answer its session set-up) "
+                                     f"within {login_wait:.0f} s") from exc
         try:
             if target.platform in commands.ENTER_ENABLE:
                 self.conn.enable()
@@ -135,8 +136,8 @@ def login_read_timeout(deadline: float | None) -> float:
 
     netmiko waits a fixed 20 s for the first prompt once the shell has opened. A switch whose management CPU is busy
     (a control-plane storm is when the fabric gets diagnosed) may take longer to start its CLI, and the target's
-    deadline is the patience the user asked for: the login may use all of it (at least a second, never netmiko's 20 s
-    cut short into a failure while budget remains)."""
+    deadline is the patience the user asked for: the login may use all that is left of it (at least a second; less
+    than netmiko's 20 s when less is left, since the deadline is the bound)."""
     if deadline is None:
         return NETMIKO_LOGIN_READ_S
     return max(1.0, deadline - time.monotonic())

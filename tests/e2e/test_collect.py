@@ -305,6 +305,7 @@ def test_a_switch_slow_to_start_its_cli_is_waited_for_until_its_deadline(healthy
     assert hasty.returncode == 3, hasty.stderr  # inconclusive: a target not read
     failures = manifest(tmp_path / "hasty")["failures"]
     assert [f["target"] for f in failures] == ["leaf03"], failures
-    assert "logged in, but the CLI showed no prompt within" in failures[0]["error"], failures
+    said = "logged in, but the CLI gave no prompt (or did not answer its session set-up) within"
+    assert said in failures[0]["error"], failures
     assert "Traceback" not in hasty.stderr
     assert (tmp_path / "hasty" / "snapshots/0/gpu01/ibstat.txt").is_file()
