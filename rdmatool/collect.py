@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from rdmatool import commands, parsers
 from rdmatool.errors import BundleError, NothingCollected, ParseError
+from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target, TargetKind
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
@@ -124,6 +125,9 @@ def _collect_target(
                     plan = [step for step in plan if step.parser != discovered[0].parser]
                 results = discovered + session.run(plan, options.command_timeout, deadline)
                 error = results[0].error if results and all(r.error for r in results) else None
+                cut = sum(r.error == DEADLINE_EXCEEDED for r in results)
+                if error is None and cut:  # as a host cut by its deadline: not read in full, whatever it gave
+                    error = f"{DEADLINE_EXCEEDED}; {cut} of {len(results)} commands not run, output so far kept"
             outcome.snapshots[index] = outcome.snapshots.get(index, []) + results
             if error:
                 outcome.error = f"{target.name}: {error}"

@@ -26,8 +26,8 @@ CODES: dict[str, dict[int, str]] = {
     "collect": {
         0: "every target collected",
         2: "usage or bad input: inventory, options, bundle path",
-        3: f"some or all targets not collected (the bundle is still written; an existing one is replaced only with "
-           f"--force), or {_SELECTION}",
+        3: f"some or all targets not collected, or cut short by their deadline (the bundle is still written; an "
+           f"existing one is replaced only with --force), or {_SELECTION}",
     },
     "bundle show": {
         0: "printed",
@@ -76,8 +76,8 @@ CODES: dict[str, dict[int, str]] = {
         0: "pass, or warnings only",
         1: "fail: the nodes to drain (each with its stage and finding) or a named fabric-level failure",
         2: "usage or bad input: inventory, profile, playbooks, bundle, an output file that cannot be written",
-        3: f"inconclusive: no data, unreachable targets beyond --allow-missing, a stage that timed out, could not "
-           f"decide or broke, or {_SELECTION}; nothing is drained",
+        3: f"inconclusive: no data, targets unreachable or cut short by their deadline beyond --allow-missing, a "
+           f"stage that timed out, could not decide or broke, or {_SELECTION}; nothing is drained",
     },
     "baseline save": {
         0: "saved",
