@@ -64,6 +64,8 @@ class SwitchSession:
                                      f"within {login_wait:.0f} s") from exc
         try:
             if target.platform in commands.ENTER_ENABLE:
+                # what is left of the deadline now, not what was left before the session set-up took its share
+                login_wait = self.conn.read_timeout_override = login_read_timeout(deadline)
                 self.conn.enable()
         except BaseException as exc:
             self.close()
@@ -94,7 +96,8 @@ class SwitchSession:
             conn_timeout=connect_timeout,
             auth_timeout=connect_timeout,
             banner_timeout=connect_timeout,
-            # every read of the login (the first prompt, paging, width, enable) may take until the target's deadline
+            # each read of the session set-up (the first prompt, width, paging) may wait for what was left of the
+            # target's deadline when the login began (netmiko takes one fixed value); `enable` gets what is left then
             read_timeout_override=login_wait,
             fast_cli=True,
         )
@@ -132,7 +135,7 @@ class SwitchSession:
 
 
 def login_read_timeout(deadline: float | None) -> float:
-    """How long each read of a switch's login may wait: until the target's deadline when one is given.
+    """How long a read of a switch's login may wait: what is left of the target's deadline, when one is given.
 
     netmiko waits a fixed 20 s for the first prompt once the shell has opened. A switch whose management CPU is busy
     (a control-plane storm is when the fabric gets diagnosed) may take longer to start its CLI, and the target's

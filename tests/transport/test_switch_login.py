@@ -28,12 +28,14 @@ class _Connection:
 
     fail_login: bool = False
     fail_enable: bool = False
+    set_up_s: float = 0.0  # how long the session set-up takes
 
     def __init__(self, **options) -> None:
         self.options = options
         self.read_timeout_override = options.get("read_timeout_override")
         self.enabled_under: float | None = None
         self.disconnected = False
+        time.sleep(self.set_up_s)
         if self.fail_login:
             raise ReadTimeout("Pattern not detected: '[>#]' in output.")
 
@@ -80,6 +82,14 @@ def test_login_reads_wait_for_the_deadline_then_commands_use_their_own_timeout(f
     assert conn.options["read_timeout_override"] == pytest.approx(50, abs=0.5)
     assert conn.enabled_under == pytest.approx(50, abs=0.5)  # `enable` is part of the login (Onyx)
     assert session.conn.read_timeout_override is None  # else it would replace every command's read timeout
+
+
+def test_enable_waits_for_what_the_session_set_up_left_of_the_deadline(fake_netmiko) -> None:
+    handler, made = fake_netmiko
+    handler.set_up_s = 1.0
+    switch.SwitchSession(_target(), known=None, connect_timeout=10, deadline=time.monotonic() + 50)
+    assert made[0].options["read_timeout_override"] == pytest.approx(50, abs=0.3)
+    assert made[0].enabled_under == pytest.approx(49, abs=0.3)
 
 
 def test_a_cli_that_shows_no_prompt_is_one_clear_error(fake_netmiko) -> None:
