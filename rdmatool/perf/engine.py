@@ -33,6 +33,7 @@ from rdmatool.transport.ssh import describe_connect_error
 
 Progress = Callable[[str], None]
 _DISCOVER_TIMEOUT = 20.0
+_DISCOVER_TRIES = 2  # a read cut by its bound is tried once more: a loaded host's sshd can be slow to start it
 
 
 @dataclass
@@ -41,8 +42,14 @@ class HostState:
     remote: Remote | None = None
     info: HostInfo | None = None
     rails: dict[str, HostInfo] = field(default_factory=dict)  # device -> port: the NICs a rail schedule may test
-    error: str | None = None  # unreachable (connection) error
+    error: str | None = None  # unreachable (connection) error, or its discovery not read to its end
     unusable: str | None = None  # reachable, but no port to test with
+
+
+@dataclass(frozen=True)
+class DiscoveryUnread:
+    """A discovery that did not run to its end (timed out, interrupted, the shell failed): its host is missing."""
+    message: str
 
 
 class PerfSession:
@@ -77,12 +84,14 @@ class PerfSession:
                 state.error = describe_connect_error(state.target, exc)
                 return
             try:
-                found = state.remote.run(commands.PERF_DISCOVER_COMMAND, _DISCOVER_TIMEOUT,
-                                         stdin=commands.PERF_DISCOVER_SCRIPT, stop=self.stop)
-                per_host[state.target.name] = discovery.candidates(state.target.name, state.target.address,
-                                                                   found.stdout)
-            except Exception as exc:
-                state.unusable = f"{state.target.name}: discovery failed: {type(exc).__name__}: {exc}"
+                text = self._discover(state)
+            except Exception as exc:  # the channel failed: the host's ports are not known, not absent
+                state.error = f"{state.target.name}: discovery failed: {type(exc).__name__}: {exc}"
+                return
+            if isinstance(text, DiscoveryUnread):
+                state.error = text.message
+            else:
+                per_host[state.target.name] = discovery.candidates(state.target.name, state.target.address, text)
 
         with ThreadPoolExecutor(max_workers=max(1, min(self.options.forks, len(self.hosts) or 1))) as pool:
             list(pool.map(connect, self.hosts.values()))
@@ -94,6 +103,30 @@ class PerfSession:
                 # one fixed `device`: that NIC alone; else every NIC of the chosen link layer, one rail each
                 self.hosts[name].rails = {choice.device: choice} if self.options.device else \
                     discovery.rail_ports(per_host[name], choice)
+
+    def _discover(self, state: HostState) -> str | DiscoveryUnread:
+        """The discovery script's whole output, or why it was not read to its end.
+
+        Only a script that ran to its `exit 0` says what ports a host has: a read cut by its bound, or a shell that
+        failed, says nothing of them, and taking its (empty) output for "no port" would name a healthy node bad.
+        Such a host is missing (the verdict inconclusive), as one unreachable is."""
+        assert state.remote is not None
+        found = None
+        for _ in range(_DISCOVER_TRIES):
+            found = state.remote.run(commands.PERF_DISCOVER_COMMAND, _DISCOVER_TIMEOUT,
+                                     stdin=commands.PERF_DISCOVER_SCRIPT, stop=self.stop)
+            if not found.timed_out or self.stop.is_set():
+                break
+        name = state.target.name
+        if found.timed_out:
+            return DiscoveryUnread(f"{name}: discovery not read: "
+                                   + ("interrupted" if self.stop.is_set() else
+                                      f"no answer within {_DISCOVER_TIMEOUT:g} s, {_DISCOVER_TRIES} tries"))
+        if found.exit_code != 0:
+            said = found.stderr.strip().splitlines()
+            return DiscoveryUnread(f"{name}: discovery not read: the shell exited with status {found.exit_code}"
+                                   + (f": {said[-1][:200]}" if said else ""))
+        return found.stdout
 
     def close(self) -> None:
         for state in self.hosts.values():
