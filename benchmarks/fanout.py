@@ -98,6 +98,10 @@ def main() -> int:
                                                      "--quick: the ones without clush-commands)")
     ap.add_argument("--ref-tree", help="a source tree of another rdmatool version (e.g. `git archive REV rdmatool | "
                                        "tar -x -C DIR`), measured alternately as the variant `rdmatool-ref`")
+    ap.add_argument("--fabric-nice", type=int, default=0,
+                    help="run the simulated fabric's sshd (and every session it forks) at this niceness, so that the "
+                         "server side, which a real fleet runs on its own machines, yields the two cores to the client "
+                         "under test (both variants alike)")
     ap.add_argument("--json", help="also write the raw figures to this file")
     args = ap.parse_args()
     hosts = args.hosts or (8 if args.quick else 128)
@@ -141,6 +145,8 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="rdmatool-bench-fanout-"))
     fabric = start(scenario.build(hosts, platforms=(), name=f"bench-{hosts}"))
+    if args.fabric_nice:  # sessions forked from now on inherit it; the warm-up below comes after
+        os.setpriority(os.PRIO_PROCESS, fabric._sshd.pid, args.fabric_nice)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         inv, kh, key, port = str(fabric.inventory_path), str(fabric.known_hosts), str(fabric.client_key), fabric.port
@@ -272,7 +278,7 @@ def main() -> int:
                   f"  goal <= 1: {'met' if wall_m <= 1.0 else 'MISSED'}")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs, "forks": args.forks,
-                                               "results": results}, indent=1))
+                                               "fabric_nice": args.fabric_nice, "results": results}, indent=1))
     return 0
 
 
