@@ -14,6 +14,13 @@ from typing import Protocol
 
 # What a transport records for each command its target's deadline left unrun or cut mid-output.
 DEADLINE_EXCEEDED = "target deadline exceeded"
+# What the transports write for a command that ran but gave no whole answer: the host script's `timeout` fired
+# (`<command> timed out on <target>`), the command never finished (`<tool> did not finish on <target>`), or a
+# switch's CLI did not come back within the command's timeout (netmiko's ReadTimeout).
+COMMAND_TIMED_OUT = "timed out on"
+COMMAND_UNFINISHED = "did not finish on"
+SWITCH_READ_TIMEOUT = "ReadTimeout"
+_CUT = (DEADLINE_EXCEEDED, COMMAND_TIMED_OUT, COMMAND_UNFINISHED, SWITCH_READ_TIMEOUT)
 
 # A parse error names its file (`snapshots/1/gpu10/ibstat:1: ...`); the snapshot part is what differs between two
 # snapshots of the same failure.
@@ -53,7 +60,9 @@ def bundle_failures(collection: Iterable[dict], parse: Iterable[_ParseFailure]) 
 
 
 def unread_targets(failures: Iterable[dict]) -> list[str]:
-    """Targets a verdict cannot vouch for: not reached (a failure with no parser), or whose reading their deadline
-    cut short (commands never run or cut mid-output: a budget ran out, not a tool missing). Sorted."""
+    """Targets a verdict cannot vouch for: not reached or not in the bundle (a failure with no parser), or with a
+    command that gave no whole answer — cut by the target's deadline, or by its own timeout. A tool that is missing
+    is a known, lasting gap (its rule says so); a tool that hangs is not: what it would have shown is unknown, and a
+    wedged driver behind a hung `ethtool -S` is itself a reason not to admit the node. Sorted."""
     return sorted({f["target"] for f in failures
-                   if not f.get("parser") or DEADLINE_EXCEEDED in str(f.get("error") or "")})
+                   if not f.get("parser") or any(cut in str(f.get("error") or "") for cut in _CUT)})

@@ -15,6 +15,7 @@ import pandas as pd
 
 from rdmatool import column_codes, metrics, parsers, samples_store
 from rdmatool import sample_columns as store
+from rdmatool.absent_outputs import absent_failures
 from rdmatool.bundle import Bundle
 from rdmatool.model import MetricKind
 
@@ -82,6 +83,10 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     parsed = samples_store.load_or_parse(path, write_store)
     table = _table(parsed.outputs, parsed.strings, parsed.arrays, parsed.manifest, parsed.skipped)
     table.other_files = parsed.others
+    if parsed.others is not None:  # None: an odd folder hid which targets hold captures; judged as they are
+        present = set(zip(parsed.outputs["snapshot"].tolist(), parsed.outputs["target"].tolist()))
+        present.update((snapshot, target) for snapshot, target, _, _ in parsed.others)
+        table.collection_failures += absent_failures(parsed.manifest, present)
     return table
 
 

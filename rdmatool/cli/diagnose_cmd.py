@@ -61,6 +61,9 @@ def diagnose_command(
         inventory_file = _config.inventory(inventory_file)
     if not bundle and not inventory_file:
         die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
+    if bundle and not inventory_file and (limit or exclude):  # silently judging every target would mislead
+        die("rdmatool diagnose: --limit and --exclude select the targets of an inventory (-i); a saved bundle is "
+            "judged whole", EXIT_USAGE)
     store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site()
     minimum = _minimum_severity(severity, show_all)
     try:

@@ -61,7 +61,7 @@ CODES: dict[str, dict[int, str]] = {
     "diagnose": {
         0: "pass, or warnings only",
         1: "an error or critical finding: fix what it names",
-        2: "usage or bad input: bundle, playbooks, baseline, inventory",
+        2: "usage or bad input: bundle, playbooks, baseline, inventory, --limit or --exclude with a BUNDLE",
         3: f"inconclusive: no data (no target answered, a bundle without outputs), collection or parse failures, "
            f"or {_SELECTION}",
     },
@@ -75,9 +75,11 @@ CODES: dict[str, dict[int, str]] = {
     "gate": {
         0: "pass, or warnings only",
         1: "fail: the nodes to drain (each with its stage and finding) or a named fabric-level failure",
-        2: "usage or bad input: inventory, profile, playbooks, bundle, an output file that cannot be written",
-        3: f"inconclusive: no data, targets unreachable or cut short by their deadline beyond --allow-missing, a "
-           f"stage that timed out, could not decide or broke, or {_SELECTION}; nothing is drained",
+        2: "usage or bad input: inventory, profile, playbooks, bundle, --limit or --exclude with --replay, an output "
+           "file that cannot be written",
+        3: f"inconclusive: no data, targets unreachable or not read in full (cut short by their deadline, a command "
+           f"that hung, files missing from the bundle) beyond --allow-missing, a stage that timed out, could not "
+           f"decide or broke, or {_SELECTION}; nothing is drained",
     },
     "baseline save": {
         0: "saved",

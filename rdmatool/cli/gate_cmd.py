@@ -54,7 +54,7 @@ def gate_command(
                                      help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09])."),
     save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
     allow_missing: int = typer.Option(None, "--allow-missing",
-                                      help="Targets unreachable or cut short by their deadline tolerated."),
+                                      help="Targets unreachable or not read in full (deadline, a hung command, files missing) tolerated."),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
@@ -75,6 +75,9 @@ def gate_command(
         profile_file)
     if sum(map(bool, (inventory_file, replay, local))) != 1:
         die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
+    if replay and (limit or exclude):  # judging the whole bundle for a job's node list would drain others' nodes
+        die("rdmatool gate: --limit and --exclude select the targets of an inventory (-i); a replayed bundle is "
+            "judged whole", EXIT_USAGE)
     try:
         profile = profiles.load(profile_file)
         if allow_missing is not None:

@@ -10,7 +10,7 @@ bandwidth: {enabled: true, test: ib_write_bw, rounds: 3, duration_s: 5, size_byt
 latency: {enabled: false, test: ib_send_lat, max_p99_us: 10.0, max_p999_over_typical: 5.0}
 incast: {fan_in: 4, duration_s: 10}  # optional stage 5 (off unless given): N senders -> 1 receiver per leaf
 deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180}
-allow_missing: 0             # targets unreachable or cut short by their deadline tolerated before inconclusive
+allow_missing: 0             # targets unreachable or not read in full (deadline, hung command) tolerated before inconclusive
 skip_rules: []               # rule ids the site has decided not to gate on
 topology: topology.yaml      # the expected cabling (rdmatool.topology.expected; relative to this file): with it
                              # the bandwidth pairs cross every leaf pair (bandwidth.schedule: auto|topology|random)

@@ -85,7 +85,8 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
                                                               counters_possible=analysis.window_s is not None,
-                                                              window=analysis.window_s or 0.0)
+                                                              window=analysis.window_s or 0.0,
+                                                              no_window=_NO_WINDOW_READ)
     nothing = nothing_to_judge(analysis)
     if nothing:
         return _result(stages, findings, failures, missing, profile, hosts, {}, [], bundle_path, start, nothing)
@@ -134,7 +135,14 @@ def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_
     )
 
 
-def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, counters_possible, window):
+# Why a gate has no counter stage: live, its budget left no room for the window; replayed, its bundle holds no two
+# readings of a counter (one snapshot, or the second one's files gone).
+_NO_WINDOW_LIVE = ("timeout", "budget too short for the counter window")
+_NO_WINDOW_READ = ("inconclusive", "no counter window in this bundle: no two snapshots read")
+
+
+def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, counters_possible, window,
+                        no_window: tuple[str, str] = _NO_WINDOW_LIVE):
     """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
     (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
@@ -168,8 +176,7 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
             stages.append(policy.StageResult("counters", policy.stage_status(by_stage["counters"]), 0.0,
                                              by_stage["counters"], f"window {window:g} s"))
         else:
-            stages.append(policy.StageResult("counters", "timeout", 0.0, [],
-                                             "budget too short for the counter window"))
+            stages.append(policy.StageResult("counters", no_window[0], 0.0, [], no_window[1]))
     return stages, by_stage["state"] + by_stage["counters"], failures, missing
 
 

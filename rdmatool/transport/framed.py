@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from rdmatool.failures import COMMAND_TIMED_OUT, COMMAND_UNFINISHED
 from rdmatool.host_framing import Section
 from rdmatool.model import CommandResult
 
@@ -18,12 +19,12 @@ def iso(epoch: float) -> str:
 
 def section_error(target: str, section: Section) -> str | None:
     if section.exit_code is None:
-        return f"{section.command.split()[0] if section.command else section.parser} did not finish on {target}"
+        return f"{section.command.split()[0] if section.command else section.parser} {COMMAND_UNFINISHED} {target}"
     if section.exit_code == 127:
         tool = section.command.split()[0] if section.command else section.parser
         return f"{tool} not installed on {target}"
     if section.exit_code == 124:
-        return f"{section.command} timed out on {target}"
+        return f"{section.command} {COMMAND_TIMED_OUT} {target}"
     return None
 
 

@@ -9,7 +9,7 @@ import time
 
 from rdmatool import commands
 from rdmatool.errors import RdmatoolError
-from rdmatool.failures import DEADLINE_EXCEEDED
+from rdmatool.failures import DEADLINE_EXCEEDED, SWITCH_READ_TIMEOUT
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport.hostkeys import KnownHosts, host_key_name, other_key_algorithms, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso
@@ -122,7 +122,7 @@ class SwitchSession:
             except Exception as exc:  # netmiko raises many types; each is this command's result, not a crash
                 output, error = "", f"{command}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             results.append(self._result(parser, qualifier, command, output, started, time.monotonic() - t0, error))
-            if error and "ReadTimeout" in error:
+            if error and SWITCH_READ_TIMEOUT in error:
                 break  # the CLI is stuck mid-output; later commands would read its leftovers
         return results
 

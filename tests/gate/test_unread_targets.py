@@ -56,3 +56,26 @@ def test_a_command_failing_on_its_own_is_reported_but_vouches_for_the_rest(tmp_p
     targets = len(pod.hosts) + 1
     assert result.stages[0].detail == f"{targets}/{targets} targets read", result.stages[0]
     assert result.verdict.value == "pass"
+
+
+def test_a_hung_tool_is_unread_unlike_a_missing_one() -> None:
+    # the host script's `timeout` fired (ethtool -S hung: a wedged driver is the usual cause), a switch's CLI never
+    # came back: what they would have shown is unknown
+    failures = [
+        _failure("gpu05", "ethtool_stats", "ethtool -S ens1f0np0 timed out on gpu05"),
+        _failure("gpu06", "perfquery", "perfquery did not finish on gpu06"),
+        _failure("leaf02", "onyx_pfc_counters", "show interfaces ethernet 1/1 counters: ReadTimeout: Pattern not found"),
+        _failure("gpu07", "perfquery", "perfquery not installed on gpu07"),
+    ]
+    assert unread_targets(failures) == ["gpu05", "gpu06", "leaf02"]
+
+
+def test_a_host_whose_counter_tool_hung_leaves_the_gate_inconclusive(tmp_path: Path) -> None:
+    pod = pods.healthy_pod()
+    host = pod.hosts[0].name
+    hung = _with_failures(pods.write(pod, tmp_path / "hung"),
+                          [_failure(host, "ethtool_stats", f"ethtool -S ens1f0np0 timed out on {host}")])
+    result = replay_gate(str(hung), GateProfile())
+    assert result.verdict.value == "inconclusive" and result.drain == [], result.stages
+    targets = len(pod.hosts) + 1
+    assert result.stages[0].detail == f"{targets - 1}/{targets} targets read", result.stages[0]
