@@ -132,7 +132,7 @@ RELIED_ON = [
              "--cable_len", "7 m"]),
     ("2.3", ["BDP = R × RTT / 8", "RTT 10 µs", "Suggested computation", "Kmin = clamp(BDP/7, low = 10 KB, "
              "high = 0.5·T_xoff)", "Kmax = min(2·BDP, 0.8·T_xoff)", "Kmax = max(Kmax, Kmin + 2·MTU)", "17,857",
-             "36,864"]),
+             "160,000"]),
     ("2.4", ["T = α·B / (1 + m·α)", "Kmin < Kmax < T_xoff", "1 MB"]),
     ("3.1", ["(301 + 2.16 · cable_m) · max(R_Gbps, 40) + 2.72 · MTU", "1.98", "394", "9216", "46,080", "18,432",
              "64,512"]),

@@ -196,7 +196,7 @@ class EcnThresholds(NamedTuple):
 def ecn_thresholds(
     rate_gbps: float,
     rtt_us: float,
-    xoff_bytes: float,
+    xoff_bytes: float | None,
     mtu: int = 4096,
     pmax_pct: int = ECN_DEFAULT_PMAX_PCT,
     kmin_floor_bytes: float = ECN_KMIN_FLOOR_BYTES,
@@ -211,12 +211,14 @@ def ecn_thresholds(
 
     When the hi bound of the clamp is below its lo bound (T_xoff < 20 KB) the hi bound wins: ECN before PFC is the
     hard constraint. The ramp rule may lift Kmax above 0.8·T_xoff; `ecn_ordering_ok` tells whether it did.
-    Bytes are rounded to the nearest integer.
+    `xoff_bytes` None: the PFC trigger is not known (it is the switch's, never a NIC's headroom size), so neither
+    bound of T_xoff applies: Kmin = max(BDP/7, 10 KB), Kmax = max(2·BDP, Kmin + 2·MTU). Bytes are rounded to the
+    nearest integer.
 
-    100G, RTT 10 µs, T_xoff 46,080 B (SONiC headroom xoff, 100G 5 m) → Kmin 17,857 B, Kmax 36,864 B.
+    100G, RTT 10 µs, T_xoff 200,000 B (a static XOFF threshold of the lossless PG) → Kmin 17,857 B, Kmax 160,000 B.
     """
     bdp = bdp_bytes(rate_gbps, rtt_us)
-    xoff = _positive("xoff_bytes", xoff_bytes)
+    xoff = math.inf if xoff_bytes is None else _positive("xoff_bytes", xoff_bytes)
     ramp_mtu = _positive("mtu", mtu)
     if isinstance(pmax_pct, bool) or not isinstance(pmax_pct, int) or not 1 <= pmax_pct <= 100:
         raise ValueError(f"pmax_pct must be an int 1..100, got {pmax_pct!r}")

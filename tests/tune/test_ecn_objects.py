@@ -79,7 +79,7 @@ def test_host_and_switch_findings_ask_for_the_same_cumulus_suggestion() -> None:
     s = asked[0][0]
     assert s.target == "leaf2" and s.current == "Kmin 150000 B, Kmax 1500000 B, Pmax 100 %"
     assert [line for line in s.commands["cumulus"] if "congestion-control" in line] == [
-        "nv set qos congestion-control default-global traffic-class 3 min-threshold 17857 max-threshold 45344 "
+        "nv set qos congestion-control default-global traffic-class 3 min-threshold 17857 max-threshold 250000 "
         "probability 20 ecn enable"]
     assert "syntax not verified" not in s.rationale  # Cumulus syntax is verified (docs/tuning.md §9)
 
@@ -103,10 +103,10 @@ def test_input_hooks_adjust_a_ports_inputs(monkeypatch: pytest.MonkeyPatch) -> N
     (before,) = suggest(fab, "leaf3", "Ethernet1/1", 3)
 
     def incast(ctx, obj, inputs):  # e.g. an incast stage's figures: a PFC trigger reached sooner
-        return dataclasses.replace(inputs, xoff_bytes=inputs.xoff_bytes / 2, xoff_source="halved by a test hook",
+        return dataclasses.replace(inputs, xoff_bytes=40_000, xoff_source="set by a test hook",
                                    notes=[*inputs.notes, "incast degree 8 (test)"])
 
     monkeypatch.setattr(ecn, "INPUT_HOOKS", [incast])
     (after,) = suggest(fab, "leaf3", "Ethernet1/1", 3)
-    assert "halved by a test hook" in after.rationale and "incast degree 8 (test)" in after.rationale
+    assert "set by a test hook" in after.rationale and "incast degree 8 (test)" in after.rationale
     assert after.proposed != before.proposed

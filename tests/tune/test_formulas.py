@@ -182,3 +182,10 @@ def test_invalid_inputs_raise(bad):
         f.bdp_bytes(bad, 10)
     with pytest.raises(ValueError):
         f.ecn_thresholds(100, 10, bad)
+
+
+def test_ecn_thresholds_with_the_pfc_trigger_unknown_take_no_bound_of_it():
+    # §2.3: Kmin = max(BDP/7, 10 KB), Kmax = max(2·BDP, Kmin + 2·MTU); 200G, 10 µs: BDP 250,000 B
+    assert f.ecn_thresholds(200, 10, None) == (35_714, 500_000, 20)
+    # the floor and the ramp still hold: 25G, 5 µs: BDP 15,625 → Kmin 10,000; Kmax max(31,250, 18,192)
+    assert f.ecn_thresholds(25, 5, None) == (10_000, 31_250, 20)

@@ -9,9 +9,12 @@ from tests.pods.facts import analysis, row
 from tests.tune.test_ecn_objects import suggest, two_nic_host
 
 
-def leaf(kmin: int, paused: float | None, marked: float | None) -> object:
-    """gpu01's 100G RoCE NIC on leaf3 Ethernet1/1 (EOS), Kmin `kmin`; the incast figures of that port, if given."""
+def leaf(kmin: int, paused: float | None, marked: float | None, xoff: int | None = None) -> object:
+    """gpu01's 100G RoCE NIC on leaf3 Ethernet1/1 (EOS), Kmin `kmin`; the incast figures of that port, if given;
+    the XOFF threshold of its lossless PG, if given (else T_xoff is not known)."""
     rows = [*two_nic_host("gpu01", 100), row("leaf3", "eos", "Ethernet1/1", "ecn_min_threshold_bytes", kmin, priority=3)]
+    if xoff is not None:
+        rows.append(row("leaf3", "eos", "Ethernet1/1", "pfc_xoff_bytes", xoff, priority=3))
     if paused is not None:
         rows += [row("leaf3", "eos", "Ethernet1/1", "incast_fan_in", 4),
                  row("leaf3", "eos", "Ethernet1/1", "incast_pause_fraction", paused),
@@ -46,8 +49,14 @@ def test_pauses_before_marks_below_the_current_kmin_lower_t_xoff_to_it() -> None
     assert kmax < int(plain.proposed.split("Kmax ")[1].split(" B")[0])
 
 
-def test_pauses_before_marks_above_t_xoff_keep_the_computed_trigger() -> None:
-    (plain,) = suggest(leaf(4_000_000, None, None), "leaf3", "Ethernet1/1", 3)
-    (s,) = suggest(leaf(4_000_000, 0.75, 0.0), "leaf3", "Ethernet1/1", 3)
+def test_pauses_before_marks_above_t_xoff_keep_the_switchs_trigger() -> None:
+    (plain,) = suggest(leaf(4_000_000, None, None, xoff=200_000), "leaf3", "Ethernet1/1", 3)
+    (s,) = suggest(leaf(4_000_000, 0.75, 0.0, xoff=200_000), "leaf3", "Ethernet1/1", 3)
     assert "Pauses came before marks, as thresholds at or above T_xoff predict." in s.rationale
+    assert "T_xoff 200000 B (switch pfc_xoff_bytes)" in s.rationale
     assert s.proposed == plain.proposed
+
+
+def test_pauses_before_marks_with_the_trigger_unknown_take_the_current_kmin_as_its_bound() -> None:
+    (s,) = suggest(leaf(20_000, 0.75, 0.0), "leaf3", "Ethernet1/1", 3)
+    assert "with the current Kmin 20000 B and T_xoff not known" in s.rationale

@@ -47,62 +47,63 @@ def test_exported_names():
 # --- ecn_thresholds ----------------------------------------------------------------------------------------------
 
 
-def test_ecn_sonic_profile_from_host_rate_and_mlx5_xoff(fab):
-    # rate 100G (gpu01 behind leaf1), RTT 10 µs, T_xoff = mlx5 (301 + 2.16·7)·100 + 2.72·9216 = 56679.52 (cable 7 m
-    # from the host): BDP 125000; Kmin = clamp(17857.1, 10000, 28339.8) = 17857; Kmax = min(250000, 45343.6) → 45344
+def test_ecn_sonic_profile_from_host_rate_with_the_pfc_trigger_unknown(fab):
+    # rate 100G (gpu01 behind leaf1), RTT 10 µs, no XOFF threshold known: BDP 125000; Kmin = max(17857.1, 10000) =
+    # 17857; Kmax = max(2·BDP, Kmin + 2·MTU) = 250000. Not the mlx5 headroom formula (56,680 B at 100G, 7 m): that is
+    # the buffer a NIC reserves above its trigger, and taken as T_xoff it put Kmax (45,344 B) below one BDP.
     s = only(call("ecn_thresholds", fab, "leaf1", "ROCE_LOSSLESS"))
     assert s.current == "Kmin 1048576 B, Kmax 2097152 B, Pmax 5 %"
-    assert s.proposed == "Kmin 17857 B, Kmax 45344 B, Pmax 20 %"
-    assert s.commands == {"sonic": ["ecnconfig -p ROCE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 20",
+    assert s.proposed == "Kmin 17857 B, Kmax 250000 B, Pmax 20 %"
+    assert s.commands == {"sonic": ["ecnconfig -p ROCE_LOSSLESS -gmin 17857 -gmax 250000 -gdrop 20",
                                     "ecnconfig -q 3 on"]}
-    assert "rate 100 Gb/s" in s.rationale and "RTT 10 µs" in s.rationale and "T_xoff 56680 B" in s.rationale
+    assert "rate 100 Gb/s" in s.rationale and "RTT 10 µs" in s.rationale and "T_xoff unknown" in s.rationale
     assert "BDP = 100e9·10e-6/8 = 125000 B" in s.rationale
-    assert "PFC fires before ECN marks" in s.rationale  # 2097152 ≥ 56680
+    assert "Confirm that Kmax is below the XOFF threshold of the lossless priority group" in s.rationale
+    assert "PFC fires before ECN marks" not in s.rationale  # not knowable without the trigger
+    assert "formula (301" not in s.rationale  # no NIC headroom figure stands in for the trigger
 
 
 def test_ecn_cumulus_global_400g_cable_from_switch(fab):
-    # gpu02 400G, Cumulus cable 10 m: T_xoff = 322.6·400 + 25067.52 = 154107.52; BDP 500000;
-    # Kmin = clamp(71428.6, 10000, 77053.8) = 71429; Kmax = min(1e6, 123286.0) = 123286
+    # gpu02 400G, T_xoff unknown: BDP 500000; Kmin = max(71428.6, 10000) = 71429; Kmax = 2·BDP = 1000000
     s = only(call("ecn_thresholds", fab, "leaf2", "qos", 3))
     assert s.current == "Kmin 150000 B, Kmax 1500000 B, Pmax 100 %"
-    assert s.proposed == "Kmin 71429 B, Kmax 123286 B, Pmax 20 %"
+    assert s.proposed == "Kmin 71429 B, Kmax 1000000 B, Pmax 20 %"
     assert s.commands == {"cumulus": [
-        "nv set qos congestion-control default-global traffic-class 3 min-threshold 71429 max-threshold 123286 "
+        "nv set qos congestion-control default-global traffic-class 3 min-threshold 71429 max-threshold 1000000 "
         "probability 20 ecn enable",
         "nv config apply"]}
 
 
 def test_ecn_nxos_port_rate_from_switch(fab):
-    # leaf4 Ethernet1/2 400G, cable default 7 m: T_xoff = 316.12·400 + 25067.52 = 151515.52;
-    # Kmin = clamp(71428.6, 10000, 75757.8) = 71429; Kmax = min(1e6, 121212.4) = 121212
+    # leaf4 Ethernet1/2 400G, T_xoff unknown: Kmin = max(71428.6, 10000) = 71429; Kmax = 2·BDP = 1000000
     s = only(call("ecn_thresholds", fab, "leaf4", "Ethernet1/2", 3))
     assert s.current is None
-    assert s.proposed == "Kmin 71429 B, Kmax 121212 B, Pmax 20 %"
+    assert s.proposed == "Kmin 71429 B, Kmax 1000000 B, Pmax 20 %"
     assert s.commands == {"nxos": [
         "configure terminal", "policy-map type queuing QOS_EGRESS_PORT", "class type queuing c-out-8q-q3",
-        "random-detect minimum-threshold 71429 bytes maximum-threshold 121212 bytes drop-probability 20 weight 0 ecn",
+        "random-detect minimum-threshold 71429 bytes maximum-threshold 1000000 bytes drop-probability 20 weight 0 ecn",
         "interface Ethernet1/2", "service-policy type queuing output QOS_EGRESS_PORT", "end"]}
 
 
 def test_ecn_onyx_in_kb(fab):
-    # gpu05 200G: T_xoff = 316.12·200 + 25067.52 = 88291.52; Kmin = 250000/7 = 35714; Kmax = 0.8·T_xoff = 70633;
-    # Onyx KB: 35714 // 1024 = 34, 70633 // 1024 = 68
+    # gpu05 200G, T_xoff unknown: Kmin = 250000/7 = 35714; Kmax = 2·BDP = 500000;
+    # Onyx KB: 35714 // 1024 = 34, 500000 // 1024 = 488
     s = only(call("ecn_thresholds", fab, "leaf5", "Eth1/1", 3))
-    assert s.proposed == "Kmin 35714 B, Kmax 70633 B, Pmax 20 %"
+    assert s.proposed == "Kmin 35714 B, Kmax 500000 B, Pmax 20 %"
     assert s.commands == {"onyx": ["configure terminal", "interface ethernet 1/1 traffic-class 3 congestion-control ecn "
-                                   "minimum-absolute 34 maximum-absolute 68", "exit"]}
+                                   "minimum-absolute 34 maximum-absolute 488", "exit"]}
 
 
 def test_ecn_from_host_finding_renders_the_cabled_eos_port(fab):
     s = only(call("ecn_thresholds", fab, "gpu03", "ens1f0np0"))
     assert s.setting == "ECN thresholds of TC 3 (leaf3 Ethernet1/1)"
     assert s.commands == {"eos": ["configure", "interface Ethernet1/1", "tx-queue 3",
-                                  "random-detect ecn minimum-threshold 17857 bytes maximum-threshold 45344 bytes "
+                                  "random-detect ecn minimum-threshold 17857 bytes maximum-threshold 250000 bytes "
                                   "max-mark-probability 20", "end"]}
 
 
 def test_ecn_profile_xoff_and_rtt(fab):
-    # profile T_xoff 46080 (§3.1 SONiC xoff 100G 5 m): Kmin 17857, Kmax min(250000, 36864) = 36864
+    # a site profile T_xoff of 46,080 B (a PG trigger set low): Kmin 17857, Kmax min(250000, 36864) = 36864
     s = only(call("ecn_thresholds", fab, "leaf1", "ROCE_LOSSLESS", profile={"xoff_bytes": 46080}))
     assert s.proposed == "Kmin 17857 B, Kmax 36864 B, Pmax 20 %"
     assert "site profile xoff_bytes" in s.rationale
@@ -124,13 +125,13 @@ def test_ecn_profile_via_analysis_attribute():
     fab = analysis(rows, links, profile={"ecn_pmax_pct": 100, "sonic_wred_profile": "AZURE_LOSSLESS"})
     # a port, not a profile: the WRED profile the switch's own `show ecn` names, with its current thresholds
     s = only(call("ecn_thresholds", fab, "leaf1", "Ethernet0"))
-    assert s.commands["sonic"][0] == "ecnconfig -p ROCE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 100"
+    assert s.commands["sonic"][0] == "ecnconfig -p ROCE_LOSSLESS -gmin 17857 -gmax 250000 -gdrop 100"
     assert s.current == "Kmin 1048576 B, Kmax 2097152 B, Pmax 5 %"
     # a switch whose ECN output was not read: the site profile's profile name, and no current value
     bare = [r for r in rows if not (r["target"] == "leaf1" and r["metric"].startswith("ecn_"))]
     s = only(call("ecn_thresholds", analysis(bare, links, profile={"sonic_wred_profile": "AZURE_LOSSLESS"}), "leaf1",
                   "Ethernet0"))
-    assert s.commands["sonic"][0] == "ecnconfig -p AZURE_LOSSLESS -gmin 17857 -gmax 45344 -gdrop 20"
+    assert s.commands["sonic"][0] == "ecnconfig -p AZURE_LOSSLESS -gmin 17857 -gmax 250000 -gdrop 20"
     assert s.current is None
 
 
@@ -138,7 +139,7 @@ def test_ecn_no_rate_no_suggestion():
     fab = analysis([row("leaf9", "sonic", "ROCE_LOSSLESS", "ecn_min_threshold_bytes", 1000)])
     assert call("ecn_thresholds", fab, "leaf9", "ROCE_LOSSLESS") == []
     s = only(call("ecn_thresholds", fab, "leaf9", "ROCE_LOSSLESS", profile={"link_rate_gbps": 100}))
-    assert s.proposed == "Kmin 17857 B, Kmax 45344 B, Pmax 20 %"
+    assert s.proposed == "Kmin 17857 B, Kmax 250000 B, Pmax 20 %"
 
 
 # --- pfc_priority ------------------------------------------------------------------------------------------------

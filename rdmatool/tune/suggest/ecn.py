@@ -15,8 +15,11 @@ For a host finding the object is the one of the switch port the host is cabled t
 Inputs per port of the object (port_inputs): R is the speed of that switch port from the switch's own output, else
 the rate of the host port cabled to it (never another port of that host); T_xoff is, in that order, the site
 profile's, the switch's static XOFF of the priority group, the dynamic threshold α·B/(1 + m·α) of a shared buffer
-(docs/tuning.md §2.4), else the mlx5 NIC formula for that rate and cable (docs/tuning.md §3.1); RTT and Pmax come
-from the site profile. An object shared by ports of several speeds gets the values of the port with the lowest Kmax:
+(docs/tuning.md §2.4), else unknown: then no bound of T_xoff applies (Kmin = max(BDP/7, 10 KB), Kmax = max(2·BDP,
+Kmin + 2·MTU)) and the rationale says to confirm Kmax against the PG's XOFF threshold. The mlx5 formula of
+docs/tuning.md §3.1 is not a stand-in: it is the headroom a NIC reserves above its trigger (xoff_threshold =
+buffer_size - xoff), not the trigger, and taken as T_xoff it put Kmax below one BDP. RTT and Pmax come from the site
+profile. An object shared by ports of several speeds gets the values of the port with the lowest Kmax:
 ECN before PFC is the constraint no port may break (docs/tuning.md §2.3). INPUT_HOOKS may adjust a port's inputs
 before the computation (another stage's figures, e.g. an incast degree), without changing this module.
 
@@ -67,7 +70,7 @@ class PortInputs:
     rate_gbps: float
     rate_source: str
     rtt_us: float
-    xoff_bytes: float
+    xoff_bytes: float | None  # the PFC trigger of the lossless PG; None: not known
     xoff_source: str
     ramp_mtu: int
     notes: list[str] = field(default_factory=list)
@@ -77,8 +80,8 @@ class PortInputs:
 INPUT_HOOKS: list[Callable[[SuggestionContext, ConfigObject, PortInputs], PortInputs]] = []
 
 
-def _xoff(ctx: SuggestionContext, switch: Side, rate, cable_m, mtu) -> tuple[float, str]:
-    """(T_xoff in bytes, where it came from)."""
+def _xoff(ctx: SuggestionContext, switch: Side) -> tuple[float | None, str]:
+    """(T_xoff in bytes or None when unknown, where it came from)."""
     if ctx.site("xoff_bytes"):
         return float(ctx.site("xoff_bytes")), "site profile xoff_bytes"
     for metric in XOFF_METRICS:
@@ -90,8 +93,8 @@ def _xoff(ctx: SuggestionContext, switch: Side, rate, cable_m, mtu) -> tuple[flo
         m = int(ctx.site("congested_pgs"))
         b = float(ctx.site("shared_buffer_bytes"))
         return f.dyn_threshold(b, alpha, m), f"dynamic threshold α·B/(1+m·α) with B={b:.0f}, α={alpha:g}, m={m}"
-    value = f.mlx5_xoff_bytes(rate, cable_m, mtu)
-    return value, f"mlx5 formula (301 + 2.16·{fmt(cable_m)})·{fmt(max(rate, 40))} + 2.72·{mtu}"
+    return None, ("unknown: no XOFF threshold in the switch's output, no site profile xoff_bytes or "
+                  "shared_buffer_bytes")
 
 
 # --- which objects, which ports ----------------------------------------------------------------------------------
@@ -175,11 +178,7 @@ def port_inputs(ctx: SuggestionContext, obj: ConfigObject, port: str | None) -> 
     if not rate:
         return None
     hosts = ctx.hosts_on_port(obj.switch, port) if port else []
-    mtu = cmd.integer(ctx.site("mtu"), 1500, 16384, "MTU")
-    cable = ctx.switch_value(sw, "cable_length_m") or next(
-        (c for h in hosts if (c := ctx.value(h.target, h.entity, "cable_length_m"))), None)
-    cable = cable or ctx.site("cable_length_m") or f.MLX5_DEFAULT_CABLE_LEN_M
-    xoff, xoff_source = _xoff(ctx, sw, rate, cable, mtu)
+    xoff, xoff_source = _xoff(ctx, sw)
     roce_mtus = [m for h in hosts if (rp := ctx.rdma_port_of(h.target, h.entity) or ctx.only_ethernet_port(h.target))
                  and (m := ctx.value(h.target, rp, "active_mtu"))]
     ramp_mtu = max(roce_mtus) if roce_mtus else ctx.site("roce_mtu")
@@ -219,14 +218,21 @@ def _current_text(found: dict[str, float]) -> str | None:
 def _rationale(inputs: PortInputs, k, pmax: int) -> str:
     bdp = f.bdp_bytes(inputs.rate_gbps, inputs.rtt_us)
     xoff, mtu = inputs.xoff_bytes, inputs.ramp_mtu
-    text = (
-        f"Inputs: rate {fmt(inputs.rate_gbps)} Gb/s ({inputs.rate_source}), RTT {fmt(inputs.rtt_us)} µs (site "
-        f"profile), T_xoff {xoff:.0f} B ({inputs.xoff_source}), ramp MTU {mtu}. "
-        f"BDP = {fmt(inputs.rate_gbps)}e9·{fmt(inputs.rtt_us)}e-6/8 = {bdp:.0f} B; "
-        f"Kmin = clamp(BDP/7 = {bdp / 7:.0f}, 10000, 0.5·T_xoff = {0.5 * xoff:.0f}) = {k.kmin_bytes} B; "
-        f"Kmax = max(min(2·BDP = {2 * bdp:.0f}, 0.8·T_xoff = {0.8 * xoff:.0f}), Kmin + 2·MTU = "
-        f"{k.kmin_bytes + 2 * mtu}) = {k.kmax_bytes} B; Pmax {pmax} % ({REF} §2.3, §2.4, §7 rows 6/9)."
-    )
+    head = (f"Inputs: rate {fmt(inputs.rate_gbps)} Gb/s ({inputs.rate_source}), RTT {fmt(inputs.rtt_us)} µs (site "
+            f"profile), ")
+    tail = f"= {k.kmax_bytes} B; Pmax {pmax} % ({REF} §2.3, §2.4, §7 rows 6/9)."
+    bdp_text = f"BDP = {fmt(inputs.rate_gbps)}e9·{fmt(inputs.rtt_us)}e-6/8 = {bdp:.0f} B; "
+    if xoff is None:
+        text = (f"{head}T_xoff {inputs.xoff_source}, ramp MTU {mtu}. {bdp_text}"
+                f"Kmin = max(BDP/7 = {bdp / 7:.0f}, 10000) = {k.kmin_bytes} B; "
+                f"Kmax = max(2·BDP = {2 * bdp:.0f}, Kmin + 2·MTU = {k.kmin_bytes + 2 * mtu}) {tail} "
+                f"Confirm that Kmax is below the XOFF threshold of the lossless priority group on the switch (its "
+                f"buffer profile), or give the site profile xoff_bytes: ECN must mark before PFC pauses.")
+    else:
+        text = (f"{head}T_xoff {xoff:.0f} B ({inputs.xoff_source}), ramp MTU {mtu}. {bdp_text}"
+                f"Kmin = clamp(BDP/7 = {bdp / 7:.0f}, 10000, 0.5·T_xoff = {0.5 * xoff:.0f}) = {k.kmin_bytes} B; "
+                f"Kmax = max(min(2·BDP = {2 * bdp:.0f}, 0.8·T_xoff = {0.8 * xoff:.0f}), Kmin + 2·MTU = "
+                f"{k.kmin_bytes + 2 * mtu}) {tail}")
     return " ".join([text, *inputs.notes])
 
 
@@ -266,9 +272,10 @@ def _for_object(ctx: SuggestionContext, obj: ConfigObject, prio: int, pmax: int)
     found = current_thresholds(ctx, obj, prio)
     current = _current_text(found)
     cur_kmax = found.get("ecn_max_threshold_bytes")
-    if cur_kmax is not None and cur_kmax >= inputs.xoff_bytes:
+    known = inputs.xoff_bytes is not None
+    if known and cur_kmax is not None and cur_kmax >= inputs.xoff_bytes:
         rationale += f" Current Kmax {fmt(cur_kmax)} B is at or above T_xoff: PFC fires before ECN marks."
-    if not f.ecn_ordering_ok(k.kmin_bytes, k.kmax_bytes, inputs.xoff_bytes):
+    if known and not f.ecn_ordering_ok(k.kmin_bytes, k.kmax_bytes, inputs.xoff_bytes):
         rationale += " Warning: the ramp rule lifted Kmax above T_xoff; lower the MTU or raise the PFC trigger."
     commands: dict[str, list[str]] = {}
     where: str | list[str] | None = obj.name

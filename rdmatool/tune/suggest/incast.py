@@ -40,11 +40,15 @@ def incast_inputs(ctx: SuggestionContext, obj: ecn.ConfigObject, inputs: ecn.Por
     if paused is None or paused <= PAUSED or (marked or 0.0) >= UNMARKED:
         return replace(inputs, notes=notes)
     kmin = ecn.current_thresholds(ctx, obj, ctx.site("roce_priority")).get("ecn_min_threshold_bytes")
-    if kmin is None or kmin >= inputs.xoff_bytes:
+    if kmin is None or (inputs.xoff_bytes is not None and kmin >= inputs.xoff_bytes):
         notes.append("Pauses came before marks, as thresholds at or above T_xoff predict.")
         return replace(inputs, notes=notes)
-    notes.append(f"Pauses came before marks although the current Kmin {fmt(kmin)} B is below the assumed T_xoff "
-                 f"{inputs.xoff_bytes:.0f} B: PFC fired below Kmin, so T_xoff is taken as {fmt(kmin)} B.")
+    if inputs.xoff_bytes is None:  # the switch's trigger unknown: the load just measured bounds it
+        notes.append(f"Pauses came before marks with the current Kmin {fmt(kmin)} B and T_xoff not known: PFC fired "
+                     f"below Kmin, so T_xoff is taken as {fmt(kmin)} B.")
+    else:
+        notes.append(f"Pauses came before marks although the current Kmin {fmt(kmin)} B is below the assumed T_xoff "
+                     f"{inputs.xoff_bytes:.0f} B: PFC fired below Kmin, so T_xoff is taken as {fmt(kmin)} B.")
     return replace(inputs, xoff_bytes=float(kmin), xoff_source=f"the incast stage on {port} (PFC before the current "
                    f"Kmin; computed: {inputs.xoff_source})", notes=notes)
 
