@@ -146,6 +146,8 @@ class Suggestion:
     rationale: str
     commands: dict[str, list[str]] = field(default_factory=dict)
     target: str | None = None  # the device the change is made on (a suggestion may also print its cable peer's)
+    # platform → the device its commands run on, for the platforms that are not `target`'s own (its cable peer)
+    devices: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

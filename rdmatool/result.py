@@ -99,7 +99,7 @@ def _with_target(s: Suggestion, target: str) -> Suggestion:
 
 def suggestion_json(s: Suggestion) -> dict:
     return {"setting": s.setting, "target": s.target, "current": s.current, "proposed": s.proposed,
-            "rationale": s.rationale, "commands": s.commands}
+            "rationale": s.rationale, "commands": s.commands, "devices": s.devices}
 
 
 def finding_json(f: Finding) -> dict:

@@ -36,7 +36,9 @@ def test_json_shape(demo_json: dict) -> None:
         assert list(finding) == ["id", *FINDING_KEYS, *(["explained_by"] if "explained_by" in finding else [])]
         assert finding["severity"] in ("info", "warning", "error", "critical")
         for suggestion in finding["suggestions"]:
-            assert list(suggestion) == ["setting", "target", "current", "proposed", "rationale", "commands"]
+            assert list(suggestion) == ["setting", "target", "current", "proposed", "rationale", "commands",
+                                        "devices"]
+            assert set(suggestion["devices"]) <= set(suggestion["commands"])  # a peer named only for its lines
             assert isinstance(suggestion["target"], str) and suggestion["target"]  # the device it changes
             assert all(isinstance(c, str) for cmds in suggestion["commands"].values() for c in cmds)
 
@@ -57,9 +59,12 @@ def test_suggestions_render_host_and_switch_commands(demo_json: dict) -> None:
     rp = next(f for f in demo_json["findings"] if f["rule"] == "dcqcn_rp_disabled")
     commands = [c for s in rp["suggestions"] for c in s["commands"].get("host", [])]
     assert "echo 1 > /sys/class/net/ens1f0np0/ecn/roce_rp/enable/3" in commands
+    # gpu03 runs PFC on priority 4, its switch leaf03 on 3 alone, as it should: the host is the end to change, and
+    # no switch command is offered for a port that is already right
     mismatch = next(f for f in demo_json["findings"] if f["rule"] == "pfc_priority_mismatch_host_switch")
-    platforms = {p for s in mismatch["suggestions"] for p in s["commands"]}
-    assert "host" in platforms and platforms & {"sonic", "cumulus", "onyx", "eos", "nxos"}
+    assert {p for s in mismatch["suggestions"] for p in s["commands"]} == {"host"}
+    assert [c for s in mismatch["suggestions"] for c in s["commands"]["host"]] == [
+        "mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"]
 
 
 def test_collection_failures_are_reported(demo_json: dict) -> None:

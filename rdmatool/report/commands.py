@@ -34,13 +34,17 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
                      f"{views.change_text(suggestion.proposed)} — for {views.reason(findings, places=False)}")
         for platform in platforms:
             if len(platforms) > 1:
-                lines.append(f"{comment(platform)} {platform} commands, on {_device(platform, target, target in hosts)}:")
+                where = _device(platform, target, target in hosts, suggestion.devices.get(platform))
+                lines.append(f"{comment(platform)} {platform} commands, on {where}:")
             lines.extend(suggestion.commands[platform])
     return "\n\n".join("\n".join(lines) for lines in blocks.values() if lines) + ("\n" if blocks else "")
 
 
-def _device(platform: str, target: str, is_host: bool) -> str:
-    """Where one platform's commands of a suggestion run: its target, or the other end of the target's cable."""
+def _device(platform: str, target: str, is_host: bool, device: str | None = None) -> str:
+    """Where one platform's commands of a suggestion run: its target, or the other end of the target's cable (named
+    when the suggestion knows it)."""
     if (platform == "host") == is_host:
         return target
+    if device:
+        return f"{device} (cabled to {target})"
     return f"the switch cabled to {target}" if is_host else f"the host cabled to {target}"

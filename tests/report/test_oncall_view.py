@@ -132,9 +132,23 @@ def test_format_commands_is_comments_and_verbatim_commands_only(result, demo_jso
         assert mine, head
         rules = {f["rule"] for f in demo_json["findings"] if f["id"] in mine[0]["findings"]}
         assert any(rule in head for rule in rules)  # the reason: the rule it answers
-    onyx = out.stdout.split("onyx commands", 1)[0].rsplit("\n", 1)[1]
-    assert onyx.startswith("!")  # an IOS-like CLI takes `!` as a comment, not `#`
     assert commands_report.render(result, Severity.CRITICAL) == ""  # no suggestion answers a critical finding
+
+
+def test_a_hosts_suggestion_names_the_switch_its_switch_commands_run_on() -> None:
+    from rdmatool.model import Finding, Suggestion, Verdict
+    from rdmatool.result import DiagnoseResult
+
+    change = Suggestion("PFC enabled priorities (gpu03 ens1f0np0)", "0,0,0,0,1,0,0,0", "0,0,0,1,0,0,0,0", "why",
+                        {"host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"],
+                         "onyx": ["configure terminal", "exit"]}, target="gpu03", devices={"onyx": "leaf03"})
+    finding = Finding("host_pfc_priority_not_3", Severity.ERROR, "gpu03", "ens1f0np0", "s", "c", "k", "f",
+                      suggestions=(change,))
+    out = commands_report.render(DiagnoseResult(Verdict.FAIL, [finding], [], hosts=["gpu03"]))
+    # where each platform's lines are pasted, by name; an IOS-like CLI takes `!` as a comment, not `#`
+    assert "\n! onyx commands, on leaf03 (cabled to gpu03):\nconfigure terminal\nexit" in out, out
+    assert "# host commands, on gpu03:" in out
+    assert "onyx (on leaf03):\n```\nconfigure terminal" in markdown.render(DiagnoseResult(Verdict.FAIL, [finding], []))
 
 
 def test_human_units_in_the_texts_and_exact_values_in_the_json(demo_json: dict) -> None:

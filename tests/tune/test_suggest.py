@@ -153,6 +153,7 @@ def test_pfc_host_finding_renders_host_and_sonic_port(fab):
         "host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"],
         "sonic": ["config interface pfc priority Ethernet0 3 on", "config interface pfc priority Ethernet0 4 off"],
     }
+    assert s.devices == {"sonic": "leaf1"}  # the switch those lines run on, by name
 
 
 def test_pfc_switch_finding_renders_the_host_behind_it(fab):
@@ -162,14 +163,12 @@ def test_pfc_switch_finding_renders_the_host_behind_it(fab):
     assert s.commands["sonic"][1] == "config interface pfc priority Ethernet0 4 off"
 
 
-def test_pfc_rdma_port_entity_and_cumulus_peer(fab):
+def test_pfc_rdma_port_entity_and_a_cumulus_peer_already_right(fab):
+    # leaf2 already runs priority 3 alone (test_pfc_already_right_no_suggestion): only the host changes
     s = only(call("pfc_priority", fab, "gpu02", "mlx5_0/1"))
     assert s.current is None
-    assert s.commands == {
-        "host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"],
-        "cumulus": ["nv set qos pfc default-global switch-priority 3", "nv set qos pfc default-global rx enable",
-                    "nv set qos pfc default-global tx enable", "nv config apply"],
-    }
+    assert s.commands == {"host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"]}
+    assert s.devices == {}
 
 
 def test_pfc_already_right_no_suggestion(fab):

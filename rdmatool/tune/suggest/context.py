@@ -272,12 +272,19 @@ class SuggestionContext:
             self.notes.append(f"{platform} commands not rendered: {exc}")
             return []
 
-    def suggestion(self, setting, current, proposed, rationale, commands, target: str | None = None) -> Suggestion:
+    def suggestion(self, setting, current, proposed, rationale, commands, target: str | None = None,
+                   peers: list[Side] | None = None) -> Suggestion:
         """The suggestion for `target` (the device it configures; the finding's target unless given). Commands of a
-        platform whose syntax the project has not checked against the vendor's documentation say so."""
+        platform whose syntax the project has not checked against the vendor's documentation say so. `peers`: the
+        cable peers whose commands it also carries, so that each platform's commands name the device they run on."""
         rendered = {k: v for k, v in commands.items() if v}
         notes = [note for platform in rendered if (note := cmd.syntax_note(platform))]
         text = " ".join([rationale, *self.notes, *notes]).strip()
         self.notes = []
+        devices: dict[str, str] = {}
+        for peer in peers or ():
+            if peer.platform in rendered:
+                devices.setdefault(peer.platform, peer.target)
         return Suggestion(setting=setting, current=None if current is None else str(current), proposed=str(proposed),
-                          rationale=text, commands=rendered, target=target or self.evidence.get("target"))
+                          rationale=text, commands=rendered, target=target or self.evidence.get("target"),
+                          devices=devices)

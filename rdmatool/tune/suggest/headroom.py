@@ -69,5 +69,5 @@ def suggest_headroom(rule, evidence, analysis, profile=None) -> list[Suggestion]
         out.append(ctx.suggestion(f"cable length for PFC headroom ({focus.where})",
                                   None if current_value is None else f"{fmt(current_value)} m",
                                   f"{length} m (headroom {room.size_bytes} B per lossless PG, NIC xoff "
-                                  f"{nic_xoff:.0f} B)", rationale, commands, target=focus.target))
+                                  f"{nic_xoff:.0f} B)", rationale, commands, target=focus.target, peers=others))
     return out

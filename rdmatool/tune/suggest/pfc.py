@@ -46,7 +46,9 @@ def suggest_pfc_priority(rule, evidence, analysis, profile=None) -> list[Suggest
             continue
         commands: dict[str, list[str]] = {}
         for side in [focus, *others]:
-            _, enabled = _pfc_state(ctx, side)
+            vector, enabled = _pfc_state(ctx, side)
+            if side is not focus and vector == proposed_vector:
+                continue  # the far end already has the one lossless priority: nothing to change there
             if side.platform == cmd.HOST:
                 add_commands(commands, cmd.HOST, ctx.render(cmd.HOST, cmd.host_pfc, side.entity, [prio]))
             else:
@@ -57,7 +59,7 @@ def suggest_pfc_priority(rule, evidence, analysis, profile=None) -> list[Suggest
                      f"({REF} §1.3, §3.4: one lossless priority keeps headroom to one block per port).")
         out.append(ctx.suggestion(f"PFC enabled priorities ({focus.where})", current,
                                   f"{proposed_vector} (priority {prio} only)", rationale, commands,
-                                  target=focus.target))
+                                  target=focus.target, peers=others))
     return out
 
 
@@ -83,7 +85,7 @@ def suggest_trust_dscp(rule, evidence, analysis, profile=None) -> list[Suggestio
                      f"in PCP mode DSCP {ctx.site('roce_dscp')} is ignored and RoCE lands in the default "
                      f"priority ({REF} §1.3 item 1, §7 row 2).")
         out.append(ctx.suggestion(f"QoS trust mode ({focus.where})", current, "dscp", rationale, commands,
-                                  target=focus.target))
+                                  target=focus.target, peers=others))
     return out
 
 
@@ -131,7 +133,8 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
                 rationale += " Onyx: no per-DSCP map rendered; its default DSCP>>3 map already sends 26→3, 48→6."
             out.append(ctx.suggestion(f"{label} DSCP {dscp} → priority ({focus.where})",
                                       None if current is None else f"DSCP {dscp} → {current}",
-                                      f"DSCP {dscp} → {prio}", rationale, commands, target=focus.target))
+                                      f"DSCP {dscp} → {prio}", rationale, commands, target=focus.target,
+                                      peers=others))
     return out
 
 
