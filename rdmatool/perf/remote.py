@@ -18,6 +18,7 @@ from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.ssh import Session
 
 _POLL = 0.05
+_PID_WAIT_S = 10.0  # how long a cleanup waits for a command's PID line before leaving it to its `timeout`
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,12 @@ class Background:
             if not self.done:
                 self.poll()
                 pid = self.pid
-                if pid is not None:
+                if pid is None and not self.done:
+                    # started, but its PID line not yet here (a loaded host): wait for it, or the process would be
+                    # left to run until its `timeout` bound (seconds to minutes) after the run has ended
+                    self.wait(_PID_WAIT_S, until=lambda out: commands.PERF_PID_MARK in out)
+                    pid = self.pid
+                if pid is not None and not self.done:
                     self.remote.run(commands.perftest_kill_command(pid), timeout=5.0)
                 self.wait(2.0)
         except (paramiko.SSHException, OSError, EOFError):

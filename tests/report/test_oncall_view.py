@@ -223,9 +223,9 @@ def test_a_port_down_is_one_block_led_by_the_physical_link(demo_json: dict) -> N
     assert (f"   also: ib_link_error_recovery_growing {observed(demo_json, 'ib_link_error_recovery_growing'):.0f}; "
             f"ib_symbol_errors_growing {observed(demo_json, 'ib_symbol_errors_growing'):.0f}") in cable
     assert not any("[ib_symbol_errors_growing]" in line or "[port_speed_below_fleet]" in line for line in hard)
-    # 13 critical and error findings, each said: 7 blocks where there were 12
+    # 15 critical and error findings, each said: 8 blocks where there were 14
     assert hard[0].startswith(f"CRITICAL / ERROR ({demo_json['counts']['critical'] + demo_json['counts']['error']}, "
-                              "7 causes)")
+                              "8 causes)")
 
 
 def test_an_unrelated_finding_on_the_same_port_keeps_its_own_block() -> None:
@@ -247,6 +247,7 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
         "pfc_priority_mismatch_host_switch:gpu03:ens1f0np0:4": "host_pfc_priority_not_3:gpu03:ens1f0np0:4",
         "port_not_active:gpu06:mlx5_0/1": "port_phys_not_linkup:gpu06:mlx5_0/1",
         "port_speed_below_fleet:gpu07:mlx5_0/1": "port_width_degraded:gpu07:mlx5_0/1",
+        "lossless_queue_tail_drops:leaf02:swp1:3": "roce_tx_no_buffer_drops:leaf02:swp1",
     }
     assert all(by in findings for by in explained.values())  # each names a finding of the same output
     assert "explained_by" not in findings["ib_rcv_errors_growing:gpu01:mlx5_0/1"]

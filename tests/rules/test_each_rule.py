@@ -97,6 +97,16 @@ def cumulus_port_paused_unmarked(pod: Pod) -> None:
     grow(leaf(pod, "swp1").ecn_marks, "3", 1_000)  # of 10^7 packets
 
 
+def cumulus_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
+    """The pod behind a Cumulus leaf (it counts RoCE no-buffer discards and egress tail drops), then `change`."""
+    def mutate(pod: Pod) -> None:
+        cumulus = _pod.healthy_pod(("cumulus",))
+        pod.hosts[:], pod.switches[:] = cumulus.hosts, cumulus.switches
+        change(pod)
+
+    return mutate
+
+
 def watchdog_storms(pod: Pod) -> None:
     leaf(pod, "Ethernet8").wd_storms[1] = 2  # two storms detected (and restored) on queue 3 during the window
 
@@ -195,6 +205,12 @@ CASES: list[Case] = [
          (("leaf01", "Ethernet0", 3),), "stormed"),
     Case("lossless_pg_drops", lambda p: bump(leaf(p, "Ethernet4").pg_drops, "3", 300), (("leaf01", "Ethernet4", 3),),
          300),
+    Case("roce_rx_no_buffer_drops", cumulus_pod(lambda p: bump(leaf(p, "swp2").pg_drops, "3", 300)),
+         (("leaf01", "swp2", None),), 300, alone=True),
+    Case("roce_tx_no_buffer_drops", cumulus_pod(lambda p: bump(leaf(p, "swp1").uc_drops, "3", 500)),
+         (("leaf01", "swp1", None),), 500, alone=True),
+    Case("lossless_queue_tail_drops", cumulus_pod(lambda p: bump(leaf(p, "swp1").uc_drops, "3", 500)),
+         (("leaf01", "swp1", 3),), 500_000, alone=True),
     Case("host_rx_discards_lossless", lambda p: bump(roce(p, "gpu03").ethtool, "rx_prio3_discards", 40),
          (("gpu03", "ens1f0np0", 3),), 40),
     Case("rx_out_of_buffer", lambda p: bump(roce(p, "gpu01").ethtool, "rx_out_of_buffer", 900),
