@@ -54,7 +54,8 @@ def gate_command(
                                      help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09])."),
     save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
     allow_missing: int = typer.Option(None, "--allow-missing",
-                                      help="Targets unreachable or not read in full (deadline, a hung command, files missing) tolerated."),
+                                      help="Targets unreachable or not read in full (deadline, a hung command, "
+                                           "files missing) tolerated."),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
