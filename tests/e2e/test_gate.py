@@ -117,8 +117,12 @@ def test_unreachable_node_is_inconclusive_unless_allowed(clean, tmp_path: Path) 
     allowed = rdmatool("gate", "--replay", str(saved), "--allow-missing", "1", "--json")
     payload = json.loads(allowed.stdout) if allowed.stdout.strip() else {}
     assert allowed.returncode == 0, (allowed.stderr, payload.get("stages"), payload.get("failures"))
-    assert payload["verdict"] == "pass" and payload["drain"] == []
-    assert {s["name"]: s["status"] for s in payload["stages"]}["bandwidth"] == "passed"
+    # exit 0: pass, or warnings only (a healthy fabric under the suite's load may warn, e.g. of a slow pair); no
+    # error, nothing drained
+    found = [(f["rule"], f["target"], f["severity"]) for f in payload["findings"]]
+    assert payload["verdict"] in ("pass", "warn") and payload["drain"] == [], found
+    assert not any(severity in ("error", "critical") for _, _, severity in found), found
+    assert {s["name"]: s["status"] for s in payload["stages"]}["bandwidth"] in ("passed", "warned"), payload["stages"]
 
 
 def test_budget_exceeded_is_inconclusive_with_what_finished(clean, tmp_path: Path) -> None:

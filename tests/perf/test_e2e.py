@@ -102,7 +102,8 @@ def test_perf_writes_into_a_bundles_perf_folder(slow_fabric, tmp_path: Path) -> 
     bundle = tmp_path / "bundle"
     bundle.mkdir()
     (bundle / "manifest.json").write_text("{}")
-    result = perf(slow_fabric, bundle, "ring", "--limit", "gpu0[1-2],stor01")
+    # the wide slack of the test above: a pair slowed by the suite's other workers is not cut off as an error
+    result = perf(slow_fabric, bundle, "ring", "--limit", "gpu0[1-2],stor01", "--slack", "35")
     assert result.returncode == 0, result.stderr
     assert (bundle / "perf" / "pairs.csv").is_file()
 
