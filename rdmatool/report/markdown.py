@@ -31,8 +31,7 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.INFO) -> str:
                       f"{views.change_text(suggestion.proposed)}", "", f"For {views.reason(findings)}.", "",
                       suggestion.rationale, ""]
             for platform, commands in suggestion.commands.items():
-                device = suggestion.devices.get(platform)
-                lines += [f"{platform}{f' (on {device})' if device else ''}:", "```", *commands, "```", ""]
+                lines += [f"{views.platform_label(suggestion, platform)}:", "```", *commands, "```", ""]
     for severity in (Severity.WARNING, Severity.INFO):
         group = shown.of(severity)
         if group:

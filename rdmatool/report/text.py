@@ -232,8 +232,7 @@ def _suggestions(shown: views.View, console: Console, show_all: bool) -> None:
             _prose(console, Text(suggestion.rationale))
         for platform, commands in suggestion.commands.items():
             if len(suggestion.commands) > 1 or show_all:
-                device = suggestion.devices.get(platform)  # a cable peer's lines: on which device
-                console.print(Text(f"{' ' * INDENT}{platform}{f' (on {device})' if device else ''}:", style="dim"))
+                console.print(Text(f"{' ' * INDENT}{views.platform_label(suggestion, platform)}:", style="dim"))
             for command in commands:
                 # soft_wrap: never broken by rich, whatever the width; markup and highlighting off (verbatim)
                 console.print(Text(f"{' ' * (INDENT + 2)}{command}"), soft_wrap=True, highlight=False)

@@ -216,6 +216,12 @@ def evidence_text(f: Finding) -> str:
 _BYTES = re.compile(r"\b(\d{4,}) B\b")
 
 
+def platform_label(suggestion, platform: str) -> str:
+    """The heading of one platform's commands of a suggestion: `onyx`, or `onyx (on leaf03)` for a cable peer's."""
+    device = suggestion.devices.get(platform)
+    return f"{platform} (on {device})" if device else platform
+
+
 def change_text(text: str | None) -> str:
     """A setting's value as people read it: `Kmax 1499136 B` → `Kmax 1.43 MiB` (the commands keep the bytes)."""
     if text is None:
