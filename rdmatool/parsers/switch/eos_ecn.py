@@ -16,6 +16,8 @@ ecn` / ECN counters); no public verbatim capture exists and the column set diffe
 read by shape: `<queue> <enabled|disabled> <min> <unit> <max> <unit> <prob>%`. Units bytes, kbytes (x1024), mbytes
 (x1024^2), or segments / cells converted at 208 bytes per cell (the Broadcom XGS MMU cell of Trident/Tomahawk
 platforms; other ASICs differ, so the raw `N segments` is kept in `text`). `-` or `N/A` thresholds are skipped.
+A queue with ECN disabled keeps whatever thresholds the view prints for it, beside its `ecn_enabled` 0: they mark
+nothing, and the playbooks judge thresholds only where `ecn_enabled` is 1.
 JSON: `{"interfaces": {"Ethernet1/1": {"txQueues": {"3": {"ecnEnabled", "minThreshold", "maxThreshold", "unit",
 "maxMarkProbability", "ecnMarkedPackets"}}}}}`; other keys ignored.
 """
