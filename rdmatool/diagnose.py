@@ -17,6 +17,7 @@ from rdmatool.model import Verdict
 from rdmatool.pairs.bundle_results import with_pair_attribution
 from rdmatool.result import DiagnoseResult
 from rdmatool.rules import engine, playbook
+from rdmatool.rules.command_failures import with_command_failures
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import load as load_topology
 from rdmatool.topology.far_end import with_far_end
@@ -64,6 +65,9 @@ def diagnose_analysis(
     # Per-peer perftest results are judged as a matrix, by the gate's attribution (a slow node is blamed, never its
     # healthy partners; a slow pair of good nodes is a bad link naming both ends).
     analysis = with_pair_attribution(analysis)
+    # A command the collection recorded as failed says why its metrics are missing: a tool not installed, a command
+    # that hung (30-fleet-and-pitfalls.yaml).
+    analysis = with_command_failures(analysis)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
     notes = list(analysis.table.notes) + noise_notes(analysis.table.frame, analysis.table.codes)

@@ -21,6 +21,12 @@ COMMAND_TIMED_OUT = "timed out on"
 COMMAND_UNFINISHED = "did not finish on"
 SWITCH_READ_TIMEOUT = "ReadTimeout"
 _CUT = (DEADLINE_EXCEEDED, COMMAND_TIMED_OUT, COMMAND_UNFINISHED, SWITCH_READ_TIMEOUT)
+# What the transports write for a command whose tool is not on the target (`<tool> not installed on <target>`: the
+# host script found no such command), and what a shell says for one.
+TOOL_NOT_INSTALLED = "not installed on"
+_MISSING = (TOOL_NOT_INSTALLED, "command not found")
+# The two kinds of command failure a verdict tells apart (`command_gap`).
+UNFINISHED, NOT_INSTALLED = "unfinished", "not_installed"
 
 # A parse error names its file (`snapshots/1/gpu10/ibstat:1: ...`); the snapshot part is what differs between two
 # snapshots of the same failure.
@@ -59,10 +65,21 @@ def bundle_failures(collection: Iterable[dict], parse: Iterable[_ParseFailure]) 
     return list(merged.values())
 
 
+def command_gap(error: object) -> str | None:
+    """What a command's recorded failure says of it: `unfinished` (it gave no whole answer: its own timeout fired, it
+    never finished, the target's deadline cut it, a switch's CLI did not come back), `not_installed` (its tool is not
+    on the target), or None (another failure, or none)."""
+    text = str(error or "")
+    if any(cut in text for cut in _CUT):
+        return UNFINISHED
+    if any(missing in text for missing in _MISSING):
+        return NOT_INSTALLED
+    return None
+
+
 def unread_targets(failures: Iterable[dict]) -> list[str]:
     """Targets a verdict cannot vouch for: not reached or not in the bundle (a failure with no parser), or with a
     command that gave no whole answer — cut by the target's deadline, or by its own timeout. A tool that is missing
     is a known, lasting gap (its rule says so); a tool that hangs is not: what it would have shown is unknown, and a
     wedged driver behind a hung `ethtool -S` is itself a reason not to admit the node. Sorted."""
-    return sorted({f["target"] for f in failures
-                   if not f.get("parser") or any(cut in str(f.get("error") or "") for cut in _CUT)})
+    return sorted({f["target"] for f in failures if not f.get("parser") or command_gap(f.get("error")) == UNFINISHED})

@@ -243,6 +243,13 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
      "CNPs the receiver sent per ECN-marked packet it received during the incast (about 0: notification point off)"),
     ("incast_cnp_handled", "packets", GAUGE, "CNPs a sender's reaction point acted on during the incast (group: all)"),
     ("incast_cnp_ignored", "packets", GAUGE, "CNPs a sender received and ignored during the incast (group: all)"),
+    # --- a collection's failed commands (rdmatool.rules.command_failures), judged by playbooks/30-fleet-and-pitfalls
+    # One per target, command and kind of failure (no entity, no priority); raw_key is the command's parser, text its
+    # failures as recorded, joined by ` | `.
+    ("command_unfinished", "", STATE, "a command that gave no whole answer (its own timeout fired, it never finished, "
+     "the target's deadline cut it); text: `ethtool -S ens1f0np0 timed out on gpu11`"),
+    ("command_not_installed", "", STATE, "a command whose tool is not installed on the target; text: "
+     "`ethtool not installed on gpu11`"),
     # --- the cabling judge's facts (rdmatool.topology.cabling), judged by playbooks/15-topology.yaml -------------
     ("cabling_verdict", "", STATE, "a cabling problem of a host NIC or switch port: off_rail, unexpected_leaf, "
      "one_sided, no_neighbor, speed_mismatch, neighbor_changed, wrong_switch, wrong_port, missing_link"),

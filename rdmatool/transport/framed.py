@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rdmatool.failures import COMMAND_TIMED_OUT, COMMAND_UNFINISHED
+from rdmatool.failures import COMMAND_TIMED_OUT, COMMAND_UNFINISHED, TOOL_NOT_INSTALLED
 from rdmatool.host_framing import Section
 from rdmatool.model import CommandResult
 
@@ -22,7 +22,7 @@ def section_error(target: str, section: Section) -> str | None:
         return f"{section.command.split()[0] if section.command else section.parser} {COMMAND_UNFINISHED} {target}"
     if section.exit_code == 127:
         tool = section.command.split()[0] if section.command else section.parser
-        return f"{tool} not installed on {target}"
+        return f"{tool} {TOOL_NOT_INSTALLED} {target}"
     if section.exit_code == 124:
         return f"{section.command} {COMMAND_TIMED_OUT} {target}"
     return None

@@ -13,7 +13,9 @@ through the simulated fabric's renderers (tests/fabric/shims), fed from this pod
 gives every NOS's outputs.
 
 A counter is `[value in snapshot 0, growth until snapshot 1]`; a test mutates the healthy pod (`bump` a counter,
-change a setting) before writing it. Everything a test asserts on is an input here.
+change a setting, leave a tool's output out with `Host.omit`, or make its command fail with `Host.failing`: written
+through the transport's own conversion, with the failure in the manifest as a collection records it) before writing
+it. Everything a test asserts on is an input here.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from pathlib import Path
 
 from rdmatool import commands as audited
 from rdmatool.bundle import BundleWriter
+from rdmatool.host_framing import Section
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
+from rdmatool.transport.framed import results_of
 from tests.fabric import fastpath
 from tests.fabric.scenario import switch_port_name
 from tests.fabric.shims import cli_platforms, sonic_show
@@ -154,6 +158,9 @@ class Host:
     lat: list[tuple[int, float, float]] | None = None  # ib_write_lat rows: (size, t_typical, 99 % percentile)
     perftest_error: str | None = None  # perftest failed with this message instead of printing rows
     omit: set[str] = field(default_factory=set)  # parsers whose output this host did not give
+    # parsers whose command failed on this host, with the exit status the host script recorded for it: 127 its tool
+    # is not installed, 124 its timeout fired (the tool hung), None it never finished; written as the transport does
+    failing: dict[str, int | None] = field(default_factory=dict)
     # GPUs (nvidia-smi): None = no GPU; else the mean utilisation of its GPUs (read as +1 and -1 in the snapshots)
     gpu_util: float | None = None
     gpus: int = 4
@@ -495,6 +502,11 @@ def _sonic_ecn(sw: Switch) -> str:
 
 # --- the bundle ---------------------------------------------------------------------------------------------------
 
+# The command line of a host parser whose failure a test writes (`Host.failing`), as the host script runs it
+# (rdmatool.commands.HOST_SCRIPT): the transport's failure names its tool.
+_COMMANDS = {"ethtool_stats": "ethtool -S {qualifier}", "ethtool_info": "ethtool -i {qualifier}",
+             "mlnx_qos": "mlnx_qos -i {qualifier}", "ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo -v"}
+
 
 def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] | None = None) -> Path:
     """The pod as a two-snapshot bundle (configuration in snapshot 0, counters in both), like `rdmatool collect`.
@@ -503,6 +515,7 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
     writer = BundleWriter(path)
     night = created
     created = created or T0
+    failures: list[dict] = []  # the manifest's, as a collection records a failed command of a reached host
 
     def add(snapshot: int, target: str, parser: str, stdout: str, qualifier: str | None = None) -> None:
         if only is not None and parser not in only:
@@ -511,9 +524,24 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
         writer.add(snapshot, CommandResult(target=target, parser=parser, command=parser, stdout=stdout,
                                            qualifier=qualifier, started=started, duration_s=0.1))
 
+    def fail(snapshot: int, target: str, parser: str, qualifier: str | None, exit_code: int | None) -> None:
+        if only is not None and parser not in only:
+            return
+        command = _COMMANDS.get(parser, parser).format(qualifier=qualifier)
+        stderr = f"{command.split()[0]}: not installed" if exit_code == 127 else ""
+        section = Section(parser, qualifier, command, "", stderr, exit_code, created.timestamp() + WINDOW_S * snapshot)
+        result = results_of(target, [section], created.isoformat(), 0.1)[0]
+        writer.add(snapshot, result)
+        failures.append({"target": target, "parser": parser, "qualifier": qualifier, "error": result.error,
+                         "snapshot": snapshot})
+
     for h in pod.hosts:
         def out(snapshot: int, parser: str, stdout: str, qualifier: str | None = None, host: Host = h) -> None:
-            if parser not in host.omit:
+            if parser in host.omit:
+                return
+            if parser in host.failing:
+                fail(snapshot, host.name, parser, qualifier, host.failing[parser])
+            else:
                 add(snapshot, host.name, parser, stdout, qualifier)
 
         out(0, "ibv_devinfo", _ibv_devinfo(h))
@@ -564,7 +592,7 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
                     add(s, sw.name, parser, render(s))
     snapshots = [{"index": s, "started": (created + timedelta(seconds=WINDOW_S * s)).isoformat(), "finished": None}
                  for s in (0, 1)]
-    final = writer.commit(targets, snapshots, [], WINDOW_S)
+    final = writer.commit(targets, snapshots, failures, WINDOW_S)
     if night is not None:  # the night the bundle stands for, as a nightly collection would have recorded it
         manifest = json.loads((final / "manifest.json").read_text())
         manifest["created"] = created.isoformat()

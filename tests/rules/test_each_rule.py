@@ -24,6 +24,7 @@ from rdmatool.analysis import analyse_bundle
 from rdmatool.diagnose import default_playbooks, diagnose_analysis
 from rdmatool.model import Finding, Severity, Verdict
 from rdmatool.rules import engine, playbook
+from rdmatool.rules.command_failures import with_command_failures
 from rdmatool.verdict import verdict
 from tests.capture.test_triggers import TRIGGERS as CAPTURE_TRIGGERS
 from tests.e2e.helpers import REPO, collect, rdmatool
@@ -247,6 +248,10 @@ CASES: list[Case] = [
     Case("missing_roce_cc_counters", no_hw_counters, (("gpu01", None, None),), "absent: cnp_sent, cnp_handled"),
     Case("missing_pause_counters", lambda p: p.host("gpu03").omit.add("ethtool_stats"), (("gpu03", None, None),),
          "absent: rx_pause_frames, tx_pause_frames"),
+    Case("pause_counters_ethtool_hung", lambda p: p.host("gpu01").failing.update(ethtool_stats=124),
+         (("gpu01", None, None),), "ethtool -S ens1f0np0 timed out on gpu01"),
+    Case("pause_counters_ethtool_missing", lambda p: p.host("stor01").failing.update(ethtool_stats=127),
+         (("stor01", None, None),), "ethtool not installed on stor01"),
     Case("missing_qos_config", lambda p: p.host("stor01").omit.add("mlnx_qos"), (("stor01", None, None),),
          "absent: pfc_enabled, trust_mode"),
     Case("bandwidth_below_baseline", lambda p: put(p.host("gpu01"), bw={65536: 388.5, 1048576: 375.0}),
@@ -293,7 +298,8 @@ def test_rule_fires_where_the_fault_is(case: Case, tmp_path: Path, healthy_basel
     rule = RULES[case.rule]
     pod = _pod.healthy_pod()
     case.mutate(pod)
-    analysis = analyse(pod, tmp_path / "bundle")
+    # the collection's failed commands as facts, as a diagnosis adds them
+    analysis = with_command_failures(analyse(pod, tmp_path / "bundle"))
     found = engine.evaluate(analysis, [rule], baseline=healthy_baseline if case.baseline else None)
 
     assert sorted(where(found), key=str) == sorted(case.hits, key=str), f"{rule.id} fired at {where(found)}"
