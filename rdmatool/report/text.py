@@ -187,6 +187,9 @@ def _cause(block: views.Block, shown: views.View, console: Console, show_all: bo
         for f in block.also if show_all else ():
             body += _lines(console, Text.assemble(f.symptom, (f"  [{f.rule}]", "dim")), INDENT + 2, INDENT + 4)
             body += _lines(console, Text(f"evidence: {views.evidence_text(f)}", style="dim"), INDENT + 4)
+    explained = views.explained_elsewhere(shown, group)
+    if explained:
+        body += _lines(console, Text.assemble(("explained by: ", "bold"), explained), INDENT, INDENT + 2)
     if show_all:
         body += _lines(console, Text.assemble(("cause: ", "bold"), first.cause), INDENT, INDENT + 2)
         body += _lines(console, Text.assemble(("check: ", "bold"), first.check), INDENT, INDENT + 2)

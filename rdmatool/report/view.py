@@ -115,16 +115,32 @@ _SHORT = 32
 
 def also_text(block: Block) -> str:
     """`ib_link_error_recovery_growing 1, ib_symbol_errors_growing 77`: the folded findings by rule with their key
-    figures; with places on several targets, where each rule was found."""
-    several = len({f.target for f in block.findings}) > 1
+    figures; with places on several targets, where each rule was found; across a cable (`explains_far_end`), the
+    port at the other end, said once when it is one (`at the far end, leaf02 swp1: ecn_after_pfc prio 3: 95.7 %`)."""
+    leads = {f.target for f in block.findings}
+    several = len(leads) > 1
+    far = {id(f): f"{f.target} {f.entity}" if f.entity else f.target for f in block.also if f.target not in leads}
+    one_far_end = not several and len(set(far.values())) == 1 and len(far) == len(block.also)
     parts = []
     for group in causes(block.also):
         figures = [x for x in dict.fromkeys(figure(f) for f in group) if x]
         text = group[0].rule + (f" {', '.join(figures)}" if figures else "")
         if several:
             text += f" on {folded(f.target for f in group)}"
+        elif not one_far_end and any(id(f) in far for f in group):
+            text += " on " + ", ".join(dict.fromkeys(far.get(id(f), f.target) for f in group))
         parts.append(text)
-    return "; ".join(parts)
+    return (f"at the far end, {next(iter(far.values()))}: " if one_far_end else "") + "; ".join(parts)
+
+
+def explained_elsewhere(view: View, findings: list[Finding]) -> str:
+    """`pfc_storm on gpu02 ens1f0np0`: the finding that explains every one of these, when it leads a block of another
+    section (a warning that a critical storm explains is still printed with the warnings). Empty when any of them is
+    a cause of its own."""
+    leads = [view.explainer.get(id(f)) for f in findings]
+    if not leads or any(lead is None for lead in leads):
+        return ""
+    return "; ".join(dict.fromkeys(f"{x.rule} on {x.target}" + (f" {x.entity}" if x.entity else "") for x in leads))
 
 
 def fix_refs(view: View, findings: list[Finding]) -> list[int]:

@@ -12,6 +12,7 @@ from rdmatool import units
 from rdmatool.analysis import Analysis
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
+from rdmatool.port_names import port_key
 from rdmatool.result import finding_ids
 from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
 from rdmatool.rules.playbook import Rule
@@ -65,7 +66,9 @@ def evaluate(
                 evidence=evidence,
                 suggestions=tuple(suggestions),
             ))
-    return _explained(sorted(_without_replaced(findings, rules, ports), key=order), rules, ports)
+    kept = sorted(_without_replaced(findings, rules, ports), key=order)
+    far_ends = _far_ends(analysis.links, ports) if any(r.explains_far_end for r in rules) else {}
+    return _explained(kept, rules, ports, far_ends)
 
 
 def _place(ports: PortNames, f: Finding) -> tuple:
@@ -84,21 +87,54 @@ def _without_replaced(findings: list[Finding], rules: list[Rule], ports: PortNam
     return [f for f in findings if (f.rule, _place(ports, f)) not in said]
 
 
-def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames) -> list[Finding]:
-    """Mark each finding another rule's finding explains (the rule's `explains`, on the same target and port) with
-    that finding's id: the physical link down explains the port not Active. Every finding stays; the table folds
-    them. Of several explaining findings on the port, the one at the same priority wins, else the first in report
-    order; a chain (A explains B, B explains C) is followed to its first link, the one the table leads with."""
+def _cable_end(ports: PortNames, target, entity) -> tuple:
+    """One end of a cable as both ends' facts can name it: a host port as its RDMA port, a switch port by its
+    `port_key` (`Ethernet1/1` and `Eth1/1` are one port)."""
+    rdma = ports.rdma_port(target, entity)
+    if rdma is not None or ports.is_host(target):
+        return target, rdma or entity
+    return target, port_key(entity) if isinstance(entity, str) else entity
+
+
+def _far_ends(links: pd.DataFrame | None, ports: PortNames) -> dict[tuple, tuple]:
+    """Each cabled port → the port at the other end of its cable, both ways (the cabling the bundle's LLDP saw, as
+    either end reported it)."""
+    far: dict[tuple, tuple] = {}
+    if links is None or links.empty:
+        return far
+    for host, host_port, switch, switch_port in zip(links["host"], links["host_port"], links["switch"],
+                                                    links["switch_port"]):
+        a, b = _cable_end(ports, host, host_port), _cable_end(ports, switch, switch_port)
+        far.setdefault(a, b)
+        far.setdefault(b, a)
+    return far
+
+
+def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames,
+               far_ends: dict[tuple, tuple] | None = None) -> list[Finding]:
+    """Mark each finding another rule's finding explains with that finding's id: the rule's `explains` on the same
+    target and port (the physical link down explains the port not Active), its `explains_far_end` on the port at the
+    other end of the cable (a host's PFC storm explains the pause and drops of the switch port cabled to it). Every
+    finding stays; the table folds them. Of several explaining findings, one on the port itself wins over one across
+    the cable, then one at the same priority, else the first in report order; a chain (A explains B, B explains C)
+    is followed to its first link, the one the table leads with."""
     explains = {r.id: set(r.explains) for r in rules if r.explains}
-    if not explains:
+    across = {r.id: set(r.explains_far_end) for r in rules if r.explains_far_end} if far_ends else {}
+    if not explains and not across:
         return findings
     ids = finding_ids(findings)
     by_place: dict[tuple, list[int]] = {}
+    by_end: dict[tuple, list[int]] = {}
     for i, f in enumerate(findings):
         by_place.setdefault(_place(ports, f), []).append(i)
+        if across:
+            by_end.setdefault(_cable_end(ports, f.target, f.entity), []).append(i)
     parent: dict[int, int] = {}
     for i, f in enumerate(findings):
         candidates = [j for j in by_place[_place(ports, f)] if f.rule in explains.get(findings[j].rule, ())]
+        if not candidates and across:
+            far = far_ends.get(_cable_end(ports, f.target, f.entity))
+            candidates = [j for j in by_end.get(far, ()) if f.rule in across.get(findings[j].rule, ())]
         if candidates:
             priority = f.evidence.get("priority")
             same = [j for j in candidates if findings[j].evidence.get("priority") == priority]

@@ -29,7 +29,7 @@ WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link
 GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "platform", "raw_key")
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
 _COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces",
-           "explains"}
+           "explains", "explains_far_end"}
 _PARAMS: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value", "field", "also", "aggregate", "group_by"},
     "rate": {"metric", "op", "value", "field", "also"},
@@ -200,6 +200,9 @@ class Rule:
     # Rules whose findings on the same target and port are consequences of this rule's (one physical story): kept,
     # marked `explained_by`, and folded under it by the table view (rdmatool.report.view)
     explains: tuple[str, ...] = ()
+    # The same across a cable: rules whose findings on the port at the other end of this finding's cable are its
+    # consequences (a host's PFC storm pauses the switch port it is cabled to, which then drops and marks late)
+    explains_far_end: tuple[str, ...] = ()
     source: str = ""  # FILE:LINE, for messages about the rule itself
 
 
@@ -219,7 +222,7 @@ def load_dir(directory: str | Path) -> list[Rule]:
             seen[rule.id] = rule.source
             rules.append(rule)
     for rule in rules:
-        for key in ("replaces", "explains"):
+        for key in ("replaces", "explains", "explains_far_end"):
             unknown = [name for name in getattr(rule, key) if name not in seen]
             if unknown:
                 raise PlaybookError(f"{rule.source}: rule {rule.id}: `{key}` names no rule of {root}: "
@@ -229,9 +232,9 @@ def load_dir(directory: str | Path) -> list[Rule]:
 
 
 def _check_explains_acyclic(rules: list[Rule]) -> None:
-    """`explains` chains fold into the first rule of the chain; a cycle has no first rule, so it is refused (at the
-    rule where the walk comes back)."""
-    explains = {r.id: r.explains for r in rules}
+    """`explains` chains (on one port or across a cable: `explains_far_end`) fold into the first rule of the chain; a
+    cycle has no first rule, so it is refused (at the rule where the walk comes back)."""
+    explains = {r.id: (*r.explains, *r.explains_far_end) for r in rules}
     by_id = {r.id: r for r in rules}
     done: set[str] = set()
 
@@ -330,10 +333,15 @@ def _rule(path: Path, raw: Any) -> Rule:
     both = sorted(set(explains) & set(replaces))
     if both:  # a finding is either left out (replaces) or kept and folded (explains), not both
         raise fail(f"rule {rule_id}: {', '.join(both)} both in `replaces` and in `explains`; name each in one")
+    far_end = raw.get("explains_far_end") or []
+    if not _fits(far_end, _TEXTS) or rule_id in far_end:
+        raise _located(path, far_end, fail, f"rule {rule_id}: `explains_far_end` must be {_TEXTS} naming other rules, "
+                                            f"not {yamlio.quote(far_end)}")
     return Rule(
         id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
         check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
-        suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), source=where,
+        suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), explains_far_end=tuple(far_end),
+        source=where,
     )
 
 

@@ -31,13 +31,13 @@ class PortNames:
                 self._netdev.setdefault((target, entity), text)
                 self._rdma.setdefault((target, text), entity)
 
-    def _is_host(self, target) -> bool:
+    def is_host(self, target) -> bool:
         kind = self.query.kind_platform(target)
         return kind is not None and kind[0] == "host"
 
     def rdma_port(self, target, entity) -> str | None:
         """The RDMA port (`mlx5_1/1`) a host's entity is, or is the netdev of; None when it is neither."""
-        if not isinstance(entity, str) or not self._is_host(target):
+        if not isinstance(entity, str) or not self.is_host(target):
             return None
         if _RDMA_PORT.fullmatch(entity):
             return entity
@@ -58,7 +58,7 @@ class PortNames:
     def unknown(self, target, entity) -> dict:
         """What a text says for the names of a host port the facts do not give (no netdev fact binds it): a plain
         `<...>` for the operator to fill, never a wrong name."""
-        if not isinstance(entity, str) or not entity or not self._is_host(target):
+        if not isinstance(entity, str) or not entity or not self.is_host(target):
             return {}
         known = self.of(target, entity)
         if known:

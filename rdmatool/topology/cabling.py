@@ -20,24 +20,18 @@ bundle does not map to an RDMA device (a management port) is left alone.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 import pandas as pd
 
 from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
+from rdmatool.port_names import port_key
 from rdmatool.topology import Link, observed, paths
 from rdmatool.topology import expected as expected_topology
 from rdmatool.topology.stated import StatedFacts, grown_by
 
 VERDICT = "cabling_verdict"
-_PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)", re.IGNORECASE)
-
-
-def port_key(port: str) -> str:
-    """A switch port as both ends may spell it (`Ethernet1/1`, `Eth1/1`, `et1/1` → `1/1`)."""
-    return _PORT_PREFIX.sub("", str(port).strip()).lower()
 
 
 def _names(hosts: list[str], limit: int = 6) -> str:

@@ -27,8 +27,8 @@ import pandas as pd
 from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
+from rdmatool.port_names import port_key
 from rdmatool.topology import observed
-from rdmatool.topology.cabling import port_key
 from rdmatool.topology.stated import grown_by
 
 # (the host's metric, the switch port's metric it becomes, whether the fact is a rate row)

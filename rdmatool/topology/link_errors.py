@@ -24,8 +24,8 @@ import pandas as pd
 from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
+from rdmatool.port_names import port_key
 from rdmatool.topology import observed
-from rdmatool.topology.cabling import port_key
 from rdmatool.topology.stated import StatedFacts, grown_by
 
 VERDICT = "link_error_verdict"

@@ -223,9 +223,17 @@ def test_a_port_down_is_one_block_led_by_the_physical_link(demo_json: dict) -> N
     assert (f"   also: ib_link_error_recovery_growing {observed(demo_json, 'ib_link_error_recovery_growing'):.0f}; "
             f"ib_symbol_errors_growing {observed(demo_json, 'ib_symbol_errors_growing'):.0f}") in cable
     assert not any("[ib_symbol_errors_growing]" in line or "[port_speed_below_fleet]" in line for line in hard)
-    # 15 critical and error findings, each said: 8 blocks where there were 14
+    # gpu02's PFC storm, and what it did to the switch port at the other end of its cable, in one block
+    storm = block_of(hard, "pfc_storm")
+    assert " ".join(line.strip() for line in storm if not line.lstrip().startswith("fix:")).count("also:") == 1
+    folded_storm = " ".join(line.strip() for line in storm)
+    assert "also: at the far end, leaf02 swp1: ecn_after_pfc prio 3: " in folded_storm
+    assert "roce_tx_no_buffer_drops" in folded_storm and "lossless_queue_tail_drops prio 3" in folded_storm
+    assert not any(f"[{rule}]" in line for line in hard
+                   for rule in ("ecn_after_pfc", "roce_tx_no_buffer_drops", "lossless_queue_tail_drops"))
+    # 15 critical and error findings, each said: 6 blocks where there were 14
     assert hard[0].startswith(f"CRITICAL / ERROR ({demo_json['counts']['critical'] + demo_json['counts']['error']}, "
-                              "8 causes)")
+                              "6 causes)")
 
 
 def test_an_unrelated_finding_on_the_same_port_keeps_its_own_block() -> None:
@@ -247,7 +255,13 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
         "pfc_priority_mismatch_host_switch:gpu03:ens1f0np0:4": "host_pfc_priority_not_3:gpu03:ens1f0np0:4",
         "port_not_active:gpu06:mlx5_0/1": "port_phys_not_linkup:gpu06:mlx5_0/1",
         "port_speed_below_fleet:gpu07:mlx5_0/1": "port_width_degraded:gpu07:mlx5_0/1",
-        "lossless_queue_tail_drops:leaf02:swp1:3": "roce_tx_no_buffer_drops:leaf02:swp1",
+        # gpu02's storm explains the switch port cabled to it (explains_far_end); the tail drops, which the transmit
+        # drops explain on that port, fold into the first rule of the chain
+        "ecn_after_pfc:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
+        "roce_tx_no_buffer_drops:leaf02:swp1": "pfc_storm:gpu02:ens1f0np0:3",
+        "lossless_queue_tail_drops:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
+        "pause_rate_above_baseline:leaf02:swp1": "pfc_storm:gpu02:ens1f0np0:3",
+        "pause_rate_above_baseline:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
     }
     assert all(by in findings for by in explained.values())  # each names a finding of the same output
     assert "explained_by" not in findings["ib_rcv_errors_growing:gpu01:mlx5_0/1"]
@@ -292,7 +306,7 @@ def test_a_fix_the_suggested_changes_say_is_left_to_them(demo_json: dict) -> Non
     assert [c.split(" · ")[0] for c in changes] == ["1. gpu04", "2. leaf02", "3. gpu03"]
     hard = hard_part(out)
     # answered by a change: no fix line (the command is printed once, in its change), the rule id kept
-    for rule in ("dcqcn_rp_disabled", "ecn_after_pfc", "host_pfc_priority_not_3"):
+    for rule in ("dcqcn_rp_disabled", "host_pfc_priority_not_3"):
         assert not any(line.lstrip().startswith("fix:") for line in block_of(hard, rule)), rule
     assert not any("echo 1 >" in line for line in hard)
     # a finding no change answers keeps its own fix
