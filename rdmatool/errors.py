@@ -52,3 +52,18 @@ class ParseError(RdmatoolError):
     def located(self, filename: str) -> str:
         """The one-line form the CLI prints: `NAME: FILE:LINE: message`."""
         return f"{self.parser}: {filename}:{self.line_no}: {self.message}: {self.line.strip()[:120]!r}"
+
+
+class EmptyOutput(ParseError):
+    """A tool that always prints something when it succeeds printed nothing (or white space only): its data is
+    missing, which must not read as "nothing wrong". Not a line the parser does not know but an input with nothing in
+    it: `rdmatool parse` exits 2 on it (bad input), and in a collection the output is a parse failure like the others.
+    """
+
+    def __init__(self, parser: str, tool: str) -> None:
+        super().__init__(parser, 0, "", f"empty output: {tool} printed nothing")
+        self.args = (f"{parser}: {self.message}",)
+
+    def located(self, filename: str) -> str:
+        """`NAME: FILE: empty output: TOOL printed nothing` (no line to name)."""
+        return f"{self.parser}: {filename}: {self.message}"

@@ -75,6 +75,20 @@ def test_malformed_input_exits_1_with_one_located_line(tmp_path: Path) -> None:
     assert "Traceback" not in process.stderr
 
 
+@pytest.mark.parametrize(("parser", "tool", "content"), [
+    ("perfquery", "perfquery", ""), ("ibstat", "ibstat", "\n"), ("ethtool_stats", "ethtool -S", "  \n\t\n"),
+    ("mlnx_qos", "mlnx_qos", "\r\n")])
+def test_an_empty_output_exits_2_with_one_line_naming_the_file(parser: str, tool: str, content: str,
+                                                               tmp_path: Path) -> None:
+    empty = tmp_path / f"{parser}.txt"
+    empty.write_bytes(content.encode())
+    process = subprocess.run([sys.executable, "-m", "rdmatool", "parse", parser, str(empty), "--json"],
+                             capture_output=True, text=True, cwd=REPO)
+    assert process.returncode == 2
+    assert process.stdout == ""  # no samples: not an empty list that reads as "nothing wrong"
+    assert process.stderr.splitlines() == [f"{parser}: {empty}: empty output: {tool} printed nothing"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["parse", "nosuchparser", "x"], "unknown parser"), (["parse", "ibstat", "/no/such/file"], "no such file"),

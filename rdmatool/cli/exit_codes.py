@@ -16,7 +16,8 @@ CODES: dict[str, dict[int, str]] = {
     "parse": {
         0: "parsed",
         1: "the output holds a line the parser does not know (NAME: FILE:LINE)",
-        2: "usage, unknown parser, unreadable or oversized file",
+        2: "usage, unknown parser, unreadable or oversized file, or an empty output from a tool that always prints "
+           "something (NAME: FILE: empty output)",
     },
     "inventory show": {
         0: "printed",

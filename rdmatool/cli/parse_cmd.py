@@ -13,7 +13,7 @@ from rdmatool import files, parsers
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
-from rdmatool.errors import ParseError, RdmatoolError
+from rdmatool.errors import EmptyOutput, ParseError, RdmatoolError
 from rdmatool.model import Sample
 
 FORMATS = ("table", "json")
@@ -42,6 +42,8 @@ def parse_command(
     text, label = _read_input(file)
     try:
         samples = parsers.parse(name, text)
+    except EmptyOutput as exc:  # nothing to parse: bad input, not a line the parser does not know
+        die(exc.located(label), EXIT_USAGE)
     except ParseError as exc:
         die(exc.located(label), EXIT_FAIL)
     if as_json:

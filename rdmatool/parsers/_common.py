@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 
-from rdmatool.errors import ParseError
+from rdmatool.errors import EmptyOutput, ParseError
 from rdmatool.model import Sample
 
 # Messages with which the tools report their own failure. Such output is data (a `tool_error` sample), not a
@@ -95,6 +95,14 @@ def tool_error_message(line: str) -> str | None:
     if _ANY_TOOL_ERROR.search(stripped):
         return stripped
     return None
+
+
+def refuse_empty(parser: str, tool: str, text: str) -> None:
+    """EmptyOutput when `text` holds nothing but white space: for a tool that always prints something when it
+    succeeds (a header, a block per device, a line per counter), an empty answer is missing data, never "nothing
+    wrong". `tool` is how the message names it (`ethtool -S`)."""
+    if not text or text.isspace():
+        raise EmptyOutput(parser, tool)
 
 
 def is_blank_or_comment(line: str) -> bool:

@@ -13,6 +13,9 @@ Example:
 Caveats: the profiling fields (1009-1012) are rates DCGM averages over its own watch interval; a GPU that does not
 support them prints `N/A`, which gives no sample. A column this parser does not know, or a row before the header,
 is a ParseError: the field list is fixed in rdmatool.commands.
+An empty output (nothing, or white space only) is a ParseError, `empty output: dcgmi dmon printed nothing`, on which
+`rdmatool parse` exits 2: dcgmi dmon always prints its `#Entity` header when it succeeds, so an empty answer is
+missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._samples import HOST, gauge
 
 NAME = "dcgmi_dmon"
@@ -50,6 +53,7 @@ _UNAVAILABLE = re.compile(r"^\s*Error\b|unable to (?:establish a connection|conn
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "dcgmi dmon", text)
     samples: list[Sample] = []
     columns: list[str] | None = None
     unavailable: list[str] = []

@@ -16,6 +16,9 @@ accepted and kept in raw_key. Newer drivers dropped this tree: `grep: PATH: No s
 becomes a `tool_error` sample (entity = the netdev of the path) -- unknown, not "disabled". Values must be whole
 numbers (`N/A` gives value None); anything outside ecn/roce_np and ecn/roce_rp, a priority outside 0-7 or a line
 that is not PATH:VALUE is a ParseError. `#` comment lines are skipped.
+An empty output (nothing, or white space only) is a ParseError, `empty output: grep printed nothing`, on which
+`rdmatool parse` exits 2: the collector reads the ecn tree only where it exists, and a grep that matched nothing
+exits 1, an output a collection records but does not parse, so an empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._samples import HOST, counter, tool_error
 from rdmatool.parsers._sysfs import read_files
 
@@ -35,6 +39,7 @@ _NAMED_KNOBS = {"cnp_dscp": "cnp_dscp", "cnp_802p_prio": "cnp_802p_prio"}
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "grep", text)
     return read_files(NAME, text, _knob, read_failure=_unreadable)
 
 

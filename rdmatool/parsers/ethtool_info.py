@@ -14,6 +14,9 @@ Caveats: expansion-rom-version and the supports-* lines are accepted and not emi
 skipped. Any other key is accepted only in the `key: value` shape (newer ethtool adds keys); a line of another shape
 is a ParseError. No verbatim dump was available here: the fixtures follow the ethtool(8) format and the NVIDIA
 MLNX_OFED documentation examples.
+An empty output (nothing, or white space only) is a ParseError, `empty output: ethtool -i printed nothing`, on which
+`rdmatool parse` exits 2: ethtool -i always prints its `driver:` line when it succeeds, so an empty answer is missing
+data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._nic import NA_NIC, NETDEV, is_noise, nic_tool_error, strip_ansi
 from rdmatool.parsers._samples import is_na, tool_error
 
@@ -44,6 +47,7 @@ def _firmware(value: str) -> list[Sample]:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "ethtool -i", text)
     samples: list[Sample] = []
     for line_no, raw_line in lines(text):
         line = strip_ansi(raw_line)

@@ -27,6 +27,9 @@ Per-queue (rx0_*, tx3_*, ch_*) and the hundreds of other well-formed `name: numb
 emitted; any other line is a ParseError. `N/A` gives value None. No verbatim dump was available here: the fixtures
 follow the kernel's mlx5 counters.rst names and the mlx4 driver's names (NVIDIA "Understanding mlx5 ethtool
 Counters").
+An empty output (nothing, or white space only) is a ParseError, `empty output: ethtool -S printed nothing`, on which
+`rdmatool parse` exits 2: ethtool -S always prints its `NIC statistics:` header when it succeeds, so an empty answer
+is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._nic import NETDEV, is_noise, nic_tool_error, strip_ansi
 from rdmatool.parsers._samples import counter, tool_error
 
@@ -138,6 +141,7 @@ def _counter_fields(line: str) -> tuple[str, str] | None:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "ethtool -S", text)
     # (metric, priority) -> (rank, input position, sample): duplicates resolved by rank, output in input order
     chosen: dict[tuple[str, int | None], tuple[int, int, Sample]] = {}
     errors: list[tuple[int, Sample]] = []

@@ -22,6 +22,9 @@ Caveats: `N/A` values are skipped; other `Key: value` rows (Image type, VSD, Sec
 and not emitted; flint's `Description: UID GuidsNumber` pseudo-header is recognised. Several unnamed mlxfwmanager
 blocks would share the entity `device`. No verbatim capture was available here: the fixtures follow the NVIDIA
 MFT "flint" and "mlxfwmanager" documentation.
+An empty output (nothing, or white space only) is a ParseError, `empty output: flint / mlxfwmanager printed nothing`,
+on which `rdmatool parse` exits 2: flint and mlxfwmanager always print the image's or the device's versions when they
+succeed, so an empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._nic import DEVICE, NA_NIC, is_noise, nic_tool_error, strip_ansi
 from rdmatool.parsers._samples import is_na, tool_error
 
@@ -129,6 +132,7 @@ class _Blocks:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "flint / mlxfwmanager", text)
     blocks = _Blocks()
     in_versions = False
     in_rom_info = False

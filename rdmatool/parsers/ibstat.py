@@ -21,6 +21,9 @@ it is split into link_width / link_width_lanes / link_speed as well. Rate and LI
 are defaults, not readings. `N/A` or empty values are emitted with value/text None. Indentation is not relied on
 (tabs, spaces or none): field names tell CA fields from port fields. Skipped: blank lines, `#` comments, the (prompted)
 command line that ran ibstat, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
+An empty output (nothing, or white space only) is a ParseError, `empty output: ibstat printed nothing`, on which
+`rdmatool parse` exits 2: ibstat prints a block for every channel adapter when it succeeds, so an empty answer is
+missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._ibinfo import Collector, content_lines, rate_text_samples
 from rdmatool.parsers._samples import NA_TEXT, gauge, text
 
@@ -61,6 +65,7 @@ _PORT_FIELDS = {
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "ibstat", text)
     out = Collector(NAME)
     ca: str | None = None
     port: str | None = None

@@ -19,6 +19,9 @@ generation; on SDR old kernels print no speed name (`10 Gb/sec (4X)`) and link_s
 LIDs of a port that is not Active are defaults. `default gid: unknown`, `N/A` or empty values are emitted with
 value/text None. Older ibstatus without `link_layer` is fine. Skipped: blank lines, `#` comments, the (prompted)
 command line that ran ibstatus, libibverbs/ibwarn warnings. An unknown field name is a ParseError.
+An empty output (nothing, or white space only) is a ParseError, `empty output: ibstatus printed nothing`, on which
+`rdmatool parse` exits 2: ibstatus prints a block for every port when it succeeds, so an empty answer is missing
+data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, Collector, content_lines, rate_text_samples
 from rdmatool.parsers._samples import NA_TEXT, gauge, state, text
 
@@ -37,6 +41,7 @@ _FIELD = re.compile(r"^\s*([A-Za-z][A-Za-z _]*?)\s*:\s*(.*?)\s*$")
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "ibstatus", text)
     out = Collector(NAME)
     entity: str | None = None
     for line_no, line in content_lines(text, "ibstatus", out):

@@ -27,6 +27,9 @@ flag lines, `Unknown flags: 0x...`, odp/tso/rss caps, MLNX_OFED `device_cap_exp_
 `log max atomic inline  5`, `tag matching not supported`, `C-VLAN stripping offload` ...) are accepted and not
 emitted; any other line is a ParseError. Skipped: blank lines, `#` comments, the (prompted) command line that ran ibv_devinfo,
 `libibverbs: Warning: ...` lines. Formats follow rdma-core libibverbs/examples/devinfo.c and MLNX_OFED 4.x output.
+An empty output (nothing, or white space only) is a ParseError, `empty output: ibv_devinfo printed nothing`, on which
+`rdmatool parse` exits 2: ibv_devinfo prints an `hca_id:` block per device, or `No IB devices found`, so an empty
+answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, Collector, content_lines, gid_key
 from rdmatool.parsers._samples import NA_TEXT, gauge, is_na, state, text
 
@@ -83,6 +87,7 @@ _PORT_KEYS = {
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "ibv_devinfo", text)
     out = Collector(NAME)
     hca: str | None = None
     port: str | None = None

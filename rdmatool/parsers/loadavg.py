@@ -5,6 +5,9 @@ Emits (entity `host`): `load1`, `load5`, `load15` (gauges).
 Example:
     0.52 0.58 0.59 2/1107 2740921
 Caveats: the runnable/total field and last PID are ignored; anything other than one such line is a ParseError.
+An empty output (nothing, or white space only) is a ParseError, `empty output: cat /proc/loadavg printed nothing`, on
+which `rdmatool parse` exits 2: /proc/loadavg always holds its one line, so an empty answer is missing data, not
+"nothing wrong".
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._samples import HOST
 
 NAME = "loadavg"
@@ -21,6 +24,7 @@ _LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)(?:\
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "cat /proc/loadavg", text)
     samples: list[Sample] = []
     for line_no, line in lines(text):
         if not line.strip():

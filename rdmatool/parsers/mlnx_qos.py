@@ -23,6 +23,9 @@ Caveats: sections are found by keyword, not position: MLNX_OFED 4.x prints no de
 buffer row, older ones no Cable len; blank lines between rows (as on the NVIDIA doc pages) are fine. The lldpad
 warning and the "... is not supported on your system" notes are skipped. No verbatim capture was available here:
 the fixtures follow the NVIDIA MLNX_OFED "mlnx_qos" documentation and the mlnx-tools print format.
+An empty output (nothing, or white space only) is a ParseError, `empty output: mlnx_qos printed nothing`, on which
+`rdmatool parse` exits 2: mlnx_qos always prints the port's trust state and PFC configuration when it succeeds, so an
+empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._nic import NETDEV, is_noise, nic_tool_error, strip_ansi
 from rdmatool.parsers._samples import tool_error
 
@@ -187,6 +190,7 @@ def _parse_line(state: _State, line_no: int, raw_line: str, line: str) -> None:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "mlnx_qos", text)
     state = _State()
     for line_no, raw_line in lines(text):
         line = strip_ansi(raw_line).strip()

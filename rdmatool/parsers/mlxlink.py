@@ -24,6 +24,9 @@ Information, eye, histogram ...) are read as `Key : value` rows and not emitted;
 dash underline follows it or it ends in Info/Information; anything else is a ParseError. `N/A` numbers give value
 None, `N/A` texts are skipped. No verbatim `-c` capture was available here: the fixtures follow the NVIDIA MFT
 "mlxlink Utility" documentation and the field names printed by mstflint's mlxlink.
+An empty output (nothing, or white space only) is a ParseError, `empty output: mlxlink printed nothing`, on which
+`rdmatool parse` exits 2: mlxlink always prints its Operational Info, or its JSON document, when it succeeds, so an
+empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._nic import NA_NIC, PORT, is_noise, nic_tool_error, strip_ansi
 from rdmatool.parsers._samples import counter, is_na, tool_error
 
@@ -241,6 +244,7 @@ def _status_samples(status: object, numbered: list[tuple[int, str]]) -> list[Sam
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "mlxlink", text)
     numbered = [(line_no, strip_ansi(line)) for line_no, line in lines(text)]
     first = next((line for _, line in numbered if not is_noise(line)), "")
     if first.lstrip().startswith("{"):

@@ -29,6 +29,9 @@ Caveats: the column layout is read from the `size count type ...` header comment
     table header (`preamble`: `Initializing SSH...`, launcher chatter) — but an output with no table header at all
     is a ParseError at its first such line. Other `#` comment lines and blank lines are skipped; any other line
     after a header is a ParseError.
+    An empty output (nothing, or white space only) is a ParseError (`empty output: the nccl-tests program printed
+    nothing`), on which `rdmatool parse` exits 2: an nccl-tests program always prints its `# nThread` preamble and
+    its table header, so an empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import Noise, lines, tool_error_message
+from rdmatool.parsers._common import Noise, lines, refuse_empty, tool_error_message
 from rdmatool.parsers._samples import gauge, number, tool_error
 
 NAME = "nccl_tests"
@@ -179,6 +182,7 @@ def _noise_kind(line: str) -> str | None:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "the nccl-tests program", text)
     samples: list[Sample] = []
     layout: _Layout | None = None
     noise = Noise()

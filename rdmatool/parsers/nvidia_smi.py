@@ -14,6 +14,9 @@ Caveats: `utilization.gpu` is the share of the last sample period (1/6 s to 1 s,
 ran, an instant reading, not an average over the collection window. `[N/A]` and `[Not Supported]` give no sample.
 The PCIe generation drops at idle to save power: compare it with the maximum only on a busy GPU. A line with
 another number of fields than asked for is a ParseError (the tool's field list changed).
+An empty output (nothing, or white space only) is a ParseError, `empty output: nvidia-smi printed nothing`, on which
+`rdmatool parse` exits 2: nvidia-smi prints a line per GPU, or why it cannot (`No devices were found`), so an empty
+answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import lines, refuse_empty
 from rdmatool.parsers._samples import HOST, gauge
 
 NAME = "nvidia_smi"
@@ -51,6 +54,7 @@ _UNAVAILABLE = re.compile(
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "nvidia-smi", text)
     samples: list[Sample] = []
     unavailable: list[str] = []
     for line_no, line in lines(text):

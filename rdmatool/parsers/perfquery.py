@@ -28,6 +28,9 @@ directed-route header is a ParseError. `N/A` gives value None. `iberror:` lines,
 failure (failed / can't / cannot) and the shared tool failures (`can't open UMAD port`, `ibpanic:` ...) become
 `tool_error` samples (entity `host`: a failing perfquery has not printed which port it was asked for); other
 `ibwarn:` lines are warnings and skipped. A LID/port queried twice yields its samples twice, in input order.
+An empty output (nothing, or white space only) is a ParseError, `empty output: perfquery printed nothing`, on which
+`rdmatool parse` exits 2: perfquery always prints its `# Port counters` header when it succeeds, so an empty answer
+is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers import _ibcounters
-from rdmatool.parsers._common import lines, tool_error_message
+from rdmatool.parsers._common import lines, refuse_empty, tool_error_message
 from rdmatool.parsers._samples import HOST, counter, tool_error
 
 NAME = "perfquery"
@@ -61,6 +64,7 @@ class _Block:
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "perfquery", text)
     numbered = list(lines(text))
     samples: list[Sample] = []
     block: _Block | None = None

@@ -13,6 +13,9 @@ line is otherwise ambiguous and a ParseError. Any path ending in `pressure/<reso
 container's `/host/proc/pressure/io`). `N/A` gives value None. A kernel without PSI makes grep say
 `grep: /proc/pressure/*: No such file or directory` (or `Operation not supported` when booted with psi=0): that
 becomes a `tool_error` sample. `#` comment lines are skipped.
+An empty output (nothing, or white space only) is a ParseError, `empty output: grep printed nothing`, on which
+`rdmatool parse` exits 2: the kernel's pressure files always hold lines, and a grep that matched nothing exits 1, an
+output a collection records but does not parse, so an empty answer is missing data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 from rdmatool import metrics
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._samples import HOST, counter, gauge
 from rdmatool.parsers._sysfs import read_files
 
@@ -39,6 +43,7 @@ _FIELDS = ("avg10", "avg60", "avg300", "total")
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "grep", text)
     banner_resource: str | None = None  # set by a `==> /proc/pressure/io <==` header
 
     def pressure(line_no: int, line: str) -> list[Sample] | None:

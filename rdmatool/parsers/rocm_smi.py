@@ -12,6 +12,9 @@ Caveats: values come as strings; `N/A` gives no sample. Keys rocm-smi adds that 
 Activity", "Avg. Memory Bandwidth", the card's identity) are read as known and skipped; any other key, or a
 document that is not an object of `cardN` objects, is a ParseError. Lines before the JSON (the `WARNING:` lines
 some versions print) are skipped and counted.
+An empty output (nothing, or white space only) is a ParseError, `empty output: rocm-smi printed nothing`, on which
+`rdmatool parse` exits 2: rocm-smi always prints its JSON document when it succeeds, so an empty answer is missing
+data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import Noise, lines, load_json
+from rdmatool.parsers._common import Noise, lines, load_json, refuse_empty
 from rdmatool.parsers._samples import HOST, gauge
 
 NAME = "rocm_smi"
@@ -40,6 +43,7 @@ _UNAVAILABLE = re.compile(r"no amd gpus|no gpus? (?:found|specified)|unable to f
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "rocm-smi", text)
     noise = Noise()
     kept: list[tuple[int, str]] = []
     unavailable: list[str] = []

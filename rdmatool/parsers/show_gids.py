@@ -18,6 +18,9 @@ those samples are then not emitted. Masked pastes (`xxxx` groups in a GID) are a
 `---` underline, blank lines, `#` comments, the (prompted) command line that ran show_gids. A row with extra columns, a non-
 numeric PORT/INDEX or a GID that is not hex groups is a ParseError. The row count is not checked against
 n_gids_found (pasted samples are often excerpts).
+An empty output (nothing, or white space only) is a ParseError, `empty output: show_gids printed nothing`, on which
+`rdmatool parse` exits 2: show_gids always prints its header and `n_gids_found=N`, so an empty answer is missing
+data, not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._ibinfo import Collector, content_lines, gid_key
 from rdmatool.parsers._samples import HOST, NA_TEXT, gauge
 
@@ -42,6 +46,7 @@ _NETDEV = re.compile(r"^[\w.@:-]+$")
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "show_gids", text)
     out = Collector(NAME)
     for line_no, line in content_lines(text, "show_gids", out):
         if _HEADER.match(line) or _UNDERLINE.match(line):

@@ -31,6 +31,10 @@ pkeys/ are skipped (the show_gids parser owns GIDs), as are the ib_cm message co
 power/, node_type, node_desc, uevent, sm_sl and has_smi. The data and packet counters are 64-bit on mlx5 but
 32-bit on devices without extended counters, which this dump cannot tell apart: they get no saturation check. `N/A` or an empty value gives value None. `grep: PATH: message` lines become
 `tool_error` (entity of the path) unless they concern a skipped subtree; `#` comment lines are skipped.
+An empty output (nothing, or white space only) is a ParseError, `empty output: grep printed nothing`, on which
+`rdmatool parse` exits 2: a device always has lines for grep to print (fw_ver, port states, counters), and a grep
+that matched nothing exits 1, an output a collection records but does not parse, so an empty answer is missing data,
+not "nothing wrong".
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers import _ibcounters
+from rdmatool.parsers._common import refuse_empty
 from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, rate_text_samples
 from rdmatool.parsers._samples import HOST, NA_TEXT, counter, gauge, is_na, numbered_state, text, tool_error
 from rdmatool.parsers._sysfs import read_files
@@ -94,6 +99,7 @@ _HW_COUNTERS = {
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "grep", text)
     return read_files(NAME, text, _file_samples, read_failure=_grep_failure)
 
 

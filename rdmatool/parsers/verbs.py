@@ -20,6 +20,8 @@ Example:
 Caveats: the document is checked member by member (a bundle is untrusted data): a member of the wrong type is a
 ParseError naming it. Values verbs reports as codes rdmatool does not know are emitted as None (the codes stay in
 the document's `codes`). sysfs values that cannot be read (a file missing in a container) are not compared.
+An empty output (nothing, or white space only) is a ParseError (`empty output: the verbs read printed nothing`), on
+which `rdmatool parse` exits 2: the verbs read always prints its document, `status` saying why when it has no view.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import math
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines, load_json
+from rdmatool.parsers._common import lines, load_json, refuse_empty
 from rdmatool.parsers._ibinfo import PHYS_STATES, PORT_STATES, gid_key, rate_text_samples
 from rdmatool.parsers._samples import HOST, number, tool_error
 
@@ -48,9 +50,8 @@ MAX_DISAGREEMENTS = 8  # per port: enough to see what is wrong, never a wall of 
 
 
 def parse(text: str) -> list[Sample]:
+    refuse_empty(NAME, "the verbs read", text)
     numbered = [(n, line) for n, line in lines(text) if line.strip()]
-    if not numbered:
-        raise ParseError(NAME, 0, "", "empty output: expected the verbs read's JSON document")
     doc = load_json(NAME, numbered)
     if not isinstance(doc, dict) or doc.get("format") != 1:
         raise ParseError(NAME, numbered[0][0], numbered[0][1], "expected the verbs read's document (format 1)")

@@ -13,9 +13,9 @@ through the simulated fabric's renderers (tests/fabric/shims), fed from this pod
 gives every NOS's outputs.
 
 A counter is `[value in snapshot 0, growth until snapshot 1]`; a test mutates the healthy pod (`bump` a counter,
-change a setting, leave a tool's output out with `Host.omit`, or make its command fail with `Host.failing`: written
-through the transport's own conversion, with the failure in the manifest as a collection records it) before writing
-it. Everything a test asserts on is an input here.
+change a setting, leave a tool's output out with `Host.omit`, empty with `Host.printed_nothing`, or make its command
+fail with `Host.failing`: written through the transport's own conversion, with the failure in the manifest as a
+collection records it) before writing it. Everything a test asserts on is an input here.
 """
 
 from __future__ import annotations
@@ -161,6 +161,7 @@ class Host:
     # parsers whose command failed on this host, with the exit status the host script recorded for it: 127 its tool
     # is not installed, 124 its timeout fired (the tool hung), None it never finished; written as the transport does
     failing: dict[str, int | None] = field(default_factory=dict)
+    printed_nothing: set[str] = field(default_factory=set)  # parsers whose tool exited 0 having printed nothing
     # GPUs (nvidia-smi): None = no GPU; else the mean utilisation of its GPUs (read as +1 and -1 in the snapshots)
     gpu_util: float | None = None
     gpus: int = 4
@@ -532,8 +533,9 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
         section = Section(parser, qualifier, command, "", stderr, exit_code, created.timestamp() + WINDOW_S * snapshot)
         result = results_of(target, [section], created.isoformat(), 0.1)[0]
         writer.add(snapshot, result)
-        failures.append({"target": target, "parser": parser, "qualifier": qualifier, "error": result.error,
-                         "snapshot": snapshot})
+        if result.error:
+            failures.append({"target": target, "parser": parser, "qualifier": qualifier, "error": result.error,
+                             "snapshot": snapshot})
 
     for h in pod.hosts:
         def out(snapshot: int, parser: str, stdout: str, qualifier: str | None = None, host: Host = h) -> None:
@@ -542,7 +544,7 @@ def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] 
             if parser in host.failing:
                 fail(snapshot, host.name, parser, qualifier, host.failing[parser])
             else:
-                add(snapshot, host.name, parser, stdout, qualifier)
+                add(snapshot, host.name, parser, "" if parser in host.printed_nothing else stdout, qualifier)
 
         out(0, "ibv_devinfo", _ibv_devinfo(h))
         for s in (0, 1):
