@@ -25,6 +25,7 @@ from rdmatool.errors import BundleError, NothingCollected, ParseError
 from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target, TargetKind
 from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
 
 
@@ -71,11 +72,12 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     report = progress or (lambda name, event: None)
     stop = threading.Event()
     subnets = _Subnets()
+    jumps = JumpHosts()  # one connection per ProxyJump bastion for the whole collection
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
         try:
-            _collect_target(outcome, options, known, stop, snapshot_count, deadline, subnets)
+            _collect_target(outcome, options, known, stop, snapshot_count, deadline, subnets, jumps)
         except Exception as exc:  # the last line of defence: one broken target never stops the others
             outcome.error = outcome.error or f"{outcome.target.name}: {type(exc).__name__}: {exc}"
         if finished is not None and not stop.is_set():
@@ -92,20 +94,22 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     except BaseException:
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
+        jumps.close()
         raise
     pool.shutdown()
+    jumps.close()
     return outcomes
 
 
 def _collect_target(
     outcome: TargetOutcome, options: CollectOptions, known: KnownHosts, stop: threading.Event,
-    snapshot_count: int, deadline: float, subnets: _Subnets | None = None,
+    snapshot_count: int, deadline: float, subnets: _Subnets | None = None, jumps: JumpHosts | None = None,
 ) -> None:
     target = outcome.target
     if stop.is_set():
         return
     try:
-        session = _open(target, known, options.connect_timeout, options.local, deadline)
+        session = _open(target, known, options.connect_timeout, options.local, deadline, jumps)
     except Exception as exc:
         outcome.error = describe_connect_error(target, exc)
         return
@@ -199,13 +203,13 @@ def _no_rdma_device(results: list[CommandResult]) -> str | None:
 
 
 def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool = False,
-          deadline: float | None = None):
+          deadline: float | None = None, jumps: JumpHosts | None = None):
     if local:
         from rdmatool.transport.local import LocalSession
 
         return LocalSession(target)
     if target.kind is TargetKind.HOST:
-        return Session(target, known, timeout)
+        return Session(target, known, timeout, jumps=jumps)
     from rdmatool.transport.switch import SwitchSession
 
     return SwitchSession(target, known, timeout, deadline)

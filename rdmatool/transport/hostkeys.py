@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import os
@@ -259,3 +260,16 @@ def scan_and_check(known: KnownHosts, address: str, port: int, timeout: float, s
         transport.close()
         if own:
             sock.close()
+
+
+@contextlib.contextmanager
+def refuse_unknown_key_types(address: str, port: int, disabled: list[str]):
+    """A host that offers none of the key types known for it is refused as changed (not 'incompatible peer')."""
+    try:
+        yield
+    except paramiko.ssh_exception.IncompatiblePeer:
+        if not disabled:
+            raise
+        raise HostKeyChanged(f"{host_key_name(address, port)} offers none of the host key types known for it (its key "
+                             "changed?); refusing to connect — verify the host, then record the new key type with "
+                             "--accept-new-host-keys --accept-new-key-types") from None

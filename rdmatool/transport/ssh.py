@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import threading
@@ -19,8 +18,9 @@ from rdmatool.transport.hostkeys import (
     HostKeyUnknown,
     KnownHosts,
     VerifyingPolicy,
-    host_key_name,
+    refuse_unknown_key_types,
 )
+from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh_options import CollectorTransport, blocking_reads, end_transport, identity
 
 # What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
@@ -31,17 +31,28 @@ class Session:
     """One authenticated SSH connection to a host, reused for every snapshot of a collection."""
 
     def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
-                 max_output_bytes: int = MAX_SNAPSHOT_BYTES) -> None:
+                 max_output_bytes: int = MAX_SNAPSHOT_BYTES, jumps: JumpHosts | None = None) -> None:
+        """`jumps`: the bastions a collection shares among its sessions (one connection per bastion); a session
+        given none keeps its own, closed with it."""
         self.target = target
         self.max_output_bytes = max_output_bytes
         check_identity_file(target)
         self.client = paramiko.SSHClient()
         self.client.set_missing_host_key_policy(VerifyingPolicy(known, target.address, target.port))
-        self._jump: paramiko.SSHClient | None = None
-        sock = self._proxy_sock(known, connect_timeout) if target.proxy_jump else None
-        disabled = known.disabled_key_algorithms(target.address, target.port)
-        with refuse_unknown_key_types(target.address, target.port, disabled):
-            self._connect(target, connect_timeout, sock, disabled)
+        self._own_jumps: JumpHosts | None = None
+        sock = None
+        try:
+            if target.proxy_jump:  # ProxyJump with one hop: a direct-tcpip channel through the bastion
+                if jumps is None:
+                    jumps = self._own_jumps = JumpHosts()
+                sock = jumps.channel(target, known, connect_timeout)
+            disabled = known.disabled_key_algorithms(target.address, target.port)
+            with refuse_unknown_key_types(target.address, target.port, disabled):
+                self._connect(target, connect_timeout, sock, disabled)
+        except BaseException:
+            if self._own_jumps is not None:  # a bastion of this session's own is not left open
+                self._own_jumps.close()
+            raise
         blocking_reads(self.client)
 
     def _connect(self, target: Target, connect_timeout: float, sock, disabled: list[str]) -> None:
@@ -64,23 +75,6 @@ class Session:
             # make a host known by another type look changed.
             disabled_algorithms={"keys": disabled} if disabled else None,
             transport_factory=CollectorTransport,
-        )
-
-    def _proxy_sock(self, known: KnownHosts, timeout: float):
-        """ProxyJump with one hop: a direct-tcpip channel through the jump host, its key verified the same way."""
-        user, _, hostport = self.target.proxy_jump.rpartition("@")
-        host, _, port = hostport.partition(":")
-        port_no = int(port) if port else 22
-        self._jump = paramiko.SSHClient()
-        self._jump.set_missing_host_key_policy(VerifyingPolicy(known, host, port_no))
-        disabled = known.disabled_key_algorithms(host, port_no)
-        with refuse_unknown_key_types(host, port_no, disabled):
-            self._jump.connect(host, port=port_no, username=user or self.target.user, timeout=timeout,
-                               key_filename=self.target.identity_file,
-                               disabled_algorithms={"keys": disabled} if disabled else None,
-                               transport_factory=CollectorTransport)
-        return self._jump.get_transport().open_channel(
-            "direct-tcpip", (self.target.address, self.target.port), ("127.0.0.1", 0), timeout=timeout
         )
 
     def run_snapshot(
@@ -131,21 +125,8 @@ class Session:
 
     def close(self) -> None:
         end_transport(self.client)
-        if self._jump is not None:
-            end_transport(self._jump)
-
-
-@contextlib.contextmanager
-def refuse_unknown_key_types(address: str, port: int, disabled: list[str]):
-    """A host that offers none of the key types known for it is refused as changed (not 'incompatible peer')."""
-    try:
-        yield
-    except paramiko.ssh_exception.IncompatiblePeer:
-        if not disabled:
-            raise
-        raise HostKeyChanged(f"{host_key_name(address, port)} offers none of the host key types known for it (its key "
-                             "changed?); refusing to connect — verify the host, then record the new key type with "
-                             "--accept-new-host-keys --accept-new-key-types") from None
+        if self._own_jumps is not None:
+            self._own_jumps.close()
 
 
 class IdentityFileMissing(FileNotFoundError):

@@ -1,0 +1,116 @@
+"""End to end: hosts reached through a ProxyJump bastion share one connection to it.
+
+The bastion is a second real OpenSSH server on loopback that only forwards (direct-tcpip), with `MaxStartups 1`:
+it refuses a new connection while another is still unauthenticated, as a busy bastion under OpenSSH's default
+`MaxStartups 10:30:100` does beyond ten. A collection that dialled the bastion once per host at once (the collector
+did, up to --forks at a time) lost hosts at random there; with one bastion connection per collection every host is
+collected, and the bastion's log shows one login.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import collect, manifest, rewrite_inventory
+from tests.fabric.fixtures import fabric_fixture
+from tests.fabric.server import SSHD, free_port
+
+pytestmark = pytest.mark.e2e
+
+healthy = fabric_fixture("healthy", scope="module")
+BASTION = "127.0.3.1"
+
+
+@pytest.fixture(scope="module")
+def bastion(healthy, tmp_path_factory):
+    """(address, port, log file) of a forwarding-only sshd with the fabric's host key and client key."""
+    where = tmp_path_factory.mktemp("bastion")
+    port = free_port()
+    log = where / "sshd.log"
+    config = where / "sshd_config"
+    config.write_text("\n".join([
+        f"ListenAddress {BASTION}:{port}",
+        f"HostKey {healthy.host_key}",
+        f"PidFile {where / 'sshd.pid'}",
+        f"AuthorizedKeysFile {healthy.state / 'authorized_keys'}",
+        "AllowUsers root@127.0.0.0/8",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "PermitRootLogin prohibit-password",
+        "MaxStartups 1",  # a second connection is refused while one is still unauthenticated
+        "UsePAM no",
+        "StrictModes no",
+        "UseDNS no",
+        "AllowTcpForwarding local",
+        "ForceCommand /bin/false",  # a bastion forwards; it runs nothing
+        "LogLevel INFO",
+    ]) + "\n")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 10
+        while True:
+            assert sshd.poll() is None, log.read_text() if log.exists() else "sshd exited"
+            try:
+                with socket.create_connection((BASTION, port), timeout=0.2) as s:
+                    if s.recv(4).startswith(b"SSH-"):
+                        break
+            except OSError:
+                assert time.time() < deadline, "the bastion's sshd did not start listening"
+                time.sleep(0.05)
+        yield BASTION, port, log
+    finally:
+        sshd.terminate()
+        sshd.wait(10)
+
+
+def test_every_host_behind_a_strict_bastion_is_collected_over_one_connection(healthy, bastion, tmp_path: Path):
+    address, port, log = bastion
+    hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]]
+    assert len(hosts) >= 4  # enough hosts at once to exceed the bastion's start-ups if each dialled it
+
+    def through_bastion(data: dict) -> None:
+        data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
+                            "proxy_jump": f"root@{address}:{port}"} for name in hosts]
+
+    known = tmp_path / "known_hosts"
+    key_type, key_b64 = Path(f"{healthy.host_key}.pub").read_text().split()[:2]
+    known.write_text(Path(healthy.known_hosts).read_text() + f"[{address}]:{port} {key_type} {key_b64}\n")
+    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    logins_before = log.read_text().count("Accepted publickey")
+    result = collect(healthy, tmp_path / "b", "--interval", "0", "--forks", str(len(hosts)), inventory=inventory,
+                     known_hosts=known)
+    assert result.returncode == 0, result.stderr
+    assert manifest(tmp_path / "b").get("failures") in (None, []), manifest(tmp_path / "b")["failures"]
+    for name in hosts:
+        assert (tmp_path / "b" / f"snapshots/0/{name}/ibstat.txt").read_text().startswith("CA '"), name
+    assert log.read_text().count("Accepted publickey") - logins_before == 1, log.read_text()
+
+
+def test_an_unknown_bastion_key_fails_every_host_behind_it_and_the_bastion_is_dialled_once(
+        healthy, bastion, tmp_path: Path):
+    address, port, log = bastion
+    hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]][:3]
+
+    def through_bastion(data: dict) -> None:
+        data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
+                            "proxy_jump": f"root@{address}:{port}"} for name in hosts]
+
+    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    connections_before = log.read_text().count("Connection closed") + log.read_text().count("Connection reset")
+    result = collect(healthy, tmp_path / "b", "--interval", "0", "--forks", "3", inventory=inventory)
+    assert result.returncode == 3, result.stderr  # nothing collected: inconclusive, never a pass or a fail
+    assert "Traceback" not in result.stderr and f"unknown host key for [{address}]:{port}" in result.stderr
+    failures = {f["target"]: f["error"] for f in manifest(tmp_path / "b")["failures"]}
+    assert set(failures) == set(hosts), failures  # each host says why: its bastion's key
+    assert all(f"unknown host key for [{address}]:{port}" in error for error in failures.values()), failures
+    # the bastion was refused once for the collection (its key is unknown), not once per host
+    after = log.read_text().count("Connection closed") + log.read_text().count("Connection reset")
+    assert after - connections_before <= 1, log.read_text()
