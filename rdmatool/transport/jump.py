@@ -67,11 +67,6 @@ class JumpHosts:
         return transport.open_channel("direct-tcpip", (target.address, target.port), ("127.0.0.1", 0),
                                       timeout=timeout)
 
-    def connections(self) -> int:
-        """How many bastion connections are open (for tests and the benchmark)."""
-        with self._lock:
-            return sum(1 for b in self._bastions.values() if b.client is not None)
-
     def close(self) -> None:
         with self._lock:
             bastions, self._bastions = list(self._bastions.values()), {}
