@@ -210,7 +210,7 @@ def _units(rule: Rule, evidence: dict) -> dict[str, str]:
     """Evidence name → the unit its value is shown in (`units.human`): `98.6 %`, `1.43 MiB`, `4.1 s`."""
     shown = {"window_s": "s"}
     metric = evidence.get("metric")
-    if rule.kind in _IN_METRIC_UNITS and rule.params.get("scope") != "target" and metric in GLOSSARY:
+    if rule.kind in _IN_METRIC_UNITS and metric in GLOSSARY:
         unit = units.unit_for(metric, GLOSSARY[metric].unit)
         if unit:
             shown.update(dict.fromkeys(("observed", "baseline", "expected"), unit))

@@ -488,10 +488,14 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         by_target: dict[str, list] = {}
         for t, e, prio, x, ratio, w in found:
             by_target.setdefault(t, []).append((e, prio, x, ratio, w))
+        # observed: the worst port's paused share, in the metric's own unit (a count of ports there read as
+        # "100 % of the window"); the baseline names how many ports and each one's figures
         return pd.DataFrame([{
-            "target": t, "entity": None, "priority": None, "observed": len(ports), "expected": expected,
-            "baseline": ", ".join(f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})"
-                                  for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))),
+            "target": t, "entity": None, "priority": None, "observed": max(x for _, _, x, _, _ in ports),
+            "expected": expected,
+            "baseline": f"{len(ports)} port(s): " + ", ".join(
+                f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})"
+                for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))),
             "window_s": ports[0][4],
         } for t, ports in sorted(by_target.items())], columns=HIT_COLUMNS)
     return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
