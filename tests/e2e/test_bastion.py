@@ -9,17 +9,13 @@ collected, and the bastion's log shows one login.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.helpers import collect, manifest, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
-from tests.fabric.server import SSHD, free_port
+from tests.fabric.server import free_port, key_only_login, start_sshd
 
 pytestmark = pytest.mark.e2e
 
@@ -36,14 +32,7 @@ def bastion(healthy, tmp_path_factory):
     config = where / "sshd_config"
     config.write_text("\n".join([
         f"ListenAddress {BASTION}:{port}",
-        f"HostKey {healthy.host_key}",
-        f"PidFile {where / 'sshd.pid'}",
-        f"AuthorizedKeysFile {healthy.state / 'authorized_keys'}",
-        "AllowUsers root@127.0.0.0/8",
-        "PubkeyAuthentication yes",
-        "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no",
-        "PermitRootLogin prohibit-password",
+        *key_only_login(healthy.host_key, healthy.state / "authorized_keys", where / "sshd.pid"),
         "MaxStartups 1",  # a second connection is refused while one is still unauthenticated
         "UsePAM no",
         "StrictModes no",
@@ -52,19 +41,8 @@ def bastion(healthy, tmp_path_factory):
         "ForceCommand /bin/false",  # a bastion forwards; it runs nothing
         "LogLevel INFO",
     ]) + "\n")
-    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
+    sshd = start_sshd(config, log, BASTION, port)
     try:
-        deadline = time.time() + 10
-        while True:
-            assert sshd.poll() is None, log.read_text() if log.exists() else "sshd exited"
-            try:
-                with socket.create_connection((BASTION, port), timeout=0.2) as s:
-                    if s.recv(4).startswith(b"SSH-"):
-                        break
-            except OSError:
-                assert time.time() < deadline, "the bastion's sshd did not start listening"
-                time.sleep(0.05)
         yield BASTION, port, log
     finally:
         sshd.terminate()

@@ -305,14 +305,7 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
     config = state / "sshd_config"
     config.write_text("\n".join([
         f"ListenAddress 0.0.0.0:{port}",
-        f"HostKey {state / 'ssh_host_ed25519_key'}",
-        f"PidFile {state / 'sshd.pid'}",
-        f"AuthorizedKeysFile {state / 'authorized_keys'}",
-        "AllowUsers root@127.0.0.0/8",
-        "PubkeyAuthentication yes",
-        "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no",
-        "PermitRootLogin prohibit-password",
+        *key_only_login(state / "ssh_host_ed25519_key", state / "authorized_keys", state / "sshd.pid"),
         "MaxStartups 1000:30:1000",
         "MaxSessions 100",
         "UsePAM no",
@@ -326,20 +319,42 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
         "LogLevel ERROR",
         f"ForceCommand {sys.executable} -S {HERE / 'wrapper.py'} {state}",
     ]) + "\n")
+    try:
+        fabric._sshd = start_sshd(config, state / "sshd.log", "127.0.1.1", port)
+    except RuntimeError:
+        fabric.stop()
+        raise
+    return fabric
+
+
+def key_only_login(host_key: Path, authorized_keys: Path, pid_file: Path) -> list[str]:
+    """sshd_config lines every simulated server shares: root from loopback, by key only, no PAM."""
+    return [
+        f"HostKey {host_key}",
+        f"PidFile {pid_file}",
+        f"AuthorizedKeysFile {authorized_keys}",
+        "AllowUsers root@127.0.0.0/8",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "PermitRootLogin prohibit-password",
+    ]
+
+
+def start_sshd(config: Path, log: Path, address: str, port: int) -> subprocess.Popen:
+    """sshd -D with `config`, returned once it greets on address:port (RuntimeError with its log if it cannot)."""
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    log = state / "sshd.log"
-    fabric._sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
+    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
     deadline = time.time() + 10
     while True:
-        if fabric._sshd.poll() is not None:
-            raise RuntimeError(f"sshd exited with {fabric._sshd.returncode}: {log.read_text() if log.exists() else ''}")
+        if sshd.poll() is not None:
+            raise RuntimeError(f"sshd exited with {sshd.returncode}: {log.read_text() if log.exists() else ''}")
         try:
-            with socket.create_connection(("127.0.1.1", port), timeout=0.2) as s:
+            with socket.create_connection((address, port), timeout=0.2) as s:
                 if s.recv(4).startswith(b"SSH-"):
-                    break
+                    return sshd
         except OSError:
             if time.time() > deadline:
-                fabric.stop()
-                raise RuntimeError(f"sshd did not start listening on port {port}") from None
+                sshd.terminate()
+                raise RuntimeError(f"sshd did not start listening on {address}:{port}") from None
             time.sleep(0.05)
-    return fabric

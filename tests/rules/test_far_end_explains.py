@@ -21,14 +21,7 @@ from rdmatool.result import finding_ids
 from rdmatool.rules import engine, playbook
 from tests.pods import bundle as pods
 from tests.pods.bundle import WINDOW_S
-
-RULE = ("  - {id: %s, kind: threshold, metric: port_state, op: '!=', value: Active, severity: error,\n"
-        "     symptom: s, cause: c, check: k, fix: f%s}\n")
-
-
-def _load(tmp_path: Path, *rules: tuple[str, str]) -> list[playbook.Rule]:
-    (tmp_path / "a.yaml").write_text("rules:\n" + "".join(RULE % rule for rule in rules))
-    return playbook.load_dir(tmp_path)
+from tests.rules.test_explains import _load  # the one-file playbook of threshold rules those tests load
 
 
 def test_a_good_explains_far_end_loads(tmp_path: Path) -> None:
