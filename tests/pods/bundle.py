@@ -506,7 +506,9 @@ def _sonic_ecn(sw: Switch) -> str:
 # The command line of a host parser whose failure a test writes (`Host.failing`), as the host script runs it
 # (rdmatool.commands.HOST_SCRIPT): the transport's failure names its tool.
 _COMMANDS = {"ethtool_stats": "ethtool -S {qualifier}", "ethtool_info": "ethtool -i {qualifier}",
-             "mlnx_qos": "mlnx_qos -i {qualifier}", "ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo -v"}
+             "mlnx_qos": "mlnx_qos -i {qualifier}", "ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo -v",
+             "sysfs_counters": "grep -H -r . /sys/class/infiniband/{qualifier}/ports",
+             "nvidia_smi": f"nvidia-smi --query-gpu={audited.NVIDIA_SMI_QUERY} --format=csv,noheader,nounits"}
 
 
 def write(pod: Pod, path: Path, created: datetime | None = None, only: set[str] | None = None) -> Path:

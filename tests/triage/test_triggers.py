@@ -16,9 +16,11 @@ import pytest
 
 from rdmatool import bundle as bundle_io
 from rdmatool.analysis import analyse_bundle
+from rdmatool.commands import NVIDIA_SMI_QUERY
 from rdmatool.diagnose import default_playbooks
 from rdmatool.model import Severity
 from rdmatool.rules import engine, playbook
+from rdmatool.rules.command_failures import with_command_failures
 from rdmatool.triage import classify
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
@@ -71,6 +73,10 @@ TRIGGERS = [
             "absent: gpu_utilization_pct", ("compute host gpu03",)),
     Trigger("gpu_tool_could_not_read", lambda p: gpus(p, "gpu01", gpu_error="No devices were found"),
             (("gpu01", "host"),), "No devices were found", ("No devices were found",)),
+    # nvidia-smi hung until its timeout: a failed command of the collection, a fact in a diagnosis
+    Trigger("gpu_tool_hung", lambda p: p.host("gpu02").failing.update(nvidia_smi=124), (("gpu02", None),),
+            f"nvidia-smi --query-gpu={NVIDIA_SMI_QUERY} --format=csv,noheader,nounits timed out on gpu02",
+            ("did not finish on gpu02",)),
 ]
 
 
@@ -91,7 +97,8 @@ def test_the_trigger_fires_its_rule_on_that_host_only(trigger: Trigger, tmp_path
     rule = RULES[trigger.rule]
     pod = _pod.healthy_pod()
     trigger.mutate(pod)
-    found = engine.evaluate(analyse(pod, tmp_path / "bundle"), [rule])
+    # the collection's failed commands as facts, as a diagnosis adds them
+    found = engine.evaluate(with_command_failures(analyse(pod, tmp_path / "bundle")), [rule])
     assert sorted((f.target, f.entity) for f in found) == sorted(trigger.hits), [f.symptom for f in found]
     first = found[0]
     for f in found:
