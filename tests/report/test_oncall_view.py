@@ -82,7 +82,7 @@ def test_info_is_hidden_with_a_count_and_all_shows_it(demo_json: dict) -> None:
     info = demo_json["counts"]["info"]
     assert info > 0
     default = diagnose().stdout
-    assert "INFO (" not in default and "ecn_kmax_above_pfc_trigger]" not in default
+    assert "INFO (" not in default and "ecn_kmax_above_pfc_trigger_tc]" not in default
     assert f"{info} info findings" in default.splitlines()[-2] + default.splitlines()[-1]
     everything = diagnose("--all").stdout
     assert f"INFO ({info})" in everything and "hidden" not in everything
@@ -260,7 +260,6 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
         "ecn_after_pfc:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
         "roce_tx_no_buffer_drops:leaf02:swp1": "pfc_storm:gpu02:ens1f0np0:3",
         "lossless_queue_tail_drops:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
-        "pause_rate_above_baseline:leaf02:swp1": "pfc_storm:gpu02:ens1f0np0:3",
         "pause_rate_above_baseline:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
     }
     assert all(by in findings for by in explained.values())  # each names a finding of the same output
@@ -316,8 +315,8 @@ def test_a_fix_the_suggested_changes_say_is_left_to_them(demo_json: dict) -> Non
     at = line_of(lines, r"^3\. gpu03 · ")
     assert lines[at + 2].strip() == "for host_pfc_priority_not_3 ×2; pfc_priority_mismatch_host_switch"
     (ecn,) = [c for c in demo_json["suggestions"] if c["target"] == "leaf02"]
-    kmax = sum(1 for i in ecn["findings"] if i.startswith("ecn_kmax_above_pfc_trigger:"))
-    assert f"ecn_kmax_above_pfc_trigger (info ×{kmax}, hidden)" in " ".join(line.strip() for line in lines)
+    kmax = sum(1 for i in ecn["findings"] if i.startswith("ecn_kmax_above_pfc_trigger_tc:"))
+    assert f"ecn_kmax_above_pfc_trigger_tc (info ×{kmax}, hidden)" in " ".join(line.strip() for line in lines)
     # with --all the fix is said in full, with the change that makes it
     everything = diagnose("--all").stdout
     assert "fix: echo 1 > /sys/class/net/ens1f0np0/ecn/roce_rp/enable/3 (suggested change 1)" in \

@@ -108,6 +108,16 @@ def cumulus_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
     return mutate
 
 
+def eos_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
+    """The pod behind an Arista EOS leaf (it prints its ECN thresholds per transmit queue), then `change`."""
+    def mutate(pod: Pod) -> None:
+        eos = _pod.healthy_pod(("eos",))
+        pod.hosts[:], pod.switches[:] = eos.hosts, eos.switches
+        change(pod)
+
+    return mutate
+
+
 def watchdog_storms(pod: Pod) -> None:
     leaf(pod, "Ethernet8").wd_storms[1] = 2  # two storms detected (and restored) on queue 3 during the window
 
@@ -193,6 +203,8 @@ CASES: list[Case] = [
          evidence=(("baseline", "1 port(s): swp1 priority 3 (paused 0.6, marked 0.0001)"),), alone=True),
     Case("ecn_kmax_above_pfc_trigger", lambda p: put(p.switch, kmax=1_499_136), (("leaf01", "AZURE_LOSSLESS", None),),
          1_499_136),
+    Case("ecn_kmax_above_pfc_trigger_tc", eos_pod(lambda p: put(p.switch, kmax=1_499_136)),
+         tuple(("leaf01", f"Ethernet{n}", 3) for n in (1, 2, 3, 4)), 1_499_136, alone=True),
     Case("ecn_too_aggressive", lambda p: grow(leaf(p, "Ethernet4").ecn_marks, "3", 2_000_000),
          (("leaf01", "Ethernet4", 3),), 0.2),
     Case("host_paused_heavily", lambda p: grow(roce(p, "gpu02").ethtool, "rx_prio3_pause_duration", 2_000_000),
@@ -262,6 +274,8 @@ CASES: list[Case] = [
          (("gpu01", "ib_write_bw", None),), 375.0, baseline=True, evidence=(("baseline", 391.2),)),
     Case("pause_rate_above_baseline", lambda p: grow(roce(p, "gpu02").ethtool, "rx_prio3_pause", 60_000),
          (("gpu02", "ens1f0np0", 3),), 6_000, baseline=True, evidence=(("baseline", 100),)),
+    Case("pause_rate_above_baseline_total", lambda p: grow(roce(p, "gpu02").ethtool, "rx_pause_ctrl_phy", 60_000),
+         (("gpu02", "ens1f0np0", None),), 6_000, baseline=True, evidence=(("baseline", 0),)),
 ]
 
 

@@ -180,7 +180,7 @@ def test_cumulus_global_profile_is_one_block_for_every_finding(tmp_path: Path) -
     result = diagnose(pod, tmp_path)
     ecn = [(f, s) for f in result.findings for s in f.suggestions if s.setting.startswith("ECN thresholds")]
     asking = {f.rule for f, _ in ecn}
-    assert {"ecn_after_pfc", "switch_ecn_fires_after_pfc", "ecn_kmax_above_pfc_trigger"} <= asking
+    assert {"ecn_after_pfc", "switch_ecn_fires_after_pfc", "ecn_kmax_above_pfc_trigger_tc"} <= asking
     assert len({f.entity for f, _ in ecn}) >= 3  # several findings, several places ...
     distinct = ecn_suggestions(result)
     assert len(distinct) == 1, distinct  # ... one suggestion: the switch's one global profile

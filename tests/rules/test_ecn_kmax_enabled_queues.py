@@ -1,5 +1,6 @@
-"""ecn_kmax_above_pfc_trigger judges only the queues (or WRED profiles) that mark: a queue with ECN off has no Kmax
-that could sit above the PFC trigger, whatever thresholds its switch prints for it.
+"""ecn_kmax_above_pfc_trigger (with its per-traffic-class text, ecn_kmax_above_pfc_trigger_tc) judges only the queues
+(or WRED profiles) that mark: a queue with ECN off has no Kmax that could sit above the PFC trigger, whatever
+thresholds its switch prints for it.
 
 Hand-made pods (tests/pods) with a Kmax above 1 MB: behind an Arista EOS leaf, whose ECN view prints the thresholds of
 every transmit queue while only the RoCE queue 3 has ECN enabled; behind a SONiC leaf whose WRED profile marks
@@ -18,7 +19,9 @@ from rdmatool.diagnose import default_playbooks
 from rdmatool.rules import engine, playbook
 from tests.pods import bundle as pods
 
-RULE = next(r for r in playbook.load_dir(default_playbooks()) if r.id == "ecn_kmax_above_pfc_trigger")
+# the judgement's two texts: per traffic class where the switch reports one (it replaces the other on its port)
+RULES = [r for r in playbook.load_dir(default_playbooks())
+         if r.id in ("ecn_kmax_above_pfc_trigger", "ecn_kmax_above_pfc_trigger_tc")]
 KMAX = 1_499_136  # above the rule's 1 MB
 
 
@@ -29,7 +32,7 @@ def _analysis(pod: pods.Pod, path: Path):
 
 
 def _where(analysis) -> set[tuple]:
-    return {(f.target, f.entity, f.evidence["priority"]) for f in engine.evaluate(analysis, [RULE])}
+    return {(f.target, f.entity, f.evidence["priority"]) for f in engine.evaluate(analysis, RULES)}
 
 
 def _facts(analysis, metric: str, value: float | None = None) -> set[tuple]:
