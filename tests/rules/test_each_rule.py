@@ -213,6 +213,8 @@ CASES: list[Case] = [
          (("gpu03", "ens1f0np0", 3),), 0.9),
     Case("host_pause_storm_rate", lambda p: grow(roce(p, "gpu01").ethtool, "tx_prio3_pause", 400_000),
          (("gpu01", "ens1f0np0", 3),), 40_000),
+    Case("host_pause_storm_rate_total", lambda p: grow(roce(p, "gpu01").ethtool, "tx_pause_ctrl_phy", 400_000),
+         (("gpu01", "ens1f0np0", None),), 40_000),
     Case("pfc_watchdog_storm", watchdog_storms, (("leaf01", "Ethernet8", 3),), 2),
     Case("pfc_watchdog_stormed_now", lambda p: put(leaf(p, "Ethernet0"), wd_status="stormed"),
          (("leaf01", "Ethernet0", 3),), "stormed"),
@@ -394,7 +396,8 @@ DEMO = REPO / "examples" / "demo-bundle"
 DEMO_FAULTS = {
     "flapping cable": {"ib_link_flapping", "eth_link_flapping"},
     "PFC priority mismatch host-switch": {"pfc_priority_mismatch_host_switch", "host_pfc_priority_not_3"},
-    "PFC storm": {"pfc_storm", "host_pause_storm_rate", "pfc_watchdog_storm", "pfc_watchdog_stormed_now"},
+    "PFC storm": {"pfc_storm", "host_pause_storm_rate", "host_pause_storm_rate_total", "pfc_watchdog_storm",
+                  "pfc_watchdog_stormed_now"},
     "DCQCN RP disabled": {"dcqcn_rp_disabled"},
     "firmware outlier": {"firmware_drift"},
     "port down": {"port_not_active", "port_phys_not_linkup"},

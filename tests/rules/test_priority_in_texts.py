@@ -93,3 +93,31 @@ def test_a_priority_and_the_total_above_their_baselines_say_the_priority_once(tm
     [f] = _pause_findings(pod, tmp_path / "both", healthy_baseline)
     assert (f.rule, f.target, f.evidence["priority"]) == ("pause_rate_above_baseline", "gpu02", 3)
     assert "pause frames/s on priority 3, far above its baseline" in f.symptom
+
+
+STORM = ("host_pause_storm_rate", "host_pause_storm_rate_total")
+
+
+def _storm_findings(pod: pods.Pod, path: Path) -> list:
+    result = diagnose_analysis(analyse_bundle(bundle_io.read(pods.write(pod, path))))
+    return [f for f in result.findings if f.rule in STORM]
+
+
+def test_a_storm_on_priority_3_is_said_once_with_its_priority(tmp_path: Path) -> None:
+    pod = pods.healthy_pod()
+    port = next(p for p in pod.host("gpu01").ports if p.roce)
+    port.ethtool["tx_prio3_pause"][1] = 400_000
+    port.ethtool["tx_pause_ctrl_phy"][1] = 400_000  # the same frames, in the port's total
+    [f] = _storm_findings(pod, tmp_path / "prio")
+    assert (f.rule, f.target, f.evidence["priority"]) == ("host_pause_storm_rate", "gpu01", 3)
+    assert "pause frames/s on priority 3" in f.symptom and "priority -" not in f.symptom
+
+
+def test_a_global_pause_storm_is_said_as_the_ports_total(tmp_path: Path) -> None:
+    pod = pods.healthy_pod()
+    port = next(p for p in pod.host("gpu01").ports if p.roce)
+    port.ethtool["tx_pause_ctrl_phy"][1] = 400_000  # 802.3x pause: no priority counter moves
+    [f] = _storm_findings(pod, tmp_path / "total")
+    assert (f.rule, f.target, f.evidence["priority"]) == ("host_pause_storm_rate_total", "gpu01", None)
+    assert "in all (the port's total)" in f.symptom and "priority" not in f.symptom
+    assert f.severity.value == "critical"
