@@ -208,8 +208,10 @@ def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) ->
     if out.parser not in known:
         out.rows, out.failure = 0, f"no parser named {out.parser!r}"
         return
-    if out.exit_code not in (0, None) and not stdout.strip():
-        out.rows, out.failure = 0, None  # a failed command with no output: a collection failure, nothing to parse
+    if out.exit_code != 0 and not stdout.strip():
+        # A failed command with no output, or one that never finished (no exit status: the target's deadline cut
+        # it): a collection failure, nothing to parse (an empty output would read as "printed nothing")
+        out.rows, out.failure = 0, None
         return
     try:
         samples = parsers.parse(out.parser, stdout)

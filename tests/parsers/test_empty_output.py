@@ -75,10 +75,12 @@ def test_blank_lines_around_a_real_output_are_not_an_empty_output() -> None:
 # --- in a collection ------------------------------------------------------------------------------------------------
 
 
-def test_an_empty_ethtool_output_is_a_parse_failure_of_the_diagnosis(tmp_path: Path) -> None:
+# 124: the command's own timeout fired; None: it never finished (the target's deadline cut it: no exit status)
+@pytest.mark.parametrize("unfinished", [124, None])
+def test_an_empty_ethtool_output_is_a_parse_failure_of_the_diagnosis(tmp_path: Path, unfinished: int | None) -> None:
     pod = pods.healthy_pod()
     pod.host("gpu02").printed_nothing.add("ethtool_stats")  # exit 0, nothing printed
-    pod.host("gpu03").failing["ethtool_stats"] = 124  # its timeout fired: a command failure, nothing to parse
+    pod.host("gpu03").failing["ethtool_stats"] = unfinished  # a command failure, nothing to parse
     result = diagnose_analysis(analyse_bundle(bundle_io.read(pods.write(pod, tmp_path / "bundle"))))
     parse = [f for f in result.failures if f["kind"] == "parse"]
     assert [(f["target"], f["parser"], f["qualifier"], f["snapshots"]) for f in parse] == [
