@@ -282,6 +282,7 @@ def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
     sys.stdout.flush()
     with open(listen, "w") as f:  # who listens since when, for a client counting an incast's fan-in
         f.write(f"{os.getpid()} {tool} {time.time()!r} {nic['device']}\n")
+    read = None  # the inode of the hand-over this server read: only that one is its own to remove
     try:
         if ctx.spec["perf"]["hung_server"]:  # listens, never answers: its clients hang too
             time.sleep(600)
@@ -293,11 +294,29 @@ def serve(ctx: Ctx, tool: str, opts: dict, nic: dict, marker: str) -> int:
             time.sleep(0.02)
         time.sleep(0.02)
         with open(conn, "rb") as f:
+            read = os.fstat(f.fileno()).st_ino
             data = marshal.load(f)
         time.sleep(max(0.05, data["seconds"] * SCALE))
         sys.stdout.write(data["text"])
         return 0
     finally:
-        for path in (listen, conn):
-            if os.path.exists(path):
-                os.unlink(path)
+        # Under load this server may still be printing when the next round's server on the same host and port has
+        # written its listen marker (the same name) and that round's client its hand-over: remove only what is ours.
+        # Removing theirs left the next pair waiting for a server that had gone, and a marker removed between the
+        # check and the unlink was a traceback in the pair's output.
+        _remove_own(listen, lambda: _listening_pid(listen) == os.getpid())
+        _remove_own(conn, lambda: os.stat(conn).st_ino == read)
+
+
+def _listening_pid(listen: str) -> int:
+    with open(listen) as f:
+        return int(f.read().split()[0])
+
+
+def _remove_own(path: str, owned) -> None:
+    """Remove `path` if `owned()` says it is this process's; gone already or another's: left as it is."""
+    try:
+        if owned():
+            os.unlink(path)
+    except (OSError, ValueError, IndexError):
+        pass
