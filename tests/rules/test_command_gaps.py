@@ -5,12 +5,14 @@ which a diagnosis adds as a fact (rdmatool.rules.command_failures); a rule on th
 host. mlnx_qos (the NIC QoS configuration), the read of the RDMA counters in sysfs (ECN/CNP counters) and the GPU
 tools (GPU utilisation) each get theirs, as `ethtool -S` did (tests/rules/test_pause_counter_gaps.py). Hand-made pods
 (tests/pods) whose failed commands are written through the transport's own conversion, diagnosed with the shipped
-playbooks as `rdmatool diagnose` does.
+playbooks as `rdmatool diagnose` does; the gate says the same of a hung mlnx_qos and a hung `ethtool -S`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from rdmatool import bundle as bundle_io
 from rdmatool.analysis import analyse_bundle
@@ -18,6 +20,7 @@ from rdmatool.diagnose import diagnose_analysis
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
 from tests.pods import bundle as pods
+from tests.rules.test_pause_counter_gaps import GAP_RULES
 
 QOS_RULES = {"missing_qos_config", "qos_config_mlnx_qos_hung"}
 CC_RULES = {"missing_roce_cc_counters", "roce_cc_counters_read_hung"}
@@ -91,9 +94,14 @@ def test_a_missing_gpu_tool_still_says_install_it(tmp_path: Path) -> None:
     assert "Install" in gap.fix
 
 
-def test_the_gate_says_the_same_of_a_hung_mlnx_qos(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("parser", "rules", "hung"), [
+    ("mlnx_qos", QOS_RULES, "qos_config_mlnx_qos_hung"),
+    ("ethtool_stats", GAP_RULES, "pause_counters_ethtool_hung"),
+])
+def test_the_gate_says_a_hung_tool_hung(tmp_path: Path, parser: str, rules: set[str], hung: str) -> None:
     pod = pods.healthy_pod()
-    pod.host("gpu01").failing["mlnx_qos"] = 124
+    pod.host("gpu01").failing[parser] = 124
     result = replay_gate(str(pods.write(pod, tmp_path / "gate")), GateProfile())
-    gaps = [(f.rule, f.target) for stage in result.stages for f in stage.findings if f.rule in QOS_RULES]
-    assert gaps == [("qos_config_mlnx_qos_hung", "gpu01")]
+    gaps = [(f.rule, f.target) for stage in result.stages for f in stage.findings if f.rule in rules]
+    assert gaps == [(hung, "gpu01")]
+    assert result.verdict.value == "inconclusive"  # a hung tool leaves the host unread (rdmatool.failures)
