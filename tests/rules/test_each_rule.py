@@ -98,24 +98,24 @@ def cumulus_port_paused_unmarked(pod: Pod) -> None:
     grow(leaf(pod, "swp1").ecn_marks, "3", 1_000)  # of 10^7 packets
 
 
-def cumulus_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
-    """The pod behind a Cumulus leaf (it counts RoCE no-buffer discards and egress tail drops), then `change`."""
+def platform_pod(platform: str, change: Callable[[Pod], None]) -> Callable[[Pod], None]:
+    """The pod behind one leaf of `platform` instead of the default SONiC one, then `change`."""
     def mutate(pod: Pod) -> None:
-        cumulus = _pod.healthy_pod(("cumulus",))
-        pod.hosts[:], pod.switches[:] = cumulus.hosts, cumulus.switches
+        other = _pod.healthy_pod((platform,))
+        pod.hosts[:], pod.switches[:] = other.hosts, other.switches
         change(pod)
 
     return mutate
+
+
+def cumulus_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
+    """The pod behind a Cumulus leaf (it counts RoCE no-buffer discards and egress tail drops), then `change`."""
+    return platform_pod("cumulus", change)
 
 
 def eos_pod(change: Callable[[Pod], None]) -> Callable[[Pod], None]:
     """The pod behind an Arista EOS leaf (it prints its ECN thresholds per transmit queue), then `change`."""
-    def mutate(pod: Pod) -> None:
-        eos = _pod.healthy_pod(("eos",))
-        pod.hosts[:], pod.switches[:] = eos.hosts, eos.switches
-        change(pod)
-
-    return mutate
+    return platform_pod("eos", change)
 
 
 def watchdog_storms(pod: Pod) -> None:
