@@ -29,6 +29,7 @@ from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, HostInfo, Pai
 from rdmatool.perf.remote import Background, Remote
 from rdmatool.perf.schedule import Pair, RailPair, confirmation_for, gate_rounds, rail_rounds, split_conflicts
 from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh import describe_connect_error
 
 Progress = Callable[[str], None]
@@ -53,7 +54,11 @@ class DiscoveryUnread:
 
 
 class PerfSession:
-    """Connections to the hosts (one each), what discovery found, and the port counter; close() cleans up."""
+    """Connections to the hosts (one each), what discovery found, and the port counter; close() cleans up.
+
+    Hosts behind a ProxyJump bastion share one connection to it for the whole session, a channel each: `open`
+    connects to up to `forks` hosts at once, and as many logins at once to one bastion would meet its `MaxStartups`
+    (hosts refused at random, a gate inconclusive for no fault of theirs)."""
 
     def __init__(self, targets: list[Target], options: PerfOptions, stop: threading.Event | None = None) -> None:
         self.options = options
@@ -61,6 +66,7 @@ class PerfSession:
         self.hosts = {t.name: HostState(t) for t in targets if t.kind is TargetKind.HOST}
         self._ports = itertools.count()
         self._lock = threading.Lock()
+        self._jumps = JumpHosts()
         self.opened = False
 
     def __enter__(self) -> PerfSession:
@@ -79,7 +85,7 @@ class PerfSession:
 
         def connect(state: HostState) -> None:
             try:
-                state.remote = Remote(state.target, known, self.options.connect_timeout)
+                state.remote = Remote(state.target, known, self.options.connect_timeout, self._jumps)
             except Exception as exc:
                 state.error = describe_connect_error(state.target, exc)
                 return
@@ -134,6 +140,9 @@ class PerfSession:
                 with contextlib.suppress(Exception):  # closing never masks what happened before
                     state.remote.close()
                 state.remote = None
+        # after every Remote: a host behind a bastion is reached through it, and its close above kills its
+        # perftest commands over that path (cut first, they would run on until their `timeout` bound)
+        self._jumps.close()
 
     def cleanup_all(self) -> None:
         for state in self.hosts.values():

@@ -15,6 +15,7 @@ from rdmatool import commands
 from rdmatool.model import Target
 from rdmatool.ssh_library import paramiko
 from rdmatool.transport.hostkeys import KnownHosts
+from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh import Session
 
 _POLL = 0.05
@@ -128,10 +129,12 @@ class Background:
 class Remote:
     """One host: its SSH session, the audited commands run on it, and the background commands still alive."""
 
-    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float) -> None:
+    def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
+                 jumps: JumpHosts | None = None) -> None:
+        """`jumps`: the bastions shared by the hosts of one run (see Session)."""
         self.target = target
         self.connect_timeout = connect_timeout
-        self.session = Session(target, known, connect_timeout)
+        self.session = Session(target, known, connect_timeout, jumps=jumps)
         self._live: set[Background] = set()
         self._lock = threading.Lock()
 

@@ -4,18 +4,21 @@ The bastion is a second real OpenSSH server on loopback that only forwards (dire
 it refuses a new connection while another is still unauthenticated, as a busy bastion under OpenSSH's default
 `MaxStartups 10:30:100` does beyond ten. A collection that dialled the bastion once per host at once (the collector
 did, up to --forks at a time) lost hosts at random there; with one bastion connection per collection every host is
-collected, and the bastion's log shows one login.
+collected, and the bastion's log shows one login. `perf run` (its PerfSession, as the gate's perf and incast
+stages) connects to its hosts at once the same way and shares its bastion connection too.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import collect, manifest, rewrite_inventory
+from tests.e2e.helpers import collect, manifest, rdmatool, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
 from tests.fabric.server import free_port, key_only_login, start_sshd
+from tests.perf.test_e2e import perftest_processes
 
 pytestmark = pytest.mark.e2e
 
@@ -92,3 +95,31 @@ def test_an_unknown_bastion_key_fails_every_host_behind_it_and_the_bastion_is_di
     # the bastion was refused once for the collection (its key is unknown), not once per host
     after = log.read_text().count("Connection closed") + log.read_text().count("Connection reset")
     assert after - connections_before <= 1, log.read_text()
+
+
+def test_perf_run_behind_a_strict_bastion_reaches_every_host_over_one_connection(healthy, bastion, tmp_path: Path):
+    """`perf run` connects to its hosts at once (up to --forks) as a collection does: one bastion login for the run,
+    and every perftest ended on its host before that connection is closed."""
+    address, port, log = bastion
+    hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]][:4]
+    assert len(hosts) == 4  # two ring rounds of two pairs: a few seconds, and four connections at once
+
+    def through_bastion(data: dict) -> None:
+        data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
+                            "proxy_jump": f"root@{address}:{port}"} for name in hosts]
+
+    known = tmp_path / "known_hosts"
+    key_type, key_b64 = Path(f"{healthy.host_key}.pub").read_text().split()[:2]
+    known.write_text(Path(healthy.known_hosts).read_text() + f"[{address}]:{port} {key_type} {key_b64}\n")
+    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    logins_before = log.read_text().count("Accepted publickey")
+    out = tmp_path / "perf"
+    # a wide slack: a pair slowed by other work on the machine is not cut off as an error
+    result = rdmatool("perf", "run", "-i", str(inventory), "--known-hosts", str(known), "--mode", "ring",
+                      "--out", str(out), "--duration", "1", "--slack", "30", timeout=180)
+    assert "Traceback" not in result.stderr and "unreachable" not in result.stderr, result.stderr
+    attribution = json.loads((out / "attribution.json").read_text())
+    assert attribution["missing"] == [] and attribution["errors"] == [], attribution
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().count("Accepted publickey") - logins_before == 1, log.read_text()
+    assert perftest_processes(healthy) == []

@@ -28,7 +28,7 @@ class StandInRemote:
     answers: dict[str, list[RunResult]] = {}
     calls: dict[str, int] = {}
 
-    def __init__(self, target: Target, known, timeout: float) -> None:
+    def __init__(self, target: Target, known, timeout: float, jumps=None) -> None:
         self.name = target.name
 
     def run(self, command, timeout, stdin=None, stop=None) -> RunResult:
