@@ -193,7 +193,7 @@ def reason(findings: list[Finding], places: bool = True, shown: View | None = No
     `places` where each was found. With the `shown` view, the severity is named for the findings it hides only
     (`ecn_kmax_above_pfc_trigger (info ×8, hidden)`): the others are printed above with theirs."""
     visible = {id(f) for f in shown.findings} if shown is not None else None
-    parts = []
+    parts: list[list[str]] = []  # [text, what explains it ("" when nothing does)]
     for group in causes(findings):
         count = f" ×{len(group)}" if len(group) > 1 else ""
         if visible is None:
@@ -204,8 +204,26 @@ def reason(findings: list[Finding], places: bool = True, shown: View | None = No
             text = f"{group[0].rule} ({worst(group).value}{count}, hidden)"
         if places:
             text += " on " + ", ".join(dict.fromkeys(where(f) for f in group))
-        parts.append(text)
-    return "; ".join(parts)
+        # A reason that is another finding's consequence (the far end of a storming host's cable) says so: the
+        # change answers a symptom there, and the cause is fixed elsewhere first.
+        by = _explained_by(group, shown, findings) if shown is not None else ""
+        if parts and by and parts[-1][1] == by:
+            parts[-1][0] += f", {text}"
+        else:
+            parts.append([text, by])
+    return "; ".join(text + (f" (explained by {by})" if by else "") for text, by in parts)
+
+
+def _explained_by(group: list[Finding], shown: View, answered: list[Finding]) -> str:
+    """`pfc_storm on gpu02` when one finding explains every finding of the group and is not itself among the
+    findings the change answers (`answered`: then it is named as a reason already), else ""."""
+    explainers = {id(shown.explainer[id(f)]): shown.explainer[id(f)] for f in group if id(f) in shown.explainer}
+    if len(explainers) != 1 or any(id(f) not in shown.explainer for f in group):
+        return ""
+    cause = next(iter(explainers.values()))
+    if any(f is cause for f in answered):
+        return ""
+    return f"{cause.rule} on {cause.target}"
 
 
 def evidence_text(f: Finding) -> str:

@@ -133,8 +133,7 @@ def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames,
     for i, f in enumerate(findings):
         candidates = [j for j in by_place[_place(ports, f)] if f.rule in explains.get(findings[j].rule, ())]
         if not candidates and across:
-            far = far_ends.get(_cable_end(ports, f.target, f.entity))
-            candidates = [j for j in by_end.get(far, ()) if f.rule in across.get(findings[j].rule, ())]
+            candidates = _across(f, findings, ports, far_ends, by_end, across)
         if candidates:
             priority = f.evidence.get("priority")
             same = [j for j in candidates if findings[j].evidence.get("priority") == priority]
@@ -150,6 +149,23 @@ def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames,
             root = parent[root]
         out.append(replace(f, explained_by=ids[root]))
     return out
+
+
+def _across(f: Finding, findings: list[Finding], ports: PortNames, far_ends: dict[tuple, tuple],
+            by_end: dict[tuple, list[int]], across: dict[str, set[str]]) -> list[int]:
+    """The findings at the far end of `f`'s cable that explain it (`explains_far_end`). A finding on a whole target
+    that names its ports in `details.ports` (a switch whose ECN fires after PFC on these ports) is explained only
+    when every one of them has an explaining finding across its cable: one port of its own keeps it a cause."""
+    def explaining(entity) -> list[int]:
+        far = far_ends.get(_cable_end(ports, f.target, entity))
+        return [j for j in by_end.get(far, ()) if f.rule in across.get(findings[j].rule, ())]
+
+    details = f.evidence.get("details")
+    listed = details.get("ports") if f.entity is None and isinstance(details, dict) else None
+    if not listed:
+        return explaining(f.entity)
+    each = [explaining(port.get("entity")) for port in listed]
+    return list(dict.fromkeys(j for found in each for j in found)) if all(each) else []
 
 
 def order(f: Finding) -> tuple:

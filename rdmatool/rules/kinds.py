@@ -497,7 +497,11 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
                 f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})"
                 for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))),
             "window_s": ports[0][4],
-        } for t, ports in sorted(by_target.items())], columns=HIT_COLUMNS)
+            # each late port as data: a storm at the far end of every one of them explains the finding
+            # (rules.engine, `explains_far_end`)
+            "details": {"ports": [{"entity": e, "priority": prio, "paused": x, "marked": ratio}
+                                  for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))]},
+        } for t, ports in sorted(by_target.items())], columns=[*HIT_COLUMNS, "details"])
     return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
                           "baseline": ratio, "window_s": w,
                           "details": {"pause_read_at": read_at[(t, e, prio)]} if (t, e, prio) in read_at else None}

@@ -261,6 +261,8 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
         "roce_tx_no_buffer_drops:leaf02:swp1": "pfc_storm:gpu02:ens1f0np0:3",
         "lossless_queue_tail_drops:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
         "pause_rate_above_baseline:leaf02:swp1:3": "pfc_storm:gpu02:ens1f0np0:3",
+        # leaf02 is late only on swp1, the storm's far end: its switch-wide ECN finding is the storm's too
+        "switch_ecn_fires_after_pfc:leaf02": "pfc_storm:gpu02:ens1f0np0:3",
     }
     assert all(by in findings for by in explained.values())  # each names a finding of the same output
     assert "explained_by" not in findings["ib_rcv_errors_growing:gpu01:mlx5_0/1"]

@@ -101,3 +101,39 @@ def test_the_table_folds_the_far_end_under_the_storm_naming_the_port(tmp_path: P
     assert also.lstrip().startswith(f"also: at the far end, leaf01 {stormed.name}: "), also
     assert "ecn_after_pfc prio 3: 90 %" in also and "roce_tx_no_buffer_drops 500" in also, also
     assert alone.name not in also
+
+
+def _storm_findings(tmp_path: Path, alone_late: bool):
+    """The stormed pod, with or without a second late port on the leaf whose far end does not storm."""
+    pod, stormed, alone = _stormed_pod()
+    if not alone_late:  # the other port marks like a healthy one: only the storm's far end is late
+        alone.rx_pause_us["3"][1] = 0
+    result = diagnose_analysis(analyse_path(pods.write(pod, tmp_path / "bundle")))
+    found = {(f.rule, f.target, f.entity): f for f in result.findings}
+    return result, found, stormed, alone
+
+
+def test_a_switch_late_only_where_a_storm_holds_it_is_explained_by_the_storm(tmp_path: Path) -> None:
+    """The switch-wide `switch_ecn_fires_after_pfc` names its late ports: when every one is the far end of a storming
+    host, the switch's ECN is not what is wrong, and the finding says the storm explains it."""
+    result, found, stormed, _ = _storm_findings(tmp_path, alone_late=False)
+    storm = found[("pfc_storm", "gpu01", "ens1f0np0")]
+    switch = found[("switch_ecn_fires_after_pfc", "leaf01", None)]
+    assert [p["entity"] for p in switch.evidence["details"]["ports"]] == [stormed.name]
+    assert switch.explained_by == finding_ids([storm])[0]
+    console = Console(file=io.StringIO(), width=300, color_system=None)
+    text_report.render(result, console)
+    printed = console.file.getvalue()
+    # the ECN change it asks for says whose consequence its reasons are
+    change = [line for line in printed.splitlines() if "ECN thresholds of TC 3" in line]
+    assert change and "for ecn_after_pfc, switch_ecn_fires_after_pfc (explained by pfc_storm on gpu01)" in change[0], \
+        printed
+
+
+def test_a_switch_late_on_a_port_of_its_own_stays_a_cause(tmp_path: Path) -> None:
+    """One late port with no storm at its far end keeps the switch-wide finding a cause of its own, even if the
+    other late port is a storm's far end."""
+    _, found, stormed, alone = _storm_findings(tmp_path, alone_late=True)
+    switch = found[("switch_ecn_fires_after_pfc", "leaf01", None)]
+    assert sorted(p["entity"] for p in switch.evidence["details"]["ports"]) == sorted([stormed.name, alone.name])
+    assert switch.explained_by is None
