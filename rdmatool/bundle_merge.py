@@ -509,7 +509,8 @@ def _row_runs(order: np.ndarray, part_sizes: list[int], rows: np.ndarray) -> lis
     part_of = np.repeat(np.arange(len(part_sizes)), part_sizes)
     part_start = np.concatenate([[0], np.cumsum(part_sizes)[:-1]]).astype(np.int64)
     row_begin = np.cumsum(rows) - rows  # each output's first row in the concatenated parts
-    part_row_start = row_begin[part_start.clip(max=len(rows) - 1)] if len(rows) else part_start
+    # each input's first row (an input with no outputs is clipped to a neighbour's, and never read)
+    part_row_start = row_begin[part_start.clip(max=len(rows) - 1)]
     ordered_part = part_of[order]
     breaks = np.flatnonzero((np.diff(order) != 1) | (ordered_part[1:] != ordered_part[:-1])) + 1
     starts = np.concatenate([[0], breaks])

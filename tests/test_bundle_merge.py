@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rdmatool import bundle_merge, frame, parsers, samples_store
@@ -456,3 +458,28 @@ def test_cli_refusals_are_one_line_and_exit_2(shards, overlapping, tmp_path) -> 
     resolved = invoke(str(shards[0]), str(overlapping), "--prefer", "last", "-o", str(tmp_path / "all"))
     assert resolved.exit_code == 0, resolved.output
     assert f"{shards[0]}: 1 target(s) left to another bundle (--prefer last): gpu01" in resolved.output
+
+
+@given(sizes=st.lists(st.lists(st.integers(0, 4), max_size=6), min_size=1, max_size=4), seed=st.integers(0, 2**16))
+@settings(max_examples=200, deadline=None)
+def test_the_row_runs_gather_what_a_permuting_take_gathers(sizes: list[list[int]], seed: int) -> None:
+    """`_row_runs` copies runs of rows instead of gathering every row through the permutation: for any inputs
+    (some with no outputs, outputs with no rows) and any order of their outputs, the same rows in the same order."""
+    import numpy as np
+
+    rows = np.array([n for part in sizes for n in part], dtype=np.int64)
+    order = np.random.default_rng(seed).permutation(len(rows))
+    if seed % 2:  # the usual shape too: long runs of consecutive outputs
+        order = np.sort(order)
+    values = np.arange(int(rows.sum()))  # each row its own value, numbered across the concatenated inputs
+    begins = np.cumsum(rows) - rows
+    expected = np.concatenate([values[b:b + n] for b, n in zip(begins[order], rows[order])] + [values[:0]])
+    parts, start = [], 0
+    for part in sizes:
+        count = sum(part)
+        parts.append(values[start:start + count])
+        start += count
+    merged = np.full(len(values), -1)
+    for part, src, dst, length in bundle_merge._row_runs(order, [len(p) for p in sizes], rows):
+        merged[dst:dst + length] = parts[part][src:src + length]
+    assert merged.tolist() == expected.tolist()
