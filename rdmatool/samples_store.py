@@ -398,8 +398,9 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
         arrays = {k: np.concatenate([arrays[k], new[k]]) for k in ARRAY_NAMES}
     counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
     begins = np.cumsum(counts) - counts
-    if len(outputs) and not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
-        # Outputs changed, moved or went away: gather each one's rows in the bundle's order.
+    if not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
+        # Outputs changed, moved or went away (all of them, when every snapshot folder did): gather each one's rows
+        # in the bundle's order.
         take = np.repeat(starts - begins, counts) + np.arange(int(counts.sum()))
         arrays = {k: v[take] for k, v in arrays.items()}
     columns = output_columns(outputs)

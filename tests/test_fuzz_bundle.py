@@ -170,7 +170,10 @@ def test_fuzz_names_and_file_kinds(base: Path, tmp_path_factory: pytest.TempPath
     outside.write_text("root:SECRET-NEVER-SHOWN:0:0\n")
     with copy_of(base) as path:
         for folder, name, kind, data in entries:
-            where = path / folder / name
+            parent = path / folder
+            if parent.is_symlink() or not parent.is_dir():  # an earlier entry made it a file, a FIFO or a link
+                continue
+            where = parent / name
             if where.is_symlink() or where.exists():
                 if kind != "replace":
                     continue

@@ -120,6 +120,31 @@ def test_added_and_removed_outputs_are_noticed(tmp_path: Path) -> None:
     assert f[(f["target"] == "gpu02") & (f["entity"] == "eth1")]["value"].max() == 42.0
 
 
+def test_a_store_whose_every_output_went_away_reads_as_no_samples(tmp_path: Path) -> None:
+    """Every snapshot folder replaced after the store was written (by files here): no output is left, so no row of
+    the store may be either — the table is empty and a diagnosis says there is nothing to judge, never a traceback
+    (the stored rows once outlived their outputs and made the series ids fail)."""
+    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.model import Verdict
+
+    path = _write(tmp_path / "b")
+    assert samples_store.load(path) is not None
+    for snapshot in ("0", "1"):
+        folder = path / "snapshots" / snapshot
+        for target in folder.iterdir():
+            for f in target.iterdir():
+                f.unlink()
+            target.rmdir()
+        folder.rmdir()
+        folder.write_text("not a folder any more\n")
+    parsed = samples_store.load_or_parse(path)
+    assert len(parsed.outputs["rows"]) == 0
+    assert all(len(column) == 0 for column in parsed.arrays.values())
+    assert frame.load(path).frame.empty
+    result = diagnose_bundle(path)
+    assert result.verdict is Verdict.INCONCLUSIVE and result.no_data
+
+
 def test_a_changed_side_file_is_noticed(tmp_path: Path) -> None:
     """The side file says when the output was read and whether the command failed: part of what was parsed."""
     path = _write(tmp_path / "b")
