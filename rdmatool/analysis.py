@@ -96,7 +96,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
     samples, series, codes = _in_snapshot_order(table)
     # each target's first row: a hash of integer codes, not of 9,000,000 Python strings
     first = column_codes.first_rows(samples, codes, "target")
-    meta = samples[["target", "kind", "platform", "role"]].take(first)
+    # as plain texts: the facts derived from it are objects like the rest of the facts (column_codes.as_texts)
+    meta = column_codes.as_texts(samples[["target", "kind", "platform", "role"]].take(first))
     last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # each selection is an integer comparison of the metric's codes.
@@ -107,7 +108,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
     def latest_of(metric: str) -> pd.DataFrame:
         """The latest values of one metric (few rows), as the facts hold them."""
         at = last[metric_codes == code_of.get(metric, -2)]
-        return samples[FACT_COLUMNS[:11]].take(at).assign(window_s=np.nan, delta=np.nan, flag="")
+        return column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(at)).assign(window_s=np.nan, delta=np.nan, flag="")
 
     rates = frames.rate_arrays(samples, series, codes)
     resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
@@ -151,7 +152,7 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
     """The rows of `frames.rates_with_rows` of these metrics, in their order (`codes`: the samples' metric codes)."""
     row_codes, uniques = codes["metric"]
     at = np.flatnonzero(column_codes.rows_of((row_codes[rates.rows], uniques), metrics))
-    out = samples[frames.KEY].take(rates.rows[at]).reset_index(drop=True)
+    out = column_codes.as_texts(samples[frames.KEY].take(rates.rows[at])).reset_index(drop=True)
     for name in ("window", "delta", "rate", "flag", "previous", "current"):
         out["window_s" if name == "window" else name] = getattr(rates, name)[at]
     return out
@@ -187,7 +188,7 @@ class _Facts:
         self._frozen_codes: dict[str, list[np.ndarray]] | None = None
         # One take per column: the column allocated and written in one pass (an empty object array is first
         # filled with None, a pass of its own over 64 MB at 10,000 hosts).
-        self.objects = {c: samples[c].to_numpy().take(at) for c in _OBJECT_COLUMNS}
+        self.objects = {c: column_codes.texts_at(samples[c], at) for c in _OBJECT_COLUMNS}
         self.objects["flag"] = np.full(capacity, "", dtype=object)
         self.floats = {"value": samples["value"].to_numpy().take(at),
                        **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
@@ -209,7 +210,7 @@ class _Facts:
         if errors.any():
             # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
             # first first: the first is usually the cause, the rest its consequences.
-            every = samples.take(np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"])))
+            every = column_codes.as_texts(samples.take(np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"]))))
             joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
                 lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
             last_text = joined[~every.duplicated(frames.KEY, keep="last")]

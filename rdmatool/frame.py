@@ -102,8 +102,20 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     def per_output(values: np.ndarray) -> np.ndarray:
         return np.repeat(values, counts)
 
-    def of_target(field: str, default: str | None) -> np.ndarray:
-        return per_output(np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes])
+    def per_output_categories(values: np.ndarray) -> np.ndarray | pd.Categorical:
+        """A text the rows take from their output (its target, its parser, the target's kind and platform) as
+        categories: a small integer per row, not a pointer (at 10,000 hosts 9,000,000 rows: 18 MB of codes
+        instead of 72 MB of pointers, and no pass that copies them; pandas compares, selects and groups them as
+        the texts). A column with a missing value stays objects (a category cannot be None)."""
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        if len(codes) and codes.min() < 0:
+            return per_output(values)
+        small = np.int8 if len(uniques) < 2**7 else np.int16 if len(uniques) < 2**15 else np.int32
+        return pd.Categorical.from_codes(per_output(codes.astype(small)), categories=pd.Index(uniques, dtype=object))
+
+    def of_target(field: str, default: str | None) -> np.ndarray | pd.Categorical:
+        return per_output_categories(np.array([t.get(field, default) for t in per_target] + [None],
+                                              dtype=object)[target_codes])
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
@@ -111,11 +123,11 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     columns = {
         "snapshot": per_output(outputs["snapshot"]),
         "time": per_output(times),
-        "target": per_output(outputs["target"]),
+        "target": per_output_categories(outputs["target"]),
         "kind": of_target("kind", "host"),
         "platform": of_target("platform", "linux"),
-        "role": of_target("role", None),
-        "parser": per_output(outputs["parser"]),
+        "role": per_output(np.array([t.get("role") for t in per_target] + [None], dtype=object)[target_codes]),
+        "parser": per_output_categories(outputs["parser"]),
         "qualifier": per_output(outputs["qualifier"]),
         "entity": pool[arrays["entity"]],
         "metric": pool[arrays["metric"]],
@@ -128,7 +140,8 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     columns["raw_key"] = pool[arrays["raw_key"]]
     # Text columns stay plain object arrays: inferring pandas' string dtype costs a pass over every row and buys
     # nothing the analysis uses.
-    columns = {name: pd.Series(values, dtype=object, copy=False) if values.dtype == object else values
+    columns = {name: pd.Series(values, dtype=object, copy=False)
+               if not isinstance(values, pd.Categorical) and values.dtype == object else values
                for name, values in columns.items()}
     frame = pd.DataFrame({**columns, "exact": exact}, columns=COLUMNS, copy=False)
     failed = np.flatnonzero(pd.notna(outputs["failure"]))
@@ -150,7 +163,8 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
     # a few rows: taken, not every column of the frame masked
-    noise = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"])))
+    # as texts: grouped by name in name order (a categorical column would group in the order its values were met)
+    noise = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"]))))
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()
@@ -298,5 +312,5 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
 
 
 def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    marks = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"])))
+    marks = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"]))))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}

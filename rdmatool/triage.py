@@ -69,7 +69,7 @@ def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None) -> pd.Da
     """The rows of these metrics on hosts, in the frame's order: the metrics first (a few thousand of 800,000 rows),
     so that neither the kind test nor the cut runs over the whole frame. `codes`: the frame's metric codes
     (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings."""
-    rows = frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics)))
+    rows = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics))))
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
 

@@ -320,3 +320,17 @@ def test_series_ids_group_rows_exactly_as_their_keys_do(data) -> None:
     for i in range(n):
         for j in range(n):
             assert (ids[i] == ids[j]) == (keys[i] == keys[j])
+
+
+def test_the_tables_per_output_texts_are_categories_that_read_as_the_texts(tmp_path: Path) -> None:
+    """The texts every row of an output shares (target, parser, the target's kind and platform) are categories in
+    the table — a small code per row — and read exactly as the texts; a column with a missing value (the role,
+    unset here) stays objects, None and all."""
+    table = frame.load(_write(tmp_path / "b")).frame
+    for name in ("target", "parser", "kind", "platform"):
+        assert isinstance(table[name].dtype, pd.CategoricalDtype), name
+    assert set(table["target"].astype(object)) == set(HOSTS)
+    assert set(table["parser"].astype(object)) == {"sysfs_counters", "ethtool_stats", "loadavg"}
+    assert set(table["kind"].astype(object)) == {"host"} and set(table["platform"].astype(object)) == {"linux"}
+    assert table["role"].dtype == object and table["role"].isna().all()
+    assert (table["target"] == "gpu02").sum() == len(table) // 3
