@@ -108,7 +108,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
     def latest_of(metric: str) -> pd.DataFrame:
         """The latest values of one metric (few rows), as the facts hold them."""
         at = last[metric_codes == code_of.get(metric, -2)]
-        return column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(at)).assign(window_s=np.nan, delta=np.nan, flag="")
+        latest = column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(at))
+        return latest.assign(window_s=np.nan, delta=np.nan, flag="")
 
     rates = frames.rate_arrays(samples, series, codes)
     resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
@@ -210,7 +211,8 @@ class _Facts:
         if errors.any():
             # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
             # first first: the first is usually the cause, the rest its consequences.
-            every = column_codes.as_texts(samples.take(np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"]))))
+            errors_at = np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"]))
+            every = column_codes.as_texts(samples.take(errors_at))
             joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
                 lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
             last_text = joined[~every.duplicated(frames.KEY, keep="last")]

@@ -164,7 +164,8 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
         return []
     # a few rows: taken, not every column of the frame masked
     # as texts: grouped by name in name order (a categorical column would group in the order its values were met)
-    noise = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"]))))
+    at = np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"]))
+    noise = column_codes.as_texts(frame.take(at))
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()
@@ -312,5 +313,6 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
 
 
 def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    marks = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"]))))
+    at = np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"]))
+    marks = column_codes.as_texts(frame.take(at))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}
