@@ -52,10 +52,10 @@ def bastion(healthy, tmp_path_factory):
         sshd.wait(10)
 
 
-def test_every_host_behind_a_strict_bastion_is_collected_over_one_connection(healthy, bastion, tmp_path: Path):
-    address, port, log = bastion
-    hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]]
-    assert len(hosts) >= 4  # enough hosts at once to exceed the bastion's start-ups if each dialled it
+def _behind(healthy, bastion, tmp_path: Path, hosts: list[str]) -> tuple[Path, Path]:
+    """An inventory of these hosts, each reached through the bastion, and a known_hosts file that knows the bastion
+    too: (inventory, known_hosts)."""
+    address, port, _ = bastion
 
     def through_bastion(data: dict) -> None:
         data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
@@ -64,7 +64,14 @@ def test_every_host_behind_a_strict_bastion_is_collected_over_one_connection(hea
     known = tmp_path / "known_hosts"
     key_type, key_b64 = Path(f"{healthy.host_key}.pub").read_text().split()[:2]
     known.write_text(Path(healthy.known_hosts).read_text() + f"[{address}]:{port} {key_type} {key_b64}\n")
-    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    return rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion), known
+
+
+def test_every_host_behind_a_strict_bastion_is_collected_over_one_connection(healthy, bastion, tmp_path: Path):
+    log = bastion[2]
+    hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]]
+    assert len(hosts) >= 4  # enough hosts at once to exceed the bastion's start-ups if each dialled it
+    inventory, known = _behind(healthy, bastion, tmp_path, hosts)
     logins_before = log.read_text().count("Accepted publickey")
     result = collect(healthy, tmp_path / "b", "--interval", "0", "--forks", str(len(hosts)), inventory=inventory,
                      known_hosts=known)
@@ -79,12 +86,7 @@ def test_an_unknown_bastion_key_fails_every_host_behind_it_and_the_bastion_is_di
         healthy, bastion, tmp_path: Path):
     address, port, log = bastion
     hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]][:3]
-
-    def through_bastion(data: dict) -> None:
-        data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
-                            "proxy_jump": f"root@{address}:{port}"} for name in hosts]
-
-    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    inventory, _ = _behind(healthy, bastion, tmp_path, hosts)  # the bastion's key is not passed on: unknown
     connections_before = log.read_text().count("Connection closed") + log.read_text().count("Connection reset")
     result = collect(healthy, tmp_path / "b", "--interval", "0", "--forks", "3", inventory=inventory)
     assert result.returncode == 3, result.stderr  # nothing collected: inconclusive, never a pass or a fail
@@ -100,18 +102,10 @@ def test_an_unknown_bastion_key_fails_every_host_behind_it_and_the_bastion_is_di
 def test_perf_run_behind_a_strict_bastion_reaches_every_host_over_one_connection(healthy, bastion, tmp_path: Path):
     """`perf run` connects to its hosts at once (up to --forks) as a collection does: one bastion login for the run,
     and every perftest ended on its host before that connection is closed."""
-    address, port, log = bastion
+    log = bastion[2]
     hosts = [t["name"] for t in healthy.targets if t["kind"] == "host" and not t["unreachable"]][:4]
     assert len(hosts) == 4  # two ring rounds of two pairs: a few seconds, and four connections at once
-
-    def through_bastion(data: dict) -> None:
-        data["targets"] = [{"name": name, "address": healthy.address(name), "group": "gpu",
-                            "proxy_jump": f"root@{address}:{port}"} for name in hosts]
-
-    known = tmp_path / "known_hosts"
-    key_type, key_b64 = Path(f"{healthy.host_key}.pub").read_text().split()[:2]
-    known.write_text(Path(healthy.known_hosts).read_text() + f"[{address}]:{port} {key_type} {key_b64}\n")
-    inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_bastion)
+    inventory, known = _behind(healthy, bastion, tmp_path, hosts)
     logins_before = log.read_text().count("Accepted publickey")
     out = tmp_path / "perf"
     # a wide slack: a pair slowed by other work on the machine is not cut off as an error
