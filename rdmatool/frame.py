@@ -113,9 +113,9 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
         small = np.int8 if len(uniques) < 2**7 else np.int16 if len(uniques) < 2**15 else np.int32
         return pd.Categorical.from_codes(per_output(codes.astype(small)), categories=pd.Index(uniques, dtype=object))
 
-    def of_target(field: str, default: str | None) -> np.ndarray | pd.Categorical:
-        return per_output_categories(np.array([t.get(field, default) for t in per_target] + [None],
-                                              dtype=object)[target_codes])
+    def of_target(field: str, default: str | None) -> np.ndarray:
+        """Each output's target's `field` (one object per output)."""
+        return np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes]
 
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
@@ -124,9 +124,9 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
         "snapshot": per_output(outputs["snapshot"]),
         "time": per_output(times),
         "target": per_output_categories(outputs["target"]),
-        "kind": of_target("kind", "host"),
-        "platform": of_target("platform", "linux"),
-        "role": per_output(np.array([t.get("role") for t in per_target] + [None], dtype=object)[target_codes]),
+        "kind": per_output_categories(of_target("kind", "host")),
+        "platform": per_output_categories(of_target("platform", "linux")),
+        "role": per_output(of_target("role", None)),
         "parser": per_output_categories(outputs["parser"]),
         "qualifier": per_output(outputs["qualifier"]),
         "entity": pool[arrays["entity"]],

@@ -1,10 +1,9 @@
 """A fleet's store is read two members at a time (rdmatool.samples_store) from a size on; a small one in one thread.
-Both ways must give the same store, and a damaged member the same refusal — checked here on the demo bundle (with
-odd files planted in both snapshots) by lowering the threshold."""
+Both ways must give the same store, and a damaged member the same refusal — checked here on the demo bundle by
+lowering the threshold."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -17,28 +16,20 @@ DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-bundle"
 
 
 @pytest.fixture(scope="module")
-def odd_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo bundle with its store, and in both snapshots: an odd file name, a symlinked output, a folder that is
-    no target name, a stray file beside the targets, and a capture beside a target's outputs."""
-    path = tmp_path_factory.mktemp("odd") / "demo"
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo bundle with a store written by this very code."""
+    path = tmp_path_factory.mktemp("store") / "demo"
     shutil.copytree(DEMO, path)
     (path / samples_store.STORE_NAME).unlink(missing_ok=True)
-    for snap in ("0", "1"):
-        (path / f"snapshots/{snap}/gpu02/ibstat.evil name.txt").write_text("x")
-        (path / f"snapshots/{snap}/gpu05/loadavg.txt").unlink()
-        os.symlink("/etc/hostname", path / f"snapshots/{snap}/gpu05/loadavg.txt")
-        (path / f"snapshots/{snap}/bad name").mkdir()
-        (path / f"snapshots/{snap}/stray.txt").write_text("notes")
-        (path / f"snapshots/{snap}/gpu03/capture.ens1f0np0.pcap").write_bytes(b"\0" * 24)
     frame.load(path)  # writes the store
     assert samples_store.load(path) is not None
     return path
 
 
-def test_the_store_read_two_members_at_a_time_is_the_same_store(odd_demo: Path, monkeypatch) -> None:
-    one = samples_store.load(odd_demo)
+def test_the_store_read_two_members_at_a_time_is_the_same_store(demo: Path, monkeypatch) -> None:
+    one = samples_store.load(demo)
     monkeypatch.setattr(samples_store, "_THREADED_BYTES", 0)
-    two = samples_store.load(odd_demo)
+    two = samples_store.load(demo)
     assert one is not None and two is not None and len(one.arrays["value"]) > 1000
     assert two.strings == one.strings
     for name in one.arrays:
@@ -48,10 +39,10 @@ def test_the_store_read_two_members_at_a_time_is_the_same_store(odd_demo: Path, 
             two.outputs[name], one.outputs[name], equal_nan=True), name
 
 
-def test_a_damaged_member_read_in_threads_still_means_no_store(odd_demo: Path, tmp_path: Path, monkeypatch) -> None:
+def test_a_damaged_member_read_in_threads_still_means_no_store(demo: Path, tmp_path: Path, monkeypatch) -> None:
     """A member that fails to inflate in a worker thread is the same `None` (parse instead) as in the caller's."""
     copy = tmp_path / "demo"
-    shutil.copytree(odd_demo, copy, symlinks=True)
+    shutil.copytree(demo, copy, symlinks=True)
     store = copy / samples_store.STORE_NAME
     data = bytearray(store.read_bytes())
     middle = len(data) // 2

@@ -217,11 +217,9 @@ def reason(findings: list[Finding], places: bool = True, shown: View | None = No
 def _explained_by(group: list[Finding], shown: View, answered: list[Finding]) -> str:
     """`pfc_storm on gpu02` when one finding explains every finding of the group and is not itself among the
     findings the change answers (`answered`: then it is named as a reason already), else ""."""
-    explainers = {id(shown.explainer[id(f)]): shown.explainer[id(f)] for f in group if id(f) in shown.explainer}
-    if len(explainers) != 1 or any(id(f) not in shown.explainer for f in group):
-        return ""
-    cause = next(iter(explainers.values()))
-    if any(f is cause for f in answered):
+    explainers = [shown.explainer.get(id(f)) for f in group]
+    cause = explainers[0]
+    if cause is None or any(e is not cause for e in explainers) or any(f is cause for f in answered):
         return ""
     return f"{cause.rule} on {cause.target}"
 

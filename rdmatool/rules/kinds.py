@@ -488,20 +488,24 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         by_target: dict[str, list] = {}
         for t, e, prio, x, ratio, w in found:
             by_target.setdefault(t, []).append((e, prio, x, ratio, w))
-        # observed: the worst port's paused share, in the metric's own unit (a count of ports there read as
-        # "100 % of the window"); the baseline names how many ports and each one's figures
-        return pd.DataFrame([{
-            "target": t, "entity": None, "priority": None, "observed": max(x for _, _, x, _, _ in ports),
-            "expected": expected,
-            "baseline": f"{len(ports)} port(s): " + ", ".join(
-                f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})"
-                for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))),
-            "window_s": ports[0][4],
-            # each late port as data: a storm at the far end of every one of them explains the finding
-            # (rules.engine, `explains_far_end`)
-            "details": {"ports": [{"entity": e, "priority": prio, "paused": x, "marked": ratio}
-                                  for e, prio, x, ratio, _ in sorted(ports, key=lambda r: (str(r[0]), r[1]))]},
-        } for t, ports in sorted(by_target.items())], columns=[*HIT_COLUMNS, "details"])
+        def hit(t: str, ports: list) -> dict:
+            ordered = sorted(ports, key=lambda r: (str(r[0]), r[1]))
+            # observed: the worst port's paused share, in the metric's own unit (a count of ports there read as
+            # "100 % of the window"); the baseline names how many ports and each one's figures
+            return {
+                "target": t, "entity": None, "priority": None, "observed": max(x for _, _, x, _, _ in ports),
+                "expected": expected,
+                "baseline": f"{len(ports)} port(s): " + ", ".join(
+                    f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})" for e, prio, x, ratio, _ in ordered),
+                "window_s": ports[0][4],
+                # each late port as data: a storm at the far end of every one of them explains the finding
+                # (rules.engine, `explains_far_end`)
+                "details": {"ports": [{"entity": e, "priority": prio, "paused": x, "marked": ratio}
+                                      for e, prio, x, ratio, _ in ordered]},
+            }
+
+        return pd.DataFrame([hit(t, ports) for t, ports in sorted(by_target.items())],
+                            columns=[*HIT_COLUMNS, "details"])
     return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
                           "baseline": ratio, "window_s": w,
                           "details": {"pause_read_at": read_at[(t, e, prio)]} if (t, e, prio) in read_at else None}
