@@ -12,7 +12,7 @@ What is checked before anything is written, each refusal one line naming the bun
   captures, failures and manifest entry for that target are left out, and the merged manifest's `merged_from` says
   which targets each input lost.
 
-Rates: each target keeps its own read times (the side files' `started`, copied unchanged, and the samples store's
+Rates: each target keeps its own read times (the side data's `started`, copied unchanged, and the samples store's
 `time` column), so a shard that started a minute after another still has its rates over its own window. The merged
 manifest's snapshot times are the earliest start and the latest finish over the inputs, as a collector records the
 first and last read over its fleet. An output without a read time takes its rate window from the manifest: an
@@ -55,7 +55,7 @@ import pandas as pd
 import yaml
 
 from rdmatool import __version__, files, hostlist, samples_store
-from rdmatool.bundle import FORMAT, BundleWriter, collector_paused
+from rdmatool.bundle import FORMAT, OUTPUTS_FILE, BundleWriter, collector_paused
 from rdmatool.bundle.manifest import one_line, read_manifest
 from rdmatool.bundle.names import STEM
 from rdmatool.errors import BundleError
@@ -231,11 +231,14 @@ def _listing(snapshots_dir: Path) -> tuple[set[int], list[tuple[int, str, list[t
 
 def _without_side_file(i: _Input) -> int:
     """How many raw outputs of the kept targets have no side file on disk (so no read time), whatever the store
-    says (it may be older than the files)."""
+    says (it may be older than the files). A folder with an outputs.json (format /2) is taken to time its outputs:
+    its entries are only known by reading it, and the store, checked by the merged bundle's reader, says the rest."""
     count = 0
     for _, target, entries in i.folders:
         if target in i.keep:
             names = {name for name, _, _ in entries}
+            if OUTPUTS_FILE in names:
+                continue
             count += sum(1 for name in names if name.endswith(".txt") and not name.startswith("capture.")
                          and name[:-4] + ".json" not in names)
     return count
@@ -636,23 +639,28 @@ def _copy_files(tmp: Path, outputs: dict[str, np.ndarray], left: list[tuple[str,
         os.makedirs(dst_dir, exist_ok=True)
         snapshot, _, target = dst_dir[len(prefix):].partition("/")
         for name, src in entries:
-            slot = slots.get((int(snapshot), target, name))
-            expected = None if slot is None else [int(outputs[f"{slot[1]}_size"][slot[0]]),
-                                                  int(outputs[f"{slot[1]}_mtime"][slot[0]])]
+            slot = slots.get((int(snapshot), target, name), [])
+            expected = [int(outputs[f"{slot[0][1]}_size"][slot[0][0]]),
+                        int(outputs[f"{slot[0][1]}_mtime"][slot[0][0]])] if slot else None
             own = placer.place(src, f"{dst_dir}/{name}", expected)
-            if own is not None and slot is not None:
-                outputs[f"{slot[1]}_size"][slot[0]], outputs[f"{slot[1]}_mtime"][slot[0]] = own
+            if own is None:
+                continue
+            for j, kind in slot:  # every output whose stored signature is the source's (an outputs.json: several)
+                if [int(outputs[f"{kind}_size"][j]), int(outputs[f"{kind}_mtime"][j])] == expected:
+                    outputs[f"{kind}_size"][j], outputs[f"{kind}_mtime"][j] = own
 
 
-def _signature_slots(outputs: dict[str, np.ndarray]) -> dict[tuple[int, str, str], tuple[int, str]]:
-    """(snapshot, target, file name) -> (merged output, "raw" | "side"): where a copy's signature goes."""
-    slots = {}
+def _signature_slots(outputs: dict[str, np.ndarray]) -> dict[tuple[int, str, str], list[tuple[int, str]]]:
+    """(snapshot, target, file name) -> [(merged output, "raw" | "side")]: where a copy's signature goes. A folder's
+    outputs.json (format /2) is the side file of each of its outputs; a /1 folder has one side file per output."""
+    slots: dict[tuple[int, str, str], list[tuple[int, str]]] = {}
     sides = (outputs["side_size"] != MISSING_INT).tolist()
     for j, (snapshot, target, stem) in enumerate(zip(outputs["snapshot"].tolist(), outputs["target"].tolist(),
                                                      outputs["stem"].tolist())):
-        slots[(snapshot, target, stem + ".txt")] = (j, "raw")
+        slots[(snapshot, target, stem + ".txt")] = [(j, "raw")]
         if sides[j]:
-            slots[(snapshot, target, stem + ".json")] = (j, "side")
+            slots[(snapshot, target, stem + ".json")] = [(j, "side")]
+            slots.setdefault((snapshot, target, OUTPUTS_FILE), []).append((j, "side"))
     return slots
 
 

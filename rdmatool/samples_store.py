@@ -270,8 +270,8 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
     jobs = []
     latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
     for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
-        out = Output.of_result(snapshot, target, raw.stem, files.signature_of(raw),
-                               files.signature_of(raw.with_suffix(".json")), result)
+        out = Output.of_result(snapshot, target, raw.stem, files.signature_of(raw), bundle_io.side_signature(raw),
+                               result)
         jobs.append((out, result.stdout))
     outputs = parse_all(jobs, columns, set(parsers.names()))
     return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
@@ -291,14 +291,18 @@ class StoreBuilder:
         self._twice = False
 
     def add(self, written: list[tuple[int, str, Path, object]],
-            signatures: dict[Path, tuple[list[int], list[int]]] | None = None) -> None:
+            signatures: dict[Path, tuple[list[int], list[int] | None]] | None = None) -> None:
         """Parse one target's freshly written outputs — (snapshot, target, raw file, CommandResult) — into shares
         of their own (thread-safe; the parse runs in the caller's thread). `signatures`: the raw and side files'
-        signatures as the writer made them (BundleWriter.signatures); a file not in it is looked at."""
+        signatures as the writer made them (BundleWriter.signatures, after `sync_soon` wrote the side data); a file
+        not in it, or without its side file's signature yet, is looked at."""
         known = signatures or {}
 
         def signed(raw: Path) -> tuple[list[int] | None, list[int] | None]:
-            return known.get(raw) or (files.signature_of(raw), files.signature_of(raw.with_suffix(".json")))
+            mine = known.get(raw)
+            if mine is not None and mine[1] is not None:
+                return mine
+            return files.signature_of(raw), bundle_io.side_signature(raw)
 
         groups: dict[tuple[int, str], list] = {}
         for entry in written:

@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rdmatool import bundle_merge, frame, parsers, samples_store
+from rdmatool.bundle import OUTPUTS_FILE
 from rdmatool.bundle_merge import MergeOptions, merge
 from rdmatool.cli import app
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
+from tests.bundle_sides import bundle_as_format_1
 from tests.pods import bundle as pods
 
 SHARD_A = {"gpu01", "gpu03", "leaf01"}  # what `--shard 1/2` takes of the pod (round-robin by sorted name)
@@ -128,7 +130,7 @@ def test_merged_diagnosis_has_the_findings_of_the_unsharded_bundle(whole, shards
 def test_the_merged_manifest_says_what_it_is(shards, tmp_path) -> None:
     merge(shards, tmp_path / "all")
     manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
-    assert manifest["format"] == "rdmatool-bundle/1"
+    assert manifest["format"] == "rdmatool-bundle/2"
     assert [s["index"] for s in manifest["snapshots"]] == [0, 1]
     assert [(m["bundle"], m["targets"], m["dropped"]) for m in manifest["merged_from"]] == [
         ("shard-1", 3, []), ("shard-2", 2, [])]
@@ -251,10 +253,10 @@ def overlapping(shards, tmp_path) -> Path:
         text = sysfs.read_text()
         assert "counters/symbol_error:3\n" in text
         sysfs.write_text(text.replace("counters/symbol_error:3\n", "counters/symbol_error:10\n"))
-        for side in dst.glob("*.json"):
-            doc = json.loads(side.read_text())
-            doc["started"] = (datetime.fromisoformat(doc["started"]) + timedelta(seconds=30)).isoformat()
-            side.write_text(json.dumps(doc))
+        sides = json.loads((dst / OUTPUTS_FILE).read_text())
+        for side in sides.values():
+            side["started"] = (datetime.fromisoformat(side["started"]) + timedelta(seconds=30)).isoformat()
+        (dst / OUTPUTS_FILE).write_text(json.dumps(sides))
     manifest = json.loads((b / "manifest.json").read_text())
     manifest["targets"].append(next(t for t in json.loads((shards[0] / "manifest.json").read_text())["targets"]
                                     if t["name"] == "gpu01"))
@@ -483,3 +485,23 @@ def test_the_row_runs_gather_what_a_permuting_take_gathers(sizes: list[list[int]
     for part, src, dst, length in bundle_merge._row_runs(order, [len(p) for p in sizes], rows):
         merged[dst:dst + length] = parts[part][src:src + length]
     assert merged.tolist() == expected.tolist()
+
+
+def test_a_format_1_shard_merges_with_format_2_ones_and_reads_alike(shards, tmp_path, monkeypatch) -> None:
+    """A shard written by an older collector (one side file per output) merged with shards of format /2: each
+    folder keeps its own kind of side data, the merged store is current with both, and the table is the one the
+    /2 shards alone give."""
+    old = bundle_as_format_1(shutil.copytree(shards[0], tmp_path / "old", copy_function=shutil.copy2))
+    samples_store.load_or_parse(old)  # its store as a /1 collector left it: current with its side files
+    merge([old, *shards[1:]], tmp_path / "mixed")
+    merge(shards, tmp_path / "plain")
+    mixed = tmp_path / "mixed" / "snapshots" / "0"
+    kinds = {d.name: (d / OUTPUTS_FILE).is_file() for d in mixed.iterdir()}
+    assert set(kinds.values()) == {True, False}  # both kinds of folder in one bundle
+    assert json.loads((tmp_path / "mixed" / "manifest.json").read_text())["format"] == "rdmatool-bundle/2"
+    calls = count_parses(monkeypatch)
+    a = frame.load(tmp_path / "mixed", write_store=False)
+    assert calls == []
+    b = frame.load(tmp_path / "plain", write_store=False)
+    assert len(a.frame) > 100 and a.notes == b.notes
+    pd.testing.assert_frame_equal(a.frame, b.frame)

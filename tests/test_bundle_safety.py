@@ -539,13 +539,17 @@ def test_the_writer_never_writes_through_a_symlink_at_a_files_name(tmp_path: Pat
     writer = BundleWriter(tmp_path / "bundle")
     writer.add(0, _result())  # the folder is made and checked
     folder = writer.tmp / "snapshots" / "0" / "gpu01"
-    for name in ("ibstat.txt", "ibstat.json"):
-        target = folder / name
-        target.unlink()
-        os.symlink(secret, target)
-        with pytest.raises(BundleError, match="symlink"):
-            writer.add(0, _result())
-        target.unlink()
+    target = folder / "ibstat.txt"
+    target.unlink()
+    os.symlink(secret, target)
+    with pytest.raises(BundleError, match="symlink"):
+        writer.add(0, _result())
+    target.unlink()
+    # the folder's side data, written once its target is done (sync_soon, or the commit)
+    writer.add(0, _result())
+    os.symlink(secret, folder / "outputs.json")
+    with pytest.raises(BundleError, match="symlink"):
+        writer.sync_soon(writer.written[-1:])
     assert secret.read_text() == "keep me\n"
     writer.abort()
 
@@ -558,7 +562,7 @@ def test_every_file_of_a_collection_is_fsynced_before_the_rename(tmp_path: Path,
     real = writer_mod._fsync
     monkeypatch.setattr(writer_mod, "_fsync", lambda path: (synced.append(os.path.basename(path)), real(path)))
     writer = BundleWriter(tmp_path / "b")
-    hosts = [f"gpu{i:03d}" for i in range(40)]  # 80 outputs and side files: the threaded path
+    hosts = [f"gpu{i:03d}" for i in range(40)]  # 40 outputs and 40 outputs.json: the threaded path
     for host in hosts:
         writer.add(0, CommandResult(target=host, parser="loadavg", command="cat /proc/loadavg",
                                     stdout="0.1 0.2 0.3 1/100 42\n"))
@@ -582,13 +586,13 @@ def test_files_synced_during_the_collection_are_not_synced_again_and_a_rewrite_i
                                     stdout="0.1 0.2 0.3 1/100 42\n"))
         writer.sync_soon(writer.written[first:])
     writer._finish_syncing()
-    assert len(synced) == 2 * len(hosts)  # every output and side file, before the commit
+    assert len(synced) == 2 * len(hosts)  # every output and its folder's outputs.json, before the commit
     # gpu000's output written again after its sync: its new content must be synced by the commit
     writer.add(0, CommandResult(target="gpu000", parser="loadavg", command="cat /proc/loadavg",
                                 stdout="0.5 0.2 0.3 1/100 42\n"))
     synced.clear()
     path = writer.commit([Target(h, "127.0.0.1") for h in hosts], [], [], 0.0)
-    assert sorted(synced) == ["inventory.yaml", "loadavg.json", "loadavg.txt", "manifest.json"]
+    assert sorted(synced) == ["inventory.yaml", "loadavg.txt", "manifest.json", "outputs.json"]
     assert (path / "snapshots" / "0" / "gpu000" / "loadavg.txt").read_text().startswith("0.5")
 
 

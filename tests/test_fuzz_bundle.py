@@ -24,6 +24,7 @@ from rdmatool.bundle import BundleWriter
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
+from tests.bundle_sides import folder_as_format_1
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,7 @@ SIDE_KEYS = ("command", "exit_code", "stderr", "started", "duration_s", "error",
 names = st.one_of(
     st.text(st.characters(exclude_characters="/\x00", exclude_categories=("Cs",)), min_size=1, max_size=24),
     st.sampled_from(["ibstat.txt", "ibstat.json", "loadavg.x.txt", ".txt", "..txt", "0", "1", "9", "gpu03",
-                     "ethtool_stats.eth0.json", "perfquery.mlx5_0.1.txt", "samples.npz",
+                     "ethtool_stats.eth0.json", "perfquery.mlx5_0.1.txt", "samples.npz", "outputs.json",
                      "manifest.json", "snapshots"]),
 ).filter(lambda n: n not in (".", ".."))
 
@@ -145,18 +146,36 @@ contents = st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.enco
 @FUZZ
 @given(edits=st.lists(st.tuples(st.sampled_from([(s, h, p, q) for s in (0, 1) for h in HOSTS for p, q, _ in OUTPUTS]),
                                 st.one_of(st.none(), side_docs), st.one_of(st.none(), contents),
-                                st.booleans()), min_size=1, max_size=4))
+                                st.booleans(), st.booleans()), min_size=1, max_size=4))
 def test_fuzz_side_files_and_raw_outputs(base: Path, edits: list) -> None:
+    """The side data fuzzed where a writer keeps it (an entry of the folder's outputs.json, or the whole file torn or
+    replaced) and, with `own`, in a folder turned back into format /1 (one side file per output)."""
     with copy_of(base) as path:
-        for (snapshot, host, parser, qualifier), side, raw, bytes_side in edits:
+        for (snapshot, host, parser, qualifier), side, raw, bytes_side, own in edits:
             stem = bundle_io.file_stem(parser, qualifier)
             folder = path / "snapshots" / str(snapshot) / host
             if side is not None:
                 text = json.dumps(side)
-                (folder / f"{stem}.json").write_bytes(text.encode()[: len(text) // 2] if bytes_side else text.encode())
+                if own:
+                    folder_as_format_1(folder)
+                    target = folder / f"{stem}.json"
+                else:
+                    target = folder / bundle_io.OUTPUTS_FILE
+                    doc = _json_or_none(target)
+                    if isinstance(doc, dict) and not bytes_side:
+                        doc[stem] = side
+                        text = json.dumps(doc)
+                target.write_bytes(text.encode()[: len(text) // 2] if bytes_side else text.encode())
             if raw is not None:
                 (folder / f"{stem}.txt").write_bytes(raw)
         read_and_diagnose(path)
+
+
+def _json_or_none(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 @FUZZ

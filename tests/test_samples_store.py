@@ -17,6 +17,7 @@ from rdmatool import bundle as bundle_io
 from rdmatool import files, frame, sample_columns, samples_store
 from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Target
+from tests.bundle_sides import put_side, side_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
 HOSTS = ("gpu01", "gpu02", "gpu03")
@@ -110,7 +111,7 @@ def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> No
 def test_added_and_removed_outputs_are_noticed(tmp_path: Path) -> None:
     path = _write(tmp_path / "b")
     (path / "snapshots" / "0" / "gpu01" / "loadavg.txt").unlink()
-    (path / "snapshots" / "0" / "gpu01" / "loadavg.json").unlink()
+    put_side(path / "snapshots" / "0" / "gpu01", "loadavg", None)
     extra = path / "snapshots" / "1" / "gpu02" / "ethtool_stats.eth1.txt"
     extra.write_text(_ethtool(42, 1))
     loaded = frame.load(path)
@@ -148,11 +149,10 @@ def test_a_store_whose_every_output_went_away_reads_as_no_samples(tmp_path: Path
 def test_a_changed_side_file_is_noticed(tmp_path: Path) -> None:
     """The side file says when the output was read and whether the command failed: part of what was parsed."""
     path = _write(tmp_path / "b")
-    side = path / "snapshots" / "1" / "gpu01" / "loadavg.json"
-    doc = json.loads(side.read_text())
+    folder = path / "snapshots" / "1" / "gpu01"
+    doc = side_of(folder, "loadavg")
     doc["started"] = "2024-05-01T02:00:40+00:00"
-    side.write_text(json.dumps(doc))
-    _touch_later(side)
+    _touch_later(put_side(folder, "loadavg", doc))
     loaded = frame.load(path)
     times = loaded.frame[(loaded.frame["target"] == "gpu01") & (loaded.frame["parser"] == "loadavg")]["time"]
     first, last = sorted(times.unique())

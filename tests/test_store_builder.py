@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from rdmatool import frame, samples_store
-from rdmatool.bundle import BundleWriter
+from rdmatool.bundle import OUTPUTS_FILE, BundleWriter
 from rdmatool.bundle.reader import scan_outputs
 from rdmatool.model import CommandResult, Target
 
@@ -57,6 +57,7 @@ def _bundle(path: Path, streamed: bool, extra_twice: bool = False, signed: bool 
                 for parser, qualifier, text in _outputs(i, snapshot):
                     writer.add(snapshot, _result(host, snapshot, parser, qualifier, text))
             fresh = writer.written[first:]
+            writer.sync_soon(fresh)  # as the collect service does: the target's side data written, then parsed
         if streamed:
             builder.add(fresh, writer.signatures if signed else None)
 
@@ -103,8 +104,9 @@ def test_the_writers_signatures_are_the_files_own_and_the_store_is_current(tmp_p
     on_disk = [Path(raw).lstat() for raw in listing]
     assert list(members["out_raw_size.npy"]) == [st.st_size for st in on_disk]
     assert list(members["out_raw_mtime.npy"]) == [st.st_mtime_ns for st in on_disk]
-    sides = [Path(raw).with_suffix(".json").lstat() for raw in listing]
+    sides = [(Path(raw).parent / OUTPUTS_FILE).lstat() for raw in listing]  # each folder's side data
     assert list(members["out_side_mtime.npy"]) == [st.st_mtime_ns for st in sides]
+    assert list(members["out_side_size.npy"]) == [st.st_size for st in sides]
     assert samples_store.load(path) is not None
     before = (path / samples_store.STORE_NAME).stat().st_mtime_ns
     table = frame.load(path)  # read from the store, nothing parsed again, nothing rewritten

@@ -1,15 +1,17 @@
 """The on-disk bundle: the replayable record of what the fabric said (a public format others may write too).
 
 ```
-BUNDLE/manifest.json     {"format": "rdmatool-bundle/1", "created", "rdmatool_version", "interval_s",
+BUNDLE/manifest.json     {"format": "rdmatool-bundle/2", "created", "rdmatool_version", "interval_s",
                           "snapshots": [{"index", "started", "finished"}], "targets": [...], "failures": [...]}
 BUNDLE/inventory.yaml    resolved targets, no secrets
 BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].txt    raw output of one logical command
-BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].json   {"command", "exit_code", "stderr", "started",
-                                                              "duration_s", "error"[, "qualifier"]}
+BUNDLE/snapshots/<i>/<target>/outputs.json   {"<parser>[.<qualifier>]": {"command", "exit_code", "stderr",
+                                               "started", "duration_s", "error"[, "qualifier"]}, ...}
+BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].json   format /1 (still read): one such side file per output
 BUNDLE/samples.npz       optional: the parsed samples, a cache checked against the raw files (rdmatool.samples_store)
 ```
-The side file is optional when reading (absent = exit 0). A bundle is built in a hidden sibling directory and
+The side data is optional when reading (absent = exit 0); a folder with `outputs.json` takes its side data from it
+alone. A bundle is built in a hidden sibling directory and
 renamed into place, so an interrupted run never leaves a half bundle under the final name, and an existing bundle
 of the same name is replaced only once the new one is complete.
 
@@ -33,7 +35,7 @@ The package, one job a module: `names` (what may become a file name), `manifest`
 """
 
 from rdmatool.bundle.manifest import check_manifest, read_manifest
-from rdmatool.bundle.names import FORMAT, QUALIFIER, TARGET_NAME, file_stem
+from rdmatool.bundle.names import FORMAT, FORMATS, OUTPUTS_FILE, QUALIFIER, TARGET_NAME, file_stem
 from rdmatool.bundle.reader import (
     Bundle,
     BundleEntry,
@@ -45,10 +47,12 @@ from rdmatool.bundle.reader import (
     read_result,
     scan,
     scan_outputs,
+    side_signature,
 )
 from rdmatool.bundle.writer import BundleWriter
 
 __all__ = [
-    "FORMAT", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "Scan",
+    "FORMAT", "FORMATS", "OUTPUTS_FILE", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "Scan",
     "check_manifest", "collector_paused", "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan", "scan_outputs",
+    "side_signature",
 ]

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from rdmatool import files
-from rdmatool.bundle.names import FORMAT, TARGET_NAME
+from rdmatool.bundle.names import FORMATS, TARGET_NAME
 from rdmatool.errors import BundleError
 
 
@@ -37,10 +37,10 @@ def check_manifest(manifest: object, where: str = "manifest.json") -> dict:
     lists (null or absent: empty). BundleError naming `where` and the key. Unknown keys are kept, and the values are
     kept as they were otherwise (what `bundle show --json` and a diagnosis print stays the same)."""
     if not isinstance(manifest, dict):
-        raise BundleError(f"{where}: format {type(manifest).__name__!r} is not {FORMAT!r}")
-    if manifest.get("format") != FORMAT:
+        raise BundleError(f"{where}: format {type(manifest).__name__!r} is not {_FORMATS_SHOWN}")
+    if manifest.get("format") not in FORMATS or type(manifest.get("format")) is not str:
         found = manifest.get("format")
-        raise BundleError(f"{where}: format {shown_value(found)} is not {FORMAT!r}")
+        raise BundleError(f"{where}: format {shown_value(found)} is not {_FORMATS_SHOWN}")
     error = _first_error(manifest)
     if error is not None:
         raise BundleError(f"{where}: {error}")
@@ -101,6 +101,7 @@ def _first_error(manifest: dict) -> str | None:
 
 
 # What the schema says of each key, for `_plainly_valid`: the JSON types allowed (jsonschema's meaning of each).
+_FORMATS_SHOWN = " or ".join(repr(f) for f in FORMATS)
 _TEXT = ("created", "rdmatool_version")
 _TARGET_TEXT = ("address", "kind", "platform", "role", "user", "identity_file", "proxy_jump")
 _TARGET_LISTS = ("groups", "ports")
@@ -114,7 +115,7 @@ def _plainly_valid(manifest: dict) -> bool:
     violation, or with anything this check does not model, is validated by jsonschema, which words the error — so the
     messages are the schema's own. (tests/test_bundle_format.py holds the two to agreeing on every manifest this one
     accepts.)"""
-    if type(manifest) is not dict or manifest.get("format") != FORMAT or type(manifest["format"]) is not str:
+    if type(manifest) is not dict or manifest.get("format") not in FORMATS or type(manifest["format"]) is not str:
         return False
     get = manifest.get
     if not all(_text_or_null(get(key)) for key in _TEXT):

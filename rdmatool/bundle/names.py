@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import re
 
-FORMAT = "rdmatool-bundle/1"
+# The format a writer writes, and every format a reader reads: /2 keeps a target folder's side data in one
+# `outputs.json` (half the files of /1, which had one side file per output); /1 bundles are read as they are.
+FORMAT = "rdmatool-bundle/2"
+FORMATS = ("rdmatool-bundle/1", FORMAT)
+# A target folder's side data in one file: {"<file stem>": {side keys}, ...}. Where it is, it is the side data of
+# every output of that folder, and the folder's per-output side files are not read.
+OUTPUTS_FILE = "outputs.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:+-]")
 # A target is a directory of the bundle: no separator, no leading dot (so never `.` or `..`), nothing a shell or a
 # terminal would read as more than a name. The inventory allows no other names.

@@ -1,5 +1,8 @@
 """The outputs of a bundle, read as untrusted data: regular files only (never through a symlink), each within the size
-cap, side files type-checked; an output that cannot be read is skipped with a one-line reason and the others go on."""
+cap, side data type-checked; an output that cannot be read is skipped with a one-line reason and the others go on.
+
+An output's side data is its target folder's `outputs.json` entry where the folder has that file (format /2), else
+its own side file `<stem>.json` (format /1): decided per folder, so a merge of /1 and /2 shards reads alike."""
 
 from __future__ import annotations
 
@@ -8,13 +11,14 @@ import gc
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdmatool import files
 from rdmatool.bundle.manifest import finite_number, one_line, read_manifest, shown_value
-from rdmatool.bundle.names import QUALIFIER, STEM, TARGET_NAME
+from rdmatool.bundle.names import OUTPUTS_FILE, QUALIFIER, STEM, TARGET_NAME
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult
 
@@ -171,6 +175,14 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
                     sides[name[:-5]] = f
                 elif others is not None and f.is_file(follow_symlinks=False):
                     others.append((index, target, name, f.path))
+            folder_side = sides.get(_OUTPUTS_STEM)
+            shared_sig = None
+            if folder_side is not None:
+                # Format /2: one side file for the folder, so one stat; an unusable one leaves the folder unread,
+                # as an unusable side file leaves its output unread.
+                shared_sig = _regular_signature(folder_side, f"{where}/{target}/{OUTPUTS_FILE}", cap, notes)
+                if shared_sig is None:
+                    continue
             for raw_name in sorted(raws):
                 raw = raws[raw_name]
                 stem = raw_name[:-4]
@@ -189,8 +201,8 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
                     raw_sig = _regular_signature(raw, f"{where}/{target}/{raw_name}", cap, notes)
                     if raw_sig is None:
                         continue
-                side = sides.get(stem)
-                side_sig = None
+                side = None if folder_side is not None else sides.get(stem)
+                side_sig = shared_sig
                 if side is not None:
                     try:
                         st = side.stat(follow_symlinks=False)
@@ -204,6 +216,9 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
                 found.append((index, target, raw.path, raw_sig, side_sig))
                 found_stems.append(stem)
     return Scan(found, found_stems, others)
+
+
+_OUTPUTS_STEM = OUTPUTS_FILE[:-len(".json")]
 
 
 def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.DirEntry]:
@@ -264,29 +279,11 @@ _EXIT_RANGE = range(-(2**31), 2**31)
 
 
 def read_result(target: str, raw: Path) -> CommandResult:
-    """One output from its raw file and (optional) side file; OutputSkipped (a BundleError) with the reason when
-    either is not a regular file, too large, or the side file is not an object of the documented types."""
+    """One output from its raw file and its side data (optional: its folder's `outputs.json` entry, else its own side
+    file); OutputSkipped (a BundleError) with the reason when a file is not a regular file, too large, or the side
+    data is not an object of the documented types."""
     parser, _, qualifier = raw.stem.partition(".")
-    side_path = raw.with_suffix(".json")
-    side: dict = {}
-    try:
-        side_text = files.read_regular_text(side_path, errors="strict")
-    except FileNotFoundError:
-        side_text = None
-    except files.UnsafeFileError as exc:
-        raise OutputSkipped(f"{_relative(side_path)}: {exc.reason}; skipped") from None
-    except ValueError:
-        raise OutputSkipped(f"{_relative(side_path)}: not UTF-8; skipped") from None
-    if side_text is not None:
-        try:
-            side = json.loads(side_text)
-        except (ValueError, RecursionError) as exc:
-            raise OutputSkipped(f"{_relative(side_path)}: unreadable side file ({one_line(exc)}); skipped") from None
-        if not isinstance(side, dict):
-            raise OutputSkipped(f"{_relative(side_path)}: side file must be a JSON object; skipped")
-        problem = _side_problem(side)
-        if problem:
-            raise OutputSkipped(f"{_relative(side_path)}: {problem}; skipped")
+    side, side_path = _side_of(raw)
     try:
         stdout = files.read_regular_text(raw)
     except FileNotFoundError:
@@ -311,6 +308,98 @@ def read_result(target: str, raw: Path) -> CommandResult:
         duration_s=side.get("duration_s"),
         error=side.get("error"),
     )
+
+
+def side_signature(raw: Path) -> list[int] | None:
+    """The signature of the file an output's side data is read from (its folder's `outputs.json` where there is
+    one, else its own side file), None when there is neither: what the samples store records beside the raw's."""
+    shared = files.signature_of(raw.parent / OUTPUTS_FILE)
+    return shared if shared is not None else files.signature_of(raw.with_suffix(".json"))
+
+
+def _side_of(raw: Path) -> tuple[dict, Path]:
+    """The side data of one output (empty when it has none) and the file it came from."""
+    folder_file = raw.parent / OUTPUTS_FILE
+    doc = _folder_sides(folder_file)
+    if doc is not None:
+        entry = doc.get(raw.stem)
+        if entry is None:
+            return {}, folder_file
+        if not isinstance(entry, dict):
+            raise OutputSkipped(f"{_relative(folder_file)}: entry {shown_value(raw.stem)} must be a JSON object; "
+                                "skipped")
+        side = dict(entry)  # the folder's document is shared by its outputs: checked (and normalised) as a copy
+        problem = _side_problem(side)
+        if problem:
+            raise OutputSkipped(f"{_relative(folder_file)}: entry {shown_value(raw.stem)}: {problem}; skipped")
+        return side, folder_file
+    side_path = raw.with_suffix(".json")
+    try:
+        side_text = files.read_regular_text(side_path, errors="strict")
+    except FileNotFoundError:
+        return {}, side_path
+    except files.UnsafeFileError as exc:
+        raise OutputSkipped(f"{_relative(side_path)}: {exc.reason}; skipped") from None
+    except ValueError:
+        raise OutputSkipped(f"{_relative(side_path)}: not UTF-8; skipped") from None
+    try:
+        side = json.loads(side_text)
+    except (ValueError, RecursionError) as exc:
+        raise OutputSkipped(f"{_relative(side_path)}: unreadable side file ({one_line(exc)}); skipped") from None
+    if not isinstance(side, dict):
+        raise OutputSkipped(f"{_relative(side_path)}: side file must be a JSON object; skipped")
+    problem = _side_problem(side)
+    if problem:
+        raise OutputSkipped(f"{_relative(side_path)}: {problem}; skipped")
+    return side, side_path
+
+
+# The `outputs.json` documents read lately, by path, with the signature each was read at: a folder's outputs are
+# read one after the other, and each would otherwise parse the same document again.
+_FOLDER_SIDES: dict[str, tuple[list[int], dict | None, str | None]] = {}
+_FOLDER_SIDES_LOCK = threading.Lock()
+
+
+def _folder_sides(path: Path) -> dict | None:
+    """A folder's `outputs.json` as an object, None when the folder has none; OutputSkipped when it is unusable
+    (then every output of the folder is skipped with the same reason)."""
+    key = str(path)
+    try:
+        signature = files.signature(os.stat(key, follow_symlinks=False))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputSkipped(f"{_relative(path)}: unreadable ({exc.strerror or exc}); skipped") from None
+    with _FOLDER_SIDES_LOCK:
+        known = _FOLDER_SIDES.get(key)
+    if known is None or known[0] != signature:
+        known = (signature, *_read_folder_sides(path))
+        with _FOLDER_SIDES_LOCK:
+            if len(_FOLDER_SIDES) >= 64:
+                _FOLDER_SIDES.clear()
+            _FOLDER_SIDES[key] = known
+    if known[2] is not None:
+        raise OutputSkipped(known[2])
+    return known[1]
+
+
+def _read_folder_sides(path: Path) -> tuple[dict | None, str | None]:
+    """(the document, None) or (None, why it is unusable)."""
+    try:
+        text = files.read_regular_text(path, errors="strict")
+    except FileNotFoundError:
+        return None, f"{_relative(path)}: disappeared while reading; skipped"
+    except files.UnsafeFileError as exc:
+        return None, f"{_relative(path)}: {exc.reason}; skipped"
+    except ValueError:
+        return None, f"{_relative(path)}: not UTF-8; skipped"
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, f"{_relative(path)}: unreadable outputs file ({one_line(exc)}); skipped"
+    if not isinstance(doc, dict):
+        return None, f"{_relative(path)}: must be a JSON object of the folder's outputs; skipped"
+    return doc, None
 
 
 def _side_problem(side: dict) -> str | None:

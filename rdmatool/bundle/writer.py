@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from rdmatool import __version__
-from rdmatool.bundle.names import FORMAT, QUALIFIER, TARGET_NAME, file_stem
+from rdmatool.bundle.names import FORMAT, OUTPUTS_FILE, QUALIFIER, TARGET_NAME, file_stem
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
 
@@ -38,9 +38,13 @@ class BundleWriter:
             shutil.rmtree(self.tmp)
         (self.tmp / "snapshots").mkdir(parents=True)
         self.written: list[tuple[int, str, Path, CommandResult]] = []
-        # Each raw output's (size, mtime_ns) and its side file's, as written: what the samples store records of
-        # them, without a stat of each file again.
-        self.signatures: dict[Path, tuple[list[int], list[int]]] = {}
+        # Each raw output's (size, mtime_ns) and its folder's outputs.json's, as written: what the samples store
+        # records of them, without a stat of each file again. An output's entry is whole once its folder's side data
+        # is written (`sync_soon`, `commit`).
+        self.signatures: dict[Path, tuple[list[int], list[int] | None]] = {}
+        # Each target folder's side data, by file stem, and the folders whose outputs.json is not written yet.
+        self._sides: dict[Path, dict[str, dict]] = {}
+        self._unwritten: set[Path] = set()
         self._inside: Path | None = None  # the temporary snapshots folder, resolved
         self._folders: dict[tuple[int, str], Path] = {}  # the target folders made and checked so far
         # Files made durable while the collection still runs (`sync_soon`): the commit's fsync walk skips them. Each
@@ -52,7 +56,8 @@ class BundleWriter:
         self._sync_pool: ThreadPoolExecutor | None = None
 
     def add(self, snapshot: int, result: CommandResult) -> None:
-        """Write one result's raw output and side file; BundleError (nothing written) when its names are unsafe."""
+        """Write one result's raw output and keep its side data for its folder's outputs.json (written by
+        `sync_soon` or `commit`); BundleError (nothing written) when its names are unsafe."""
         folder, stem = self._place(snapshot, result)
         raw = folder / f"{stem}.txt"
         side = {
@@ -65,23 +70,42 @@ class BundleWriter:
         }
         if result.qualifier:
             side["qualifier"] = result.qualifier
-        for path in (str(raw), str(folder / f"{stem}.json")):  # (re)written: durable only once synced again
-            self._writes[path] = self._writes.get(path, 0) + 1
-        raw_sig = _write_new(raw, result.stdout.encode("utf-8"))
-        side_sig = _write_new(folder / f"{stem}.json", (json.dumps(side, indent=1) + "\n").encode("utf-8"))
-        self.signatures[raw] = (raw_sig, side_sig)
+        self._note_write(str(raw))  # (re)written: durable only once synced again
+        self.signatures[raw] = (_write_new(raw, result.stdout.encode("utf-8")), None)
+        self._sides.setdefault(folder, {})[stem] = side
+        self._unwritten.add(folder)
         self.written.append((snapshot, result.target, raw, result))
 
+    def _note_write(self, path: str) -> None:
+        self._writes[path] = self._writes.get(path, 0) + 1
+
+    def _write_sides(self, folders) -> None:
+        """Write the outputs.json of these folders where it is behind their outputs: one file per target folder
+        (format /2) where /1 wrote one per output, so a fleet's bundle has half the files to write, sync, link and
+        list. The outputs' signatures are completed with its own."""
+        for folder in sorted(set(folders) & self._unwritten):
+            sides = self._sides[folder]
+            path = folder / OUTPUTS_FILE
+            self._note_write(str(path))
+            signature = _write_new(path, (json.dumps(dict(sorted(sides.items())), indent=1) + "\n").encode("utf-8"))
+            for stem in sides:
+                raw = folder / f"{stem}.txt"
+                self.signatures[raw] = (self.signatures[raw][0], signature)
+            self._unwritten.discard(folder)
+
     def sync_soon(self, written: list[tuple[int, str, Path, CommandResult]]) -> None:
-        """Start making these written outputs (raw and side file) durable now, in a few threads of the writer's own,
-        so that a collection's commit does not fsync 4,000 files after its last host answered (0.3-2 s on the
-        benchmarks' machine) and no collecting thread waits for its own files' journal commits. Not thread-safe
-        against `add` of the same files: call it after them, as the collect service does under its lock."""
+        """Write the side data of these written outputs' folders, and start making the outputs and their folders'
+        outputs.json durable now, in a few threads of the writer's own, so that a collection's commit does not fsync
+        thousands of files after its last host answered (0.3-2 s on the benchmarks' machine) and no collecting thread
+        waits for its own files' journal commits. Not thread-safe against `add` of the same files: call it after
+        them, as the collect service does under its lock."""
+        folders = list(dict.fromkeys(raw.parent for _, _, raw, _ in written))
+        self._write_sides(folders)
         if self._sync_pool is None:
             self._sync_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bundle-fsync")
-        for _, _, raw, _ in written:
-            for path in (str(raw), str(raw.with_suffix(".json"))):
-                self._syncing.append(self._sync_pool.submit(self._sync_one, path, self._writes.get(path, 0)))
+        paths = [str(raw) for _, _, raw, _ in written] + [str(folder / OUTPUTS_FILE) for folder in folders]
+        for path in paths:
+            self._syncing.append(self._sync_pool.submit(self._sync_one, path, self._writes.get(path, 0)))
 
     def _sync_one(self, path: str, write: int) -> None:
         _fsync(path)
@@ -139,6 +163,7 @@ class BundleWriter:
 
     def commit(self, targets: list[Target], snapshots: list[dict], failures: list[dict], interval_s: float,
                before_commit: BeforeCommit | None = None) -> Path:
+        self._write_sides(self._unwritten)
         manifest = {
             "format": FORMAT,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -163,6 +188,7 @@ class BundleWriter:
         only now. `sync_each`: fsync every file (what a collection writes: the work stays its own files'); False
         syncs the bundle's filesystem once instead, for a writer of hundreds of thousands of files (a merge), where
         one fsync each would take longer than the writing."""
+        self._write_sides(self._unwritten)
         self._finish_syncing()
         if sync_each:
             _fsync_tree(self.tmp, skip=self._durable())

@@ -1,5 +1,5 @@
 """The JSON Schemas rdmatool ships, read back with `load`: the public bundle format (`bundle-manifest`,
-`bundle-side`) and the JSON outputs tools rely on (`diagnose`, `gate`, `pcap`, `perf`, `bundle-show`, ...).
+`bundle-side`, `bundle-outputs`) and the JSON outputs tools rely on (`diagnose`, `gate`, `pcap`, `perf`, `bundle-show`, ...).
 
 An output names its shape and version in its `schema` key (`rdmatool-diagnosis/1`): `tag(name)` is that value, read
 from the schema's own `schema` const, so the two cannot drift apart. A new output ships `<name>.schema.json` here
@@ -38,6 +38,14 @@ def errors(name: str, document: object) -> list[str]:
     ...`); empty when it conforms."""
     import jsonschema  # imported when validating only: the commands that never do stay light
 
-    validator = jsonschema.Draft202012Validator(load(name))
+    validator = jsonschema.Draft202012Validator(load(name), registry=_registry())
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
             for e in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))]
+
+
+@cache
+def _registry():  # noqa: ANN202 - a referencing.Registry: every shipped schema under its `$id`
+    """The shipped schemas by `$id`, so that one may refer to another (`bundle-outputs` holds `bundle-side` entries)."""
+    from referencing import Registry, Resource
+
+    return Registry().with_resources((load(n)["$id"], Resource.from_contents(load(n))) for n in names())

@@ -1,14 +1,14 @@
 """Per-peer perftest results added to a hand-made pod's bundle: one `ib_write_bw` client output per pair, on the
 client, qualified `<test>@<server>` (`perftest.ib_write_bw_gpu02.txt` with `"qualifier": "ib_write_bw@gpu02"` in its
-side file), as the bundle format keeps one output per command and qualifier."""
+side data), as the bundle format keeps one output per command and qualifier."""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
 from rdmatool.bundle.names import file_stem
+from tests.bundle_sides import put_side
 from tests.pods import bundle as pods
 
 
@@ -34,5 +34,5 @@ def add_pair_results(path: Path, pairs: dict[tuple[str, str], float | None], tes
         (folder / f"{stem}.txt").write_text(perftest_output(bw, error), encoding="utf-8")
         side = {"command": f"{test} --report_gbits {server}", "exit_code": 1 if error else 0, "stderr": "",
                 "started": started, "duration_s": 10.0, "error": None, "qualifier": qualifier}
-        (folder / f"{stem}.json").write_text(json.dumps(side, indent=1) + "\n", encoding="utf-8")
+        put_side(folder, stem, side)
     return path

@@ -49,7 +49,11 @@ def degraded_bundle(degraded, tmp_path_factory) -> tuple[Path, subprocess.Comple
 
 def test_healthy_fabric_is_collected_and_every_file_parses(healthy, healthy_bundle: Path) -> None:
     data = manifest(healthy_bundle)
-    assert data["format"] == "rdmatool-bundle/1"
+    assert data["format"] == "rdmatool-bundle/2"
+    # format /2: each target folder's side data in one outputs.json, no side file per output
+    folders = [d for d in (healthy_bundle / "snapshots").glob("*/*") if d.is_dir()]
+    assert len(folders) >= 2 * 20 and all((d / "outputs.json").is_file() for d in folders)
+    assert [p.name for d in folders for p in d.glob("*.json") if p.name != "outputs.json"] == []
     names = {t["name"] for t in data["targets"]}
     hosts = [t for t in data["targets"] if t["kind"] == "host"]
     switches = [t for t in data["targets"] if t["kind"] == "switch"]
@@ -88,7 +92,7 @@ def test_second_snapshot_rereads_only_counters(healthy_bundle: Path) -> None:
 
 
 def test_host_gets_one_exec_per_snapshot(healthy_bundle: Path) -> None:
-    side = json.loads((healthy_bundle / "snapshots/0/gpu01/ibstat.json").read_text())
+    side = json.loads((healthy_bundle / "snapshots/0/gpu01/outputs.json").read_text())["ibstat"]
     assert side["exit_code"] == 0 and side["command"] == "ibstat" and side["error"] is None
     # the raw output is what the host printed, byte for byte
     assert (healthy_bundle / "snapshots/0/gpu01/ibstat.txt").read_text().startswith("CA '")
