@@ -25,7 +25,7 @@ The bundle carries its parsed samples (`samples.npz`, written at commit as `rdma
 or the first read after an rdmatool upgrade changed the parsers).
 
 Stages timed (in-process, same interpreter, warm imports; median [min-max] of the runs):
-  load      frame.load with the stored samples (checks every raw and side file against the store)   (a)
+  load      frame.load with the stored samples (checks every raw output and side data file against the store)   (a)
   afresh    frame.load without a store: read every raw output, parse it (on every core)             (a')
   analyse   analysis.analyse (latest values, rates, derived facts)
   baseline  baseline.stats_for_rules (the CLI's --baseline load)

@@ -12,7 +12,7 @@ Variants (all against one simulated fabric of N hosts, the same sshd, key, port 
 - `rdmatool`: `python -m rdmatool collect -i INV -o BUNDLE --interval 0 --forks F` (paramiko, one exec per host
   running commands.HOST_SCRIPT).
 - `clush-commands`: the raw commands the host script runs, one clush invocation per logical command, as a fleet
-  tool user would run them: the command lines are taken from the warm-up bundle's side files (`ibstat`,
+  tool user would run them: the command lines are taken from the warm-up bundle's side data (`ibstat`,
   `ibv_devinfo -v`, `grep -H -r . <sysfs files>` per device, `perfquery -x -C dev -P port`, `ethtool -S/-i` per
   netdev, `grep -H -r . /sys/class/net/<nd>/ecn`, `mlnx_qos -i`, `show_gids`, `lldpctl -f json`,
   `cat /proc/loadavg`, `grep -H . /proc/pressure/io /proc/pressure/cpu`), each sent to exactly the hosts that ran it.
@@ -80,9 +80,9 @@ def command_plan(bundle: Path) -> list[tuple[str, list[str]]]:
     manifest = json.loads((bundle / "manifest.json").read_text())
     address = {t["name"]: t["address"] for t in manifest["targets"]}
     by_command: dict[str, list[str]] = defaultdict(list)
-    for side in sorted((bundle / "snapshots" / "0").glob("*/*.json")):
-        command = json.loads(side.read_text())["command"]
-        by_command[command].append(address[side.parent.name])
+    for shared in sorted((bundle / "snapshots" / "0").glob("*/outputs.json")):  # each host's side data
+        for side in json.loads(shared.read_text()).values():
+            by_command[side["command"]].append(address[shared.parent.name])
     return sorted(by_command.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
