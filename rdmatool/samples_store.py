@@ -360,7 +360,7 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     skipped: list[str] = []
     scanned = bundle_io.scan(root, skipped)
     listing = scanned.outputs
-    stored = load(root, budget_for(sum(raw[0] + (side[0] if side else 0) for _, _, _, raw, side in listing)))
+    stored = load(root, budget_for(_text_bytes(listing)))
     with bundle_io.collector_paused():  # the comparison unpacks the listing's 250,000 tuples: see there
         current = stored is not None and _unchanged(stored.outputs, listing, scanned.stems)
     if current:
@@ -412,6 +412,14 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     if write_store:
         save(root, columns, fresh.strings, arrays)
     return Parsed(manifest, columns, fresh.strings, arrays, skipped, scanned.others)
+
+
+def _text_bytes(listing: list[tuple]) -> int:
+    """The bytes of a bundle's raw outputs and side data: a folder's outputs.json (format /2) is the side file of
+    each of its outputs, so a side file is counted once per folder and signature, not once per output (which would
+    count a fleet's side data some 17 times over, and the store's budget with it)."""
+    sides = {(snapshot, target, *side) for snapshot, target, _, _, side in listing if side}
+    return sum(raw[0] for _, _, _, raw, _ in listing) + sum(side[2] for side in sides)
 
 
 def _read_output(spec: tuple) -> tuple[Output, str]:

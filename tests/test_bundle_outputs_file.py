@@ -142,3 +142,14 @@ def test_a_changed_outputs_file_is_noticed_by_the_store(written: Path) -> None:
     after = frame.load(written).frame
     now = after[(after["target"] == "gpu01") & (after["snapshot"] == 1)]["time"].unique()
     assert len(before) == len(now) == 1 and now[0] - before[0] == 30.0
+
+
+def test_the_store_budget_counts_a_folders_outputs_json_once(written: Path) -> None:
+    """The store's size budget is 16 times the bundle's text: a folder's outputs.json is one file, however many
+    outputs it speaks for."""
+    from rdmatool import samples_store
+
+    listing = bundle_io.scan(written).outputs
+    raws = sum(p.stat().st_size for p in written.glob("snapshots/*/*/*.txt"))
+    sides = sum(p.stat().st_size for p in written.glob(f"snapshots/*/*/{OUTPUTS_FILE}"))
+    assert len(listing) == 12 and samples_store._text_bytes(listing) == raws + sides
