@@ -175,7 +175,7 @@ def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
     return out
 
 
-NO_TIMES = ("no read times in the bundle (side files and manifest snapshots carry none): counter changes are "
+NO_TIMES = ("no read times in the bundle (its side data and manifest snapshots carry none): counter changes are "
             "deltas without rates, and the rules that need a rate are skipped")
 
 
