@@ -181,7 +181,7 @@ NO_TIMES = ("no read times in the bundle (its side data and manifest snapshots c
 
 def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarray, list[str]]:
     """Each output's read time (epoch seconds), and a note for what was assumed. A bundle from another writer may
-    have no side files: its outputs then take their snapshot's time from the manifest (`started`, else
+    have no side data: its outputs then take their snapshot's time from the manifest (`started`, else
     `finished`), so that a rate still has a window; with no time anywhere the rates are left out, said once."""
     times = np.asarray(outputs["time"], dtype=float)
     missing = np.isnan(times)
