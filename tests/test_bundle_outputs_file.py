@@ -112,7 +112,7 @@ def test_an_unusable_outputs_file_leaves_its_folder_unread_and_the_others_read(w
 
 
 @pytest.mark.parametrize(("doc", "unread", "why"), [
-    ("[1, 2]", {"ethtool_stats", "loadavg", "sysfs_counters"}, "must be a JSON object of the folder's outputs"),
+    ("[1, 2]", {"ethtool_stats", "loadavg", "sysfs_counters"}, "outputs file must be a JSON object"),
     ('{"loadavg": ', {"ethtool_stats", "loadavg", "sysfs_counters"}, "unreadable outputs file"),
     ('{"loadavg": {"exit_code": "x"}, "sysfs_counters": {}}', {"loadavg"}, "entry 'loadavg': key 'exit_code'"),
     ('{"loadavg": [1], "sysfs_counters": {}}', {"loadavg"}, "entry 'loadavg' must be a JSON object"),

@@ -334,24 +334,33 @@ def _side_of(raw: Path) -> tuple[dict, Path]:
             raise OutputSkipped(f"{_relative(folder_file)}: entry {shown_value(raw.stem)}: {problem}; skipped")
         return side, folder_file
     side_path = raw.with_suffix(".json")
-    try:
-        side_text = files.read_regular_text(side_path, errors="strict")
-    except FileNotFoundError:
+    side = _json_object(side_path, "side file")
+    if side is None:
         return {}, side_path
-    except files.UnsafeFileError as exc:
-        raise OutputSkipped(f"{_relative(side_path)}: {exc.reason}; skipped") from None
-    except ValueError:
-        raise OutputSkipped(f"{_relative(side_path)}: not UTF-8; skipped") from None
-    try:
-        side = json.loads(side_text)
-    except (ValueError, RecursionError) as exc:
-        raise OutputSkipped(f"{_relative(side_path)}: unreadable side file ({one_line(exc)}); skipped") from None
-    if not isinstance(side, dict):
-        raise OutputSkipped(f"{_relative(side_path)}: side file must be a JSON object; skipped")
     problem = _side_problem(side)
     if problem:
         raise OutputSkipped(f"{_relative(side_path)}: {problem}; skipped")
     return side, side_path
+
+
+def _json_object(path: Path, what: str) -> dict | None:
+    """The JSON object a side data file holds, None when there is no such file; OutputSkipped with the reason when
+    it is not a regular file within the cap, not UTF-8, not JSON or not an object."""
+    try:
+        text = files.read_regular_text(path, errors="strict")
+    except FileNotFoundError:
+        return None
+    except files.UnsafeFileError as exc:
+        raise OutputSkipped(f"{_relative(path)}: {exc.reason}; skipped") from None
+    except ValueError:
+        raise OutputSkipped(f"{_relative(path)}: not UTF-8; skipped") from None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise OutputSkipped(f"{_relative(path)}: unreadable {what} ({one_line(exc)}); skipped") from None
+    if not isinstance(doc, dict):
+        raise OutputSkipped(f"{_relative(path)}: {what} must be a JSON object; skipped")
+    return doc
 
 
 # The `outputs.json` documents read lately, by path, with the signature each was read at: a folder's outputs are
@@ -373,7 +382,10 @@ def _folder_sides(path: Path) -> dict | None:
     with _FOLDER_SIDES_LOCK:
         known = _FOLDER_SIDES.get(key)
     if known is None or known[0] != signature:
-        known = (signature, *_read_folder_sides(path))
+        try:
+            known = (signature, _json_object(path, "outputs file"), None)
+        except OutputSkipped as exc:
+            known = (signature, None, exc.reason)
         with _FOLDER_SIDES_LOCK:
             if len(_FOLDER_SIDES) >= 64:
                 _FOLDER_SIDES.clear()
@@ -381,25 +393,6 @@ def _folder_sides(path: Path) -> dict | None:
     if known[2] is not None:
         raise OutputSkipped(known[2])
     return known[1]
-
-
-def _read_folder_sides(path: Path) -> tuple[dict | None, str | None]:
-    """(the document, None) or (None, why it is unusable)."""
-    try:
-        text = files.read_regular_text(path, errors="strict")
-    except FileNotFoundError:
-        return None, f"{_relative(path)}: disappeared while reading; skipped"
-    except files.UnsafeFileError as exc:
-        return None, f"{_relative(path)}: {exc.reason}; skipped"
-    except ValueError:
-        return None, f"{_relative(path)}: not UTF-8; skipped"
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        return None, f"{_relative(path)}: unreadable outputs file ({one_line(exc)}); skipped"
-    if not isinstance(doc, dict):
-        return None, f"{_relative(path)}: must be a JSON object of the folder's outputs; skipped"
-    return doc, None
 
 
 def _side_problem(side: dict) -> str | None:
