@@ -37,14 +37,19 @@ def side_of(folder: Path, stem: str) -> dict | None:
     return json.loads(own.read_text(encoding="utf-8")) if own.is_file() else None
 
 
+def json_or_none(path: Path) -> object:
+    """A file's JSON value, None when it is absent or not JSON (a fuzzed file may be either)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def folder_as_format_1(folder: Path) -> None:
     """A folder's outputs.json split into one side file per output (what a /1 writer made), when it is an object;
     removed in any case."""
     shared = folder / OUTPUTS_FILE
-    try:
-        doc = json.loads(shared.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        doc = None
+    doc = json_or_none(shared)
     if isinstance(doc, dict):
         for stem, side in doc.items():
             (folder / f"{stem}.json").write_text(json.dumps(side, indent=1) + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ from rdmatool.bundle import BundleWriter
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
-from tests.bundle_sides import folder_as_format_1
+from tests.bundle_sides import folder_as_format_1, json_or_none
 
 pytestmark = pytest.mark.slow
 
@@ -161,7 +161,7 @@ def test_fuzz_side_files_and_raw_outputs(base: Path, edits: list) -> None:
                     target = folder / f"{stem}.json"
                 else:
                     target = folder / bundle_io.OUTPUTS_FILE
-                    doc = _json_or_none(target)
+                    doc = json_or_none(target)
                     if isinstance(doc, dict) and not bytes_side:
                         doc[stem] = side
                         text = json.dumps(doc)
@@ -169,13 +169,6 @@ def test_fuzz_side_files_and_raw_outputs(base: Path, edits: list) -> None:
             if raw is not None:
                 (folder / f"{stem}.txt").write_bytes(raw)
         read_and_diagnose(path)
-
-
-def _json_or_none(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 @FUZZ
