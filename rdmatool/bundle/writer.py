@@ -188,7 +188,6 @@ class BundleWriter:
         only now. `sync_each`: fsync every file (what a collection writes: the work stays its own files'); False
         syncs the bundle's filesystem once instead, for a writer of hundreds of thousands of files (a merge), where
         one fsync each would take longer than the writing."""
-        self._write_sides(self._unwritten)
         self._finish_syncing()
         if sync_each:
             _fsync_tree(self.tmp, skip=self._durable())
