@@ -635,18 +635,22 @@ def _copy_files(tmp: Path, outputs: dict[str, np.ndarray], left: list[tuple[str,
     (see `_Placer`)."""
     slots = _signature_slots(outputs)
     prefix = f"{tmp}/snapshots/"
+
+    def stored(j: int, kind: str) -> list[int]:
+        """The signature the store records for output `j`'s raw or side file."""
+        return [int(outputs[f"{kind}_size"][j]), int(outputs[f"{kind}_mtime"][j])]
+
     for dst_dir, entries in left:
         os.makedirs(dst_dir, exist_ok=True)
         snapshot, _, target = dst_dir[len(prefix):].partition("/")
         for name, src in entries:
             slot = slots.get((int(snapshot), target, name), [])
-            expected = [int(outputs[f"{slot[0][1]}_size"][slot[0][0]]),
-                        int(outputs[f"{slot[0][1]}_mtime"][slot[0][0]])] if slot else None
+            expected = stored(*slot[0]) if slot else None
             own = placer.place(src, f"{dst_dir}/{name}", expected)
             if own is None:
                 continue
             for j, kind in slot:  # every output whose stored signature is the source's (an outputs.json: several)
-                if [int(outputs[f"{kind}_size"][j]), int(outputs[f"{kind}_mtime"][j])] == expected:
+                if stored(j, kind) == expected:
                     outputs[f"{kind}_size"][j], outputs[f"{kind}_mtime"][j] = own
 
 
