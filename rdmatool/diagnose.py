@@ -11,6 +11,7 @@ import pandas as pd
 from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
+from rdmatool.facts import FactQuery
 from rdmatool.failures import bundle_failures
 from rdmatool.frame import noise_notes
 from rdmatool.model import Verdict
@@ -45,7 +46,7 @@ def failures_of(analysis: Analysis) -> list[dict]:
 def nothing_to_judge(analysis: Analysis) -> str | None:
     """Why an analysis has nothing to judge, as one line, or None: no target said anything (no fact, not even an
     output its parser refused), whatever the manifest lists. The gate asks the same question."""
-    answered = not analysis.facts.empty or bool(analysis.table.parse_failures)
+    answered = not FactQuery.of(analysis).empty() or bool(analysis.table.parse_failures)
     return no_data(len(analysis.table.targets), answered, failures_of(analysis))
 
 

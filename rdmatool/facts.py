@@ -7,7 +7,9 @@ row positions by metric and by target on first use and answers from those groups
 (`Analysis.query`) for a whole diagnosis: what one rule or suggester made it group is there for the next.
 
 Every selection keeps the facts' row order and labels: a frame it returns is the very frame a boolean mask over the
-whole facts would give, so whoever reads it cannot tell how it was found.
+whole facts would give, so whoever reads it cannot tell how it was found. The facts may be a frame or FactColumns
+(rdmatool.fact_columns: what an analysis holds); over FactColumns every selection is made from the columns, and the
+whole frame is only made for `facts` (whoever asks for all of it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool import column_codes
+from rdmatool.fact_columns import FactColumns
 
 _NO_ROWS = np.array([], dtype=np.intp)
 
@@ -47,17 +50,19 @@ class FactQuery:
     """Row look-ups over one facts frame: by metric (fleet-wide), by target, and by (target, entity, metric,
     priority) for single values. Nothing is computed before it is first asked for."""
 
-    def __init__(self, facts: pd.DataFrame, codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+    def __init__(self, facts: pd.DataFrame | FactColumns,
+                 codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
         """`codes`: columns already known as codes — column → (a code per row, -1 for none; its distinct values,
-        each once) — as the analysis builds them; any other column is factorized on first use."""
-        self.facts = facts
+        each once); any other column is factorized on first use (FactColumns know their own)."""
+        self.source = facts  # a frame, or FactColumns
+        self._columns = facts.columns
         self._by_metric: dict | None = None  # metric → row positions
         self._by_target: dict | None = None  # target → row positions
         self._layers: dict[str, set] = {}
         self._targets_where: dict[str, set] = {}
         # column → its codes and distinct values; codes that do not fit the frame are not taken
         self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {
-            c: pair for c, pair in (codes or {}).items() if c in facts.columns and len(pair[0]) == len(facts)}
+            c: pair for c, pair in (codes or {}).items() if c in self._columns and len(pair[0]) == len(facts)}
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
@@ -66,14 +71,32 @@ class FactQuery:
         self._targets: set | None = None
         self._derived: dict = {}
 
+    @property
+    def facts(self) -> pd.DataFrame:
+        """Every fact, as a frame (FactColumns make theirs now, once)."""
+        return self.source.frame() if isinstance(self.source, FactColumns) else self.source
+
+    def reads(self, facts) -> bool:
+        """Whether this query is over these facts (the frame or the FactColumns it was made of, or their frame)."""
+        if facts is self.source:
+            return True
+        return isinstance(self.source, FactColumns) and facts is self.source.frame_if_made()
+
+    def empty(self) -> bool:
+        """`facts.empty`: no fact, or no column."""
+        return len(self.source) == 0 or len(self._columns) == 0
+
     @classmethod
     def of(cls, analysis) -> FactQuery:
         """The query of an analysis; for an object that only carries `facts` (or nothing), one built for it."""
         query = getattr(analysis, "query", None)
+        source = getattr(analysis, "fact_source", None)
+        if isinstance(query, FactQuery) and source is not None and query.reads(source):
+            return query
         facts = getattr(analysis, "facts", None)
         if not isinstance(facts, pd.DataFrame):
             facts = pd.DataFrame()
-        if isinstance(query, FactQuery) and query.facts is facts:
+        if isinstance(query, FactQuery) and query.reads(facts):
             return query
         return cls(facts)
 
@@ -82,7 +105,7 @@ class FactQuery:
     def positions(self, metrics) -> np.ndarray:
         """Ascending row positions of one metric or of several."""
         if self._by_metric is None:
-            self._by_metric = _positions(*self.codes("metric")) if "metric" in self.facts.columns else {}
+            self._by_metric = _positions(*self.codes("metric")) if "metric" in self._columns else {}
         if isinstance(metrics, str):
             return self._by_metric.get(metrics, _NO_ROWS)
         found = [self._by_metric[n] for n in dict.fromkeys(metrics) if n in self._by_metric]
@@ -92,20 +115,31 @@ class FactQuery:
 
     def take(self, at: np.ndarray) -> pd.DataFrame:
         """The facts' rows at these positions, every column."""
-        return self.facts.take(at)
+        return self.source.take(at)
 
     def of_metric(self, metrics) -> pd.DataFrame:
         """Every row of one metric or of several."""
-        return self.facts.take(self.positions(metrics))
+        return self.take(self.positions(metrics))
 
     def column(self, name: str, at: np.ndarray) -> pd.Series:
         """One column at these row positions (labels kept): a test can run on it before whole rows are cut."""
-        return self.facts[name].take(at)
+        if isinstance(self.source, FactColumns):
+            return self.source.column(name, at)
+        return self.source[name].take(at)
 
     def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
         """Some columns at these row positions: `take(at)[columns]` without cutting the others."""
-        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self.facts.index.take(at),
-                            columns=columns)
+        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self._labels(at), columns=columns)
+
+    def _labels(self, at: np.ndarray) -> pd.Index:
+        if isinstance(self.source, FactColumns):
+            return self.source.labels(at)
+        return self.source.index.take(at)
+
+    def _isin(self, column: str, wanted) -> np.ndarray:
+        if isinstance(self.source, FactColumns):
+            return self.source.isin(column, wanted)
+        return self.source[column].isin(wanted).to_numpy(dtype=bool)
 
     def select(self, metric: str, where: dict) -> np.ndarray:
         """Row positions of one metric's facts that pass `where`: each key a column and the value (or list of values)
@@ -132,9 +166,9 @@ class FactQuery:
         row_keys = {k: v for k, v in where.items() if k != "link_layer"}
         key = repr(sorted(row_keys.items()))
         if key not in self._targets_where:
-            keep = np.ones(len(self.facts), dtype=bool)
+            keep = np.ones(len(self.source), dtype=bool)
             for k, wanted in row_keys.items():
-                keep &= self.facts[k].isin(_as_list(wanted)).to_numpy(dtype=bool)
+                keep &= self._isin(k, _as_list(wanted))
             self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
         found = self._targets_where[key]
         if "link_layer" in where:
@@ -144,7 +178,10 @@ class FactQuery:
     def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """The column's codes (-1 where missing) and distinct values, computed once per query."""
         if column not in self._codes:
-            self._codes[column] = column_codes.factorized(self.facts[column])
+            if isinstance(self.source, FactColumns):
+                self._codes[column] = self.source.codes(column)
+            else:
+                self._codes[column] = column_codes.factorized(self.source[column])
         return self._codes[column]
 
     def targets_with(self, metric: str) -> set:
@@ -154,7 +191,12 @@ class FactQuery:
     def targets(self) -> set:
         """Every target holding a fact. Computed once: do not change the set returned."""
         if self._targets is None:
-            self._targets = set(self.facts["target"].unique()) if "target" in self.facts.columns else set()
+            if "target" not in self._columns:
+                self._targets = set()
+            elif isinstance(self.source, FactColumns):
+                self._targets = self.source.distinct("target")
+            else:
+                self._targets = set(self.source["target"].unique())
         return self._targets
 
     def derived(self, key, compute):
@@ -169,7 +211,7 @@ class FactQuery:
     def target_positions(self) -> dict:
         """Each target → its ascending row positions."""
         if self._by_target is None:
-            self._by_target = _positions(*self.codes("target")) if "target" in self.facts.columns else {}
+            self._by_target = _positions(*self.codes("target")) if "target" in self._columns else {}
         return self._by_target
 
     def of_target(self, target) -> pd.DataFrame | None:
@@ -180,14 +222,14 @@ class FactQuery:
             at = self.target_positions().get(target)
             if at is None:
                 return None
-            frame = self._target_frames[target] = self.facts.take(at)
+            frame = self._target_frames[target] = self.take(at)
         return frame
 
     def of_target_metric(self, target, metrics) -> pd.DataFrame:
         """The target's rows of these metrics, in the facts' order."""
         frame = self.of_target(target)
         if frame is None:
-            return self.facts.iloc[0:0]
+            return self._none()
         at = self._target_metrics.get(target)
         if at is None:
             at = self._target_metrics[target] = frame.groupby("metric", sort=False).indices if len(frame) else {}
@@ -197,9 +239,8 @@ class FactQuery:
     def rows(self, target=None, entity=None, metric=None, priority=None) -> pd.DataFrame:
         """The facts matching every given field (a name or a list, tuple or set of names; `priority` one number).
         A target given by name is answered from its own rows; without one, the whole fleet's."""
-        df = self.facts
-        if df.empty or "metric" not in df.columns:
-            return df.iloc[0:0]
+        if self.empty() or "metric" not in self._columns:
+            return self._none()
         if isinstance(target, str):
             if metric is not None:
                 df = self.of_target_metric(target, metric if isinstance(metric, (list, tuple, set)) else [metric])
@@ -207,8 +248,10 @@ class FactQuery:
             else:
                 df = self.of_target(target)
                 if df is None:
-                    df = self.facts.iloc[0:0]
+                    df = self._none()
             target = None
+        else:
+            df = self.facts
         mask = pd.Series(True, index=df.index)
         for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
             if wanted is not None:
@@ -220,6 +263,12 @@ class FactQuery:
                 return df.iloc[0:0]
             mask &= pd.to_numeric(df["priority"], errors="coerce") == priority
         return df[mask]
+
+    def _none(self) -> pd.DataFrame:
+        """No fact, every column: `facts.iloc[0:0]`."""
+        if isinstance(self.source, FactColumns):
+            return self.source.none()
+        return self.source.iloc[0:0]
 
     def values(self, target: str, entity: str, metric: str, priority=None) -> list[tuple]:
         """(value, text) of each fact of one target, entity and metric, in the facts' order; with a priority, only the

@@ -152,7 +152,10 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     # Checked again here, as it is cheap: a string twice would make one metric two groups.
     codes = {"target": (per_output(target_codes), np.asarray(target_names, dtype=object))}
     if len(set(strings)) == len(strings):
-        codes["metric"] = (arrays["metric"], pool[:-1])
+        # (the facts take their text columns as these codes: rdmatool.analysis builds FactColumns from them)
+        codes.update({name: (arrays[name], pool[:-1]) for name in ("metric", "entity", "text", "raw_key")})
+    role_codes, roles = pd.factorize(of_target("role", None))  # per output, few; -1: no role (None)
+    codes["role"] = (per_output(role_codes.astype(np.int32)), np.asarray(roles, dtype=object))
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
                        series, list(skipped or []), notes, codes=codes)
 

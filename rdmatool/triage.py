@@ -120,18 +120,19 @@ def _network_errors(facts: pd.DataFrame, codes: dict | None = None) -> pd.Series
     return rows.groupby("target")["delta"].sum()
 
 
-def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict | None = None,
+def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
                  fact_codes: dict | None = None) -> pd.DataFrame:
     """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports.
-    `sample_codes`, `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct
-    values)), when the caller has them: the selections are then integer comparisons."""
+    `facts`: a frame, or FactColumns (rdmatool.fact_columns: rows are only taken, by position); `sample_codes`,
+    `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct values)), when the
+    caller has them (always, with FactColumns): the selections are then integer comparisons."""
     ports = nic_utilization(facts, fact_codes)
     gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
     first = column_codes.first_rows(facts, fact_codes, "target")
     # each target's first fact (only four of its columns are read)
-    meta = facts[["target", "kind", "platform", "role"]].take(first).set_index("target")
+    meta = facts.take(first)[["target", "kind", "platform", "role"]].set_index("target")
     window = _host_rows(facts, _DATA, fact_codes)[["target", "window_s"]].groupby("target")["window_s"]
     window = window.median().to_dict()  # looked up once per host: a dictionary, not a Series
     errors = _network_errors(facts, fact_codes).to_dict()

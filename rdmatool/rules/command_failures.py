@@ -12,12 +12,10 @@ its own (nothing answered) is `no data`, not a gap."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.analysis import FACT_COLUMNS, Analysis, grown_by
 from rdmatool.facts import FactQuery
 from rdmatool.failures import NOT_INSTALLED, UNFINISHED, command_gap
 
@@ -56,7 +54,4 @@ def command_failure_facts(analysis: Analysis) -> pd.DataFrame:
 
 def with_command_failures(analysis: Analysis) -> Analysis:
     """The analysis with its failed commands added as facts (a new Analysis: the one given is not changed)."""
-    found = command_failure_facts(analysis)
-    if found.empty:
-        return analysis
-    return replace(analysis, facts=pd.concat([analysis.facts, found], ignore_index=True))
+    return grown_by(analysis, command_failure_facts(analysis))

@@ -34,8 +34,12 @@ def evaluate(
     ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, query=analysis.query)
     ports = PortNames(analysis.query)
     findings: list[Finding] = []
+    # The facts as the analysis holds them (FactColumns, or a frame): a rule reads them through the query, and a
+    # fleet's facts are never made into one frame for it.
+    source = getattr(analysis, "fact_source", None)
+    facts = source if source is not None else analysis.facts
     for rule in rules:
-        hit_frame = KIND_FUNCTIONS[rule.kind](analysis.facts, rule, ctx)
+        hit_frame = KIND_FUNCTIONS[rule.kind](facts, rule, ctx)
         if hit_frame.empty:
             continue
         # The same fact may come from two views (e.g. thresholds in both `nv show qos roce` and the port status):

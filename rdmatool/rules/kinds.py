@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.playbook import Rule
@@ -36,8 +35,10 @@ class Context:
     profile: dict = field(default_factory=dict)
     query: FactQuery | None = field(default=None, repr=False, compare=False)
 
-    def query_of(self, facts: pd.DataFrame) -> FactQuery:
-        if self.query is None or self.query.facts is not facts:
+    def query_of(self, facts) -> FactQuery:
+        """The query over these facts (a frame, or the FactColumns an analysis holds): the context's own when it
+        reads them."""
+        if self.query is None or not self.query.reads(facts):
             self.query = FactQuery(facts)
         return self.query
 
@@ -417,9 +418,8 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def _roles(query: FactQuery) -> dict:
     """target → role of its first fact (None when the inventory gives none: then every such target is a peer of the
     others). The first rows from the query's target codes: a hash of integers, not of a fleet's 8,000,000 strings."""
-    facts = query.facts
-    first = column_codes.first_rows(facts, {"target": query.codes("target")}, "target")
-    pairs = facts[["target", "role"]].take(first)
+    first = np.flatnonzero(~pd.Series(query.codes("target")[0]).duplicated().to_numpy())
+    pairs = query.frame(first, ["target", "role"])
     return dict(zip(pairs["target"], pairs["role"].where(pairs["role"].notna(), None)))
 
 

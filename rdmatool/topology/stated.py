@@ -3,13 +3,11 @@ own columns (rdmatool.analysis.FACT_COLUMNS). The cabling judge and the per-cabl
 
 from __future__ import annotations
 
-import copy
-from dataclasses import is_dataclass, replace
-
 import numpy as np
 import pandas as pd
 
 from rdmatool.analysis import FACT_COLUMNS
+from rdmatool.analysis import grown_by as analysis_grown_by
 from rdmatool.facts import FactQuery
 
 
@@ -41,11 +39,4 @@ class StatedFacts:
 
 def grown_by(analysis, found: pd.DataFrame):
     """The analysis with the facts a judge stated added (a new Analysis: the one given is not changed)."""
-    if found.empty:
-        return analysis
-    facts = pd.concat([analysis.facts, found], ignore_index=True)
-    if is_dataclass(analysis):
-        return replace(analysis, facts=facts)
-    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
-    grown.facts, grown.query = facts, FactQuery(facts)
-    return grown
+    return analysis_grown_by(analysis, found)

@@ -1,5 +1,5 @@
-"""The facts are written once, each part straight into its place (rdmatool.analysis._Facts): they must be the very
-frame the plain concatenation of the parts gives — the reference below is the analysis as it was before, frame by
+"""The facts are written once, each part straight into its place (rdmatool.analysis._Facts, held as
+rdmatool.fact_columns.FactColumns): their frame must be the very frame the plain concatenation of the parts gives — the reference below is the analysis as it was before, frame by
 frame (latest values, rates, resets, derived ratios, efficiency, triage; a tool that complained twice) — on a pod
 with every part, and on the demo bundle."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rdmatool import analysis, frame
+from rdmatool import analysis, fact_columns, frame
 from rdmatool.metrics import rate_name
 from rdmatool.triage import triage_facts
 from tests.pods import bundle as pods
@@ -101,10 +101,13 @@ def test_the_facts_are_the_concatenation_of_their_parts(which: str, pod_bundle: 
 
 
 def assert_codes_name_the_facts(built: analysis.Analysis) -> None:
-    """The codes the analysis hands its query (built with the facts, never factorized from them) name every fact's
-    metric and target, each distinct value once: the query's groups are the ones a factorize would give."""
+    """The codes the query groups by come from the facts' columns (their codes, never a factorize of the strings) and
+    name every fact's metric and target, each distinct value once: the query's groups are the ones a factorize would
+    give."""
+    assert isinstance(built.fact_source, fact_columns.FactColumns)
     for column in ("metric", "target"):
-        codes, uniques = built.query._codes[column]  # handed over, not computed by the query
+        codes, uniques = built.query.codes(column)
+        assert codes is built.fact_source.codes(column)[0]  # the columns' own
         assert len(codes) == len(built.facts) > 0
         assert len(set(uniques.tolist())) == len(uniques)
         named = np.array([*uniques.tolist(), None], dtype=object)[codes]
@@ -114,22 +117,3 @@ def assert_codes_name_the_facts(built: analysis.Analysis) -> None:
     assert {t: list(at) for t, at in groups.items()} == {t: list(at) for t, at in expected.items()}
     for metric in ("triage_verdict", "counter_reset", "symbol_errors_per_s", "tool_error"):
         assert list(built.query.positions(metric)) == list(np.flatnonzero(built.facts["metric"] == metric)), metric
-
-
-def test_a_part_the_arrays_cannot_hold_as_typed_is_concatenated_as_pandas_would() -> None:
-    """A triage-like part whose value column is text: the facts' value column becomes what pd.concat makes it."""
-    table = frame.load(DEMO, write_store=False)
-    samples, series, codes = analysis._in_snapshot_order(table)
-    last = np.flatnonzero(~pd.Series(series).duplicated(keep="last").to_numpy())
-    facts = analysis._Facts(samples, last, len(last) + 10, codes)
-    facts.latest(samples, last, np.zeros(len(last), dtype=bool), codes)
-    before = facts.frame()
-    odd = before.iloc[:2].assign(value=["a", "b"], metric=["a_new_metric", None])
-    facts.extend(odd)
-    pd.testing.assert_frame_equal(facts.frame(), pd.concat([before, odd], ignore_index=True))
-    metric_codes, uniques = facts.codes()["metric"]  # the codes follow the facts into the concatenated frame
-    named = np.array([*uniques.tolist(), None], dtype=object)[metric_codes]
-    stated = facts.frame()["metric"].to_numpy(dtype=object)
-    # a missing name is code -1, whether the concatenation made it None or NaN
-    assert ((named == stated) | (pd.isna(named) & pd.isna(stated))).all()
-    assert named[-2] == "a_new_metric" and metric_codes[-1] == -1
