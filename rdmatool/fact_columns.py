@@ -249,9 +249,11 @@ class FactColumns:
                 code = index[v] = len(values) + len(extra)
                 extra.append(v)
             mapped.append(code)
-        table = np.array([*mapped, -1], dtype=np.int64)
         all_values = np.concatenate([values, np.array([*extra, None], dtype=object)[:-1]]) if extra else values
-        return np.concatenate([codes.astype(np.int64), table[tail_codes]]), all_values
+        # in the base codes' own type when it holds every code (a fleet's targets: int16, not 64 MB of int64)
+        dtype = codes.dtype if len(all_values) < np.iinfo(codes.dtype).max else np.int64
+        table = np.array([*mapped, -1], dtype=dtype)
+        return np.concatenate([codes.astype(dtype, copy=False), table[tail_codes]]), all_values
 
 
 def _resized(array: np.ndarray, rows: int, fill) -> np.ndarray:

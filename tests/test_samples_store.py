@@ -313,7 +313,16 @@ def test_series_ids_group_rows_exactly_as_their_keys_do(data) -> None:
               "raw_key": np.array(data.draw(codes), dtype=np.int32),
               "priority": np.array(data.draw(numbers), dtype=np.int64),
               "size_bytes": np.array(data.draw(numbers), dtype=np.int64)}
+    before = {k: v.copy() for k, v in arrays.items()}
     ids = sample_columns.series_of(outputs, arrays)
+    assert all((arrays[k] == before[k]).all() for k in arrays)  # the ids are mixed in place, never in the columns
+    # the in-place mixing gives the ids of the definition: tuple_ids of each column's codes
+    per_output = sample_columns.tuple_ids([pd.factorize(outputs[k], use_na_sentinel=False)[0]
+                                           for k in sample_columns.OUTPUT_KEY])
+    source = np.repeat(pd.factorize(per_output)[0], rows)
+    reference = sample_columns.tuple_ids([source] + [sample_columns._codes_of(arrays[k])
+                                                     for k in sample_columns.SAMPLE_KEY])
+    assert ids.tolist() == reference.tolist()
     keys = list(zip(*(np.repeat(outputs[k], rows) for k in ("target", "parser", "qualifier")),
                     *(arrays[k].tolist() for k in sample_columns.SAMPLE_KEY)))
     assert len(ids) == n
