@@ -3,7 +3,8 @@
 facts columns: target, kind, platform, role, entity, metric, priority, size_bytes, value, text, raw_key, window_s,
 delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as
 `<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
-The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.facts).
+The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.facts). The analysis holds
+them as FactColumns (rdmatool.fact_columns): `Analysis.facts` is their frame, made on first read.
 """
 
 from __future__ import annotations

@@ -55,15 +55,6 @@ def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarr
     return np.flatnonzero(~pd.Series(values).duplicated().to_numpy())
 
 
-def texts_at(column: pd.Series, at: np.ndarray) -> np.ndarray:
-    """The column's values at these rows as an object array: a categorical column's texts are looked up from its
-    codes at those rows only (its `to_numpy()` would first spell out every row)."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        texts = np.asarray(column.cat.categories, dtype=object)
-        return texts[column.cat.codes.to_numpy().take(at)]
-    return column.to_numpy().take(at)
-
-
 def as_texts(part: pd.DataFrame) -> pd.DataFrame:
     """A few rows of the table with its categorical columns as plain object columns: what the facts hold."""
     categorical = [c for c in part.columns if isinstance(part[c].dtype, pd.CategoricalDtype)]

@@ -45,15 +45,6 @@ def test_first_rows_by_codes_equals_each_values_first_row() -> None:
     assert column_codes.first_rows(FRAME, None, "target").tolist() == expected
 
 
-def test_texts_at_reads_a_categorical_column_as_the_object_column_it_stands_for() -> None:
-    texts = pd.Series(["h2", "h1", "h1", "h3", "h2"], dtype=object)
-    categorical = texts.astype("category")
-    at = np.array([4, 0, 3, 3, 1])
-    for column in (texts, categorical):
-        got = column_codes.texts_at(column, at)
-        assert got.dtype == object and got.tolist() == ["h2", "h2", "h3", "h3", "h1"]
-
-
 def test_as_texts_turns_categories_back_into_objects_and_leaves_the_rest() -> None:
     part = pd.DataFrame({"target": pd.Categorical(["b", "a", "b"]), "value": [1.0, 2.0, 3.0],
                          "role": pd.Series(["x", None, "y"], dtype=object)})
