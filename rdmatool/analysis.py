@@ -96,7 +96,7 @@ def analyse_path(path: str | Path) -> Analysis:
 def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndarray, dict]:
     """The sample rows, their series ids and their metric and target codes (SampleTable.codes, computed when the
     table has none), snapshot by snapshot (a bundle's rows come that way already)."""
-    samples = table.frame
+    samples = table.rows  # TableColumns from a loader: rows are taken, never the whole frame made
     series = table.series if table.series is not None else frames.series_ids(samples)
     codes = dict(table.codes or {})
     for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
@@ -105,7 +105,8 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     snapshot = samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
         order = np.argsort(snapshot, kind="stable")
-        samples, series = samples.iloc[order].reset_index(drop=True), series[order]
+        whole = table.frame  # (rows out of snapshot order: a table built by hand, not a loader's)
+        samples, series = whole.iloc[order].reset_index(drop=True), series[order]
         codes = {c: (row_codes[order], uniques) for c, (row_codes, uniques) in codes.items()}
     return samples, series, codes
 

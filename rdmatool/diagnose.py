@@ -71,7 +71,7 @@ def diagnose_analysis(
     analysis = with_command_failures(analysis)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     failures = failures_of(analysis)
-    notes = list(analysis.table.notes) + noise_notes(analysis.table.frame, analysis.table.codes)
+    notes = list(analysis.table.notes) + noise_notes(analysis.table.rows, analysis.table.codes)
     if any(note.startswith(tuple("0123456789")) and "manifest's snapshot times" in note for note in notes):
         for finding in findings:  # a window between snapshots is an estimate: the evidence says whose
             if finding.evidence.get("window_s") is not None:

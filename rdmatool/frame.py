@@ -18,6 +18,7 @@ from rdmatool import sample_columns as store
 from rdmatool.absent_outputs import absent_failures
 from rdmatool.bundle import Bundle
 from rdmatool.model import MetricKind
+from rdmatool.table_columns import TableColumns
 
 COLUMNS = [
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
@@ -37,9 +38,23 @@ class ParseFailure:
     message: str
 
 
+class _FrameField:
+    """`SampleTable.frame`: the table as a frame, whatever holds it. The loader gives TableColumns
+    (rdmatool.table_columns): their frame is made the first time someone reads `frame`; the analysis reads `rows`."""
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            raise AttributeError("frame")  # no default: `frame` is a required field of the dataclass
+        held = obj.__dict__["_frame_held"]
+        return held.frame() if isinstance(held, TableColumns) else held
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__["_frame_held"] = value
+
+
 @dataclass
 class SampleTable:
-    frame: pd.DataFrame
+    frame: pd.DataFrame = _FrameField()  # type: ignore[assignment]  # TableColumns are taken too (see above)
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
@@ -55,10 +70,18 @@ class SampleTable:
     # The target folders' other regular files, (snapshot, target, file name, path), as the bundle's one scan found
     # them (bundle.Scan.others: the packet captures); None when not known (a bundle read in memory, an odd folder).
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
-    # The `metric` and `target` columns as integer codes, when the loader knows them (the store's string codes):
-    # column → (a code per row, -1 for none; the distinct values, an object array). A selection by metric over a
+    # Text columns as integer codes, when the loader knows them (the store's string codes for metric, entity, text
+    # and raw_key; target and role): column → (a code per row, -1 for none; the distinct values, an object array).
+    # The facts take their text columns as these codes (rdmatool.analysis). A selection by metric over a
     # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`column_codes.rows_of`).
     codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
+
+
+    @property
+    def rows(self) -> TableColumns | pd.DataFrame:
+        """What holds the table: TableColumns (columns by name, rows by `take`, its frame on first read), or the
+        frame itself."""
+        return self.__dict__["_frame_held"]
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -111,16 +134,20 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     def per_output(values: np.ndarray) -> np.ndarray:
         return np.repeat(values, counts)
 
-    def per_output_categories(values: np.ndarray) -> np.ndarray | pd.Categorical:
+    ready: dict = {}  # columns as they go into the frame
+    of_outputs: dict[str, np.ndarray] = {}  # text columns as one value per output, spelled out per row when read
+
+    def per_output_categories(name: str, values: np.ndarray) -> None:
         """A text the rows take from their output (its target, its parser, the target's kind and platform) as
         categories: a small integer per row, not a pointer (at 10,000 hosts 9,000,000 rows: 18 MB of codes
         instead of 72 MB of pointers, and no pass that copies them; pandas compares, selects and groups them as
         the texts). A column with a missing value stays objects (a category cannot be None)."""
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if len(codes) and codes.min() < 0:
-            return per_output(values)
-        return pd.Categorical.from_codes(per_output(narrow(codes, len(uniques))),
-                                         categories=pd.Index(uniques, dtype=object))
+            of_outputs[name] = np.asarray(values, dtype=object)
+        else:
+            ready[name] = pd.Categorical.from_codes(per_output(narrow(codes, len(uniques))),
+                                                    categories=pd.Index(uniques, dtype=object))
 
     def of_target(field: str, default: str | None) -> np.ndarray:
         """Each output's target's `field` (one object per output)."""
@@ -129,33 +156,26 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
     times, notes = read_times(outputs, manifest)
-    columns = {
-        "snapshot": per_output(outputs["snapshot"]),
-        "time": per_output(times),
-        "target": per_output_categories(outputs["target"]),
-        "kind": per_output_categories(of_target("kind", "host")),
-        "platform": per_output_categories(of_target("platform", "linux")),
-        "role": per_output(of_target("role", None)),
-        "parser": per_output_categories(outputs["parser"]),
-        "qualifier": per_output(outputs["qualifier"]),
-        "entity": pool[arrays["entity"]],
-        "metric": pool[arrays["metric"]],
-    }
+    ready["snapshot"] = per_output(outputs["snapshot"])
+    ready["time"] = per_output(times)
+    per_output_categories("target", outputs["target"])
+    per_output_categories("kind", of_target("kind", "host"))
+    per_output_categories("platform", of_target("platform", "linux"))
+    of_outputs["role"] = of_target("role", None)
+    per_output_categories("parser", outputs["parser"])
+    of_outputs["qualifier"] = np.asarray(outputs["qualifier"], dtype=object)
     for name in ("priority", "size_bytes"):
         # in place: at 10,000 hosts a copy is 72 MB of fresh memory per column, for nothing
         values = arrays[name]
         missing = values == store.MISSING_INT
         values[missing] = 0
-        columns[name] = pd.arrays.IntegerArray(values, missing)
-    columns["value"] = arrays["value"]
-    columns["text"] = pool[arrays["text"]]
-    columns["raw_key"] = pool[arrays["raw_key"]]
-    # Text columns stay plain object arrays: inferring pandas' string dtype costs a pass over every row and buys
-    # nothing the analysis uses.
-    columns = {name: pd.Series(values, dtype=object, copy=False)
-               if not isinstance(values, pd.Categorical) and values.dtype == object else values
-               for name, values in columns.items()}
-    frame = pd.DataFrame({**columns, "exact": exact}, columns=COLUMNS, copy=False)
+        ready[name] = pd.arrays.IntegerArray(values, missing)
+    ready["value"] = arrays["value"]
+    ready["exact"] = exact
+    # The string columns as the store's codes into its pool (rdmatool.table_columns: each made whole when read by
+    # name; the analysis takes rows and selects by these codes).
+    coded = {name: (arrays[name], pool) for name in ("entity", "metric", "text", "raw_key")}
+    frame = TableColumns(COLUMNS, ready, coded, of_outputs, counts)
     failed = np.flatnonzero(pd.notna(outputs["failure"]))
     failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]

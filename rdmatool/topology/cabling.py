@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
 from rdmatool.analysis import Analysis
 from rdmatool.facts import FactQuery
 from rdmatool.port_names import port_key
@@ -189,10 +191,17 @@ def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
 def _changes(analysis, out: StatedFacts) -> None:
     """neighbor_changed: a port whose LLDP neighbour in the last snapshot is not the one of the first."""
     table = getattr(analysis, "table", None)
-    frame = getattr(table, "frame", None)
-    if not isinstance(frame, pd.DataFrame) or frame.empty or "snapshot" not in frame.columns:
+    # The table as it is held (SampleTable.rows: its rows are taken, a fleet's frame is never made for this); a
+    # table-like object of a test or a replay may only carry its frame.
+    rows = getattr(table, "rows", None)
+    if rows is None:
+        rows = getattr(table, "frame", None)
+        if not isinstance(rows, pd.DataFrame):
+            return
+    if rows.empty or "snapshot" not in rows.columns:
         return
-    lldp = frame[(frame["metric"] == "lldp_neighbor").to_numpy(dtype=bool)]
+    lldp = rows.take(np.flatnonzero(column_codes.mask(rows, getattr(table, "codes", None), "metric",
+                                                      ["lldp_neighbor"])))
     if lldp.empty or lldp["snapshot"].nunique() < 2:
         return
     first, last = lldp["snapshot"].min(), lldp["snapshot"].max()

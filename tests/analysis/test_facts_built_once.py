@@ -22,7 +22,8 @@ COLUMNS = analysis.FACT_COLUMNS
 
 def reference(table: frame.SampleTable) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The facts and links as pd.concat of whole frames makes them (the analysis before the facts were built once)."""
-    samples, series, _ = analysis._in_snapshot_order(table)
+    _, series, _ = analysis._in_snapshot_order(table)
+    samples = table.frame  # the plain frame (a loader's rows come in snapshot order)
     meta = samples[["target", "kind", "platform", "role"]].drop_duplicates("target")
     latest = analysis._latest(samples, series)
     codes, names = pd.factorize(latest["metric"].to_numpy())
