@@ -151,6 +151,16 @@ class Columns:
             self.strings.append(text)
         return found
 
+    def codes_of(self, values) -> np.ndarray:
+        """`[self.code(v) for v in values]` as int32: the distinct values added first, in order of first appearance
+        (what the loop would add), then one look-up per value made in C — at 10,000 hosts the store's five text
+        columns of 460,000 outputs each took 0.5 s through `code`."""
+        values = list(values)
+        for value in dict.fromkeys(values):
+            self.code(value)
+        index = {**self._index, None: -1}
+        return np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
+
     def add(self, parser: str, qualifier: str | None, samples: list) -> int:
         """Append one output's samples (entities named from the qualifier: `entity_namer`); returns how many."""
         code, codes = self.code, self.codes

@@ -235,8 +235,7 @@ def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], a
     meta = {"format": FORMAT, "digest": code_digest()}
     pool = Columns().with_pool(strings)
     members = {f"out_{name}": outputs[name] for name in (*OUT_INT, "time")}
-    members.update({f"out_{name}": np.fromiter((pool.code(v) for v in outputs[name]), dtype=np.int32,
-                                               count=len(outputs[name])) for name in OUT_TEXT})
+    members.update({f"out_{name}": pool.codes_of(outputs[name].tolist()) for name in OUT_TEXT})
     members.update({"meta": _json_bytes(meta), "strings": _json_bytes(pool.strings)})
     members.update({name: arrays[name] for name in ARRAY_NAMES})
     buffer = _npz(members)
