@@ -343,3 +343,13 @@ def test_the_tables_per_output_texts_are_categories_that_read_as_the_texts(tmp_p
     assert set(table["kind"].astype(object)) == {"host"} and set(table["platform"].astype(object)) == {"linux"}
     assert table["role"].dtype == object and table["role"].isna().all()
     assert (table["target"] == "gpu02").sum() == len(table) // 3
+
+
+def test_codes_of_gives_the_codes_and_the_pool_the_loop_would() -> None:
+    values = ["ibstat", None, "perfquery", "ibstat", "ethtool_stats", None, "perfquery", "sysfs"]
+    looped = sample_columns.Columns().with_pool(["perfquery", "unused"])
+    expected = [looped.code(v) for v in values]
+    coded = sample_columns.Columns().with_pool(["perfquery", "unused"])
+    got = coded.codes_of(values)
+    assert got.dtype == np.int32 and got.tolist() == expected == [2, -1, 0, 2, 3, -1, 0, 4]
+    assert coded.strings == looped.strings == ["perfquery", "unused", "ibstat", "ethtool_stats", "sysfs"]
