@@ -20,6 +20,7 @@ from rdmatool import column_codes, fact_columns
 from rdmatool import frame as frames
 from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
+from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
 from rdmatool.sample_columns import PEER_MARK
 from rdmatool.triage import triage_facts
@@ -27,27 +28,12 @@ from rdmatool.triage import triage_facts
 FACT_COLUMNS = fact_columns.FACT_COLUMNS
 
 
-class _FactsField:
-    """`Analysis.facts`: the facts as a frame, whatever holds them. An analysis may be given FactColumns (what
-    `analyse` gives it): their frame is made the first time someone reads `facts` — the rules, the triage and the
-    suggesters ask through the analysis' query instead, which reads the columns (rdmatool.facts)."""
-
-    def __set_name__(self, owner, name: str) -> None:
-        self.slot = f"_{name}_held"
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            raise AttributeError("facts")  # no default: `facts` is a required field of the dataclass
-        held = obj.__dict__[self.slot]
-        return held.frame() if isinstance(held, fact_columns.FactColumns) else held
-
-    def __set__(self, obj, value) -> None:
-        obj.__dict__[self.slot] = value
-
-
 @dataclass
 class Analysis:
-    facts: pd.DataFrame = _FactsField()  # type: ignore[assignment]  # FactColumns are taken too (see above)
+    # The facts as a frame, whatever holds them: an analysis may be given FactColumns (what `analyse` gives it),
+    # whose frame is made the first time someone reads `facts`; the rules, the triage and the suggesters ask through
+    # the analysis' query instead, which reads the columns (rdmatool.facts).
+    facts: pd.DataFrame = HeldFrame()  # type: ignore[assignment]
     table: frames.SampleTable
     window_s: float | None
     links: pd.DataFrame = field(default_factory=pd.DataFrame)  # host netdev ↔ switch port, from LLDP
@@ -59,7 +45,7 @@ class Analysis:
     @property
     def fact_source(self) -> fact_columns.FactColumns | pd.DataFrame:
         """What holds the facts: FactColumns, or the frame itself. Read the facts through `query`, or `facts`."""
-        return self.__dict__["_facts_held"]
+        return Analysis.__dict__["facts"].held(self)
 
     @property
     def targets(self) -> list[dict]:
@@ -253,7 +239,7 @@ class _Facts:
         for c in fact_columns.TEXT_COLUMNS:
             row_codes, values = _codes_at(samples, codes, c, rows)
             if c in ("metric", "text"):  # rates, resets and tool errors write codes of their own
-                row_codes = row_codes.astype(np.int32 if len(values) < 2**30 else np.int64)
+                row_codes = row_codes.astype(np.int32 if len(values) < 2**30 else np.int64, copy=False)
                 self.books[c] = _CodeBook(values)
             self.codes[c] = (row_codes, values)
         self.codes["flag"] = (np.zeros(len(rows), dtype=np.int16), np.array([""], dtype=object))

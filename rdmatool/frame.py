@@ -17,6 +17,7 @@ from rdmatool import column_codes, metrics, parsers, samples_store
 from rdmatool import sample_columns as store
 from rdmatool.absent_outputs import absent_failures
 from rdmatool.bundle import Bundle
+from rdmatool.held_frame import HeldFrame
 from rdmatool.model import MetricKind
 from rdmatool.table_columns import TableColumns
 
@@ -38,23 +39,11 @@ class ParseFailure:
     message: str
 
 
-class _FrameField:
-    """`SampleTable.frame`: the table as a frame, whatever holds it. The loader gives TableColumns
-    (rdmatool.table_columns): their frame is made the first time someone reads `frame`; the analysis reads `rows`."""
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            raise AttributeError("frame")  # no default: `frame` is a required field of the dataclass
-        held = obj.__dict__["_frame_held"]
-        return held.frame() if isinstance(held, TableColumns) else held
-
-    def __set__(self, obj, value) -> None:
-        obj.__dict__["_frame_held"] = value
-
-
 @dataclass
 class SampleTable:
-    frame: pd.DataFrame = _FrameField()  # type: ignore[assignment]  # TableColumns are taken too (see above)
+    # The table as a frame, whatever holds it: the loader gives TableColumns (rdmatool.table_columns), whose frame is
+    # made the first time someone reads `frame`; the analysis reads `rows`.
+    frame: pd.DataFrame = HeldFrame()  # type: ignore[assignment]
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
@@ -81,7 +70,7 @@ class SampleTable:
     def rows(self) -> TableColumns | pd.DataFrame:
         """What holds the table: TableColumns (columns by name, rows by `take`, its frame on first read), or the
         frame itself."""
-        return self.__dict__["_frame_held"]
+        return SampleTable.__dict__["frame"].held(self)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
