@@ -55,14 +55,13 @@ class FactQuery:
         """`codes`: columns already known as codes — column → (a code per row, -1 for none; its distinct values,
         each once); any other column is factorized on first use (FactColumns know their own)."""
         self.source = facts  # a frame, or FactColumns
-        self._columns = facts.columns
         self._by_metric: dict | None = None  # metric → row positions
         self._by_target: dict | None = None  # target → row positions
         self._layers: dict[str, set] = {}
         self._targets_where: dict[str, set] = {}
         # column → its codes and distinct values; codes that do not fit the frame are not taken
         self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {
-            c: pair for c, pair in (codes or {}).items() if c in self._columns and len(pair[0]) == len(facts)}
+            c: pair for c, pair in (codes or {}).items() if c in facts.columns and len(pair[0]) == len(facts)}
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
@@ -70,6 +69,10 @@ class FactQuery:
         self._entity_by_text: dict = {}
         self._targets: set | None = None
         self._derived: dict = {}
+
+    @property
+    def _columns(self) -> pd.Index:
+        return self.source.columns  # (read each time: a frame handed over may have gained a column since)
 
     @property
     def facts(self) -> pd.DataFrame:
