@@ -65,7 +65,6 @@ class SampleTable:
     # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`column_codes.rows_of`).
     codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
 
-
     @property
     def rows(self) -> TableColumns | pd.DataFrame:
         """What holds the table: TableColumns (columns by name, rows by `take`, its frame on first read), or the
@@ -150,7 +149,7 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     per_output_categories("target", outputs["target"])
     per_output_categories("kind", of_target("kind", "host"))
     per_output_categories("platform", of_target("platform", "linux"))
-    of_outputs["role"] = of_target("role", None)
+    roles_of_outputs = of_outputs["role"] = of_target("role", None)
     per_output_categories("parser", outputs["parser"])
     of_outputs["qualifier"] = np.asarray(outputs["qualifier"], dtype=object)
     for name in ("priority", "size_bytes"):
@@ -174,7 +173,7 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     if len(set(strings)) == len(strings):
         # (the facts take their text columns as these codes: rdmatool.analysis builds FactColumns from them)
         codes.update({name: (arrays[name], pool[:-1]) for name in ("metric", "entity", "text", "raw_key")})
-    role_codes, roles = pd.factorize(of_target("role", None))  # per output, few; -1: no role (None)
+    role_codes, roles = pd.factorize(roles_of_outputs)  # per output, few; -1: no role (None)
     codes["role"] = (per_output(narrow(role_codes, len(roles))), np.asarray(roles, dtype=object))
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
                        series, list(skipped or []), notes, codes=codes)

@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from rdmatool import column_codes
-from rdmatool.analysis import Analysis
+from rdmatool.analysis import Analysis, grown_by
 from rdmatool.facts import FactQuery
 from rdmatool.port_names import port_key
 from rdmatool.topology import Link, observed, paths
 from rdmatool.topology import expected as expected_topology
-from rdmatool.topology.stated import StatedFacts, grown_by
+from rdmatool.topology.stated import StatedFacts
 
 VERDICT = "cabling_verdict"
 

@@ -24,12 +24,11 @@ import functools
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.analysis import FACT_COLUMNS, Analysis, grown_by
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.port_names import port_key
 from rdmatool.topology import observed
-from rdmatool.topology.stated import grown_by
 
 # (the host's metric, the switch port's metric it becomes, whether the fact is a rate row)
 _ACROSS = (("tx_pause_fraction", "rx_pause_fraction", False), (rate_name("rx_packets"), rate_name("tx_packets"), True))

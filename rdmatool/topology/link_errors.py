@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rdmatool.analysis import Analysis
+from rdmatool.analysis import Analysis, grown_by
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
 from rdmatool.port_names import port_key
 from rdmatool.topology import observed
-from rdmatool.topology.stated import StatedFacts, grown_by
+from rdmatool.topology.stated import StatedFacts
 
 VERDICT = "link_error_verdict"
 # Errors a bad cable or optic makes the host port count (the error-severity physical rules of 10-links.yaml).

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 
 from rdmatool.analysis import FACT_COLUMNS
-from rdmatool.analysis import grown_by as analysis_grown_by
 from rdmatool.facts import FactQuery
 
 
@@ -37,6 +36,3 @@ class StatedFacts:
         return out.astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
-def grown_by(analysis, found: pd.DataFrame):
-    """The analysis with the facts a judge stated added (a new Analysis: the one given is not changed)."""
-    return analysis_grown_by(analysis, found)
