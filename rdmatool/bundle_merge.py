@@ -55,7 +55,7 @@ import pandas as pd
 import yaml
 
 from rdmatool import __version__, files, hostlist, samples_store
-from rdmatool.bundle import FORMAT, OUTPUTS_FILE, BundleWriter, collector_paused
+from rdmatool.bundle import FORMAT, OUTPUTS_FILE, PACK_SUFFIX, TARGET_NAME, BundleWriter, collector_paused
 from rdmatool.bundle.manifest import one_line, read_manifest
 from rdmatool.bundle.names import STEM
 from rdmatool.errors import BundleError
@@ -106,8 +106,9 @@ class _Input:
     arrays: dict[str, np.ndarray]  # the store's row columns
     names: set[str]  # every target the input speaks of: manifest, outputs, failures
     snapshot_dirs: set[int] = field(default_factory=set)  # the snapshot folders on disk
-    # (snapshot, target, [(file name, path, regular file?)]) of every target folder: one directory read each, no stat
-    folders: list[tuple[int, str, list[tuple[str, str, bool]]]] = field(default_factory=list)
+    # (snapshot, target, [(file name, path, regular file?)], packed?) of every target folder — or, packed, of every
+    # outputs pack, its one file in the snapshot folder: one directory read each, no stat
+    folders: list[tuple[int, str, list[tuple[str, str, bool]], bool]] = field(default_factory=list)
     keep: set[str] = field(default_factory=set)  # the targets whose data comes from this input
     notes: list[str] = field(default_factory=list)
 
@@ -208,8 +209,9 @@ def _load(path: Path) -> _Input:
                   notes=notes)
 
 
-def _listing(snapshots_dir: Path) -> tuple[set[int], list[tuple[int, str, list[tuple[str, str, bool]]]]]:
-    """An input's snapshot folders, and the files of each target folder that are carried over."""
+def _listing(snapshots_dir: Path) -> tuple[set[int], list[tuple[int, str, list[tuple[str, str, bool]], bool]]]:
+    """An input's snapshot folders, and the files of each target folder and the outputs packs that are carried
+    over."""
     snapshot_dirs, folders = set(), []
     # Every target has the same few file names: whether a name is carried over is decided once per name.
     carried: dict[str, bool] = {}
@@ -217,25 +219,32 @@ def _listing(snapshots_dir: Path) -> tuple[set[int], list[tuple[int, str, list[t
         if not _is_index(snap.name):
             continue  # not a snapshot folder: the input's reader names it
         snapshot_dirs.add(int(snap.name))
-        for folder in _dirs(snap.path):
+        for found in _entries(snap.path):
+            if not found.is_dir(follow_symlinks=False):
+                target = found.name[:-len(PACK_SUFFIX)]
+                if found.name.endswith(PACK_SUFFIX) and TARGET_NAME.fullmatch(target):
+                    folders.append((int(snap.name), target, [(found.name, found.path,
+                                                              found.is_file(follow_symlinks=False))], True))
+                continue  # anything else there the input's reader names
             entries = []
-            for e in _entries(folder.path):
+            for e in _entries(found.path):
                 keep = carried.get(e.name)
                 if keep is None:
                     keep = carried[e.name] = bool(_OUTPUT_FILE.fullmatch(e.name) or _CAPTURE.fullmatch(e.name))
                 if keep:
                     entries.append((e.name, e.path, e.is_file(follow_symlinks=False)))
-            folders.append((int(snap.name), folder.name, entries))
+            folders.append((int(snap.name), found.name, entries, False))
     return snapshot_dirs, folders
 
 
 def _without_side_file(i: _Input) -> int:
     """How many raw outputs of the kept targets have no side file on disk (so no read time), whatever the store
     says (it may be older than the files). A folder with an outputs.json (format /2) is taken to time its outputs:
-    its entries are only known by reading it, and the store, checked by the merged bundle's reader, says the rest."""
+    its entries are only known by reading it, and the store, checked by the merged bundle's reader, says the rest;
+    so is a pack (format /3), whose header holds its outputs' side data."""
     count = 0
-    for _, target, entries in i.folders:
-        if target in i.keep:
+    for _, target, entries, packed in i.folders:
+        if target in i.keep and not packed:
             names = {name for name, _, _ in entries}
             if OUTPUTS_FILE in names:
                 continue
@@ -541,18 +550,21 @@ def _canonical_order(outputs: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate([np.arange(b, e) for _, _, b, e in blocks])
 
 
-# A target's folder of the merged bundle and the files put into it: (snapshot, target, [(file name, source path)]).
-_Folder = tuple[int, str, list[tuple[str, str]]]
+# A target's folder of the merged bundle and the files put into it: (snapshot, target, [(file name, source path)],
+# packed?) — packed, the one file is the target's outputs pack, put in the snapshot folder itself.
+_Folder = tuple[int, str, list[tuple[str, str]], bool]
+# What was not linked: (folder, snapshot, target, [(file name, source path)]).
+_Left = tuple[str, int, str, list[tuple[str, str]]]
 
 
 def _folders(loaded: list[_Input]) -> tuple[list[_Folder], list[str]]:
     """Every folder of the kept targets with the files of it that a reader reads — the outputs' raw and side files
-    (stored or not: one the store does not know of is parsed by the next reader) and the packet captures; regular
-    files only, each one met that is not is named in a note and left out."""
+    (stored or not: one the store does not know of is parsed by the next reader) and the packet captures — and
+    every outputs pack of theirs; regular files only, each one met that is not is named in a note and left out."""
     folders: list[_Folder] = []
     notes: list[str] = []
     for i in loaded:
-        for snapshot, target, entries in i.folders:
+        for snapshot, target, entries, packed in i.folders:
             if target not in i.keep:
                 continue
             placed = []
@@ -560,8 +572,10 @@ def _folders(loaded: list[_Input]) -> tuple[list[_Folder], list[str]]:
                 if regular:
                     placed.append((name, src))
                 else:
-                    notes.append(f"{i.path}: snapshots/{snapshot}/{target}/{name}: not a regular file; left out")
-            folders.append((snapshot, target, placed))
+                    where = f"snapshots/{snapshot}/{name}" if packed else f"snapshots/{snapshot}/{target}/{name}"
+                    notes.append(f"{i.path}: {where}: not a regular file; left out")
+            if placed or not packed:
+                folders.append((snapshot, target, placed, packed))
     return folders, notes
 
 
@@ -576,7 +590,7 @@ class _Linking:
 
     def __init__(self, placer: _Placer, tmp: Path, folders: list[_Folder]) -> None:
         self.placer, self.tmp, self.folders = placer, str(tmp), folders
-        self.left: list[tuple[str, list[tuple[str, str]]]] = []
+        self.left: list[_Left] = []
         self._pool: ThreadPoolExecutor | None = None
         self._futures: list = []
         self._failed = False
@@ -585,7 +599,7 @@ class _Linking:
         for snapshot in sorted({f[0] for f in self.folders}):
             os.makedirs(f"{self.tmp}/snapshots/{snapshot}", exist_ok=True)
         if not self.placer.link or not self.folders:
-            self.left = [(self._dir(f), f[2]) for f in self.folders]
+            self.left = [(self._dir(f), f[0], f[1], f[2]) for f in self.folders]
             return self
         chunks = [self.folders[k:k + self.CHUNK] for k in range(0, len(self.folders), self.CHUNK)]
         self._pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="merge-link")
@@ -602,9 +616,9 @@ class _Linking:
             self.left += left
 
     def _dir(self, folder: _Folder) -> str:
-        return f"{self.tmp}/snapshots/{folder[0]}/{folder[1]}"
+        return f"{self.tmp}/snapshots/{folder[0]}" if folder[3] else f"{self.tmp}/snapshots/{folder[0]}/{folder[1]}"
 
-    def _link(self, chunk: list[_Folder]) -> tuple[int, list[tuple[str, list[tuple[str, str]]]]]:
+    def _link(self, chunk: list[_Folder]) -> tuple[int, list[_Left]]:
         linked, left = 0, []
         try:
             for folder in chunk:
@@ -617,50 +631,54 @@ class _Linking:
         return linked, left
 
     def _link_folder(self, folder: _Folder, left: list) -> int:
-        """Make one folder and link its files; what cannot be linked goes to `left`. How many were linked."""
+        """Make one folder (a pack's is its snapshot folder, made already) and link its files; what cannot be linked
+        goes to `left`. How many were linked."""
         dst_dir = self._dir(folder)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(dst_dir)
+        if not folder[3]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(dst_dir)
         entries = folder[2]
         for k, (name, src) in enumerate(entries):
             if not self.placer.link or not self.placer.try_link(src, f"{dst_dir}/{name}"):
-                left.append((dst_dir, entries[k:]))
+                left.append((dst_dir, folder[0], folder[1], entries[k:]))
                 return k
         return len(entries)
 
 
-def _copy_files(tmp: Path, outputs: dict[str, np.ndarray], left: list[tuple[str, list[tuple[str, str]]]],
-                placer: _Placer) -> None:
+def _copy_files(tmp: Path, outputs: dict[str, np.ndarray], left: list[_Left], placer: _Placer) -> None:
     """Copy the files that were not linked; a copy's own signature replaces the source's in the store's columns
     (see `_Placer`)."""
     slots = _signature_slots(outputs)
-    prefix = f"{tmp}/snapshots/"
 
     def stored(j: int, kind: str) -> list[int]:
         """The signature the store records for output `j`'s raw or side file."""
         return [int(outputs[f"{kind}_size"][j]), int(outputs[f"{kind}_mtime"][j])]
 
-    for dst_dir, entries in left:
+    for dst_dir, snapshot, target, entries in left:
         os.makedirs(dst_dir, exist_ok=True)
-        snapshot, _, target = dst_dir[len(prefix):].partition("/")
         for name, src in entries:
-            slot = slots.get((int(snapshot), target, name), [])
+            slot = slots.get((snapshot, target, name), [])
             expected = stored(*slot[0]) if slot else None
             own = placer.place(src, f"{dst_dir}/{name}", expected)
             if own is None:
                 continue
-            for j, kind in slot:  # every output whose stored signature is the source's (an outputs.json: several)
+            for j, kind in slot:  # every output whose stored signature is the source's (a pack: several)
                 if stored(j, kind) == expected:
                     outputs[f"{kind}_size"][j], outputs[f"{kind}_mtime"][j] = own
 
 
 def _signature_slots(outputs: dict[str, np.ndarray]) -> dict[tuple[int, str, str], list[tuple[int, str]]]:
-    """(snapshot, target, file name) -> [(merged output, "raw" | "side")]: where a copy's signature goes. A folder's
-    outputs.json (format /2) is the side file of each of its outputs; a /1 folder has one side file per output."""
+    """(snapshot, target, file name) -> [(merged output, "raw" | "side")]: where a copy's signature goes. A pack
+    (format /3) is the raw and side file of each of its outputs (which its signature signs as both); a folder's
+    outputs.json (/2) is the side file of each of its outputs; a /1 folder has one side file per output."""
     slots: dict[tuple[int, str, str], list[tuple[int, str]]] = {}
     sides = (outputs["side_size"] != MISSING_INT).tolist()
+    packed = ((outputs["raw_size"] == outputs["side_size"]) & (outputs["raw_mtime"] == outputs["side_mtime"])).tolist()
     for j, (snapshot, target, stem) in enumerate(zip(outputs["snapshot"].tolist(), outputs["target"].tolist(),
                                                      outputs["stem"].tolist())):
+        if packed[j]:
+            slots.setdefault((snapshot, target, target + PACK_SUFFIX), []).extend([(j, "raw"), (j, "side")])
+            continue
         slots[(snapshot, target, stem + ".txt")] = [(j, "raw")]
         if sides[j]:
             slots[(snapshot, target, stem + ".json")] = [(j, "side")]

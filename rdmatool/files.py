@@ -134,6 +134,12 @@ def _open_checked(path: str, limit: int | None) -> tuple[int, os.stat_result]:
 def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
     """The content of the regular file at `path` (not through a symlink), at most `max_bytes` (default
     `max_output_bytes()`); FileNotFoundError when absent, UnsafeFileError with the reason otherwise."""
+    return read_regular_signed(path, max_bytes)[0]
+
+
+def read_regular_signed(path: str | os.PathLike, max_bytes: int | None = None) -> tuple[bytes, list[int]]:
+    """`read_regular_bytes`, and the signature of the file it read (from the open descriptor, so a file replaced
+    by a rename meanwhile cannot lend its signature to the other's content)."""
     limit = max_output_bytes() if max_bytes is None else max_bytes
     path = os.fspath(path)
     fd, st = _open_checked(path, limit)
@@ -158,7 +164,8 @@ def read_regular_bytes(path: str | os.PathLike, max_bytes: int | None = None) ->
         os.close(fd)
     if got > limit:
         raise UnsafeFileError(path, _too_large(limit))
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return data, signature(st)
 
 
 def open_regular(path: str | os.PathLike, max_bytes: int | None = None) -> BinaryIO:

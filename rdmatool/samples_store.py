@@ -269,7 +269,7 @@ def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) ->
     jobs = []
     latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
     for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
-        out = Output.of_result(snapshot, target, raw.stem, files.signature_of(raw), bundle_io.side_signature(raw),
+        out = Output.of_result(snapshot, target, raw.stem, bundle_io.raw_signature(raw), bundle_io.side_signature(raw),
                                result)
         jobs.append((out, result.stdout))
     outputs = parse_all(jobs, columns, set(parsers.names()))
@@ -301,7 +301,7 @@ class StoreBuilder:
             mine = known.get(raw)
             if mine is not None and mine[1] is not None:
                 return mine
-            return files.signature_of(raw), bundle_io.side_signature(raw)
+            return bundle_io.raw_signature(raw), bundle_io.side_signature(raw)
 
         groups: dict[tuple[int, str], list] = {}
         for entry in written:
@@ -358,13 +358,13 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     manifest = bundle_io.read_manifest(root)
     skipped: list[str] = []
     scanned = bundle_io.scan(root, skipped)
-    listing = scanned.outputs
-    stored = load(root, budget_for(_text_bytes(listing)))
+    stored = load(root, budget_for(_text_bytes(scanned)))
     with bundle_io.collector_paused():  # the comparison unpacks the listing's 250,000 tuples: see there
-        current = stored is not None and _unchanged(stored.outputs, listing, scanned.stems)
+        current = stored is not None and _unchanged(stored.outputs, scanned)
     if current:
         arrays = {**stored.arrays, "series": series_of(stored.outputs, stored.arrays)}
         return Parsed(manifest, stored.outputs, stored.strings, arrays, skipped, scanned.others)
+    listing, stems = bundle_io.expanded(scanned, skipped)
     previous = output_list(stored.outputs) if stored is not None else []
     index: dict[tuple, tuple[Output, int]] = {}
     n_stored = 0
@@ -375,7 +375,7 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     outputs: list[Output | None] = []
     starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
     pending = []
-    for i, ((snapshot, target, raw_path, raw_sig, side_sig), stem) in enumerate(zip(listing, scanned.stems)):
+    for i, ((snapshot, target, raw_path, raw_sig, side_sig), stem) in enumerate(zip(listing, stems)):
         hit = index.get((snapshot, target, stem))
         if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
             outputs.append(hit[0])
@@ -413,12 +413,14 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     return Parsed(manifest, columns, fresh.strings, arrays, skipped, scanned.others)
 
 
-def _text_bytes(listing: list[tuple]) -> int:
+def _text_bytes(scanned: bundle_io.Scan) -> int:
     """The bytes of a bundle's raw outputs and side data: a folder's outputs.json (format /2) is the side file of
     each of its outputs, so a side file is counted once per folder and signature, not once per output (which would
-    count a fleet's side data some 17 times over, and the store's budget with it)."""
+    count a fleet's side data some 17 times over, and the store's budget with it); a pack once."""
+    listing = scanned.outputs
     sides = {(snapshot, target, *side) for snapshot, target, _, _, side in listing if side}
-    return sum(raw[0] for _, _, _, raw, _ in listing) + sum(side[2] for side in sides)
+    return (sum(raw[0] for _, _, _, raw, _ in listing) + sum(side[2] for side in sides)
+            + sum(signature[0] for _, _, _, signature in scanned.packs))
 
 
 def _read_output(spec: tuple) -> tuple[Output, str]:
@@ -433,8 +435,41 @@ def _read_output(spec: tuple) -> tuple[Output, str]:
     return Output.of_result(snapshot, target, stem, raw_sig, side_sig, result), result.stdout
 
 
-def _unchanged(outputs: dict[str, np.ndarray], listing: list[tuple], stems: list[str]) -> bool:
-    """The stored outputs are exactly the bundle's files, in order, with the same sizes and modification times.
+def _unchanged(outputs: dict[str, np.ndarray], scanned: bundle_io.Scan) -> bool:
+    """The stored outputs are exactly the bundle's: the folders' outputs in order, with the same sizes and
+    modification times as their files, and the packed outputs (signed by their pack as raw and side file alike) in
+    runs, one per pack, in order, each signed by its pack as it is now — a pack is trusted by its signature, as a
+    file is, so the packs are not opened."""
+    packed = (outputs["raw_size"] == outputs["side_size"]) & (outputs["raw_mtime"] == outputs["side_mtime"])
+    if not scanned.packs:
+        return not packed.any() and _folder_outputs_unchanged(outputs, scanned.outputs, scanned.stems)
+    if packed.all():
+        mine = None
+    else:
+        mine = {name: outputs[name][~packed] for name in ("snapshot", "raw_size", "raw_mtime", "side_size",
+                                                           "side_mtime", "target", "stem", "rows")}
+    if not _folder_outputs_unchanged(mine if mine is not None else {"rows": np.zeros(0)}, scanned.outputs,
+                                     scanned.stems):
+        return False
+    snapshot, target = outputs["snapshot"][packed], outputs["target"][packed]
+    n = len(snapshot)
+    if not n:
+        return False
+    change = np.flatnonzero((snapshot[1:] != snapshot[:-1]) | (target[1:] != target[:-1])) + 1
+    starts = np.concatenate([[0], change])
+    if len(starts) != len(scanned.packs):
+        return False
+    pack_snapshot, pack_target, _, signature = zip(*scanned.packs)
+    sizes = np.diff(np.append(starts, n))
+    sig = np.array(signature, dtype=np.int64)
+    return bool((snapshot[starts] == np.array(pack_snapshot, dtype=np.int64)).all()
+                and (target[starts] == np.array(pack_target, dtype=object)).all()
+                and (outputs["raw_size"][packed] == np.repeat(sig[:, 0], sizes)).all()
+                and (outputs["raw_mtime"][packed] == np.repeat(sig[:, 1], sizes)).all())
+
+
+def _folder_outputs_unchanged(outputs: dict[str, np.ndarray], listing: list[tuple], stems: list[str]) -> bool:
+    """The stored outputs are exactly these folder outputs, in order, with the same sizes and modification times.
     `stems`: each listed output's file name without `.txt` (bundle.Scan.stems)."""
     if len(outputs["rows"]) != len(listing):
         return False

@@ -1,12 +1,15 @@
 """Side data put into a bundle by hand, the way the format says: into the folder's `outputs.json` where the folder
-has one (format /2, what the writer makes), else as the output's own side file (format /1)."""
+has one (format /2), else as the output's own side file (format /1); and a writer's outputs packs (format /3) read,
+written, or turned back into the folders a /2 writer made."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from rdmatool.bundle import OUTPUTS_FILE
+from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
+from rdmatool.bundle.writer import pack_bytes
+from rdmatool.model import CommandResult
 
 
 def put_side(folder: Path, stem: str, side: dict | None) -> Path:
@@ -59,10 +62,71 @@ def folder_as_format_1(folder: Path) -> None:
 def bundle_as_format_1(bundle: Path) -> Path:
     """A bundle a /1 writer would have made of the same outputs: every folder's side data as side files of their
     own, the manifest's format /1 (its samples store, if any, left as it is: now stale for every output)."""
+    unpack(bundle)
     for folder in (bundle / "snapshots").glob("*/*"):
         if folder.is_dir():
             folder_as_format_1(folder)
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     manifest["format"] = "rdmatool-bundle/1"
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return bundle
+
+
+def read_pack(pack: Path) -> dict[str, tuple[dict, str]]:
+    """A pack's outputs as written: stem -> (its header entry without name and length, its raw text)."""
+    data = pack.read_bytes()
+    end = data.index(b"\n")
+    header = json.loads(data[:end])
+    assert header["format"] == "rdmatool-outputs/1"
+    out, position = {}, end + 1
+    for entry in header["outputs"]:
+        raw = data[position:position + entry["bytes"]]
+        position += entry["bytes"]
+        out[entry["name"]] = ({k: v for k, v in entry.items() if k not in ("name", "bytes")}, raw.decode("utf-8"))
+    assert position == len(data)
+    return out
+
+
+def write_pack(pack: Path, outputs: dict[str, tuple[dict, str]]) -> Path:
+    """A pack of stem -> (side data, raw text), as the writer writes one (in the order given)."""
+    results = [(stem, CommandResult(target="", parser=stem.partition(".")[0], command=side.get("command") or "",
+                                    stdout=text, exit_code=side.get("exit_code"), stderr=side.get("stderr") or "",
+                                    qualifier=side.get("qualifier"), started=side.get("started"),
+                                    duration_s=side.get("duration_s"), error=side.get("error")))
+               for stem, (side, text) in outputs.items()]
+    pack.write_bytes(pack_bytes(results))
+    return pack
+
+
+def outputs_of(bundle: Path, snapshot: int, target: str) -> dict[str, tuple[dict | None, str]]:
+    """A target's outputs of a snapshot, stem -> (side data, raw text), from its pack or its folder."""
+    pack = bundle / "snapshots" / str(snapshot) / f"{target}{PACK_SUFFIX}"
+    out: dict[str, tuple[dict | None, str]] = {}
+    folder = pack.parent / target
+    if folder.is_dir():
+        for raw in sorted(folder.glob("*.txt")):
+            out[raw.stem] = (side_of(folder, raw.stem), raw.read_text(encoding="utf-8"))
+    if pack.is_file():
+        out.update(read_pack(pack))
+    return out
+
+
+def unpack(bundle: Path) -> Path:
+    """The bundle as a /2 writer would have made it of the same outputs: each pack turned into its target's folder
+    (a raw file per output, the side data in the folder's outputs.json), the manifest's format /2 (its samples
+    store, if any, left as it is: now stale for every output)."""
+    for pack in sorted((bundle / "snapshots").glob(f"*/*{PACK_SUFFIX}")):
+        if not pack.is_file():
+            continue
+        folder = pack.with_name(pack.name[:-len(PACK_SUFFIX)])
+        folder.mkdir(exist_ok=True)
+        sides = {}
+        for stem, (side, text) in read_pack(pack).items():
+            (folder / f"{stem}.txt").write_bytes(text.encode("utf-8"))
+            sides[stem] = side
+        (folder / OUTPUTS_FILE).write_text(json.dumps(sides, indent=1) + "\n", encoding="utf-8")
+        pack.unlink()
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    manifest["format"] = "rdmatool-bundle/2"
     (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return bundle

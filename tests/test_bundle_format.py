@@ -103,7 +103,7 @@ def test_manifest_variations_are_accepted(tmp_path: Path, change) -> None:
 
 
 @pytest.mark.parametrize(("change", "key"), [
-    ({"format": "rdmatool-bundle/3"}, "format"),
+    ({"format": "rdmatool-bundle/4"}, "format"),
     ({"format": ["rdmatool-bundle/2"]}, "format"),
     ({"targets": "gpu01"}, "key targets:"),
     ({"targets": [{"kind": "host"}]}, "key targets[0].name:"),
@@ -157,7 +157,8 @@ _EDGE = st.one_of(st.none(), st.booleans(), st.integers(min_value=-3, max_value=
                   st.just({"name": "gpu01"}))
 _TARGET_KEYS = ["name", "address", "kind", "platform", "role", "user", "identity_file", "proxy_jump", "port", "groups",
                 "ports", "rack"]
-_MANIFESTS = st.fixed_dictionaries({"format": st.sampled_from(["rdmatool-bundle/1", "rdmatool-bundle/2", "rdmatool-bundle/3"])}, optional={
+_FORMATS = ["rdmatool-bundle/1", "rdmatool-bundle/2", "rdmatool-bundle/3", "rdmatool-bundle/4"]
+_MANIFESTS = st.fixed_dictionaries({"format": st.sampled_from(_FORMATS)}, optional={
     "created": _EDGE, "rdmatool_version": _EDGE, "interval_s": _EDGE, "vendor": _EDGE,
     "snapshots": st.one_of(_EDGE, st.lists(st.one_of(_EDGE, st.dictionaries(
         st.sampled_from(["index", "started", "finished", "other"]), _EDGE, max_size=4)), max_size=3)),

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from rdmatool import bundle_merge, frame, parsers, samples_store
-from rdmatool.bundle import OUTPUTS_FILE
+from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
 from rdmatool.bundle_merge import MergeOptions, merge
 from rdmatool.cli import app
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
-from tests.bundle_sides import bundle_as_format_1
+from tests.bundle_sides import bundle_as_format_1, read_pack, unpack, write_pack
 from tests.pods import bundle as pods
 
 SHARD_A = {"gpu01", "gpu03", "leaf01"}  # what `--shard 1/2` takes of the pod (round-robin by sorted name)
@@ -41,9 +41,12 @@ def split(whole: Path, groups: list[set[str]], dest: Path) -> list[Path]:
     for k, names in enumerate(groups, 1):
         shard = dest / f"shard-{k}"
         for snap in sorted((whole / "snapshots").iterdir()):
+            (shard / "snapshots" / snap.name).mkdir(parents=True, exist_ok=True)
             for target in sorted(snap.iterdir()):
-                if target.name in names:
+                if target.is_dir() and target.name in names:
                     shutil.copytree(target, shard / "snapshots" / snap.name / target.name)
+                elif target.name.removesuffix(PACK_SUFFIX) in names:  # an outputs pack
+                    shutil.copy2(target, shard / "snapshots" / snap.name / target.name)
         part = {**manifest, "targets": [t for t in manifest["targets"] if t["name"] in names],
                 "failures": [f for f in manifest["failures"] if f["target"] in names]}
         (shard / "manifest.json").write_text(json.dumps(part))
@@ -130,7 +133,7 @@ def test_merged_diagnosis_has_the_findings_of_the_unsharded_bundle(whole, shards
 def test_the_merged_manifest_says_what_it_is(shards, tmp_path) -> None:
     merge(shards, tmp_path / "all")
     manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
-    assert manifest["format"] == "rdmatool-bundle/2"
+    assert manifest["format"] == "rdmatool-bundle/3"
     assert [s["index"] for s in manifest["snapshots"]] == [0, 1]
     assert [(m["bundle"], m["targets"], m["dropped"]) for m in manifest["merged_from"]] == [
         ("shard-1", 3, []), ("shard-2", 2, [])]
@@ -169,7 +172,7 @@ def test_the_inventory_text_reads_back_as_the_targets_whatever_they_hold(odd: st
 def test_files_are_hard_linked_and_copies_keep_their_modification_times(shards, tmp_path, monkeypatch) -> None:
     linked = merge(shards, tmp_path / "linked")
     assert linked.linked > 0 and linked.copied == 0
-    raw = "snapshots/0/gpu02/psi.txt"
+    raw = f"snapshots/0/gpu02{PACK_SUFFIX}"
     assert os.stat(tmp_path / "linked" / raw).st_ino == os.stat(shards[1] / raw).st_ino
     copied = merge(shards, tmp_path / "copied", MergeOptions(copy=True))
     assert copied.linked == 0 and copied.copied == linked.linked
@@ -192,7 +195,7 @@ def test_a_copy_records_its_own_signature_where_the_filesystem_rounds_times(shar
     monkeypatch.setattr(bundle_merge.os, "utime", whole_seconds)
     merge(shards, tmp_path / "all", MergeOptions(copy=True))
     monkeypatch.undo()
-    assert os.stat(tmp_path / "all" / "snapshots/0/gpu01/psi.txt").st_mtime_ns % 10**9 == 0
+    assert os.stat(tmp_path / "all" / f"snapshots/0/gpu01{PACK_SUFFIX}").st_mtime_ns % 10**9 == 0
     calls = count_parses(monkeypatch)
     frame.load(tmp_path / "all", write_store=False)
     assert calls == []
@@ -246,17 +249,13 @@ def overlapping(shards, tmp_path) -> Path:
     b = tmp_path / "b"
     shutil.copytree(shards[1], b, copy_function=shutil.copy2)
     for snap in ("0", "1"):
-        src = shards[0] / "snapshots" / snap / "gpu01"
-        dst = b / "snapshots" / snap / "gpu01"
-        shutil.copytree(src, dst)
-        sysfs = dst / "sysfs_counters.mlx5_0.txt"
-        text = sysfs.read_text()
+        outputs = read_pack(shards[0] / "snapshots" / snap / f"gpu01{PACK_SUFFIX}")
+        side, text = outputs["sysfs_counters.mlx5_0"]
         assert "counters/symbol_error:3\n" in text
-        sysfs.write_text(text.replace("counters/symbol_error:3\n", "counters/symbol_error:10\n"))
-        sides = json.loads((dst / OUTPUTS_FILE).read_text())
-        for side in sides.values():
+        outputs["sysfs_counters.mlx5_0"] = (side, text.replace("counters/symbol_error:3\n", "counters/symbol_error:10\n"))
+        for side, _ in outputs.values():
             side["started"] = (datetime.fromisoformat(side["started"]) + timedelta(seconds=30)).isoformat()
-        (dst / OUTPUTS_FILE).write_text(json.dumps(sides))
+        write_pack(b / "snapshots" / snap / f"gpu01{PACK_SUFFIX}", outputs)
     manifest = json.loads((b / "manifest.json").read_text())
     manifest["targets"].append(next(t for t in json.loads((shards[0] / "manifest.json").read_text())["targets"]
                                     if t["name"] == "gpu01"))
@@ -354,14 +353,14 @@ def test_outputs_without_read_times_keep_their_window_or_are_refused(shards, tmp
     """Without side files the rates take the manifest's window: a shard whose own window differs from the merged
     one would get wrong rates, and is refused; one with the same window merges."""
     def untimed_copy(src: Path, dest: Path, seconds: float) -> Path:
-        path = rewrite_manifest(src, dest, lambda m: shift(m, seconds))
+        path = unpack(rewrite_manifest(src, dest, lambda m: shift(m, seconds)))  # side data of its own
         for side in path.glob("snapshots/*/*/*.json"):
             side.unlink()
         return path
 
     same = untimed_copy(shards[1], tmp_path / "same", 0)
     merge([shards[0], same], tmp_path / "ok")
-    stretched = rewrite_manifest(shards[1], tmp_path / "stretched", lambda m: None)
+    stretched = unpack(rewrite_manifest(shards[1], tmp_path / "stretched", lambda m: None))
     for side in stretched.glob("snapshots/*/*/*.json"):
         side.unlink()
     manifest = json.loads((stretched / "manifest.json").read_text())
@@ -399,13 +398,22 @@ def test_nothing_is_read_through_a_symlink(shards, tmp_path) -> None:
     secret.write_text("root:hash\n")
     evil = tmp_path / "evil"
     shutil.copytree(shards[1], evil, copy_function=shutil.copy2)
-    psi = evil / "snapshots/0/gpu02/psi.txt"
+    pack = evil / f"snapshots/0/gpu02{PACK_SUFFIX}"
+    pack.unlink()
+    pack.symlink_to(secret)
+    unpacked = unpack(shutil.copytree(shards[1], tmp_path / "unpacked", copy_function=shutil.copy2))
+    psi = unpacked / "snapshots/0/stor01/psi.txt"
     psi.unlink()
     psi.symlink_to(secret)
     result = merge([shards[0], evil], tmp_path / "all")
-    assert any("snapshots/0/gpu02/psi.txt: not a regular file; left out" in n for n in result.notes), result.notes
-    assert not (tmp_path / "all/snapshots/0/gpu02/psi.txt").exists()
-    assert "root:hash" not in "".join(p.read_text(errors="replace") for p in (tmp_path / "all").rglob("*.txt"))
+    assert any(f"snapshots/0/gpu02{PACK_SUFFIX}: not a regular file; left out" in n for n in result.notes), result.notes
+    assert not (tmp_path / f"all/snapshots/0/gpu02{PACK_SUFFIX}").exists()
+    result = merge([shards[0], unpacked], tmp_path / "all2")
+    assert any("snapshots/0/stor01/psi.txt: not a regular file; left out" in n for n in result.notes), result.notes
+    assert not (tmp_path / "all2/snapshots/0/stor01/psi.txt").exists()
+    for merged in ("all", "all2"):
+        assert "root:hash" not in "".join(p.read_text(errors="replace") for p in (tmp_path / merged).rglob("*")
+                                          if p.is_file() and p.suffix != ".npz")
 
 
 # ------------------------------------------------------------------------------------------------ atomicity
@@ -420,7 +428,7 @@ def test_a_merge_that_fails_leaves_nothing_and_keeps_the_old_bundle(shards, tmp_
 
     def fail_midway(self, src, dst):  # the links are made by several threads
         with lock:
-            if len(placed) >= 20:
+            if len(placed) >= 4:  # of 10 packs
                 raise OSError(28, "No space left on device")
             placed.append(dst)
         return real(self, src, dst)
@@ -487,18 +495,19 @@ def test_the_row_runs_gather_what_a_permuting_take_gathers(sizes: list[list[int]
     assert merged.tolist() == expected.tolist()
 
 
-def test_a_format_1_shard_merges_with_format_2_ones_and_reads_alike(shards, tmp_path, monkeypatch) -> None:
-    """A shard written by an older collector (one side file per output) merged with shards of format /2: each
-    folder keeps its own kind of side data, the merged store is current with both, and the table is the one the
-    /2 shards alone give."""
+def test_a_format_1_shard_merges_with_format_3_ones_and_reads_alike(shards, tmp_path, monkeypatch) -> None:
+    """A shard written by an older collector (one side file per output) merged with shards of format /3 (a pack per
+    target): each target keeps its own kind of files, the merged store is current with both, and the table is the
+    one the /3 shards alone give."""
     old = bundle_as_format_1(shutil.copytree(shards[0], tmp_path / "old", copy_function=shutil.copy2))
     samples_store.load_or_parse(old)  # its store as a /1 collector left it: current with its side files
     merge([old, *shards[1:]], tmp_path / "mixed")
     merge(shards, tmp_path / "plain")
     mixed = tmp_path / "mixed" / "snapshots" / "0"
-    kinds = {d.name: (d / OUTPUTS_FILE).is_file() for d in mixed.iterdir()}
-    assert set(kinds.values()) == {True, False}  # both kinds of folder in one bundle
-    assert json.loads((tmp_path / "mixed" / "manifest.json").read_text())["format"] == "rdmatool-bundle/2"
+    kinds = {d.name: d.is_file() for d in mixed.iterdir()}
+    assert set(kinds.values()) == {True, False}  # packs and folders in one bundle
+    assert not any((d / OUTPUTS_FILE).exists() for d in mixed.iterdir())  # the folders are /1 ones
+    assert json.loads((tmp_path / "mixed" / "manifest.json").read_text())["format"] == "rdmatool-bundle/3"
     calls = count_parses(monkeypatch)
     a = frame.load(tmp_path / "mixed", write_store=False)
     assert calls == []

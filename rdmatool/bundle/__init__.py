@@ -1,19 +1,22 @@
 """The on-disk bundle: the replayable record of what the fabric said (a public format others may write too).
 
 ```
-BUNDLE/manifest.json     {"format": "rdmatool-bundle/2", "created", "rdmatool_version", "interval_s",
+BUNDLE/manifest.json     {"format": "rdmatool-bundle/3", "created", "rdmatool_version", "interval_s",
                           "snapshots": [{"index", "started", "finished"}], "targets": [...], "failures": [...]}
 BUNDLE/inventory.yaml    resolved targets, no secrets
-BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].txt    raw output of one logical command
-BUNDLE/snapshots/<i>/<target>/outputs.json   {"<parser>[.<qualifier>]": {"command", "exit_code", "stderr",
+BUNDLE/snapshots/<i>/<target>.outputs   format /3: a target's outputs of a snapshot in one file — a JSON header line
+                          {"format": "rdmatool-outputs/1", "outputs": [{"name": "<parser>[.<qualifier>]", "bytes",
+                          side keys...}, ...]}, then the raw outputs one after the other
+BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].txt    formats /1, /2 (still read): raw output of one command
+BUNDLE/snapshots/<i>/<target>/outputs.json   format /2: {"<parser>[.<qualifier>]": {"command", "exit_code", "stderr",
                                                "started", "duration_s", "error"[, "qualifier"]}, ...}
 BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].json   format /1 (still read): one such side file per output
 BUNDLE/samples.npz       optional: the parsed samples, a cache checked against the raw files (rdmatool.samples_store)
 ```
 The side data is optional when reading (absent = exit 0); a folder with `outputs.json` takes its side data from it
-alone. A bundle is built in a hidden sibling directory and
-renamed into place, so an interrupted run never leaves a half bundle under the final name, and an existing bundle
-of the same name is replaced only once the new one is complete.
+alone. A target folder still holds what is not an output (a packet capture). A bundle is built in a hidden sibling
+directory and renamed into place, so an interrupted run never leaves a half bundle under the final name, and an
+existing bundle of the same name is replaced only once the new one is complete.
 
 A bundle may come from elsewhere, so reading one trusts nothing in it:
 - only regular files are read, never through a symlink (a symlinked `/etc/shadow` must not leak into a message), and
@@ -35,14 +38,26 @@ The package, one job a module: `names` (what may become a file name), `manifest`
 """
 
 from rdmatool.bundle.manifest import check_manifest, read_manifest
-from rdmatool.bundle.names import FORMAT, FORMATS, OUTPUTS_FILE, QUALIFIER, TARGET_NAME, file_stem
+from rdmatool.bundle.names import (
+    FORMAT,
+    FORMATS,
+    OUTPUTS_FILE,
+    PACK_FORMAT,
+    PACK_SUFFIX,
+    QUALIFIER,
+    TARGET_NAME,
+    file_stem,
+)
 from rdmatool.bundle.reader import (
     Bundle,
     BundleEntry,
     OutputSkipped,
     Scan,
     collector_paused,
+    expanded,
     list_outputs,
+    packed_in,
+    raw_signature,
     read,
     read_result,
     scan,
@@ -52,7 +67,8 @@ from rdmatool.bundle.reader import (
 from rdmatool.bundle.writer import BundleWriter
 
 __all__ = [
-    "FORMAT", "FORMATS", "OUTPUTS_FILE", "QUALIFIER", "TARGET_NAME", "Bundle", "BundleEntry", "BundleWriter", "OutputSkipped", "Scan",
-    "check_manifest", "collector_paused", "file_stem", "list_outputs", "read", "read_manifest", "read_result", "scan", "scan_outputs",
-    "side_signature",
+    "FORMAT", "FORMATS", "OUTPUTS_FILE", "PACK_FORMAT", "PACK_SUFFIX", "QUALIFIER", "TARGET_NAME", "Bundle",
+    "BundleEntry", "BundleWriter", "OutputSkipped", "Scan", "check_manifest", "collector_paused", "expanded",
+    "file_stem", "list_outputs", "packed_in", "raw_signature", "read", "read_manifest", "read_result", "scan",
+    "scan_outputs", "side_signature",
 ]

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import re
 
-# The format a writer writes, and every format a reader reads: /2 keeps a target folder's side data in one
-# `outputs.json` (half the files of /1, which had one side file per output); /1 bundles are read as they are.
-FORMAT = "rdmatool-bundle/2"
-FORMATS = ("rdmatool-bundle/1", FORMAT)
+# The format a writer writes, and every format a reader reads: /3 keeps each target's outputs of a snapshot in one
+# file, its outputs pack (one file where /2 had some 18: a fleet's bundle is written, synced, linked and listed
+# file by file); /2 kept a target folder's side data in one `outputs.json` (half the files of /1, which had one
+# side file per output). /1 and /2 bundles are read as they are, and a bundle may mix packs and folders.
+FORMAT = "rdmatool-bundle/3"
+FORMATS = ("rdmatool-bundle/1", "rdmatool-bundle/2", FORMAT)
+# A target's outputs of one snapshot in one file, `snapshots/<i>/<target>.outputs`: one JSON header line (this
+# format tag and, per output, its name, its length in bytes and its side data), then the raw outputs one after the
+# other. A folder is never a pack, so a target named `x.outputs` (a folder) and target `x`'s pack cannot be confused.
+PACK_SUFFIX = ".outputs"
+PACK_FORMAT = "rdmatool-outputs/1"
 # A target folder's side data in one file: {"<file stem>": {side keys}, ...}. Where it is, it is the side data of
 # every output of that folder, and the folder's per-output side files are not read.
 OUTPUTS_FILE = "outputs.json"

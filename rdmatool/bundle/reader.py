@@ -1,8 +1,15 @@
 """The outputs of a bundle, read as untrusted data: regular files only (never through a symlink), each within the size
 cap, side data type-checked; an output that cannot be read is skipped with a one-line reason and the others go on.
 
-An output's side data is its target folder's `outputs.json` entry where the folder has that file (format /2), else
-its own side file `<stem>.json` (format /1): decided per folder, so a merge of /1 and /2 shards reads alike."""
+A target's outputs of a snapshot are in its outputs pack `snapshots/<i>/<target>.outputs` (format /3: one file, a
+JSON header line with each output's name, length and side data, then the raw outputs), in its target folder
+`snapshots/<i>/<target>/` (formats /1 and /2), or both (a pack's output wins over a folder's file of the same name).
+In a folder, an output's side data is the folder's `outputs.json` entry where the folder has that file (/2), else
+its own side file `<stem>.json` (/1): decided per folder, so a merge of /1, /2 and /3 shards reads alike.
+
+An output is named by a path either way: `<folder>/<stem>.txt`, or `<pack>/<stem>.txt` inside its pack (the pack is a
+regular file, never a folder: `packed_in` tells which). The scan lists the packs without opening them (a reader that
+trusts a pack's signature need not); `expanded` lists their outputs."""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from pathlib import Path
 
 from rdmatool import files
 from rdmatool.bundle.manifest import finite_number, one_line, read_manifest, shown_value
-from rdmatool.bundle.names import OUTPUTS_FILE, QUALIFIER, STEM, TARGET_NAME
+from rdmatool.bundle.names import OUTPUTS_FILE, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult
 
@@ -85,8 +92,10 @@ def scan_outputs(root: Path, skipped: list[str] | None = None
 
     Nothing is followed through a symlink, and only regular files within the size cap are listed; every other
     snapshot folder, target folder or output is left out with a one-line reason appended to `skipped` (when given).
-    The contents are not read here: a side file of the wrong shape is found by `read_result`."""
-    return scan(root, skipped).outputs
+    A pack's outputs are listed from its header (read here); the rest of the contents are not read: a side file
+    of the wrong shape is found by `read_result`."""
+    notes = skipped if skipped is not None else []
+    return expanded(scan(root, notes), notes)[0]
 
 
 @dataclass
@@ -95,8 +104,10 @@ class Scan:
     target folders (a packet capture `capture.<device>.pcap`), so that whoever looks for those need not read the
     folders again."""
 
-    outputs: list[tuple[int, str, str, list[int], list[int] | None]]
+    outputs: list[tuple[int, str, str, list[int], list[int] | None]]  # the target folders' outputs
     stems: list[str] = field(default_factory=list)  # each output's file name without `.txt`, in the same order
+    # (snapshot, target, path, signature) of every outputs pack (format /3), in the canonical order; not opened
+    packs: list[tuple[int, str, str, list[int]]] = field(default_factory=list)
     # (snapshot, target, file name, path) of every regular file of a target folder named neither *.txt nor *.json,
     # in the canonical order of the folders; None when a folder that is no snapshot of ours was left unread although
     # its name is all digits (`01`): a reader that would look into such a folder must list the bundle itself.
@@ -119,7 +130,8 @@ def collector_paused() -> Iterator[None]:
 
 
 def scan(root: Path, skipped: list[str] | None = None) -> Scan:
-    """`scan_outputs`, with the target folders' other files (`Scan.others`)."""
+    """The bundle's target folders and outputs packs listed (`Scan`): one directory read per folder, one stat per
+    output file and per pack, no file opened."""
     with collector_paused():
         return _scan(root, skipped)
 
@@ -155,16 +167,24 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
     # Every target of a fleet has the same few file names: whether one is an output's name is decided once per name.
     stems: dict[str, bool] = {}
     regular = stat.S_ISREG
+    packs = []
     for index, snap_dir in sorted(snap_dirs, key=lambda x: x[0]):
         where = f"snapshots/{snap_dir.name}"
-        target_dirs = []
+        target_dirs, target_packs = [], []
         for t in _entries(snap_dir.path, where, notes):
             if not t.is_dir(follow_symlinks=False):
-                notes.append(f"{_shown(f'{where}/{t.name}')}: not a folder ({_kind(t)}); skipped")
+                target = t.name[:-len(PACK_SUFFIX)] if t.name.endswith(PACK_SUFFIX) else None
+                if target is None or not TARGET_NAME.fullmatch(target):
+                    notes.append(f"{_shown(f'{where}/{t.name}')}: not a folder ({_kind(t)}); skipped")
+                    continue
+                signature = _regular_signature(t, f"{where}/{t.name}", cap, notes)
+                if signature is not None:
+                    target_packs.append((index, target, t.path, signature))
             elif not TARGET_NAME.fullmatch(t.name):
                 notes.append(f"{_shown(f'{where}/{t.name}')}: not a target name; skipped")
             else:
                 target_dirs.append((t.name, t.path))
+        packs += sorted(target_packs)
         for target, target_path in sorted(target_dirs):
             raws, sides = {}, {}
             for f in _entries(target_path, f"{where}/{target}", notes):
@@ -215,10 +235,155 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
                             continue  # an output whose side file is unusable is not read at all
                 found.append((index, target, raw.path, raw_sig, side_sig))
                 found_stems.append(stem)
-    return Scan(found, found_stems, others)
+    return Scan(found, found_stems, packs=packs, others=others)
 
 
 _OUTPUTS_STEM = OUTPUTS_FILE[:-len(".json")]
+
+
+def expanded(scanned: Scan, skipped: list[str]) -> tuple[list[tuple], list[str]]:
+    """Every output of the bundle, in the canonical order (snapshot, target, file name `<stem>.txt`), as
+    (snapshot, target, path, raw signature, side signature), and each one's stem: the folders' outputs of the scan
+    with the outputs of its packs, each pack's header read. A packed output is named `<pack>/<stem>.txt` and signed
+    by its pack, which is its raw and its side file alike. An unusable pack, or one of its outputs, is named in
+    `skipped`; a folder's output that its target's pack also has is left out, named there too."""
+    if not scanned.packs:
+        return scanned.outputs, scanned.stems
+    blocks: dict[tuple[int, str], dict[str, tuple]] = {}
+    for entry, stem in zip(scanned.outputs, scanned.stems):
+        blocks.setdefault((entry[0], entry[1]), {})[stem] = entry
+    stems_ok: dict[str, bool] = {}
+    for index, target, path, _ in scanned.packs:
+        where = f"snapshots/{index}/{target}{PACK_SUFFIX}"
+        try:
+            pack = _pack(path, where)
+        except OutputSkipped as exc:
+            skipped.append(exc.reason)
+            continue
+        block = blocks.setdefault((index, target), {})
+        for stem in pack.entries:
+            ok = stems_ok.get(stem)
+            if ok is None:
+                ok = stems_ok[stem] = STEM.fullmatch(stem) is not None
+            if not ok:
+                skipped.append(f"{_shown(where)}: output {shown_value(stem)} is not an output file name; skipped")
+                continue
+            if stem in block:
+                skipped.append(f"{_shown(f'snapshots/{index}/{target}/{stem}.txt')}: also in {where}, whose output "
+                               "is read; skipped")
+            block[stem] = (index, target, f"{path}/{stem}.txt", pack.signature, pack.signature)
+    outputs, stems = [], []
+    for key in sorted(blocks):
+        block = blocks[key]
+        for stem in sorted(block, key=lambda x: x + ".txt"):  # a folder's order: by file name
+            outputs.append(block[stem])
+            stems.append(stem)
+    return outputs, stems
+
+
+@dataclass(frozen=True)
+class _Pack:
+    """An outputs pack as read: its signature then, its bytes, and each output's (start, end, side data) in them —
+    or, for an output whose side data is of the wrong shape, the line that says so instead of the side data."""
+
+    signature: list[int]
+    data: bytes
+    entries: dict[str, tuple[int, int, dict | str]]
+
+
+def packed_in(raw: Path) -> Path | None:
+    """The outputs pack an output named `raw` is in (`<pack>/<stem>.txt`), None when it is a file of a folder."""
+    parent = raw.parent
+    if not parent.name.endswith(PACK_SUFFIX):
+        return None
+    try:
+        return parent if stat.S_ISREG(os.lstat(parent).st_mode) else None
+    except OSError:
+        return None
+
+
+# The packs read lately, by path, with the signature each was read at: a pack's outputs are read one after the
+# other, and each would otherwise read and check the same file again. A few only (a pack may be megabytes).
+_PACKS: dict[str, _Pack | tuple[list[int], str]] = {}  # or (signature, why it is unusable)
+_PACKS_LOCK = threading.Lock()
+_PACKS_KEPT = 8
+
+
+def _pack(path: str, where: str) -> _Pack:
+    """The pack at `path` (named `where` in messages), read or as read lately at its current signature;
+    OutputSkipped with the reason when it is not a regular file within the cap or not a pack."""
+    try:
+        signature = files.signature(os.stat(path, follow_symlinks=False))
+    except FileNotFoundError:
+        raise OutputSkipped(f"{_shown(where)}: disappeared while reading; skipped") from None
+    except OSError as exc:
+        raise OutputSkipped(f"{_shown(where)}: unreadable ({exc.strerror or exc}); skipped") from None
+    with _PACKS_LOCK:
+        known = _PACKS.get(path)
+    if isinstance(known, _Pack) and known.signature == signature:
+        return known
+    if isinstance(known, tuple) and known[0] == signature:
+        raise OutputSkipped(known[1])
+    try:
+        data, signature = files.read_regular_signed(path)  # the signature of what was read
+        known = _Pack(signature, data, _pack_entries(data, where))
+    except FileNotFoundError:
+        raise OutputSkipped(f"{_shown(where)}: disappeared while reading; skipped") from None
+    except files.UnsafeFileError as exc:
+        known = (signature, f"{_shown(where)}: {exc.reason}; skipped")
+    except OutputSkipped as exc:
+        known = (signature, exc.reason)
+    with _PACKS_LOCK:
+        if len(_PACKS) >= _PACKS_KEPT:
+            _PACKS.clear()
+        _PACKS[path] = known
+    if isinstance(known, tuple):
+        raise OutputSkipped(known[1])
+    return known
+
+
+def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | str]]:
+    """Each output of a pack: (start, end, side data or what is wrong with it). OutputSkipped, naming the pack and
+    the key, when the header is not the format's, or the lengths it declares are not the file's."""
+    shown = _shown(where)
+    end = data.find(b"\n")
+    if end < 0:
+        raise OutputSkipped(f"{shown}: no header line; skipped")
+    try:
+        header = json.loads(data[:end].decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise OutputSkipped(f"{shown}: unreadable header ({one_line(exc)}); skipped") from None
+    if not isinstance(header, dict) or header.get("format") != PACK_FORMAT:
+        found = header.get("format") if isinstance(header, dict) else header
+        raise OutputSkipped(f"{shown}: header format {shown_value(found)} is not {PACK_FORMAT!r}; skipped")
+    outputs = header.get("outputs")
+    if not isinstance(outputs, list):
+        raise OutputSkipped(f"{shown}: header key 'outputs': expected a list, got {shown_value(outputs)}; skipped")
+    entries: dict[str, tuple[int, int, dict | str]] = {}
+    position = end + 1
+    for k, entry in enumerate(outputs):
+        if not isinstance(entry, dict):
+            raise OutputSkipped(f"{shown}: header outputs[{k}]: expected an object; skipped")
+        length, name = entry.get("bytes"), entry.get("name")
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise OutputSkipped(f"{shown}: header outputs[{k}] key 'bytes': expected a length, got "
+                                f"{shown_value(length)}; skipped")
+        if not isinstance(name, str):
+            raise OutputSkipped(f"{shown}: header outputs[{k}] key 'name': expected a string, got "
+                                f"{shown_value(name)}; skipped")
+        if name in entries:
+            raise OutputSkipped(f"{shown}: header outputs[{k}]: {shown_value(name)} named twice; skipped")
+        side = {key: value for key, value in entry.items() if key not in _PACK_KEYS}
+        problem = _side_problem(side)
+        entries[name] = (position, position + length, side if problem is None else
+                         f"{shown}: output {shown_value(name)}: {problem}; skipped")
+        position += length
+    if position != len(data):
+        raise OutputSkipped(f"{shown}: the header accounts for {position} bytes, the file has {len(data)}; skipped")
+    return entries
+
+
+_PACK_KEYS = ("name", "bytes")
 
 
 def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.DirEntry]:
@@ -283,13 +448,17 @@ def read_result(target: str, raw: Path) -> CommandResult:
     file); OutputSkipped (a BundleError) with the reason when a file is not a regular file, too large, or the side
     data is not an object of the documented types."""
     parser, _, qualifier = raw.stem.partition(".")
-    side, side_path = _side_of(raw)
-    try:
-        stdout = files.read_regular_text(raw)
-    except FileNotFoundError:
-        raise OutputSkipped(f"{_relative(raw)}: disappeared while reading; skipped") from None
-    except files.UnsafeFileError as exc:
-        raise OutputSkipped(f"{_relative(raw)}: {exc.reason}; skipped") from None
+    pack = packed_in(raw)
+    if pack is not None:
+        side, side_path, stdout = _packed(target, raw, pack)
+    else:
+        side, side_path = _side_of(raw)
+        try:
+            stdout = files.read_regular_text(raw)
+        except FileNotFoundError:
+            raise OutputSkipped(f"{_relative(raw)}: disappeared while reading; skipped") from None
+        except files.UnsafeFileError as exc:
+            raise OutputSkipped(f"{_relative(raw)}: {exc.reason}; skipped") from None
     qualifier = side.get("qualifier") or (qualifier or None)
     if qualifier is not None and not QUALIFIER.fullmatch(qualifier):
         where = side_path if side.get("qualifier") else raw
@@ -311,10 +480,35 @@ def read_result(target: str, raw: Path) -> CommandResult:
 
 
 def side_signature(raw: Path) -> list[int] | None:
-    """The signature of the file an output's side data is read from (its folder's `outputs.json` where there is
-    one, else its own side file), None when there is neither: what the samples store records beside the raw's."""
+    """The signature of the file an output's side data is read from (its pack; else its folder's `outputs.json`
+    where there is one, else its own side file), None when there is none: what the samples store records beside
+    the raw's."""
+    pack = packed_in(raw)
+    if pack is not None:
+        return files.signature_of(pack)
     shared = files.signature_of(raw.parent / OUTPUTS_FILE)
     return shared if shared is not None else files.signature_of(raw.with_suffix(".json"))
+
+
+def raw_signature(raw: Path) -> list[int] | None:
+    """The signature of the file an output's raw text is read from: its pack, or its own file."""
+    return files.signature_of(packed_in(raw) or raw)
+
+
+def _packed(target: str, raw: Path, pack: Path) -> tuple[dict, Path, str]:
+    """A packed output's side data, the pack, and its raw text (decoded as a raw file is)."""
+    where = f"snapshots/{pack.parent.name}/{pack.name}"
+    read = _pack(str(pack), where)
+    entry = read.entries.get(raw.stem)
+    if entry is None:
+        raise OutputSkipped(f"{_shown(where)}: no output {shown_value(raw.stem)} (changed while reading); skipped")
+    start, end, side = entry
+    if isinstance(side, str):
+        raise OutputSkipped(side)
+    text = read.data[start:end].decode("utf-8", "replace")
+    if "\r" in text:  # as a raw file's text is read (files.read_regular_text)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return dict(side), pack, text
 
 
 def _side_of(raw: Path) -> tuple[dict, Path]:

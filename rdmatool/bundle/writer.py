@@ -1,5 +1,9 @@
 """The bundle writer: outputs go into a hidden sibling directory, every name checked to stay inside it, and `commit`
-renames the finished bundle into place (an existing bundle is replaced only once the new one is complete)."""
+renames the finished bundle into place (an existing bundle is replaced only once the new one is complete).
+
+Each target's outputs of a snapshot are written as one outputs pack (format /3, `snapshots/<i>/<target>.outputs`)
+once the target is done (`sync_soon`) or at the commit: one file to create, sync, link and list where format /2 had
+a raw file per output and an `outputs.json`."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from rdmatool import __version__
-from rdmatool.bundle.names import FORMAT, OUTPUTS_FILE, QUALIFIER, TARGET_NAME, file_stem
+from rdmatool.bundle.names import FORMAT, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, TARGET_NAME, file_stem
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
 
@@ -37,16 +41,16 @@ class BundleWriter:
         if self.tmp.exists():
             shutil.rmtree(self.tmp)
         (self.tmp / "snapshots").mkdir(parents=True)
+        # Each output as (snapshot, target, its name `<pack>/<stem>.txt`, result), in the order added.
         self.written: list[tuple[int, str, Path, CommandResult]] = []
-        # Each raw output's (size, mtime_ns) and its folder's outputs.json's, as written: what the samples store
-        # records of them, without a stat of each file again. An output's entry is whole once its folder's side data
-        # is written (`sync_soon`, `commit`).
+        # Each output's (raw, side) signatures, by name: both its pack's (size, mtime_ns) as written — what the
+        # samples store records of them, without a stat again. Set when its pack is written (`sync_soon`, `commit`).
         self.signatures: dict[Path, tuple[list[int], list[int] | None]] = {}
-        # Each target folder's side data, by file stem, and the folders whose outputs.json is not written yet.
-        self._sides: dict[Path, dict[str, dict]] = {}
+        # Each pack's outputs so far, by stem, and the packs not written since their last output.
+        self._packs: dict[Path, dict[str, CommandResult]] = {}
         self._unwritten: set[Path] = set()
         self._inside: Path | None = None  # the temporary snapshots folder, resolved
-        self._folders: dict[tuple[int, str], Path] = {}  # the target folders made and checked so far
+        self._snapshot_dirs: dict[int, Path] = {}  # the snapshot folders made and checked so far
         # Files made durable while the collection still runs (`sync_soon`): the commit's fsync walk skips them. Each
         # path's write count: an fsync counts for the write it was started after, so a file rewritten while its fsync
         # was under way is synced again at the commit.
@@ -56,55 +60,38 @@ class BundleWriter:
         self._sync_pool: ThreadPoolExecutor | None = None
 
     def add(self, snapshot: int, result: CommandResult) -> None:
-        """Write one result's raw output and keep its side data for its folder's outputs.json (written by
-        `sync_soon` or `commit`); BundleError (nothing written) when its names are unsafe."""
-        folder, stem = self._place(snapshot, result)
-        raw = folder / f"{stem}.txt"
-        side = {
-            "command": result.command,
-            "exit_code": result.exit_code,
-            "stderr": result.stderr,
-            "started": result.started,
-            "duration_s": result.duration_s,
-            "error": result.error,
-        }
-        if result.qualifier:
-            side["qualifier"] = result.qualifier
-        self._note_write(str(raw))  # (re)written: durable only once synced again
-        self.signatures[raw] = (_write_new(raw, result.stdout.encode("utf-8")), None)
-        self._sides.setdefault(folder, {})[stem] = side
-        self._unwritten.add(folder)
-        self.written.append((snapshot, result.target, raw, result))
+        """Keep one result for its target's pack (written by `sync_soon` or `commit`); BundleError (nothing kept)
+        when its names are unsafe. A result added again under the same name replaces the first."""
+        pack, stem = self._place(snapshot, result)
+        self._packs.setdefault(pack, {})[stem] = result
+        self._unwritten.add(pack)
+        self.written.append((snapshot, result.target, pack / f"{stem}.txt", result))
 
     def _note_write(self, path: str) -> None:
         self._writes[path] = self._writes.get(path, 0) + 1
 
-    def _write_sides(self, folders) -> None:
-        """Write the outputs.json of these folders where it is behind their outputs: one file per target folder
-        (format /2) where /1 wrote one per output, so a fleet's bundle has half the files to write, sync, link and
-        list. The outputs' signatures are completed with its own."""
-        for folder in sorted(set(folders) & self._unwritten):
-            sides = self._sides[folder]
-            path = folder / OUTPUTS_FILE
-            self._note_write(str(path))
-            signature = _write_new(path, (json.dumps(dict(sorted(sides.items())), indent=1) + "\n").encode("utf-8"))
-            for stem in sides:
-                raw = folder / f"{stem}.txt"
-                self.signatures[raw] = (self.signatures[raw][0], signature)
-            self._unwritten.discard(folder)
+    def _write_packs(self, packs) -> None:
+        """Write these packs where they are behind their outputs, and sign their outputs with them."""
+        for pack in sorted(set(packs) & self._unwritten):
+            results = self._packs[pack]
+            stems = sorted(results, key=lambda stem: stem + ".txt")  # a reader's order: by file name
+            self._note_write(str(pack))
+            signature = _write_new(pack, pack_bytes([(stem, results[stem]) for stem in stems]))
+            for stem in stems:
+                self.signatures[pack / f"{stem}.txt"] = (signature, signature)
+            self._unwritten.discard(pack)
 
     def sync_soon(self, written: list[tuple[int, str, Path, CommandResult]]) -> None:
-        """Write the side data of these written outputs' folders, and start making the outputs and their folders'
-        outputs.json durable now, in a few threads of the writer's own, so that a collection's commit does not fsync
-        thousands of files after its last host answered (0.3-2 s on the benchmarks' machine) and no collecting thread
-        waits for its own files' journal commits. Not thread-safe against `add` of the same files: call it after
-        them, as the collect service does under its lock."""
-        folders = list(dict.fromkeys(raw.parent for _, _, raw, _ in written))
-        self._write_sides(folders)
+        """Write the packs of these written outputs, and start making them durable now, in a few threads of the
+        writer's own, so that a collection's commit does not fsync a fleet's files after its last host answered
+        (0.3-2 s on the benchmarks' machine) and no collecting thread waits for its own files' journal commits. Not
+        thread-safe against `add` to the same packs: call it after them, as the collect service does under its
+        lock."""
+        packs = list(dict.fromkeys(raw.parent for _, _, raw, _ in written))
+        self._write_packs(packs)
         if self._sync_pool is None:
             self._sync_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bundle-fsync")
-        paths = [str(raw) for _, _, raw, _ in written] + [str(folder / OUTPUTS_FILE) for folder in folders]
-        for path in paths:
+        for path in map(str, packs):
             self._syncing.append(self._sync_pool.submit(self._sync_one, path, self._writes.get(path, 0)))
 
     def _sync_one(self, path: str, write: int) -> None:
@@ -126,9 +113,9 @@ class BundleWriter:
             future.result()
 
     def _place(self, snapshot: int, result: CommandResult) -> tuple[Path, str]:
-        """The folder and file stem of a result, checked to stay inside the temporary bundle: the target, parser and
+        """The pack and file stem of a result, checked to stay inside the temporary bundle: the target, parser and
         qualifier come from the inventory and the hosts' answers, and a name like `../../etc/cron.d/x` must not
-        become a path. The folder is made here, once per snapshot and target."""
+        become a path. The snapshot folder is made here, once."""
         from rdmatool import parsers  # the registry imports every parser: only a writer needs it
 
         def refuse(why: str) -> BundleError:
@@ -145,25 +132,24 @@ class BundleWriter:
                                              or not QUALIFIER.fullmatch(result.qualifier)):
             raise refuse("not a safe qualifier")
         stem = file_stem(result.parser, result.qualifier)
-        folder = self._folders.get((snapshot, result.target))
+        folder = self._snapshot_dirs.get(snapshot)
         if folder is None:
-            folder = self.tmp / "snapshots" / str(snapshot) / result.target
-            for level in (folder.parent, folder):
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(level)
+            folder = self.tmp / "snapshots" / str(snapshot)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder)
             if self._inside is None:
                 self._inside = (self.tmp / "snapshots").resolve()
-            # Resolved, not assumed: a symlink or `..` anywhere on the way would show here. Once per folder; each
-            # file is then opened with O_NOFOLLOW (a link at its name is refused, never written through) — what
-            # resolving each file would check, at a fraction of the system calls: a collection writes thousands.
-            if folder.resolve() != self._inside / str(snapshot) / result.target:
+            # Resolved, not assumed: a symlink or `..` on the way would show here. Once per snapshot; each pack is
+            # then opened with O_NOFOLLOW (a link at its name is refused, never written through) — what resolving
+            # each file would check, at a fraction of the system calls: a collection writes thousands.
+            if folder.resolve() != self._inside / str(snapshot):
                 raise refuse(f"{folder} resolves outside the bundle")
-            self._folders[(snapshot, result.target)] = folder
-        return folder, stem
+            self._snapshot_dirs[snapshot] = folder
+        return folder / f"{result.target}{PACK_SUFFIX}", stem
 
     def commit(self, targets: list[Target], snapshots: list[dict], failures: list[dict], interval_s: float,
                before_commit: BeforeCommit | None = None) -> Path:
-        self._write_sides(self._unwritten)
+        self._write_packs(self._unwritten)
         manifest = {
             "format": FORMAT,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -208,6 +194,22 @@ class BundleWriter:
             self._sync_pool.shutdown(wait=True, cancel_futures=True)
             self._sync_pool = None
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def pack_bytes(outputs: list[tuple[str, CommandResult]]) -> bytes:
+    """An outputs pack of (stem, result) pairs, in the order given: the header line (each output's name, length and
+    side data), then the raw outputs as UTF-8. The header is one line: JSON escapes every newline in a value."""
+    raws = [result.stdout.encode("utf-8") for _, result in outputs]
+    entries = []
+    for (stem, result), raw in zip(outputs, raws):
+        entry = {"name": stem, "bytes": len(raw), "command": result.command, "exit_code": result.exit_code,
+                 "stderr": result.stderr, "started": result.started, "duration_s": result.duration_s,
+                 "error": result.error}
+        if result.qualifier:
+            entry["qualifier"] = result.qualifier
+        entries.append(entry)
+    header = json.dumps({"format": PACK_FORMAT, "outputs": entries}, separators=(",", ":"))
+    return b"".join([header.encode("utf-8"), b"\n", *raws])
 
 
 def recorded(target: Target) -> dict:

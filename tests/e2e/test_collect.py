@@ -20,6 +20,7 @@ import pytest
 from rdmatool import bundle as bundle_io
 from rdmatool import frame as frames
 from rdmatool import samples_store
+from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
 from tests.helpers import imported_modules
@@ -49,11 +50,10 @@ def degraded_bundle(degraded, tmp_path_factory) -> tuple[Path, subprocess.Comple
 
 def test_healthy_fabric_is_collected_and_every_file_parses(healthy, healthy_bundle: Path) -> None:
     data = manifest(healthy_bundle)
-    assert data["format"] == "rdmatool-bundle/2"
-    # format /2: each target folder's side data in one outputs.json, no side file per output
-    folders = [d for d in (healthy_bundle / "snapshots").glob("*/*") if d.is_dir()]
-    assert len(folders) >= 2 * 20 and all((d / "outputs.json").is_file() for d in folders)
-    assert [p.name for d in folders for p in d.glob("*.json") if p.name != "outputs.json"] == []
+    assert data["format"] == "rdmatool-bundle/3"
+    # format /3: each target's outputs of a snapshot in one pack, no folder, no file per output
+    entries = list((healthy_bundle / "snapshots").glob("*/*"))
+    assert len(entries) >= 2 * 20 and all(e.is_file() and e.name.endswith(".outputs") for e in entries)
     names = {t["name"] for t in data["targets"]}
     hosts = [t for t in data["targets"] if t["kind"] == "host"]
     switches = [t for t in data["targets"] if t["kind"] == "switch"]
@@ -92,10 +92,10 @@ def test_second_snapshot_rereads_only_counters(healthy_bundle: Path) -> None:
 
 
 def test_host_gets_one_exec_per_snapshot(healthy_bundle: Path) -> None:
-    side = json.loads((healthy_bundle / "snapshots/0/gpu01/outputs.json").read_text())["ibstat"]
+    side, text = outputs_of(healthy_bundle, 0, "gpu01")["ibstat"]
     assert side["exit_code"] == 0 and side["command"] == "ibstat" and side["error"] is None
     # the raw output is what the host printed, byte for byte
-    assert (healthy_bundle / "snapshots/0/gpu01/ibstat.txt").read_text().startswith("CA '")
+    assert text.startswith("CA '")
 
 
 def test_degraded_collection_records_failures_and_keeps_going(degraded_bundle) -> None:
@@ -254,7 +254,7 @@ def test_proxy_jump_reaches_a_host_through_a_bastion(healthy, tmp_path: Path) ->
     inventory = rewrite_inventory(healthy, tmp_path / "inv.yaml", through_gpu01)
     result = collect(healthy, tmp_path / "b", "--interval", "0", inventory=inventory)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "b" / "snapshots/0/gpu02/ibstat.txt").read_text().startswith("CA '")
+    assert outputs_of(tmp_path / "b", 0, "gpu02")["ibstat"][1].startswith("CA '")
     assert manifest(tmp_path / "b")["targets"][0]["proxy_jump"].startswith("root@")
 
 
@@ -305,12 +305,12 @@ def test_a_switch_slow_to_start_its_cli_is_waited_for_until_its_deadline(healthy
     data = manifest(tmp_path / "patient")
     assert data["failures"] == []
     for switch in ("leaf01", "leaf03"):
-        outputs = list((tmp_path / "patient" / "snapshots/0" / switch).glob("*.txt"))
-        assert len(outputs) >= 3 and all(p.stat().st_size for p in outputs), outputs
+        outputs = outputs_of(tmp_path / "patient", 0, switch)
+        assert len(outputs) >= 3 and all(text for _, text in outputs.values()), outputs
     assert hasty.returncode == 3, hasty.stderr  # inconclusive: a target not read
     failures = manifest(tmp_path / "hasty")["failures"]
     assert [f["target"] for f in failures] == ["leaf03"], failures
     said = "logged in, but the CLI gave no prompt (or did not answer its session set-up) within"
     assert said in failures[0]["error"], failures
     assert "Traceback" not in hasty.stderr
-    assert (tmp_path / "hasty" / "snapshots/0/gpu01/ibstat.txt").is_file()
+    assert "ibstat" in outputs_of(tmp_path / "hasty", 0, "gpu01")
