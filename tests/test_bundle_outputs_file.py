@@ -1,5 +1,7 @@
 """Format /2: a target folder's side data in one `outputs.json` instead of one side file per output (half the files
-of a fleet's bundle to write, sync, link and list), read alike, and /1 bundles still read as they are."""
+of a fleet's bundle to write, sync, link and list), read alike, and /1 bundles still read as they are. The writer
+now writes /3 (tests/test_bundle_packs.py): the bundles here are its outputs laid out as a /2 writer laid them out
+(`unpack`), which every reader still reads."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from rdmatool import bundle as bundle_io
 from rdmatool import frame, schemas
 from rdmatool.bundle import OUTPUTS_FILE, BundleWriter
 from rdmatool.model import CommandResult, Target
-from tests.bundle_sides import bundle_as_format_1, put_side
+from tests.bundle_sides import bundle_as_format_1, put_side, unpack
 
 HOSTS = ("gpu01", "gpu02")
 T0 = "2026-12-01T02:00:{:02d}+00:00"
@@ -50,7 +52,7 @@ def _write(path: Path) -> Path:
 
 @pytest.fixture
 def written(tmp_path: Path) -> Path:
-    return _write(tmp_path / "b")
+    return unpack(_write(tmp_path / "b"))
 
 
 def _entries(path: Path) -> dict[tuple, CommandResult]:
@@ -58,7 +60,7 @@ def _entries(path: Path) -> dict[tuple, CommandResult]:
     return {(e.snapshot, e.target, e.result.parser, e.result.qualifier): e.result for e in loaded.entries}
 
 
-def test_the_writer_keeps_each_folders_side_data_in_one_file_the_schema_accepts(written: Path) -> None:
+def test_a_folders_side_data_is_one_file_the_schema_accepts_and_reads_as_written(written: Path) -> None:
     folders = sorted(d for d in (written / "snapshots").glob("*/*"))
     assert len(folders) == 4
     for folder in folders:
@@ -149,7 +151,7 @@ def test_the_store_budget_counts_a_folders_outputs_json_once(written: Path) -> N
     outputs it speaks for."""
     from rdmatool import samples_store
 
-    listing = bundle_io.scan(written).outputs
+    scanned = bundle_io.scan(written)
     raws = sum(p.stat().st_size for p in written.glob("snapshots/*/*/*.txt"))
     sides = sum(p.stat().st_size for p in written.glob(f"snapshots/*/*/{OUTPUTS_FILE}"))
-    assert len(listing) == 12 and samples_store._text_bytes(listing) == raws + sides
+    assert len(scanned.outputs) == 12 and samples_store._text_bytes(scanned) == raws + sides

@@ -22,6 +22,7 @@ from rdmatool.bundle import BundleWriter
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
+from tests.bundle_sides import outputs_of
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo-bundle"
@@ -521,8 +522,7 @@ def test_the_writer_refuses_a_folder_swapped_for_a_symlink(tmp_path: Path) -> No
     outside = tmp_path / "outside"
     outside.mkdir()
     writer = BundleWriter(tmp_path / "bundle")
-    (writer.tmp / "snapshots" / "0").mkdir()
-    os.symlink(outside, writer.tmp / "snapshots" / "0" / "gpu01")
+    os.symlink(outside, writer.tmp / "snapshots" / "0")  # the snapshot folder the target's pack would go into
     with pytest.raises(BundleError, match="outside the bundle"):
         writer.add(0, _result())
     assert list(outside.iterdir()) == []
@@ -532,24 +532,22 @@ def test_the_writer_refuses_a_folder_swapped_for_a_symlink(tmp_path: Path) -> No
 
 
 def test_the_writer_never_writes_through_a_symlink_at_a_files_name(tmp_path: Path) -> None:
-    # The folder is checked once per target; each file is opened with O_NOFOLLOW, so a link planted at an output's
-    # name between two writes is refused, and the file it points to stays as it was.
+    # The snapshot folder is checked once; each pack is opened with O_NOFOLLOW, so a link planted at a pack's name
+    # between two writes is refused, and the file it points to stays as it was.
     secret = tmp_path / "secret"
     secret.write_text("keep me\n")
     writer = BundleWriter(tmp_path / "bundle")
-    writer.add(0, _result())  # the folder is made and checked
-    folder = writer.tmp / "snapshots" / "0" / "gpu01"
-    target = folder / "ibstat.txt"
-    target.unlink()
-    os.symlink(secret, target)
-    with pytest.raises(BundleError, match="symlink"):
-        writer.add(0, _result())
-    target.unlink()
-    # the folder's side data, written once its target is done (sync_soon, or the commit)
+    writer.add(0, _result())  # the snapshot folder is made and checked
+    writer.sync_soon(writer.written)  # the target is done: its pack is written
+    pack = writer.tmp / "snapshots" / "0" / "gpu01.outputs"
+    assert pack.is_file()
+    pack.unlink()
+    os.symlink(secret, pack)
     writer.add(0, _result())
-    os.symlink(secret, folder / "outputs.json")
     with pytest.raises(BundleError, match="symlink"):
         writer.sync_soon(writer.written[-1:])
+    with pytest.raises(BundleError, match="symlink"):
+        writer.commit([Target("gpu01", "127.0.0.1")], [], [], 0.0)
     assert secret.read_text() == "keep me\n"
     writer.abort()
 
@@ -562,13 +560,13 @@ def test_every_file_of_a_collection_is_fsynced_before_the_rename(tmp_path: Path,
     real = writer_mod._fsync
     monkeypatch.setattr(writer_mod, "_fsync", lambda path: (synced.append(os.path.basename(path)), real(path)))
     writer = BundleWriter(tmp_path / "b")
-    hosts = [f"gpu{i:03d}" for i in range(40)]  # 40 outputs and 40 outputs.json: the threaded path
+    hosts = [f"gpu{i:03d}" for i in range(70)]  # 70 packs: the threaded path
     for host in hosts:
         writer.add(0, CommandResult(target=host, parser="loadavg", command="cat /proc/loadavg",
                                     stdout="0.1 0.2 0.3 1/100 42\n"))
     path = writer.commit([Target(h, "127.0.0.1") for h in hosts], [], [], 0.0)
     written = sorted(p.name for p in path.rglob("*") if p.is_file())
-    assert sorted(synced) == written and len(written) == 2 * len(hosts) + 2  # + manifest, inventory
+    assert sorted(synced) == written and len(written) == len(hosts) + 2  # + manifest, inventory
 
 
 def test_files_synced_during_the_collection_are_not_synced_again_and_a_rewrite_is(
@@ -586,14 +584,14 @@ def test_files_synced_during_the_collection_are_not_synced_again_and_a_rewrite_i
                                     stdout="0.1 0.2 0.3 1/100 42\n"))
         writer.sync_soon(writer.written[first:])
     writer._finish_syncing()
-    assert len(synced) == 2 * len(hosts)  # every output and its folder's outputs.json, before the commit
+    assert len(synced) == len(hosts)  # every target's pack, before the commit
     # gpu000's output written again after its sync: its new content must be synced by the commit
     writer.add(0, CommandResult(target="gpu000", parser="loadavg", command="cat /proc/loadavg",
                                 stdout="0.5 0.2 0.3 1/100 42\n"))
     synced.clear()
     path = writer.commit([Target(h, "127.0.0.1") for h in hosts], [], [], 0.0)
-    assert sorted(synced) == ["inventory.yaml", "loadavg.txt", "manifest.json", "outputs.json"]
-    assert (path / "snapshots" / "0" / "gpu000" / "loadavg.txt").read_text().startswith("0.5")
+    assert sorted(synced) == ["gpu000.outputs", "inventory.yaml", "manifest.json"]
+    assert outputs_of(path, 0, "gpu000")["loadavg"][1].startswith("0.5")
 
 
 def test_a_file_rewritten_while_its_early_sync_runs_is_synced_again_by_the_commit(
@@ -607,7 +605,7 @@ def test_a_file_rewritten_while_its_early_sync_runs_is_synced_again_by_the_commi
     real = writer_mod._fsync
 
     def slow(path: str) -> None:  # the early fsync of the first output stalls until the rewrite is done
-        if path.endswith("loadavg.txt") and not started.is_set():
+        if path.endswith("gpu001.outputs") and not started.is_set():
             started.set()
             release.wait(10)
         real(path)
@@ -625,7 +623,7 @@ def test_a_file_rewritten_while_its_early_sync_runs_is_synced_again_by_the_commi
     synced.clear()
     writer.commit([Target("gpu001", "127.0.0.1")], [], [], 0.0)
     # the stalled fsync counted for the first write only: the commit syncs the rewritten output again
-    assert "loadavg.txt" in synced and "manifest.json" in synced
+    assert "gpu001.outputs" in synced and "manifest.json" in synced
 
 
 def test_a_failed_early_sync_stops_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -651,7 +649,7 @@ def test_the_writer_takes_port_names_and_views(tmp_path: Path) -> None:
                               ("ibstat", None)):
         writer.add(0, _result("leaf-1.example", parser, qualifier))
     path = writer.commit([Target(name="leaf-1.example", address="10.0.0.1")], [{"index": 0}], [], 0.0)
-    names = sorted(p.name for p in (path / "snapshots" / "0" / "leaf-1.example").iterdir())
+    names = sorted(f"{stem}.txt" for stem in outputs_of(path, 0, "leaf-1.example"))
     assert "sonic_portstat.Ethernet1_1.txt" in names and "perfquery.mlx5_0.1.txt" in names
     assert "onyx_pfc_counters.Ethernet0.prio3.txt" in names and "ibstat.txt" in names
     loaded = bundle_io.read(path)

@@ -24,7 +24,7 @@ from rdmatool.bundle import BundleWriter
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
-from tests.bundle_sides import folder_as_format_1, json_or_none
+from tests.bundle_sides import folder_as_format_1, json_or_none, read_pack, unpack
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ names = st.one_of(
     st.text(st.characters(exclude_characters="/\x00", exclude_categories=("Cs",)), min_size=1, max_size=24),
     st.sampled_from(["ibstat.txt", "ibstat.json", "loadavg.x.txt", ".txt", "..txt", "0", "1", "9", "gpu03",
                      "ethtool_stats.eth0.json", "perfquery.mlx5_0.1.txt", "samples.npz", "outputs.json",
-                     "manifest.json", "snapshots"]),
+                     "manifest.json", "snapshots", "gpu01.outputs", "gpu03.outputs", ".outputs", "a..outputs"]),
 ).filter(lambda n: n not in (".", ".."))
 
 
@@ -93,6 +93,16 @@ def bounded(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module")
+def folders_base(base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same bundle laid out as a /2 writer laid it out (a target folder per snapshot, a file per output, the
+    side data in the folder's outputs.json), its store current."""
+    path = unpack(shutil.copytree(base, tmp_path_factory.mktemp("fuzz") / "folders"))
+    samples_store.load_or_parse(path)
+    assert samples_store.load(path) is not None and not bundle_io.read(path).skipped
+    return path
 
 
 @contextlib.contextmanager
@@ -147,10 +157,10 @@ contents = st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.enco
 @given(edits=st.lists(st.tuples(st.sampled_from([(s, h, p, q) for s in (0, 1) for h in HOSTS for p, q, _ in OUTPUTS]),
                                 st.one_of(st.none(), side_docs), st.one_of(st.none(), contents),
                                 st.booleans(), st.booleans()), min_size=1, max_size=4))
-def test_fuzz_side_files_and_raw_outputs(base: Path, edits: list) -> None:
-    """The side data fuzzed where a writer keeps it (an entry of the folder's outputs.json, or the whole file torn or
-    replaced) and, with `own`, in a folder turned back into format /1 (one side file per output)."""
-    with copy_of(base) as path:
+def test_fuzz_side_files_and_raw_outputs(folders_base: Path, edits: list) -> None:
+    """The side data fuzzed where a /2 writer kept it (an entry of the folder's outputs.json, or the whole file torn
+    or replaced) and, with `own`, in a folder turned back into format /1 (one side file per output)."""
+    with copy_of(folders_base) as path:
         for (snapshot, host, parser, qualifier), side, raw, bytes_side, own in edits:
             stem = bundle_io.file_stem(parser, qualifier)
             folder = path / "snapshots" / str(snapshot) / host
@@ -172,8 +182,49 @@ def test_fuzz_side_files_and_raw_outputs(base: Path, edits: list) -> None:
 
 
 @FUZZ
+@given(edits=st.lists(st.tuples(st.sampled_from([(s, h) for s in (0, 1) for h in HOSTS]),
+                                st.sampled_from([*(p if q is None else f"{p}.{q}" for p, q, _ in OUTPUTS), "x", ""]),
+                                st.one_of(st.none(), side_docs), st.one_of(st.none(), json_values),
+                                st.one_of(st.none(), contents), st.integers(min_value=-1, max_value=10**6)),
+                      min_size=1, max_size=4),
+       whole=st.one_of(st.none(), contents, json_values))
+def test_fuzz_packs(base: Path, edits: list, whole) -> None:
+    """The outputs packs (format /3) fuzzed: an entry's side data replaced, its length or name set to anything, its
+    raw output replaced (with or without its length kept true), the header or the whole file replaced."""
+    with copy_of(base) as path:
+        for (snapshot, host), stem, side, length, raw, cut in edits:
+            pack = path / "snapshots" / str(snapshot) / f"{host}.outputs"
+            if not pack.is_file():
+                continue
+            try:  # a pack an earlier edit broke is left as it is
+                header = json.loads(pack.read_bytes().partition(b"\n")[0])
+                outputs = read_pack(pack)
+            except (ValueError, TypeError, KeyError, AssertionError):
+                continue
+            entries = [{"name": name, "bytes": len(text.encode()), **entry} for name, (entry, text) in outputs.items()]
+            bodies = [text.encode() for _, text in outputs.values()]
+            for k, entry in enumerate(entries):
+                if entry["name"] != stem:
+                    continue
+                if side is not None:
+                    entries[k] = {**(side if isinstance(side, dict) else {}), "name": stem, "bytes": entry["bytes"]}
+                if raw is not None:
+                    bodies[k] = raw
+                    entries[k]["bytes"] = len(raw)
+                if length is not None:
+                    entries[k]["bytes"] = length
+            header["outputs"] = entries
+            new = json.dumps(header).encode() + b"\n" + b"".join(bodies)
+            pack.write_bytes(new[:cut] if 0 <= cut < len(new) else new)
+        if whole is not None:
+            pack = path / "snapshots" / "1" / "gpu02.outputs"
+            pack.write_bytes(whole if isinstance(whole, bytes) else json.dumps(whole).encode() + b"\n")
+        read_and_diagnose(path)
+
+
+@FUZZ
 @given(entries=st.lists(st.tuples(st.sampled_from(["snapshots", "snapshots/0", "snapshots/1/gpu01", "snapshots/0/gpu02",
-                                                   "."]),
+                                                   ".", "snapshots/1"]),
                                   names, st.sampled_from(["file", "dir", "symlink_out", "symlink_dev", "fifo",
                                                           "dangling", "replace"]),
                                   contents), min_size=1, max_size=5))

@@ -17,7 +17,7 @@ from rdmatool import bundle as bundle_io
 from rdmatool import files, frame, sample_columns, samples_store
 from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Target
-from tests.bundle_sides import put_side, side_of
+from tests.bundle_sides import put_side, side_of, unpack
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
 HOSTS = ("gpu01", "gpu02", "gpu03")
@@ -89,7 +89,7 @@ def test_exact_integers_survive_the_store(tmp_path: Path) -> None:
 
 
 def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> None:
-    path = _write(tmp_path / "b")
+    path = _folders(_write(tmp_path / "b"))
     raw = path / "snapshots" / "1" / "gpu03" / "ethtool_stats.eth0.txt"
     before = raw.read_text()
     after = before.replace("rx_prio3_pause: 8", "rx_prio3_pause: 9")
@@ -109,7 +109,7 @@ def test_an_edited_output_of_the_same_size_is_parsed_again(tmp_path: Path) -> No
 
 
 def test_added_and_removed_outputs_are_noticed(tmp_path: Path) -> None:
-    path = _write(tmp_path / "b")
+    path = _folders(_write(tmp_path / "b"))
     (path / "snapshots" / "0" / "gpu01" / "loadavg.txt").unlink()
     put_side(path / "snapshots" / "0" / "gpu01", "loadavg", None)
     extra = path / "snapshots" / "1" / "gpu02" / "ethtool_stats.eth1.txt"
@@ -128,7 +128,7 @@ def test_a_store_whose_every_output_went_away_reads_as_no_samples(tmp_path: Path
     from rdmatool.diagnose import diagnose_bundle
     from rdmatool.model import Verdict
 
-    path = _write(tmp_path / "b")
+    path = _folders(_write(tmp_path / "b"))
     assert samples_store.load(path) is not None
     for snapshot in ("0", "1"):
         folder = path / "snapshots" / snapshot
@@ -148,7 +148,7 @@ def test_a_store_whose_every_output_went_away_reads_as_no_samples(tmp_path: Path
 
 def test_a_changed_side_file_is_noticed(tmp_path: Path) -> None:
     """The side file says when the output was read and whether the command failed: part of what was parsed."""
-    path = _write(tmp_path / "b")
+    path = _folders(_write(tmp_path / "b"))
     folder = path / "snapshots" / "1" / "gpu01"
     doc = side_of(folder, "loadavg")
     doc["started"] = "2024-05-01T02:00:40+00:00"
@@ -353,3 +353,12 @@ def test_codes_of_gives_the_codes_and_the_pool_the_loop_would() -> None:
     got = coded.codes_of(values)
     assert got.dtype == np.int32 and got.tolist() == expected == [2, -1, 0, 2, 3, -1, 0, 4]
     assert coded.strings == looped.strings == ["perfquery", "unused", "ibstat", "ethtool_stats", "sysfs"]
+
+
+def _folders(path: Path) -> Path:
+    """The bundle with its packs turned into /2 target folders (a file per output: what the tests above edit one by
+    one), and its store made current with them. Packs: tests/test_bundle_packs.py."""
+    unpack(path)
+    samples_store.load_or_parse(path)
+    assert samples_store.load(path) is not None
+    return path

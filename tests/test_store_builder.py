@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from rdmatool import frame, samples_store
-from rdmatool.bundle import OUTPUTS_FILE, BundleWriter
+from rdmatool.bundle import PACK_SUFFIX, BundleWriter
 from rdmatool.bundle.reader import scan_outputs
 from rdmatool.model import CommandResult, Target
 
@@ -101,12 +101,12 @@ def test_the_writers_signatures_are_the_files_own_and_the_store_is_current(tmp_p
     members = _members(path)
     listing = [raw for _, _, raw, _, _ in scan_outputs(path)]  # the store's order: snapshot, target, file name
     assert len(listing) == len(members["out_raw_size.npy"]) > 20
-    on_disk = [Path(raw).lstat() for raw in listing]
+    on_disk = [Path(raw).parent.lstat() for raw in listing]  # each output's pack: its raw and its side file
+    assert all(raw.endswith(".txt") and Path(raw).parent.name.endswith(PACK_SUFFIX) for raw in listing)
     assert list(members["out_raw_size.npy"]) == [st.st_size for st in on_disk]
     assert list(members["out_raw_mtime.npy"]) == [st.st_mtime_ns for st in on_disk]
-    sides = [(Path(raw).parent / OUTPUTS_FILE).lstat() for raw in listing]  # each folder's side data
-    assert list(members["out_side_mtime.npy"]) == [st.st_mtime_ns for st in sides]
-    assert list(members["out_side_size.npy"]) == [st.st_size for st in sides]
+    assert list(members["out_side_mtime.npy"]) == [st.st_mtime_ns for st in on_disk]
+    assert list(members["out_side_size.npy"]) == [st.st_size for st in on_disk]
     assert samples_store.load(path) is not None
     before = (path / samples_store.STORE_NAME).stat().st_mtime_ns
     table = frame.load(path)  # read from the store, nothing parsed again, nothing rewritten
