@@ -5,6 +5,7 @@ written, or turned back into the folders a /2 writer made."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
@@ -130,3 +131,28 @@ def unpack(bundle: Path) -> Path:
     manifest["format"] = "rdmatool-bundle/2"
     (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return bundle
+
+
+def put_output(bundle: Path, snapshot: int, target: str, stem: str, text: str, side: dict | None = None) -> Path:
+    """Add or replace one output of a target, where its writer keeps it: in its pack (format /3) when it has one,
+    else in its folder (made if need be) with its side data in the folder's outputs.json (or its own side file in a
+    /1 folder). `side`: None keeps the output's side data, if any. The file written."""
+    pack = bundle / "snapshots" / str(snapshot) / f"{target}{PACK_SUFFIX}"
+    if pack.is_file():
+        outputs = read_pack(pack)
+        outputs[stem] = (side if side is not None else outputs.get(stem, ({}, ""))[0], text)
+        return write_pack(pack, outputs)
+    folder = pack.parent / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{stem}.txt").write_text(text, encoding="utf-8")
+    if side is not None:
+        put_side(folder, stem, side)
+    return folder / f"{stem}.txt"
+
+
+def remove_target(bundle: Path, snapshot: int, target: str) -> None:
+    """A target's outputs of one snapshot gone: its pack and its folder (whichever it has)."""
+    (bundle / "snapshots" / str(snapshot) / f"{target}{PACK_SUFFIX}").unlink(missing_ok=True)
+    folder = bundle / "snapshots" / str(snapshot) / target
+    if folder.is_dir():
+        shutil.rmtree(folder)

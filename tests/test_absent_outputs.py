@@ -12,6 +12,7 @@ from rdmatool.absent_outputs import absent_failures
 from rdmatool.diagnose import diagnose_bundle
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
+from tests.bundle_sides import remove_target
 from tests.e2e.helpers import rdmatool
 from tests.pods import bundle as pods
 
@@ -45,7 +46,7 @@ def test_a_target_whose_second_snapshot_is_gone_makes_the_diagnosis_and_the_gate
     path, host = _pod_bundle(tmp_path)
     assert diagnose_bundle(path).verdict.value == "pass"  # the same bundle whole
     assert replay_gate(str(path), GateProfile()).verdict.value == "pass"
-    shutil.rmtree(path / "snapshots" / "1" / host)
+    remove_target(path, 1, host)
     result = diagnose_bundle(path)
     assert result.verdict.value == "inconclusive", result.failures
     assert [f["target"] for f in result.failures] == [host] and host in result.unreachable
@@ -82,8 +83,8 @@ def test_a_replayed_bundle_of_one_snapshot_says_why_it_has_no_counter_stage(tmp_
 
 def test_a_target_with_only_a_capture_in_a_snapshot_is_not_absent(tmp_path) -> None:
     path, host = _pod_bundle(tmp_path)
+    remove_target(path, 1, host)
     folder = path / "snapshots" / "1" / host
-    shutil.rmtree(folder)
     folder.mkdir()
     (folder / "capture.mlx5_0.pcap").write_bytes(b"")  # what `rdmatool capture` adds to a snapshot
     failures = diagnose_bundle(path).failures

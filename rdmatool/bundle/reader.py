@@ -365,6 +365,8 @@ def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | s
         if not isinstance(entry, dict):
             raise OutputSkipped(f"{shown}: header outputs[{k}]: expected an object; skipped")
         length, name = entry.get("bytes"), entry.get("name")
+        if isinstance(length, float) and length.is_integer():  # JSON Schema's integer: 7.0 is 7 (another writer's)
+            length = int(length)
         if isinstance(length, bool) or not isinstance(length, int) or length < 0:
             raise OutputSkipped(f"{shown}: header outputs[{k}] key 'bytes': expected a length, got "
                                 f"{shown_value(length)}; skipped")

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from rdmatool.bundle.names import file_stem
-from tests.bundle_sides import put_side
+from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 
 
@@ -27,12 +27,8 @@ def add_pair_results(path: Path, pairs: dict[tuple[str, str], float | None], tes
     started = (pods.T0 + timedelta(seconds=pods.WINDOW_S * snapshot)).isoformat()
     for (client, server), bw in {**dict.fromkeys(errors), **pairs}.items():
         qualifier = f"{test}@{server}"
-        folder = path / "snapshots" / str(snapshot) / client
-        folder.mkdir(parents=True, exist_ok=True)
-        stem = file_stem("perftest", qualifier)
         error = errors.get((client, server))
-        (folder / f"{stem}.txt").write_text(perftest_output(bw, error), encoding="utf-8")
         side = {"command": f"{test} --report_gbits {server}", "exit_code": 1 if error else 0, "stderr": "",
                 "started": started, "duration_s": 10.0, "error": None, "qualifier": qualifier}
-        put_side(folder, stem, side)
+        put_output(path, snapshot, client, file_stem("perftest", qualifier), perftest_output(bw, error), side)
     return path

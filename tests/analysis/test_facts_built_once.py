@@ -14,6 +14,7 @@ import pytest
 from rdmatool import analysis, fact_columns, frame
 from rdmatool.metrics import rate_name
 from rdmatool.triage import triage_facts
+from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-bundle"
@@ -70,9 +71,9 @@ def reference(table: frame.SampleTable) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _dcqcn(path: Path, host: str, snapshot: int, complaint: str) -> None:
     """A DCQCN read of one host where one port's folder is missing: a tool error (`complaint`) among the values."""
-    (path / "snapshots" / str(snapshot) / host / "dcqcn_sysfs.txt").write_text(
-        "/sys/class/net/eth2/ecn/roce_np/enable/3: 1\n/sys/class/net/eth2/ecn/roce_rp/enable/3: 1\n"
-        f"grep: /sys/class/net/eth3/ecn/roce_np/*: {complaint}\n")
+    put_output(path, snapshot, host, "dcqcn_sysfs",
+               "/sys/class/net/eth2/ecn/roce_np/enable/3: 1\n/sys/class/net/eth2/ecn/roce_rp/enable/3: 1\n"
+               f"grep: /sys/class/net/eth3/ecn/roce_np/*: {complaint}\n")
 
 
 @pytest.fixture(scope="module")

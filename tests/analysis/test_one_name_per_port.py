@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
 from rdmatool.analysis import analyse_path
 from rdmatool.diagnose import diagnose_analysis
 from rdmatool.sample_columns import entity_namer
+from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 
 
@@ -24,13 +24,10 @@ def _mlxlink(symbol_errors: int) -> str:
 
 def _add_mlxlink(path: Path, host: str, qualifier: str, symbol_errors: list[int]) -> None:
     for snapshot in (0, 1):
-        folder = path / "snapshots" / str(snapshot) / host
-        stem = f"mlxlink.{qualifier}"
-        (folder / f"{stem}.txt").write_text(_mlxlink(pods.value(symbol_errors, snapshot)))
         started = (pods.T0 + timedelta(seconds=pods.WINDOW_S * snapshot, milliseconds=200)).isoformat()
         side = {"command": "mlxlink -d mlx5_0 -p 1 -c", "exit_code": 0, "stderr": "", "started": started,
                 "duration_s": 0.1, "error": None, "qualifier": qualifier}
-        (folder / f"{stem}.json").write_text(json.dumps(side))
+        put_output(path, snapshot, host, f"mlxlink.{qualifier}", _mlxlink(pods.value(symbol_errors, snapshot)), side)
 
 
 def test_port_seen_by_every_tool_is_reported_once(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import collect, manifest, rdmatool, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
 from tests.fabric.server import free_port, key_only_login, start_sshd
@@ -78,7 +79,7 @@ def test_every_host_behind_a_strict_bastion_is_collected_over_one_connection(hea
     assert result.returncode == 0, result.stderr
     assert manifest(tmp_path / "b").get("failures") in (None, []), manifest(tmp_path / "b")["failures"]
     for name in hosts:
-        assert (tmp_path / "b" / f"snapshots/0/{name}/ibstat.txt").read_text().startswith("CA '"), name
+        assert outputs_of(tmp_path / "b", 0, name)["ibstat"][1].startswith("CA '"), name
     assert log.read_text().count("Accepted publickey") - logins_before == 1, log.read_text()
 
 

@@ -10,7 +10,6 @@ The collection must write nothing outside the bundle, collect every other target
 
 from __future__ import annotations
 
-import json
 import socket
 from pathlib import Path
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import collect, manifest, rdmatool, rewrite_inventory
 from tests.fabric.fixtures import fabric_fixture
 
@@ -54,8 +55,7 @@ def assert_only_the_cabled_port(fab, bundle: Path, host: str) -> None:
     """The switch of `host` (one whose counters are read per port, `<parser>.<port>.txt`) was read on the port
     cabled to it and on none of its other ports."""
     switch, port = cabled_port(fab, host)
-    folder = bundle / "snapshots" / "0" / switch
-    read = {p.stem.partition(".")[2] for p in folder.glob("*.*.txt")}
+    read = {stem.partition(".")[2] for stem in outputs_of(bundle, 0, switch) if "." in stem}
     every_port = next(t["ports"] for t in fab.targets if t["name"] == switch)
     assert len(every_port) > 1 and port in every_port
     assert read == {port}, read

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundle_sides import outputs_of, read_pack
 from tests.e2e.helpers import REPO, manifest, rdmatool
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
@@ -30,8 +31,8 @@ pytestmark = pytest.mark.skipif(HAS_RDMA, reason="this machine has RDMA devices:
 
 
 def _verbs_document(bundle: Path) -> dict:
-    [output] = list((bundle / "snapshots" / "0").glob("*/verbs.txt"))
-    return json.loads(output.read_text())
+    [pack] = list((bundle / "snapshots" / "0").glob("*.outputs"))
+    return json.loads(read_pack(pack)["verbs"][1])
 
 
 def test_collect_local_then_diagnose_and_baseline(tmp_path: Path) -> None:
@@ -47,8 +48,7 @@ def test_collect_local_then_diagnose_and_baseline(tmp_path: Path) -> None:
     [failure] = record["failures"]
     assert failure["target"] == target["name"] and "no RDMA device" in failure["error"]
     # the same layout as an SSH bundle: the script's sections, and the verbs output saying why it has no view
-    host_dir = bundle / "snapshots" / "0" / target["name"]
-    assert {"ibstat.txt", "loadavg.txt", "verbs.txt"} <= {p.name for p in host_dir.iterdir()}
+    assert {"ibstat", "loadavg", "verbs"} <= set(outputs_of(bundle, 0, target["name"]))
     verbs = _verbs_document(bundle)
     assert verbs["status"] in ("unavailable", "failed", "no_devices") and verbs["reason"]
     assert verbs["reason"] in failure["error"]
