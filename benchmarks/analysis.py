@@ -313,7 +313,9 @@ def main() -> int:
             healthy = write_bundle(work / f"healthy-{hosts}", hosts, faults=False, seed=2)
             write_baseline(baseline_path, healthy, args.nights, seed=3)
             shutil.rmtree(healthy, ignore_errors=True)
-        files = sum(1 for _ in (bundle_path / "snapshots").rglob("*.txt"))
+        from rdmatool import bundle as bundle_io
+
+        files = len(bundle_io.list_outputs(bundle_path))
         size = sum(p.stat().st_size for p in bundle_path.rglob("*") if p.is_file())
         print(f"data: {hosts} hosts x 2 ports, 2 snapshots: {files} raw outputs, {size / 1e6:.1f} MB on disk; "
               f"baseline {args.nights} nights: {baseline_path.stat().st_size / 1e6:.1f} MB "

@@ -77,12 +77,14 @@ def fold(addresses: list[str]) -> str:
 
 def command_plan(bundle: Path) -> list[tuple[str, list[str]]]:
     """(command line, addresses that ran it) for every logical command of snapshot 0 of a collected bundle."""
+    from rdmatool import bundle as bundle_io
+
     manifest = json.loads((bundle / "manifest.json").read_text())
     address = {t["name"]: t["address"] for t in manifest["targets"]}
     by_command: dict[str, list[str]] = defaultdict(list)
-    for shared in sorted((bundle / "snapshots" / "0").glob("*/outputs.json")):  # each host's side data
-        for side in json.loads(shared.read_text()).values():
-            by_command[side["command"]].append(address[shared.parent.name])
+    for entry in bundle_io.read(bundle).entries:  # each output's side data, whatever the bundle's format
+        if entry.snapshot == 0:
+            by_command[entry.result.command].append(address[entry.target])
     return sorted(by_command.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 

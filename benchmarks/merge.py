@@ -104,6 +104,8 @@ def findings(path: Path) -> list[tuple]:
 
 
 def step(shards: list[Path], work: Path, hosts: int) -> dict:
+    from rdmatool import bundle as bundle_io
+
     n = len(shards)
     merged = work / f"all-{n}"
     m = timed([sys.executable, "-m", "rdmatool", "bundle", "merge", *map(str, shards), "-o", str(merged)])
@@ -131,8 +133,7 @@ def step(shards: list[Path], work: Path, hosts: int) -> dict:
             raise SystemExit("diagnose of a merge of one shard differs from diagnose of the shard: benchmark invalid")
     doc = json.loads(out.read_text())
     return {"shards": n, "hosts": n * hosts, "merge": m, "diagnose": d, "findings": len(doc["findings"]),
-            "verdict": doc["verdict"], "outputs": sum(1 for _ in (merged / "snapshots").rglob("*.txt")) if n == 1
-            else None}
+            "verdict": doc["verdict"], "outputs": len(bundle_io.list_outputs(merged)) if n == 1 else None}
 
 
 def profile(shards: list[Path], work: Path, top: int) -> str:

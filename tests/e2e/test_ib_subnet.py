@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rdmatool import bundle as bundle_io
 from rdmatool.analysis import analyse_path
 from rdmatool.topology.observed import IBLINKINFO, links_from_analysis
 from rdmatool.topology.paths import uplinks
@@ -70,9 +71,10 @@ def test_the_cabling_of_an_infiniband_pod_comes_from_the_subnet(tmp_path: Path) 
         bundle = tmp_path / "bundle"
         result = collect(fab, bundle, "--interval", "1")
         assert result.returncode == 0, result.stderr
-    read = sorted(bundle.glob("snapshots/*/*/iblinkinfo.*.txt"))
+    read = [(e.snapshot, e.target, e.result.qualifier) for e in bundle_io.read(bundle).entries
+            if e.result.parser == "iblinkinfo"]
     assert len(read) == 1, read  # one subnet manager, read once for the whole collection
-    assert read[0].parent.name in {h.name for h in sc.hosts} and read[0].name == "iblinkinfo.mlx5_0.1.txt"
+    assert read[0][1] in {h.name for h in sc.hosts} and read[0][2] == "mlx5_0.1"
     analysis = analyse_path(bundle)
     seen = links_from_analysis(analysis)
     assert {(link.host, link.nic, link.switch, link.switch_port) for link in seen} == {

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import collect, rdmatool
 from tests.fabric import scenario
 from tests.fabric.fixtures import sim_fabric
@@ -79,7 +80,8 @@ def test_the_triage_alone_keeps_the_verdict_a_pass(diagnosis) -> None:
 @pytest.mark.e2e
 def test_the_bundle_holds_the_shim_output_of_both_snapshots(diagnosis) -> None:
     _, bundle = diagnosis
-    outputs = sorted(p.relative_to(bundle).as_posix() for p in bundle.glob("snapshots/*/gpu0*/nvidia_smi*.txt"))
+    outputs = [(snapshot, host) for snapshot in (0, 1) for host in ("gpu01", "gpu02", "gpu03", "gpu04", "gpu05")
+               if any(stem.startswith("nvidia_smi") for stem in outputs_of(bundle, snapshot, host))]
     # four GPU hosts, two snapshots each; gpu04 has no nvidia-smi
-    assert {o.split("/")[2] for o in outputs} == {"gpu01", "gpu02", "gpu03", "gpu05"}
-    assert {o.split("/")[1] for o in outputs} == {"0", "1"}
+    assert {host for _, host in outputs} == {"gpu01", "gpu02", "gpu03", "gpu05"}
+    assert {snapshot for snapshot, _ in outputs} == {0, 1}
