@@ -51,7 +51,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import yaml
 
 from rdmatool import __version__, files, hostlist, samples_store
@@ -114,9 +113,9 @@ class _Input:
 
     def kept(self) -> np.ndarray:
         """Which of the stored outputs are of a kept target (one test per distinct target, not per output)."""
-        codes, uniques = pd.factorize(self.outputs["target"])
-        wanted = np.fromiter((u in self.keep for u in uniques), dtype=bool, count=len(uniques))
-        return wanted[codes] if len(codes) else np.zeros(0, dtype=bool)
+        targets = self.outputs["target"].tolist()
+        wanted = {name: name in self.keep for name in dict.fromkeys(targets)}
+        return np.fromiter(map(wanted.__getitem__, targets), dtype=bool, count=len(targets))
 
 
 def merge(inputs: list[str | Path], out: str | Path, options: MergeOptions | None = None) -> MergeResult:
@@ -202,7 +201,7 @@ def _load(path: Path) -> _Input:
         outputs, strings, arrays = parsed.outputs, parsed.strings, parsed.arrays
         notes.append(f"{path}: no current stored samples: its {len(outputs['rows'])} outputs were parsed")
     names = {t["name"] for t in manifest["targets"]}
-    names.update(pd.unique(outputs["target"]).tolist())
+    names.update(dict.fromkeys(outputs["target"].tolist()))
     names.update(f.get("target") for f in manifest["failures"] if isinstance(f.get("target"), str))
     snapshot_dirs, folders = _listing(snapshots_dir)
     return _Input(path, manifest, outputs, strings, arrays, names, snapshot_dirs=snapshot_dirs, folders=folders,
@@ -359,7 +358,7 @@ def _current(i: _Input) -> None:
     """The input's samples made current with its files (`samples_store.load_or_parse`, nothing written)."""
     parsed = samples_store.load_or_parse(i.path, write_store=False)
     i.outputs, i.strings, i.arrays = parsed.outputs, parsed.strings, parsed.arrays
-    i.names |= set(pd.unique(parsed.outputs["target"]).tolist())
+    i.names |= set(parsed.outputs["target"].tolist())
 
 
 def _latest_reads(loaded: list[_Input], names: set[str]) -> dict[tuple[int, str], float]:
@@ -477,7 +476,7 @@ def inventory_text(targets: list[dict]) -> str:
     return yaml.dump({"targets": targets}, Dumper=dumper, sort_keys=False)
 
 
-def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, np.ndarray]]:
+def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, RunColumn]]:
     """The kept outputs of every input as one store's columns, in the bundle's canonical order (snapshot, target,
     file name: what a reader's scan lists), their rows gathered alike and their codes in one pool."""
     pool = Columns().with_pool(loaded[0].strings)
@@ -498,18 +497,38 @@ def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[s
     order = _canonical_order(outputs)
     runs = _row_runs(order, [len(p["rows"]) for p in parts_out], outputs["rows"])
     total = int(outputs["rows"].sum())
-    arrays = {}
-    # Each column is written once, in its final order, by copying runs of rows: the inputs' outputs of one snapshot
-    # are already in order and stay together (20 runs for 10 shards of 2 snapshots), where a concatenation then a
-    # permuting gather would write and read every one of 9,000,000 rows twice.
-    for name in ARRAY_NAMES:  # one column at a time: the parts of a column are let go as soon as it is whole
-        sources = [p.pop(name) for p in parts_rows]
-        column = np.empty(total, dtype=sources[0].dtype)
-        for part, src, dst, length in runs:
-            column[dst:dst + length] = sources[part][src:src + length]
-        arrays[name] = column
+    # Each column stays in its inputs' parts and is written to the store run by run, in its final order: the inputs'
+    # outputs of one snapshot are already in order and stay together (20 runs for 10 shards of 2 snapshots). Made
+    # whole, the columns would be a second copy of every row (460 MB at 10,000 hosts) to allocate and write first.
+    arrays = {name: RunColumn([p.pop(name) for p in parts_rows], runs, total) for name in ARRAY_NAMES}
     outputs = {name: column[order] for name, column in outputs.items()}
     return outputs, pool.strings, arrays
+
+
+class RunColumn:
+    """One row column of the merged store, never made whole: runs of its inputs' columns, in order — (input, first
+    row there, first row in the merged column, rows), as `_row_runs` gives them. The samples store writes it with
+    `write_npy` as it would write the whole array; `array()` makes it whole (for a reader that wants one)."""
+
+    def __init__(self, sources: list[np.ndarray], runs: list[tuple[int, int, int, int]], total: int) -> None:
+        self.sources, self.runs, self.total = sources, runs, total
+        self.dtype = sources[0].dtype if sources else np.dtype(np.float64)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def write_npy(self, stream) -> None:
+        """The column as one `.npy` member, the bytes `np.lib.format.write_array` writes for the whole array."""
+        header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": (self.total,)}
+        np.lib.format.write_array_header_1_0(stream, header)
+        for part, src, _, length in self.runs:
+            stream.write(np.ascontiguousarray(self.sources[part][src:src + length], dtype=self.dtype).data)
+
+    def array(self) -> np.ndarray:
+        column = np.empty(self.total, dtype=self.dtype)
+        for part, src, dst, length in self.runs:
+            column[dst:dst + length] = self.sources[part][src:src + length]
+        return column
 
 
 def _row_runs(order: np.ndarray, part_sizes: list[int], rows: np.ndarray) -> list[tuple[int, int, int, int]]:

@@ -250,12 +250,16 @@ def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], a
 
 def _npz(members: dict[str, np.ndarray]) -> io.BytesIO:
     """The members as `np.savez_compressed` writes them (one `<name>.npy` per member of a zip archive, read back by
-    `np.load`), deflated at COMPRESS_LEVEL instead of zlib's default."""
+    `np.load`), deflated at COMPRESS_LEVEL instead of zlib's default. A member that writes itself (`write_npy`: a
+    merge's column, kept in its inputs' parts) writes the same bytes without being made whole first."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL) as archive:
         for name, array in members.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as stream:
-                np.lib.format.write_array(stream, np.asanyarray(array), allow_pickle=False)
+                if hasattr(array, "write_npy"):
+                    array.write_npy(stream)
+                else:
+                    np.lib.format.write_array(stream, np.asanyarray(array), allow_pickle=False)
     return buffer
 
 

@@ -514,3 +514,33 @@ def test_a_format_1_shard_merges_with_format_3_ones_and_reads_alike(shards, tmp_
     b = frame.load(tmp_path / "plain", write_store=False)
     assert len(a.frame) > 100 and a.notes == b.notes
     pd.testing.assert_frame_equal(a.frame, b.frame)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=4), st.randoms(use_true_random=False),
+       st.sampled_from(["int32", "int64", "float64", "uint64", "bool"]))
+def test_a_merged_column_written_run_by_run_is_the_whole_column_written(sizes, rnd, dtype) -> None:
+    """The merged store's row columns are written from their inputs' parts, run by run: the same `.npy` bytes as
+    the whole column made first, and the whole column is the runs in order."""
+    import io
+
+    import numpy as np
+
+    sources = [np.arange(n).astype(dtype) if dtype != "bool" else np.arange(n) % 3 == 0 for n in sizes]
+    pieces = []  # every part cut in runs, the runs shuffled: a permutation of the parts' rows
+    for part, n in enumerate(sizes):
+        cuts = sorted({0, n, *rnd.sample(range(n + 1), min(n + 1, 3))})
+        pieces += [(part, a, b - a) for a, b in zip(cuts, cuts[1:]) if b > a]
+    rnd.shuffle(pieces)
+    runs, dst = [], 0
+    for part, src, length in pieces:
+        runs.append((part, src, dst, length))
+        dst += length
+    column = bundle_merge.RunColumn(sources, runs, dst)
+    whole = np.concatenate([sources[p][s:s + n] for p, s, n in pieces]) if pieces else np.zeros(0, sources[0].dtype)
+    assert column.array().dtype == whole.dtype and (column.array() == whole).all() and len(column) == len(whole)
+    mine, theirs = io.BytesIO(), io.BytesIO()
+    column.write_npy(mine)
+    np.lib.format.write_array(theirs, whole, allow_pickle=False)
+    assert mine.getvalue() == theirs.getvalue()
+    assert (np.load(io.BytesIO(mine.getvalue())) == whole).all()
