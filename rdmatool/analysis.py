@@ -223,6 +223,9 @@ def _codes_at(samples: pd.DataFrame, codes: dict, column: str, rows: np.ndarray)
     return found, np.array([*uniques, None], dtype=object)[:-1]
 
 
+_THROUGH = ("entity", "raw_key", "platform")
+
+
 class _Facts:
     """The facts as they are built: the latest values, the counter rates and the counter resets (nearly every fact)
     as the sample rows they come from — their text columns as the sample table's codes at those rows, their numbers
@@ -232,11 +235,21 @@ class _Facts:
         """`rows`: the sample row of each base fact (the latest values, the rates, the resets), whose target, entity
         and the rest it takes; `codes`: the sample table's codes (SampleTable.codes)."""
         self.n_base = len(rows)
+        self.rows = rows
         at = np.zeros(capacity, dtype=np.intp)
         at[:len(rows)] = rows
         self.codes = {}
         self.books = {}
+        # Columns the facts take from the samples as they are and a diagnosis never reads whole: left in the table,
+        # read through the rows (FactColumns), where the table's codes are there to read.
+        self.through = {}
+        for c in _THROUGH:
+            known = column_codes.fitting(codes, c, len(samples))
+            if known is not None:
+                self.through[c] = known
         for c in fact_columns.TEXT_COLUMNS:
+            if c in self.through:
+                continue
             row_codes, values = _codes_at(samples, codes, c, rows)
             if c in ("metric", "text"):  # rates, resets and tool errors write codes of their own
                 row_codes = row_codes.astype(np.int32 if len(values) < 2**30 else np.int64, copy=False)
@@ -246,7 +259,7 @@ class _Facts:
         self.books["flag"] = _CodeBook(self.codes["flag"][1])
         self.floats = {"value": samples["value"].to_numpy().take(at),
                        **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
-        self.ints = {c: _nullable(samples[c]).take(at) for c in _INT_COLUMNS}
+        self.ints_through = {c: _nullable(samples[c]) for c in _INT_COLUMNS}
         self.capacity = capacity
         self.n = 0
 
@@ -296,7 +309,8 @@ class _Facts:
         """The facts built so far (the base rows), as FactColumns."""
         base = {c: (row_codes, self.books[c].values() if c in self.books else values)
                 for c, (row_codes, values) in self.codes.items()}
-        return fact_columns.FactColumns(self.n, base, self.floats, self.ints, self.capacity)
+        return fact_columns.FactColumns(self.n, base, self.floats, {}, self.capacity, rows=self.rows[:self.n],
+                                        through=self.through, ints_through=self.ints_through)
 
     @staticmethod
     def empty() -> pd.DataFrame:

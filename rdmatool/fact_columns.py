@@ -7,7 +7,12 @@ metrics or a few targets at a time (rdmatool.facts.FactQuery). So the facts are 
 - the base rows (the first `n_base`): each text column a code per fact into the column's distinct values, taken from
   the sample table's own codes at the facts' sample rows (-1: None);
 - the tail (the facts added after them: derived ratios, efficiency, triage, a judge's verdicts): plain object arrays;
-- value, window_s, delta, priority and size_bytes: one array over both, with room for the tail to grow.
+- value, window_s, delta: one array over both, with room for the tail to grow; priority and size_bytes: the base
+  rows' and the tail's apart.
+Columns the base rows take as they are from the sample table (entity, raw_key, platform, priority, size_bytes) may
+be left there: given the sample rows of the base facts (`rows`), such a column is read through them, at the
+positions asked for, and spelled out over every base row only when something reads it whole. A fleet's diagnosis
+reads none of them whole: 200 MB of columns at 10,000 hosts that were written once and never read.
 
 `take(at)` and `column(name, at)` are exactly what the frame's `take(at)` and `frame[name].take(at)` are, and
 `frame()` is the frame itself (made once, on first use). Two tails never share rows: a FactColumns grown from one
@@ -59,15 +64,33 @@ class FactColumns:
     columns = pd.Index(FACT_COLUMNS)
 
     def __init__(self, n_base: int, base: dict[str, tuple[np.ndarray, np.ndarray]], floats: dict[str, np.ndarray],
-                 ints: dict[str, pd.arrays.IntegerArray], capacity: int) -> None:
-        """`base`: each CODED column's codes over the base rows and its distinct values (an object array);
-        `floats`, `ints`: arrays of `capacity` rows whose first `n_base` are the base rows'."""
+                 ints: dict[str, pd.arrays.IntegerArray], capacity: int, rows: np.ndarray | None = None,
+                 through: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                 ints_through: dict[str, pd.arrays.IntegerArray] | None = None) -> None:
+        """`base`: CODED columns' codes over the base rows and their distinct values (an object array); `floats`,
+        `ints`: arrays of `capacity` rows whose first `n_base` are the base rows'. With `rows` (the base facts'
+        sample rows): `through`, CODED columns as the sample table's codes over its rows and their distinct values,
+        and `ints_through`, integer columns as the sample table's (instead of `ints`), both read through `rows`."""
         self.n = self.n_base = n_base
+        self._sample_rows = rows  # the base facts' sample rows (with `through`, `ints_through`)
+        through = through or {}
         self._codes = {c: codes for c, (codes, _) in base.items()}
+        # the sample table's codes of the columns read through `rows` (spelled out into _codes when read whole)
+        self._through = {c: codes for c, (codes, _) in through.items()}
         # the distinct values and a trailing None: code -1 reads None
-        self._values = {c: np.append(np.asarray(values, dtype=object), None) for c, (_, values) in base.items()}
+        self._values = {c: np.append(np.asarray(values, dtype=object), None)
+                        for c, (_, values) in (*base.items(), *through.items())}
         self._tail = {c: np.empty(capacity - n_base, dtype=object) for c in CODED}
-        self._floats, self._ints = floats, ints
+        self._floats = floats
+        # the integer columns: the base rows' (an IntegerArray, or the sample table's read through `rows`) and the
+        # tail's (capacity - n_base rows)
+        if ints_through is None:
+            self._int_base = {c: a[:n_base] for c, a in ints.items()}
+            self._ints = {c: a[n_base:] for c, a in ints.items()}
+        else:
+            self._int_base = dict(ints_through)
+            self._ints = {c: _na_ints(capacity - n_base) for c in ints_through}
+        self._ints_through = ints_through is not None
         self._used = [n_base]  # shared by every FactColumns writing into these arrays: how far they are written
         self._frame: pd.DataFrame | None = None
         self._fact_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -100,7 +123,7 @@ class FactColumns:
         for c in FLOAT_COLUMNS:
             out._floats[c][at] = part[c].to_numpy(dtype=np.float64)
         for c in INT_COLUMNS:
-            out._ints[c][at] = part[c].array
+            out._ints[c][tail_at] = part[c].array
         out.n = end
         out._used[0] = end
         out._index = pd.RangeIndex(end)
@@ -118,10 +141,10 @@ class FactColumns:
         tail_rows = capacity - self.n_base
         out._tail = {c: _resized(t[:self.n - self.n_base], tail_rows, None) for c, t in self._tail.items()}
         out._floats = {c: _resized(a[:self.n], capacity, np.nan) for c, a in self._floats.items()}
-        out._ints = {c: pd.array(np.zeros(capacity, dtype=np.int64), dtype="Int64") for c in INT_COLUMNS}
+        used = self.n - self.n_base
+        out._ints = {c: _na_ints(tail_rows) for c in INT_COLUMNS}
         for c in INT_COLUMNS:
-            out._ints[c][:self.n] = self._ints[c][:self.n]
-            out._ints[c][self.n:] = pd.NA
+            out._ints[c][:used] = self._ints[c][:used]
         out._used = [self.n]
         return out
 
@@ -184,7 +207,7 @@ class FactColumns:
             except TypeError:  # an unhashable value: compared as pandas compares them
                 pass
             else:
-                base = np.isin(self._codes[name], hits)
+                base = np.isin(self._base_codes(name), hits)
                 tail = pd.Series(self._tail[name][:self.n - self.n_base], dtype=object).isin(wanted).to_numpy()
                 return np.concatenate([base, tail])
         return self.column(name, np.arange(self.n)).isin(wanted).to_numpy(dtype=bool)
@@ -192,7 +215,7 @@ class FactColumns:
     def distinct(self, name: str) -> set:
         """The values of a column as a set: `set(frame()[name].unique())`."""
         if name in TEXT_COLUMNS and self._frame is None:
-            present = np.unique(self._codes[name]) if self.n_base else np.zeros(0, dtype=np.intp)
+            present = np.unique(self._base_codes(name)) if self.n_base else np.zeros(0, dtype=np.intp)
             found = set(self._values[name][present].tolist())
             return found | set(pd.unique(pd.Series(self._tail[name][:self.n - self.n_base], dtype=object)))
         return set(self.column(name, np.arange(self.n)).unique())
@@ -219,23 +242,56 @@ class FactColumns:
         if name in FLOAT_COLUMNS:
             return self._floats[name][:self.n].take(at)
         if name in INT_COLUMNS:
-            return self._ints[name][:self.n].take(at)
+            return self._ints_at(name, at)
         texts = self._texts(name, at)
         return flag_array(texts) if name == "flag" else texts
 
     def _texts(self, name: str, at: np.ndarray) -> np.ndarray:
         """An object array of a CODED column's values at these positions."""
-        codes, values = self._codes[name], self._values[name]
+        values = self._values[name]
         in_base = at < self.n_base
         if in_base.all():
-            return values.take(codes.take(at))  # -1 reads the trailing None
+            return values.take(self._base_codes_at(name, at))  # -1 reads the trailing None
         out = np.empty(len(at), dtype=object)
-        out[in_base] = values.take(codes.take(at[in_base]))
+        out[in_base] = values.take(self._base_codes_at(name, at[in_base]))
         out[~in_base] = self._tail[name].take(at[~in_base] - self.n_base)
         return out
 
+    def _base_codes(self, name: str) -> np.ndarray:
+        """A CODED column's codes over every base row (spelled out, once, for a column read through `rows`)."""
+        codes = self._codes.get(name)
+        if codes is None:
+            codes = self._codes[name] = self._through[name].take(self._sample_rows)
+        return codes
+
+    def _base_codes_at(self, name: str, at: np.ndarray) -> np.ndarray:
+        """A CODED column's codes at these base positions."""
+        codes = self._codes.get(name)
+        return codes.take(at) if codes is not None else self._through[name].take(self._sample_rows.take(at))
+
+    def _ints_at(self, name: str, at: np.ndarray) -> pd.arrays.IntegerArray:
+        """An integer column at these positions: the base rows' (through `rows` when read from the samples) and the
+        tail's, in the order asked."""
+        base, tail = self._int_base[name], self._ints[name]
+        in_base = at < self.n_base
+        if self._ints_through:
+            def of_base(positions: np.ndarray) -> pd.arrays.IntegerArray:
+                return base.take(self._sample_rows.take(positions))
+        else:
+            of_base = base.take
+        if in_base.all():
+            return of_base(at)
+        if not in_base.any():
+            return tail.take(at - self.n_base)
+        first, rest = np.flatnonzero(in_base), np.flatnonzero(~in_base)
+        both = type(tail)._concat_same_type([of_base(at[first]), tail.take(at[rest] - self.n_base)])
+        order = np.empty(len(at), dtype=np.intp)
+        order[first] = np.arange(len(first))
+        order[rest] = len(first) + np.arange(len(rest))
+        return both.take(order)
+
     def _coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        codes, values = self._codes[name], self._values[name][:-1]
+        codes, values = self._base_codes(name), self._values[name][:-1]
         tail = self._tail[name][:self.n - self.n_base]
         if not len(tail):
             return codes, values
@@ -254,6 +310,11 @@ class FactColumns:
         dtype = codes.dtype if len(all_values) < np.iinfo(codes.dtype).max else np.int64
         table = np.array([*mapped, -1], dtype=dtype)
         return np.concatenate([codes.astype(dtype, copy=False), table[tail_codes]]), all_values
+
+
+def _na_ints(rows: int) -> pd.arrays.IntegerArray:
+    """`rows` missing nullable integers (the facts' priority and size_bytes of rows not written yet)."""
+    return pd.arrays.IntegerArray(np.zeros(rows, dtype=np.int64), np.ones(rows, dtype=bool))
 
 
 def _resized(array: np.ndarray, rows: int, fill) -> np.ndarray:

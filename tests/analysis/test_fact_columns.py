@@ -129,6 +129,35 @@ def test_a_diagnosis_never_makes_the_whole_frame(pod_path: Path) -> None:
     assert result.findings  # the pod has a reset and discards to report
     assert held(a).frame_if_made() is None
     assert {f.target for f in result.findings} >= {"gpu03"}
+    # nor spells out the columns the facts read from the samples through their rows (but platform: a fabric with
+    # switches has its judges pick them by platform)
+    assert not set(held(a)._codes) & {"entity", "raw_key"}
+    assert held(a)._ints_through
+
+
+def test_columns_read_through_the_sample_rows_are_the_samples_at_those_rows(pod_path: Path) -> None:
+    """entity, raw_key, platform, priority and size_bytes of the base facts are read through their sample rows: at
+    any positions, whole, and after a growth, they are what the samples hold at those rows."""
+    table = frame.load(pod_path, write_store=False)
+    a = analysis.analyse(table)
+    columns = held(a)
+    samples, _, _ = analysis._in_snapshot_order(table)
+    rows = columns._sample_rows
+    assert rows is not None and len(rows) == columns.n_base
+    rng = np.random.default_rng(3)
+    at = rng.choice(columns.n_base, 300, replace=False)
+    for name in ("entity", "raw_key", "platform", "priority", "size_bytes"):
+        expected = samples[name].to_numpy(dtype=object).take(rows.take(at))
+        got = columns.column(name, at).to_numpy(dtype=object)
+        assert [None if pd.isna(x) else x for x in got] == [None if pd.isna(x) else x for x in expected], name
+    grown = columns.grown(columns.take(np.arange(5)).reset_index(drop=True))
+    mixed = np.array([grown.n - 1, 0, grown.n - 5, 7])
+    pd.testing.assert_frame_equal(grown.take(mixed).reset_index(drop=True),
+                                  pd.concat([columns.frame(), columns.take(np.arange(5))], ignore_index=True)
+                                  .take(mixed).reset_index(drop=True), check_exact=True)
+    codes, uniques = columns.codes("entity")  # read whole: spelled out once, the same values
+    assert (np.array([*uniques.tolist(), None], dtype=object)[codes]
+            == columns.frame()["entity"].to_numpy(dtype=object)).all()
 
 
 def test_the_analysis_gives_its_facts_as_a_frame_on_first_read(pod_path: Path) -> None:
