@@ -306,7 +306,7 @@ def packed_in(raw: Path) -> Path | None:
 # other, and each would otherwise read and check the same file again. A few only (a pack may be megabytes).
 _PACKS: dict[str, _Pack | tuple[list[int], str]] = {}  # or (signature, why it is unusable)
 _PACKS_LOCK = threading.Lock()
-_PACKS_KEPT = 8
+_PACKS_KEPT = 4  # outputs are read pack after pack; a hostile bundle's 64 MiB packs keep 256 MiB at most
 
 
 def _pack(path: str, where: str) -> _Pack:
