@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
+
 from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
 from rdmatool.bundle.writer import pack_bytes
 from rdmatool.model import CommandResult
@@ -156,3 +158,22 @@ def remove_target(bundle: Path, snapshot: int, target: str) -> None:
     folder = bundle / "snapshots" / str(snapshot) / target
     if folder.is_dir():
         shutil.rmtree(folder)
+
+
+def assert_read_alike(path: Path, other: Path, min_rows: int) -> None:
+    """Two bundles of the same outputs in other layouts read alike: the same entries, the same table (at least
+    `min_rows` rows), the same parse failures and notes, nothing skipped."""
+    from rdmatool import bundle as bundle_io
+    from rdmatool import frame
+
+    def entries(bundle: Path) -> dict:
+        return {(e.snapshot, e.target, e.result.parser, e.result.qualifier): e.result
+                for e in bundle_io.read(bundle).entries}
+
+    assert entries(path) == entries(other)
+    a, b = frame.load(path, write_store=False), frame.load(other, write_store=False)
+    assert len(a.frame) >= min_rows
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert [(f.target, f.parser, f.message) for f in a.parse_failures] == \
+        [(f.target, f.parser, f.message) for f in b.parse_failures]
+    assert a.notes == b.notes and a.skipped == b.skipped == []

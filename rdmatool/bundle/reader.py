@@ -164,8 +164,7 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
                 others = None
             continue
         snap_dirs.append((index, entry))
-    # Every target of a fleet has the same few file names: whether one is an output's name is decided once per name.
-    stems: dict[str, bool] = {}
+    stems: dict[str, bool] = {}  # which file names may name an output (_output_name)
     regular = stat.S_ISREG
     packs = []
     for index, snap_dir in sorted(snap_dirs, key=lambda x: x[0]):
@@ -206,10 +205,7 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
             for raw_name in sorted(raws):
                 raw = raws[raw_name]
                 stem = raw_name[:-4]
-                ok = stems.get(stem)
-                if ok is None:
-                    ok = stems[stem] = STEM.fullmatch(stem) is not None
-                if not ok:
+                if not _output_name(stem, stems):
                     notes.append(f"{_shown(f'{where}/{target}/{raw_name}')}: not an output file name; skipped")
                     continue
                 try:  # the common case inline (a regular file within the cap); anything else is said below
@@ -241,6 +237,14 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
 _OUTPUTS_STEM = OUTPUTS_FILE[:-len(".json")]
 
 
+def _output_name(stem: str, known: dict[str, bool]) -> bool:
+    """Whether `stem` may name an output (STEM), decided once per name: every target of a fleet has the same few."""
+    ok = known.get(stem)
+    if ok is None:
+        ok = known[stem] = STEM.fullmatch(stem) is not None
+    return ok
+
+
 def expanded(scanned: Scan, skipped: list[str]) -> tuple[list[tuple], list[str]]:
     """Every output of the bundle, in the canonical order (snapshot, target, file name `<stem>.txt`), as
     (snapshot, target, path, raw signature, side signature), and each one's stem: the folders' outputs of the scan
@@ -262,10 +266,7 @@ def expanded(scanned: Scan, skipped: list[str]) -> tuple[list[tuple], list[str]]
             continue
         block = blocks.setdefault((index, target), {})
         for stem in pack.entries:
-            ok = stems_ok.get(stem)
-            if ok is None:
-                ok = stems_ok[stem] = STEM.fullmatch(stem) is not None
-            if not ok:
+            if not _output_name(stem, stems_ok):
                 skipped.append(f"{_shown(where)}: output {shown_value(stem)} is not an output file name; skipped")
                 continue
             if stem in block:
