@@ -23,6 +23,7 @@ from rdmatool.facts import FactQuery
 from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
 from rdmatool.sample_columns import PEER_MARK
+from rdmatool.table_columns import TableColumns
 from rdmatool.triage import triage_facts
 
 FACT_COLUMNS = fact_columns.FACT_COLUMNS
@@ -88,9 +89,11 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
         if c in samples.columns and column_codes.fitting(codes, c, len(samples)) is None:
             codes[c] = column_codes.factorized(samples[c].to_numpy())
-    snapshot = samples["snapshot"].to_numpy()
+    held = samples.of_output("snapshot") if isinstance(samples, TableColumns) else None
+    # (a loader's table holds the snapshot per output: the order of its outputs that have rows is its rows')
+    snapshot = held[0][held[1] > 0] if held is not None else samples["snapshot"].to_numpy()
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
-        order = np.argsort(snapshot, kind="stable")
+        order = np.argsort(samples["snapshot"].to_numpy(), kind="stable")
         whole = table.frame  # (rows out of snapshot order: a table built by hand, not a loader's)
         samples, series = whole.iloc[order].reset_index(drop=True), series[order]
         codes = {c: (row_codes[order], uniques) for c, (row_codes, uniques) in codes.items()}

@@ -144,8 +144,10 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
     exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
     times, notes = read_times(outputs, manifest)
-    ready["snapshot"] = per_output(outputs["snapshot"])
-    ready["time"] = per_output(times)
+    # The snapshot and the read time are the output's: held per output (TableColumns.of_output), spelled out per row
+    # only when read whole (at 10,000 hosts two 72 MB columns the analysis reads as per-output values and at rows).
+    of_outputs["snapshot"] = outputs["snapshot"]
+    of_outputs["time"] = times
     per_output_categories("target", outputs["target"])
     per_output_categories("kind", of_target("kind", "host"))
     per_output_categories("platform", of_target("platform", "linux"))
@@ -279,23 +281,39 @@ class RateArrays:
 def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: dict | None = None) -> RateArrays | None:
     """What `rates_with_rows` says, as arrays; None when there is no rate. `codes`: the frame's SampleTable.codes,
     when known (the selections by metric are then integer comparisons)."""
-    if frame.empty or frame["snapshot"].nunique() < 2:
+    if frame.empty:
         return None
+    held = frame.of_output("snapshot") if isinstance(frame, TableColumns) else None
+    if held is not None:  # one snapshot per output: compared per output, then spread over the rows as booleans
+        per_output, counts = held
+        present = per_output[counts > 0]
+        if len(np.unique(present)) < 2:
+            return None
+        first, last = present.min(), present.max()
+
+        def in_snapshot(index) -> np.ndarray:
+            return np.repeat(per_output == index, counts)
+    else:
+        if frame["snapshot"].nunique() < 2:
+            return None
+        first, last = frame["snapshot"].min(), frame["snapshot"].max()
+        snapshot = frame["snapshot"].to_numpy()
+
+        def in_snapshot(index) -> np.ndarray:
+            return snapshot == index
     if series is None:
         series = series_ids(frame)
-    first, last = frame["snapshot"].min(), frame["snapshot"].max()
     usable = counter_mask(frame, codes).to_numpy() & frame["value"].notna().to_numpy()
-    snapshot = frame["snapshot"].to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
-    a_rows = _last_of_each(np.flatnonzero(usable & (snapshot == first)), series)
-    b_rows = _last_of_each(np.flatnonzero(usable & (snapshot == last)), series)
+    a_rows = _last_of_each(np.flatnonzero(usable & in_snapshot(first)), series)
+    b_rows = _last_of_each(np.flatnonzero(usable & in_snapshot(last)), series)
     position = pd.Index(series[b_rows]).get_indexer(series[a_rows])
     found = position >= 0
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
         return None
-    time, value, exact = frame["time"].to_numpy(), frame["value"].to_numpy(), frame["exact"]
-    window = time[b_rows] - time[a_rows]
+    value, exact = frame["value"].to_numpy(), frame["exact"]
+    window = _at_rows(frame, "time", b_rows) - _at_rows(frame, "time", a_rows)
     v0, v1 = value[a_rows], value[b_rows]
     delta = v1 - v0
     flag = np.full(len(a_rows), "", dtype=object)
@@ -312,6 +330,11 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: di
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(window > 0, delta / window, np.nan)
     return RateArrays(a_rows, window, delta, rate, flag, v0, v1)
+
+
+def _at_rows(frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
+    """One column's values at these rows (of a TableColumns: without spelling the column out)."""
+    return frame[[column]].take(rows)[column].to_numpy()
 
 
 def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:

@@ -74,6 +74,12 @@ class TableColumns:
         return pd.DataFrame({name: self._series(name, at, index) for name in names}, index=index, columns=names,
                             copy=False)
 
+    def of_output(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A column held as one value per output: (the values, each output's rows); None for any other column."""
+        if name not in self._per_output:
+            return None
+        return self._per_output[name], self._counts
+
     def _series(self, name: str, at: np.ndarray | None, index: pd.Index) -> pd.Series:
         values = self._values(name, at)
         # Text stays plain objects, as the table always held it (pandas would infer its string type: a pass over every

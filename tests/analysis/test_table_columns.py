@@ -15,7 +15,8 @@ from rdmatool.table_columns import TableColumns
 from tests.pods import bundle as pods
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-bundle"
-SPELLED_OUT = ("entity", "metric", "text", "raw_key", "role", "qualifier")  # codes or one value per output
+# codes, or one value per output
+SPELLED_OUT = ("entity", "metric", "text", "raw_key", "role", "qualifier", "snapshot", "time")
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +53,12 @@ def test_rows_and_columns_are_the_frames(which: str, pod_path: Path) -> None:
         pd.testing.assert_series_equal(rows[name], whole[name], check_exact=True)
         got, want = rows[name].to_numpy(dtype=object), whole[name].to_numpy(dtype=object)
         assert all(a is b or a == b or (a != a and b != b) for a, b in zip(got, want)), name  # None stays None
+    for name in ("snapshot", "time", "role", "qualifier"):  # held per output: spread over its rows, the column
+        values, counts = rows.of_output(name)
+        assert len(values) == len(counts) and int(counts.sum()) == n
+        spread = pd.Series(np.repeat(values, counts), name=name, dtype=whole[name].dtype)
+        pd.testing.assert_series_equal(spread, whole[name], check_exact=True)
+    assert rows.of_output("value") is None and rows.of_output("metric") is None
     with pytest.raises(IndexError):
         rows.take([n])
     with pytest.raises(KeyError):
