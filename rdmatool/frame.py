@@ -234,7 +234,7 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
 def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
     """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    return pd.Series(column_codes.mask(frame, codes, "metric", counters), index=frame.index)
+    return pd.Series(column_codes.mask(frame, codes, "metric", counters), index=frame.index, copy=False)
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
@@ -341,7 +341,7 @@ def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
     """Of `rows` (ascending), the last one of each series, still ascending."""
     if not len(rows):
         return rows
-    keep = ~pd.Series(series[rows]).duplicated(keep="last").to_numpy()
+    keep = ~pd.Series(series[rows], copy=False).duplicated(keep="last").to_numpy()
     return rows[keep]
 
 

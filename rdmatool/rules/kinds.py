@@ -418,7 +418,7 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def _roles(query: FactQuery) -> dict:
     """target → role of its first fact (None when the inventory gives none: then every such target is a peer of the
     others). The first rows from the query's target codes: a hash of integers, not of a fleet's 8,000,000 strings."""
-    first = np.flatnonzero(~pd.Series(query.codes("target")[0]).duplicated().to_numpy())
+    first = np.flatnonzero(~pd.Series(query.codes("target")[0], copy=False).duplicated().to_numpy())
     pairs = query.frame(first, ["target", "role"])
     return dict(zip(pairs["target"], pairs["role"].where(pairs["role"].notna(), None)))
 
