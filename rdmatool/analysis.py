@@ -263,7 +263,7 @@ class _Facts:
         self.books["flag"] = _CodeBook(self.codes["flag"][1])
         self.floats = {"value": samples["value"].to_numpy().take(at),
                        **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
-        self.ints_through = {c: _nullable(samples[c]) for c in _INT_COLUMNS}
+        self.ints = {c: _nullable(samples[c]) for c in _INT_COLUMNS}  # read through `rows` (FactColumns)
         self.capacity = capacity
         self.n = 0
 
@@ -313,8 +313,8 @@ class _Facts:
         """The facts built so far (the base rows), as FactColumns."""
         base = {c: (row_codes, self.books[c].values() if c in self.books else values)
                 for c, (row_codes, values) in self.codes.items()}
-        return fact_columns.FactColumns(self.n, base, self.floats, {}, self.capacity, rows=self.rows[:self.n],
-                                        through=self.through, ints_through=self.ints_through)
+        return fact_columns.FactColumns(self.n, base, self.floats, self.capacity, self.rows[:self.n], self.through,
+                                        self.ints)
 
     @staticmethod
     def empty() -> pd.DataFrame:

@@ -9,10 +9,11 @@ metrics or a few targets at a time (rdmatool.facts.FactQuery). So the facts are 
 - the tail (the facts added after them: derived ratios, efficiency, triage, a judge's verdicts): plain object arrays;
 - value, window_s, delta: one array over both, with room for the tail to grow; priority and size_bytes: the base
   rows' and the tail's apart.
-Columns the base rows take as they are from the sample table (entity, raw_key, platform, priority, size_bytes) may
-be left there: given the sample rows of the base facts (`rows`), such a column is read through them, at the
-positions asked for, and spelled out over every base row only when something reads it whole. A fleet's diagnosis
-reads none of them whole: 200 MB of columns at 10,000 hosts that were written once and never read.
+Columns the base rows take as they are from the sample table (priority and size_bytes always; entity, raw_key,
+platform when the table has their codes) are left there: given the sample rows of the base facts (`rows`), such a
+column is read through them, at the positions asked for, and a text column is spelled out over every base row only
+when something reads it whole. A fleet's diagnosis reads none of them whole: 200 MB of columns at 10,000 hosts that
+were written once and never read.
 
 `take(at)` and `column(name, at)` are exactly what the frame's `take(at)` and `frame[name].take(at)` are, and
 `frame()` is the frame itself (made once, on first use). Two tails never share rows: a FactColumns grown from one
@@ -64,16 +65,14 @@ class FactColumns:
     columns = pd.Index(FACT_COLUMNS)
 
     def __init__(self, n_base: int, base: dict[str, tuple[np.ndarray, np.ndarray]], floats: dict[str, np.ndarray],
-                 ints: dict[str, pd.arrays.IntegerArray], capacity: int, rows: np.ndarray | None = None,
-                 through: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-                 ints_through: dict[str, pd.arrays.IntegerArray] | None = None) -> None:
-        """`base`: CODED columns' codes over the base rows and their distinct values (an object array); `floats`,
-        `ints`: arrays of `capacity` rows whose first `n_base` are the base rows'. With `rows` (the base facts'
-        sample rows): `through`, CODED columns as the sample table's codes over its rows and their distinct values,
-        and `ints_through`, integer columns as the sample table's (instead of `ints`), both read through `rows`."""
+                 capacity: int, rows: np.ndarray, through: dict[str, tuple[np.ndarray, np.ndarray]],
+                 ints: dict[str, pd.arrays.IntegerArray]) -> None:
+        """`rows`: the base facts' sample rows; `base`: CODED columns' codes over the base rows and their distinct
+        values (an object array); `through`: the other CODED columns as the sample table's codes over its rows and
+        their distinct values; `floats`: arrays of `capacity` rows whose first `n_base` are the base rows'; `ints`:
+        the integer columns as the sample table's. `through` and `ints` are read through `rows`."""
         self.n = self.n_base = n_base
-        self._sample_rows = rows  # the base facts' sample rows (with `through`, `ints_through`)
-        through = through or {}
+        self._sample_rows = rows
         self._codes = {c: codes for c, (codes, _) in base.items()}
         # the sample table's codes of the columns read through `rows` (spelled out into _codes when read whole)
         self._through = {c: codes for c, (codes, _) in through.items()}
@@ -82,15 +81,9 @@ class FactColumns:
                         for c, (_, values) in (*base.items(), *through.items())}
         self._tail = {c: np.empty(capacity - n_base, dtype=object) for c in CODED}
         self._floats = floats
-        # the integer columns: the base rows' (an IntegerArray, or the sample table's read through `rows`) and the
-        # tail's (capacity - n_base rows)
-        if ints_through is None:
-            self._int_base = {c: a[:n_base] for c, a in ints.items()}
-            self._ints = {c: a[n_base:] for c, a in ints.items()}
-        else:
-            self._int_base = dict(ints_through)
-            self._ints = {c: _na_ints(capacity - n_base) for c in ints_through}
-        self._ints_through = ints_through is not None
+        # the integer columns: the base rows' (the sample table's, read through `rows`) and the tail's
+        self._int_base = dict(ints)
+        self._ints = {c: _na_ints(capacity - n_base) for c in ints}
         self._used = [n_base]  # shared by every FactColumns writing into these arrays: how far they are written
         self._frame: pd.DataFrame | None = None
         self._fact_codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -258,7 +251,7 @@ class FactColumns:
         return out
 
     def _base_codes(self, name: str) -> np.ndarray:
-        """A CODED column's codes over every base row (spelled out, once, for a column read through `rows`)."""
+        """A CODED column's codes over every base row (spelled out, once, for a column of `through`)."""
         codes = self._codes.get(name)
         if codes is None:
             codes = self._codes[name] = self._through[name].take(self._sample_rows)
@@ -270,15 +263,14 @@ class FactColumns:
         return codes.take(at) if codes is not None else self._through[name].take(self._sample_rows.take(at))
 
     def _ints_at(self, name: str, at: np.ndarray) -> pd.arrays.IntegerArray:
-        """An integer column at these positions: the base rows' (through `rows` when read from the samples) and the
-        tail's, in the order asked."""
+        """An integer column at these positions: the base rows' (the samples' at their rows) and the tail's, in the
+        order asked."""
         base, tail = self._int_base[name], self._ints[name]
         in_base = at < self.n_base
-        if self._ints_through:
-            def of_base(positions: np.ndarray) -> pd.arrays.IntegerArray:
-                return base.take(self._sample_rows.take(positions))
-        else:
-            of_base = base.take
+
+        def of_base(positions: np.ndarray) -> pd.arrays.IntegerArray:
+            return base.take(self._sample_rows.take(positions))
+
         if in_base.all():
             return of_base(at)
         if not in_base.any():

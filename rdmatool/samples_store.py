@@ -447,14 +447,11 @@ def _unchanged(outputs: dict[str, np.ndarray], scanned: bundle_io.Scan) -> bool:
     packed = (outputs["raw_size"] == outputs["side_size"]) & (outputs["raw_mtime"] == outputs["side_mtime"])
     if not scanned.packs:
         return not packed.any() and _folder_outputs_unchanged(outputs, scanned.outputs, scanned.stems)
-    if packed.all():
-        mine = None
-    else:
+    if scanned.outputs or not packed.all():  # folders beside the packs (a merge of old and new shards)
         mine = {name: outputs[name][~packed] for name in ("snapshot", "raw_size", "raw_mtime", "side_size",
                                                            "side_mtime", "target", "stem", "rows")}
-    if not _folder_outputs_unchanged(mine if mine is not None else {"rows": np.zeros(0)}, scanned.outputs,
-                                     scanned.stems):
-        return False
+        if not _folder_outputs_unchanged(mine, scanned.outputs, scanned.stems):
+            return False
     snapshot, target = outputs["snapshot"][packed], outputs["target"][packed]
     n = len(snapshot)
     if not n:

@@ -19,25 +19,11 @@ from hypothesis import strategies as st
 from rdmatool import bundle as bundle_io
 from rdmatool import frame, parsers, samples_store, schemas
 from rdmatool.bundle import PACK_SUFFIX, BundleWriter, reader
-from rdmatool.model import CommandResult, Target
+from rdmatool.model import Target
 from tests.bundle_sides import assert_read_alike, read_pack, unpack, write_pack
+from tests.test_bundle_outputs_file import T0, _entries, _result, _sysfs
 
 HOSTS = ("gpu01", "gpu02", "gpu03")
-T0 = "2026-12-01T02:00:{:02d}+00:00"
-
-
-def _sysfs(errors: int) -> str:
-    base = "/sys/class/infiniband/mlx5_0/ports/1/"
-    return (f"{base}counters/symbol_error:{errors}\n{base}counters/port_xmit_wait:{errors * 1000}\n"
-            f"{base}state:4: ACTIVE\n{base}phys_state:5: LinkUp\n{base}rate:400 Gb/sec (4X NDR)\n"
-            f"{base}link_layer:InfiniBand\n")
-
-
-def _result(host: str, snapshot: int, parser: str, stdout: str, qualifier: str | None = None,
-            error: str | None = None, exit_code: int = 0) -> CommandResult:
-    return CommandResult(target=host, parser=parser, command=f"{parser} {qualifier or ''}".strip(), stdout=stdout,
-                         exit_code=exit_code, stderr="", qualifier=qualifier, started=T0.format(10 * snapshot),
-                         duration_s=0.2, error=error)
 
 
 def _write(path: Path) -> Path:
@@ -57,11 +43,6 @@ def _write(path: Path) -> Path:
 @pytest.fixture
 def written(tmp_path: Path) -> Path:
     return _write(tmp_path / "b")
-
-
-def _entries(path: Path) -> dict[tuple, CommandResult]:
-    loaded = bundle_io.read(path)
-    return {(e.snapshot, e.target, e.result.parser, e.result.qualifier): e.result for e in loaded.entries}
 
 
 def _count(monkeypatch, module, name: str) -> list:
