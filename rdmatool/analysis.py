@@ -105,7 +105,7 @@ _CODED = ("metric", "target")  # the columns the facts' query is handed as codes
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
     """The last reading of each series: one row per series, never one for two (see sample_columns.series_of)."""
-    last = np.flatnonzero(~pd.Series(series, copy=False).duplicated(keep="last").to_numpy())
+    last = frames.last_of_each(series)
     return samples[FACT_COLUMNS[:11]].take(last)  # only the columns kept are cut
 
 
@@ -127,8 +127,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
     first = column_codes.first_rows(samples, codes, "target")
     # as plain texts: the facts derived from it are objects like the rest of the facts (column_codes.as_texts)
     meta = column_codes.as_texts(samples[["target", "kind", "platform", "role"]].take(first))
-    # each series' latest reading (copy=False: pandas would copy the 9,000,000 ids first)
-    last = np.flatnonzero(~pd.Series(series, copy=False).duplicated(keep="last").to_numpy())
+    # each series' latest reading
+    last = frames.last_of_each(series)
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # each selection is an integer comparison of the metric's codes.
     sample_metric, metric_names = codes["metric"]

@@ -305,9 +305,9 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: di
         series = series_ids(frame)
     usable = counter_mask(frame, codes).to_numpy() & frame["value"].notna().to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
-    a_rows = _last_of_each(np.flatnonzero(usable & in_snapshot(first)), series)
-    b_rows = _last_of_each(np.flatnonzero(usable & in_snapshot(last)), series)
-    position = pd.Index(series[b_rows]).get_indexer(series[a_rows])
+    a_rows = last_of_each(series, np.flatnonzero(usable & in_snapshot(first)))
+    b_rows = last_of_each(series, np.flatnonzero(usable & in_snapshot(last)))
+    position = positions_in(series[b_rows], series[a_rows])
     found = position >= 0
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
@@ -337,12 +337,44 @@ def _at_rows(frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
     return frame[[column]].take(rows)[column].to_numpy()
 
 
-def _last_of_each(rows: np.ndarray, series: np.ndarray) -> np.ndarray:
-    """Of `rows` (ascending), the last one of each series, still ascending."""
-    if not len(rows):
-        return rows
-    keep = ~pd.Series(series[rows], copy=False).duplicated(keep="last").to_numpy()
-    return rows[keep]
+def last_of_each(series: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Of `rows` (ascending; all rows when None), the last one of each series, still ascending.
+
+    By a stable sort of the ids, not a hash: a table's ids come in runs (output by output, snapshot by snapshot) that
+    a merge sort joins in a few passes, five to ten times faster than hashing a fleet's 9,000,000 ids."""
+    ids = series if rows is None else series[rows]
+    if not len(ids):
+        return np.arange(0) if rows is None else rows
+    if ids.dtype.kind not in "iub":  # (ids that do not sort as numbers: hashed)
+        keep = ~pd.Series(ids, copy=False).duplicated(keep="last").to_numpy()
+    else:
+        order = np.argsort(ids, kind="stable")
+        ranked = ids[order]
+        ends = np.empty(len(ids), dtype=bool)  # the last of each run of one id in the sorted order
+        np.not_equal(ranked[1:], ranked[:-1], out=ends[:-1])
+        ends[-1] = True
+        keep = np.zeros(len(ids), dtype=bool)
+        keep[order[ends]] = True
+    return np.flatnonzero(keep) if rows is None else rows[keep]
+
+
+def positions_in(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Where each of `needles` is in `haystack` (distinct ids), -1 where it is not: `pd.Index.get_indexer`, by
+    sorting both (they come nearly sorted) and a binary search, a third of the hash's time at a fleet's size."""
+    if haystack.dtype.kind not in "iub" or needles.dtype.kind not in "iub":
+        return pd.Index(haystack).get_indexer(needles)
+    found = np.full(len(needles), -1, dtype=np.intp)
+    if not len(haystack) or not len(needles):
+        return found
+    in_order = np.argsort(haystack, kind="stable")
+    ranked = haystack[in_order]
+    asked = np.argsort(needles, kind="stable")
+    wanted = needles[asked]
+    at = np.searchsorted(ranked, wanted)
+    at[at == len(ranked)] = 0
+    hit = ranked[at] == wanted
+    found[asked[hit]] = in_order[at[hit]]
+    return found
 
 
 def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
