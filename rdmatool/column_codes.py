@@ -39,7 +39,22 @@ def rows_of(codes: Codes, wanted) -> np.ndarray:
     # pass, five times faster than np.isin over a fleet's 8,000,000 codes.
     table = np.zeros(len(uniques) + 1, dtype=bool)
     table[hits] = True
-    return table.take(row_codes)
+    return looked_up(table, row_codes)
+
+
+_BLOCK = 1 << 20
+
+
+def looked_up(table: np.ndarray, row_codes: np.ndarray) -> np.ndarray:
+    """`table.take(row_codes)`, a block of rows at a time: numpy makes a take's int32 indices into int64 first, and
+    at a fleet's 9,000,000 rows that is 72 MB of fresh memory per call, whose first touch costs more than the lookup
+    (150 against 10 ms on the benchmark machine); a block's 8 MB is reused."""
+    if len(row_codes) <= _BLOCK or row_codes.dtype == np.intp:
+        return table.take(row_codes)
+    out = np.empty(len(row_codes), dtype=table.dtype)
+    for start in range(0, len(row_codes), _BLOCK):
+        table.take(row_codes[start:start + _BLOCK], out=out[start:start + _BLOCK])
+    return out
 
 
 def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.ndarray:

@@ -149,12 +149,12 @@ class FactColumns:
             self._frame = self._rows(np.arange(self.n), self._index)
         return self._frame
 
-    def take(self, at) -> pd.DataFrame:
-        """The facts at these row positions: `frame().take(at)`."""
+    def take(self, at, columns: list[str] | None = None) -> pd.DataFrame:
+        """The facts at these row positions, every column (or `columns`): `frame().take(at)` (`frame()[columns]`)."""
         at = self._positions(at)
         if self._frame is not None:
-            return self._frame.take(at)
-        return self._rows(at, self._index.take(at))
+            return self._frame.take(at) if columns is None else self._frame[columns].take(at)
+        return self._rows(at, self._index.take(at), columns)
 
     def column(self, name: str, at) -> pd.Series:
         """One column at these row positions: `frame()[name].take(at)`."""
@@ -221,9 +221,9 @@ class FactColumns:
             raise IndexError(f"fact positions out of bounds for {self.n} facts")
         return np.where(at < 0, at + self.n, at) if len(at) and at.min() < 0 else at
 
-    def _rows(self, at: np.ndarray, index: pd.Index) -> pd.DataFrame:
-        return pd.DataFrame({c: self._series(c, at, index) for c in FACT_COLUMNS}, index=index, columns=FACT_COLUMNS,
-                            copy=False)
+    def _rows(self, at: np.ndarray, index: pd.Index, columns: list[str] | None = None) -> pd.DataFrame:
+        names = FACT_COLUMNS if columns is None else columns
+        return pd.DataFrame({c: self._series(c, at, index) for c in names}, index=index, columns=names, copy=False)
 
     def _series(self, name: str, at: np.ndarray, index: pd.Index) -> pd.Series:
         # Text stays plain objects, as the frame always held it (pandas would infer its string type: a pass over

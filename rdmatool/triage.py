@@ -65,17 +65,39 @@ def classify(gpu_pct: float, memory_pct: float, network: float) -> str:
     return "unclassified"
 
 
-def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None) -> pd.DataFrame:
+# The fact columns the selections read (of a fleet's 600,000 port rows, taking all fourteen costs three times more):
+# the few rows a fact is made from are taken whole at the end, by their positions.
+_READ = ["target", "kind", "entity", "metric", "priority", "value", "text", "window_s", "delta", "flag"]
+_ERRORS = [f"{m}_per_s" for m in NETWORK_ERRORS]
+# The facts of a triaged host, in order (`triage_network_errors` carries its growth as the delta too).
+_TRIAGE = ("triage_verdict", "triage_gpu_utilization_pct", "triage_gpu_memory_used_pct", "triage_gpus",
+           "triage_nic_utilization", "triage_nic_port", "triage_network_errors", "triage_record")
+
+
+def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None, columns: list[str] | None = None
+               ) -> pd.DataFrame:
     """The rows of these metrics on hosts, in the frame's order: the metrics first (a few thousand of 800,000 rows),
     so that neither the kind test nor the cut runs over the whole frame. `codes`: the frame's metric codes
-    (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings."""
-    rows = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics))))
+    (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings.
+    `columns`: only these (and kind) are taken, and the rows are labelled with their positions in the frame."""
+    at = np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics))
+    if columns is None:
+        rows = frame.take(at)
+    else:
+        names = list(dict.fromkeys([*columns, "kind"]))
+        rows = (frame[names].take(at) if isinstance(frame, pd.DataFrame) else frame.take(at, names)).set_axis(at)
+    rows = column_codes.as_texts(rows)
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
 
 def nic_utilization(facts: pd.DataFrame, codes: dict | None = None) -> pd.DataFrame:
     """One `nic_utilization` fact per Active RDMA port of a host with PMA data rates and a link rate."""
-    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state"], codes)
+    return _utilization(facts, _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state"], codes, _READ))
+
+
+def _utilization(facts: pd.DataFrame, hosts: pd.DataFrame) -> pd.DataFrame:
+    """`nic_utilization` from the host rows of the data rates, link rates and port states (`_host_rows` with
+    `_READ`, labelled by position)."""
     rates = hosts[hosts["metric"].isin(_DATA).to_numpy() & hosts["flag"].isin(_USABLE_FLAGS).to_numpy()]
     if rates.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -90,14 +112,15 @@ def nic_utilization(facts: pd.DataFrame, codes: dict | None = None) -> pd.DataFr
     if joined.empty:
         return pd.DataFrame(columns=COLUMNS)
     util = joined["value"].astype(float) * 8 / (joined["line"].astype(float) * 1e9)
-    return joined.assign(metric="nic_utilization", value=util.to_numpy(), text=None, delta=np.nan, flag="",
-                         raw_key=joined["metric"].str.removesuffix("_per_s") + "/link_rate_gbps")[COLUMNS]
+    whole = column_codes.as_texts(facts.take(joined.index.to_numpy()))  # the chosen rows, every column
+    return whole.assign(metric="nic_utilization", value=util.to_numpy(), text=None, delta=np.nan, flag="",
+                        raw_key=joined["metric"].str.removesuffix("_per_s").to_numpy() + "/link_rate_gbps")[COLUMNS]
 
 
 def _gpu_figures(samples: pd.DataFrame, codes: dict | None = None) -> pd.DataFrame:
     """Per host and GPU: mean utilisation over the readings, and the share of memory allocated (percent)."""
     wanted = ("gpu_utilization_pct", "gpu_memory_used_bytes", "gpu_memory_total_bytes", "gpu_memory_used_pct")
-    rows = _host_rows(samples, wanted, codes)
+    rows = _host_rows(samples, wanted, codes, ["target", "entity", "metric", "value"])
     rows = rows[rows["value"].notna().to_numpy()]
     if rows.empty:
         return pd.DataFrame(columns=["target", "entity", "util", "memory_pct"])
@@ -110,10 +133,8 @@ def _gpu_figures(samples: pd.DataFrame, codes: dict | None = None) -> pd.DataFra
     return out[out["util"].notna().to_numpy()]
 
 
-def _network_errors(facts: pd.DataFrame, codes: dict | None = None) -> pd.Series:
-    """Per host: the summed growth of its error counters over the window."""
-    names = [f"{m}_per_s" for m in NETWORK_ERRORS]
-    rows = _host_rows(facts, names, codes)
+def _network_errors(rows: pd.DataFrame) -> pd.Series:
+    """Per host: the summed growth of its error counters over the window (`rows`: `_host_rows` of `_ERRORS`)."""
     rows = rows[rows["flag"].isin(_USABLE_FLAGS).to_numpy()]
     # one counter seen by two views (sysfs and perfquery) counts once
     rows = rows.drop_duplicates(["target", "entity", "metric", "priority"])
@@ -126,16 +147,19 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
     `facts`: a frame, or FactColumns (rdmatool.fact_columns: rows are only taken, by position); `sample_codes`,
     `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct values)), when the
     caller has them (always, with FactColumns): the selections are then integer comparisons."""
-    ports = nic_utilization(facts, fact_codes)
+    # the host rows every figure is read from, in one selection over the facts
+    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state", *_ERRORS], fact_codes, _READ)
+    in_errors = hosts["metric"].isin(_ERRORS).to_numpy()
+    ports = _utilization(facts, hosts[~in_errors])
     gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
     first = column_codes.first_rows(facts, fact_codes, "target")
     # each target's first fact (only four of its columns are read)
     meta = facts.take(first)[["target", "kind", "platform", "role"]].set_index("target")
-    window = _host_rows(facts, _DATA, fact_codes)[["target", "window_s"]].groupby("target")["window_s"]
+    window = hosts[hosts["metric"].isin(_DATA).to_numpy()][["target", "window_s"]].groupby("target")["window_s"]
     window = window.median().to_dict()  # looked up once per host: a dictionary, not a Series
-    errors = _network_errors(facts, fact_codes).to_dict()
+    errors = _network_errors(hosts[in_errors]).to_dict()
     # One pass over plain values per host (a 1,000-host bundle: no per-host pandas selection).
     per_gpu: dict[str, list[tuple]] = {}
     # (plain lists: iterating pandas' string columns element by element costs more than the loop's own work)
@@ -146,7 +170,12 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
     for target, entity, value in zip(ports["target"].tolist(), ports["entity"].tolist(), ports["value"].tolist()):
         per_port.setdefault(target, {})[entity] = round(float(value), 4)
     busiest = {t: max(p.items(), key=lambda kv: kv[1]) for t, p in per_port.items()}
-    out = []
+    # The facts column by column (eight a host, in _TRIAGE order): a frame of 80,000 dictionaries costs more.
+    targets: list[str] = []
+    values: list[float] = []
+    texts: list[str | None] = []
+    windows: list[float] = []
+    deltas: list[float] = []
     for target in sorted(per_gpu):
         own = per_gpu[target]
         gpu_pct = float(np.mean([u for _, u, _ in own]))
@@ -161,20 +190,14 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
                      for e, u, m in own},
             "ports": per_port.get(target, {}), "network_errors": grown,
         }
-        w = float(window.get(target, np.nan))
-        for metric, value, text in (
-            ("triage_verdict", np.nan, verdict),
-            ("triage_gpu_utilization_pct", round(gpu_pct, 2), None),
-            ("triage_gpu_memory_used_pct", round(memory_pct, 2), None),
-            ("triage_gpus", float(len(own)), None),
-            ("triage_nic_utilization", network, None),
-            ("triage_nic_port", np.nan, port),
-            ("triage_network_errors", grown, None),
-            ("triage_record", np.nan, json.dumps(record, sort_keys=True)),
-        ):
-            out.append({"target": target, "entity": ENTITY, "metric": metric, "value": value, "text": text,
-                        "raw_key": "triage", "window_s": w, "delta": grown if metric == "triage_network_errors"
-                        else np.nan, "flag": ""})
+        targets += [target] * len(_TRIAGE)
+        values += [np.nan, round(gpu_pct, 2), round(memory_pct, 2), float(len(own)), network, np.nan, grown, np.nan]
+        texts += [verdict, None, None, None, None, port, None, json.dumps(record, sort_keys=True)]
+        windows += [float(window.get(target, np.nan))] * len(_TRIAGE)
+        deltas += [np.nan] * 6 + [grown, np.nan]
+    out = {"target": targets, "entity": [ENTITY] * len(targets), "metric": list(_TRIAGE) * len(per_gpu),
+           "value": values, "text": texts, "raw_key": ["triage"] * len(targets), "window_s": windows,
+           "delta": deltas, "flag": [""] * len(targets)}
     frame = pd.DataFrame(out).join(meta, on="target")
     # nullable integers, as in the facts: an object column here would make the analysis re-coerce 800,000 facts
     frame = frame.assign(priority=pd.NA, size_bytes=pd.NA)[COLUMNS].astype({"priority": "Int64", "size_bytes": "Int64"})

@@ -53,3 +53,14 @@ def test_as_texts_turns_categories_back_into_objects_and_leaves_the_rest() -> No
     assert plain["value"].dtype == np.float64 and plain["role"].tolist() == ["x", None, "y"]
     # grouped by name in name order, as object columns group (categories group in the order met)
     assert list(plain.groupby("target", sort=True).groups) == ["a", "b"]
+
+
+def test_a_lookup_by_blocks_equals_one_take(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    table = rng.random(50) < 0.5
+    row_codes = rng.integers(-1, 49, size=1000).astype(np.int32)
+    expected = table.take(row_codes)
+    assert column_codes.looked_up(table, row_codes).tolist() == expected.tolist()
+    monkeypatch.setattr(column_codes, "_BLOCK", 64)  # blocks of 64 rows, the last one short
+    assert column_codes.looked_up(table, row_codes).tolist() == expected.tolist()
+    assert column_codes.looked_up(table, row_codes[:0]).tolist() == []
