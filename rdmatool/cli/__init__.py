@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from rdmatool import __version__, allocator
+from rdmatool import __version__, huge_pages
 
 # Each command module and the top-level names it registers, in the order `rdmatool --help` lists them.
 COMMAND_MODULES = {
@@ -78,7 +78,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def main() -> None:
-    allocator.keep_freed_memory()  # (what the analysing commands spend most on here: fresh memory; see the module)
+    huge_pages.avoid_huge_pages()  # before numpy is imported: it reads its setting then (see the module)
     try:
         # Shell completion asks through the environment, with no words: build() then registers every command.
         build(sys.argv[1:] if "_RDMATOOL_COMPLETE" not in os.environ else None)()
