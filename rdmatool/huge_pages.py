@@ -19,12 +19,11 @@ import sys
 VARIABLE = "NUMPY_MADVISE_HUGEPAGE"
 
 
-def avoid_huge_pages(environ: dict | None = None) -> bool:
+def avoid_huge_pages() -> bool:
     """Turn numpy's huge-page advice off unless the user set it; True when this process' numpy will not ask."""
-    env = os.environ if environ is None else environ
-    if VARIABLE in env:
-        return env[VARIABLE] == "0"
-    env[VARIABLE] = "0"
+    if VARIABLE in os.environ:
+        return os.environ[VARIABLE] == "0"
+    os.environ[VARIABLE] = "0"
     numpy = sys.modules.get("numpy")
     setter = getattr(getattr(getattr(numpy, "_core", None), "multiarray", None), "_set_madvise_hugepage", None)
     if setter is not None:  # (imported before us: numpy has read the variable already)

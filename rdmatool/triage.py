@@ -69,35 +69,23 @@ def classify(gpu_pct: float, memory_pct: float, network: float) -> str:
 # the few rows a fact is made from are taken whole at the end, by their positions.
 _READ = ["target", "kind", "entity", "metric", "priority", "value", "text", "window_s", "delta", "flag"]
 _ERRORS = [f"{m}_per_s" for m in NETWORK_ERRORS]
-# The facts of a triaged host, in order (`triage_network_errors` carries its growth as the delta too).
-_TRIAGE = ("triage_verdict", "triage_gpu_utilization_pct", "triage_gpu_memory_used_pct", "triage_gpus",
-           "triage_nic_utilization", "triage_nic_port", "triage_network_errors", "triage_record")
 
 
-def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None = None, columns: list[str] | None = None
-               ) -> pd.DataFrame:
-    """The rows of these metrics on hosts, in the frame's order: the metrics first (a few thousand of 800,000 rows),
-    so that neither the kind test nor the cut runs over the whole frame. `codes`: the frame's metric codes
-    (column → (a code per row, the distinct values)), when known: an integer comparison instead of strings.
-    `columns`: only these (and kind) are taken, and the rows are labelled with their positions in the frame."""
+def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None, columns: list[str]) -> pd.DataFrame:
+    """The rows of these metrics on hosts, in the frame's order, with only these `columns` (and kind), labelled with
+    their positions in the frame: the metrics first (a few thousand of 800,000 rows), so that neither the kind test
+    nor the cut runs over the whole frame. `codes`: the frame's metric codes (column → (a code per row, the
+    distinct values)), when known: an integer comparison instead of strings."""
     at = np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics))
-    if columns is None:
-        rows = frame.take(at)
-    else:
-        names = list(dict.fromkeys([*columns, "kind"]))
-        rows = (frame[names].take(at) if isinstance(frame, pd.DataFrame) else frame.take(at, names)).set_axis(at)
+    names = list(dict.fromkeys([*columns, "kind"]))
+    rows = (frame[names].take(at) if isinstance(frame, pd.DataFrame) else frame.take(at, names)).set_axis(at)
     rows = column_codes.as_texts(rows)
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
 
-def nic_utilization(facts: pd.DataFrame, codes: dict | None = None) -> pd.DataFrame:
-    """One `nic_utilization` fact per Active RDMA port of a host with PMA data rates and a link rate."""
-    return _utilization(facts, _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state"], codes, _READ))
-
-
-def _utilization(facts: pd.DataFrame, hosts: pd.DataFrame) -> pd.DataFrame:
-    """`nic_utilization` from the host rows of the data rates, link rates and port states (`_host_rows` with
-    `_READ`, labelled by position)."""
+def nic_utilization(facts: pd.DataFrame, hosts: pd.DataFrame) -> pd.DataFrame:
+    """One `nic_utilization` fact per Active RDMA port of a host with PMA data rates and a link rate, from the
+    facts' host rows of the data rates, link rates and port states (`_host_rows` with `_READ`)."""
     rates = hosts[hosts["metric"].isin(_DATA).to_numpy() & hosts["flag"].isin(_USABLE_FLAGS).to_numpy()]
     if rates.empty:
         return pd.DataFrame(columns=COLUMNS)
@@ -150,7 +138,7 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
     # the host rows every figure is read from, in one selection over the facts
     hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state", *_ERRORS], fact_codes, _READ)
     in_errors = hosts["metric"].isin(_ERRORS).to_numpy()
-    ports = _utilization(facts, hosts[~in_errors])
+    ports = nic_utilization(facts, hosts[~in_errors])
     gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
@@ -170,12 +158,8 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
     for target, entity, value in zip(ports["target"].tolist(), ports["entity"].tolist(), ports["value"].tolist()):
         per_port.setdefault(target, {})[entity] = round(float(value), 4)
     busiest = {t: max(p.items(), key=lambda kv: kv[1]) for t, p in per_port.items()}
-    # The facts column by column (eight a host, in _TRIAGE order): a frame of 80,000 dictionaries costs more.
-    targets: list[str] = []
-    values: list[float] = []
-    texts: list[str | None] = []
-    windows: list[float] = []
-    deltas: list[float] = []
+    # The facts column by column: a frame of 80,000 dictionaries costs more.
+    columns: dict[str, list] = {c: [] for c in ("target", "metric", "value", "text", "window_s", "delta")}
     for target in sorted(per_gpu):
         own = per_gpu[target]
         gpu_pct = float(np.mean([u for _, u, _ in own]))
@@ -190,14 +174,24 @@ def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
                      for e, u, m in own},
             "ports": per_port.get(target, {}), "network_errors": grown,
         }
-        targets += [target] * len(_TRIAGE)
-        values += [np.nan, round(gpu_pct, 2), round(memory_pct, 2), float(len(own)), network, np.nan, grown, np.nan]
-        texts += [verdict, None, None, None, None, port, None, json.dumps(record, sort_keys=True)]
-        windows += [float(window.get(target, np.nan))] * len(_TRIAGE)
-        deltas += [np.nan] * 6 + [grown, np.nan]
-    out = {"target": targets, "entity": [ENTITY] * len(targets), "metric": list(_TRIAGE) * len(per_gpu),
-           "value": values, "text": texts, "raw_key": ["triage"] * len(targets), "window_s": windows,
-           "delta": deltas, "flag": [""] * len(targets)}
+        metrics, values, texts = zip(
+            ("triage_verdict", np.nan, verdict),
+            ("triage_gpu_utilization_pct", round(gpu_pct, 2), None),
+            ("triage_gpu_memory_used_pct", round(memory_pct, 2), None),
+            ("triage_gpus", float(len(own)), None),
+            ("triage_nic_utilization", network, None),
+            ("triage_nic_port", np.nan, port),
+            ("triage_network_errors", grown, None),
+            ("triage_record", np.nan, json.dumps(record, sort_keys=True)),
+        )
+        columns["target"] += [target] * len(metrics)
+        columns["metric"] += metrics
+        columns["value"] += values
+        columns["text"] += texts
+        columns["window_s"] += [float(window.get(target, np.nan))] * len(metrics)
+        columns["delta"] += [grown if m == "triage_network_errors" else np.nan for m in metrics]
+    count = len(columns["target"])
+    out = {**columns, "entity": [ENTITY] * count, "raw_key": ["triage"] * count, "flag": [""] * count}
     frame = pd.DataFrame(out).join(meta, on="target")
     # nullable integers, as in the facts: an object column here would make the analysis re-coerce 800,000 facts
     frame = frame.assign(priority=pd.NA, size_bytes=pd.NA)[COLUMNS].astype({"priority": "Int64", "size_bytes": "Int64"})

@@ -32,10 +32,11 @@ def test_the_command_line_turns_it_off_before_any_command() -> None:
     assert _child(code) == "False"
 
 
-def test_a_users_own_setting_stands() -> None:
-    assert huge_pages.avoid_huge_pages({huge_pages.VARIABLE: "1"}) is False
-    assert huge_pages.avoid_huge_pages({huge_pages.VARIABLE: "0"}) is True
-    env: dict = {}
-    assert huge_pages.avoid_huge_pages(env) is True and env[huge_pages.VARIABLE] == "0"
+def test_a_users_own_setting_stands(monkeypatch) -> None:
+    monkeypatch.setenv(huge_pages.VARIABLE, "1")
+    assert huge_pages.avoid_huge_pages() is False
+    assert os.environ[huge_pages.VARIABLE] == "1"
+    monkeypatch.setenv(huge_pages.VARIABLE, "0")
+    assert huge_pages.avoid_huge_pages() is True
     assert _child("from rdmatool import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK,
                   **{huge_pages.VARIABLE: "1"}) == "True"
