@@ -70,7 +70,11 @@ def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarr
     """The position of the first row of each distinct value of `column`, ascending: a hash of the codes when they fit
     the frame, else of the strings."""
     known = fitting(codes, column, len(frame))
-    values = known[0] if known is not None else frame[column].to_numpy()
+    return first_of_each(known[0] if known is not None else frame[column].to_numpy())
+
+
+def first_of_each(values: np.ndarray) -> np.ndarray:
+    """The position of the first occurrence of each distinct value (a missing one included), ascending."""
     # (copy=False: pandas would copy the 9,000,000 codes of a fleet's table first)
     return np.flatnonzero(~pd.Series(values, copy=False).duplicated().to_numpy())
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from rdmatool import column_codes
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.playbook import Rule
@@ -418,7 +419,7 @@ def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def _roles(query: FactQuery) -> dict:
     """target → role of its first fact (None when the inventory gives none: then every such target is a peer of the
     others). The first rows from the query's target codes: a hash of integers, not of a fleet's 8,000,000 strings."""
-    first = np.flatnonzero(~pd.Series(query.codes("target")[0], copy=False).duplicated().to_numpy())
+    first = column_codes.first_of_each(query.codes("target")[0])
     pairs = query.frame(first, ["target", "role"])
     return dict(zip(pairs["target"], pairs["role"].where(pairs["role"].notna(), None)))
 
