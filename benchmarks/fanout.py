@@ -27,13 +27,17 @@ Variants (all against one simulated fabric of N hosts, the same sshd, key, port 
 
 Client CPU = user+sys of the whole client process tree (os.wait4 on the child: clush and every ssh it forked;
 rdmatool and its threads). Server-side work (sshd, the fabric's wrapper, the tools) is not in it but shares the two
-cores, so it weighs on every wall time alike. Variant order rotates from run to run.
+cores, so it weighs on every wall time alike. Each run also records the whole machine's CPU over its wall time
+(/proc/stat): busy core-seconds (client and simulated hosts together) and idle core-seconds. When the idle part is a
+fraction of a second, the wall is the machine's work divided by its cores, and a client that costs less CPU can only
+gain what it saves. Variant order rotates from run to run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -49,6 +53,26 @@ ALL_VARIANTS = ("rdmatool", "clush-commands", "clush-script", "clush-commands-x2
                 "asyncssh-script")
 # What each side gets per host for the whole script: rdmatool's --deadline (its default) and clush's -u, alike.
 DEADLINE_S = 120
+
+
+def machine_cpu() -> tuple[float, float] | None:
+    """(busy, idle) core-seconds of the whole machine since boot, from /proc/stat's first line (iowait counts as
+    idle: a core waiting for the disk is free for other work); None where there is no /proc/stat."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / tick, idle / tick
+
+
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _mean_or_dash(values: list[float]) -> str:
+    return f"{geometric_mean(values):.3f} ({len(values)} runs)" if values else "-"
 
 
 def clush_binary() -> str | None:
@@ -240,12 +264,19 @@ def main() -> int:
                 if name.startswith("clush-commands") and index >= args.commands_runs:
                     continue
                 load = os.getloadavg()  # the machine is shared: what else ran is part of the figure
+                before = machine_cpu()
                 fig = run_variant(name, index)
+                after = machine_cpu()
                 fig["loadavg"] = load
+                fig["position"] = order.index(name)  # which went first in this run: the side-by-side order
+                if before and after:  # includes the variant's own clean-up (a bundle's removal): a few ms
+                    fig["machine_busy_s"], fig["machine_idle_s"] = (b - a for a, b in zip(before, after))
                 results[name].append(fig)
                 print(f"run {index + 1}/{runs} {name:22s} wall {fig['wall_s']:7.2f} s  client CPU {fig['cpu_s']:7.2f} s"
                       f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  load {load[0]:5.1f}"
-                      f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
+                      + (f"  machine busy {fig['machine_busy_s']:6.1f}, idle {fig['machine_idle_s']:5.2f} core-s"
+                         if "machine_busy_s" in fig else "")
+                      + f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
                 if fig.get("why"):
                     print(f"    why: {fig['why']}", flush=True)
     finally:
@@ -278,6 +309,14 @@ def main() -> int:
             print(f"  vs {name:22s} CPU {cpu_m:.3f} [{min(cpu_r):.3f}-{max(cpu_r):.3f}]  goal <= {goal}: "
                   f"{'met' if cpu_m <= goal else 'MISSED'};  wall {wall_m:.3f} [{min(wall_r):.3f}-{max(wall_r):.3f}]"
                   f"  goal <= 1: {'met' if wall_m <= 1.0 else 'MISSED'}")
+            # A run's second variant meets the machine the first one left (its load, its page cache): the per-run
+            # wall ratios, averaged apart for each order and then together, weigh both orders alike.
+            first = [r for a, b, r in zip(base, figs, wall_r) if a["position"] < b["position"]]
+            second = [r for a, b, r in zip(base, figs, wall_r) if a["position"] > b["position"]]
+            by_order = [geometric_mean(group) for group in (first, second) if group]
+            print(f"     per-run wall ratios {', '.join(f'{r:.2f}' for r in wall_r)}: geometric mean "
+                  f"{geometric_mean(wall_r):.3f}; rdmatool first {_mean_or_dash(first)}, second "
+                  f"{_mean_or_dash(second)}; both orders weighed alike {geometric_mean(by_order):.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": info, "hosts": hosts, "runs": runs, "forks": args.forks,
                                                "fabric_nice": args.fabric_nice, "results": results}, indent=1))

@@ -35,3 +35,23 @@ def test_the_fanout_command_plan_reads_each_hosts_commands(fanout, tmp_path: Pat
     plan = fanout.command_plan(bundle)
     assert plan == [("ethtool -S eth0", ["10.0.0.1", "10.0.0.2"]), ("ibstat", ["10.0.0.1", "10.0.0.2"]),
                     ("cat /proc/loadavg", ["10.0.0.2"])]
+
+
+def test_the_machine_cpu_reading_grows_with_work_done(fanout) -> None:
+    before = fanout.machine_cpu()
+    if before is None:
+        pytest.skip("no /proc/stat here")
+    sum(i * i for i in range(3_000_000))  # some tens of ms of CPU: at least a few clock ticks
+    after = fanout.machine_cpu()
+    busy, idle = (b - a for a, b in zip(before, after))
+    assert busy > 0
+    assert idle >= 0
+    assert all(v > 0 for v in before)  # seconds since boot, not ticks of this process
+
+
+def test_the_per_run_ratios_mean_is_geometric(fanout) -> None:
+    # Ratios of 2 and 1/2 are as far from parity each way: their mean must be parity, not 1.25.
+    assert fanout.geometric_mean([2.0, 0.5]) == pytest.approx(1.0)
+    assert fanout.geometric_mean([1.1]) == pytest.approx(1.1)
+    assert fanout._mean_or_dash([]) == "-"
+    assert fanout._mean_or_dash([0.9, 0.9]) == "0.900 (2 runs)"
