@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -45,6 +44,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+from statistics import geometric_mean
 
 import _common
 from _common import REPO, fmt_ms, median_spread, timed
@@ -65,10 +65,6 @@ def machine_cpu() -> tuple[float, float] | None:
     tick = os.sysconf("SC_CLK_TCK")
     idle = fields[3] + fields[4]
     return (sum(fields) - idle) / tick, idle / tick
-
-
-def geometric_mean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def _mean_or_dash(values: list[float]) -> str:

@@ -51,7 +51,6 @@ def test_the_machine_cpu_reading_grows_with_work_done(fanout) -> None:
 
 def test_the_per_run_ratios_mean_is_geometric(fanout) -> None:
     # Ratios of 2 and 1/2 are as far from parity each way: their mean must be parity, not 1.25.
-    assert fanout.geometric_mean([2.0, 0.5]) == pytest.approx(1.0)
-    assert fanout.geometric_mean([1.1]) == pytest.approx(1.1)
+    assert fanout._mean_or_dash([2.0, 0.5]) == "1.000 (2 runs)"
     assert fanout._mean_or_dash([]) == "-"
     assert fanout._mean_or_dash([0.9, 0.9]) == "0.900 (2 runs)"
