@@ -5,6 +5,9 @@ One fabric (the degraded scenario, so faults are visible too) is started once fo
 
 from __future__ import annotations
 
+import os
+import pwd
+import subprocess
 import time
 
 import paramiko
@@ -136,6 +139,19 @@ def test_host_faults(fabric: Fabric) -> None:
     assert time.time() - t0 < 10
     rc, out, _ = run(fabric, "gpu01", "ib_write_bw -d mlx5_1 127.0.1.14")  # stor02: perftest_no_server
     assert rc == 1 and "Couldn't connect to 127.0.1.14:18515" in out
+
+
+def test_a_session_does_not_read_the_login_shells_rc_file(fabric: Fabric) -> None:
+    # sshd starts ForceCommand through root's login shell; bash reads ~/.bashrc there only as a top-level shell. The
+    # fabric's SetEnv SHLVL=1 makes it a nested one, so a machine's dotfiles (a pyenv init forks ~200 processes)
+    # never become part of a simulated host. The control is what a top-level bash leaves to the command it execs.
+    if not pwd.getpwnam("root").pw_shell.endswith("bash"):
+        pytest.skip("root's login shell is not bash: no rc file is read for a command session")
+    env = {k: v for k, v in os.environ.items() if k != "SHLVL"}
+    # like sshd's: `bash -c COMMAND`, whose one command bash execs in its own place
+    top_level = subprocess.run(["bash", "-c", "sh -c 'echo $SHLVL'"], env=env, capture_output=True, text=True).stdout
+    rc, out, _ = run(fabric, "gpu01", "echo $SHLVL")
+    assert rc == 0 and int(out) == int(top_level) + 1
 
 
 def test_unreachable_target_refuses(fabric: Fabric) -> None:

@@ -312,6 +312,10 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
         "StrictModes no",
         "UseDNS no",
         "PermitUserEnvironment no",
+        # sshd runs ForceCommand through the login shell (root's: bash), and bash sources ~/.bashrc when sshd starts
+        # it as a top-level shell. A machine's own dotfiles (a pyenv init forks some 200 processes) would then be part
+        # of every simulated connection, and of every benchmark figure. SHLVL=1 makes that bash a nested one: no rc.
+        "SetEnv SHLVL=1",
         "PrintMotd no",
         "PrintLastLog no",
         "X11Forwarding no",
