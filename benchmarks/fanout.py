@@ -30,18 +30,21 @@ rdmatool and its threads). Server-side work (sshd, the fabric's wrapper, the too
 cores, so it weighs on every wall time alike. Each run also records the whole machine's CPU over its wall time
 (/proc/stat): busy core-seconds (client and simulated hosts together) and idle core-seconds. When the idle part is a
 fraction of a second, the wall is the machine's work divided by its cores, and a client that costs less CPU can only
-gain what it saves. Variant order rotates from run to run.
+gain what it saves. Where a cgroup can be made (root), the simulated hosts' own CPU is recorded per run as well
+(`FabricCpu`: the sshd and every session it forks). Variant order rotates from run to run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 from statistics import geometric_mean
@@ -65,6 +68,76 @@ def machine_cpu() -> tuple[float, float] | None:
     tick = os.sysconf("SC_CLK_TCK")
     idle = fields[3] + fields[4]
     return (sum(fields) - idle) / tick, idle / tick
+
+
+def cgroup_root(mounts: str) -> tuple[Path, str] | None:
+    """Where a cgroup that counts CPU can be made, from /proc/self/mounts' text: the cgroup2 hierarchy (its cpu.stat
+    counts without the cpu controller) or, failing that, cgroup v1's cpuacct; None when neither is mounted."""
+    v1 = None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        if fields[2] == "cgroup2":
+            return Path(fields[1]), "v2"
+        if fields[2] == "cgroup" and "cpuacct" in fields[3].split(",") and v1 is None:
+            v1 = Path(fields[1]), "v1"
+    return v1
+
+
+def cgroup_core_seconds(path: Path, kind: str) -> float:
+    """CPU used so far by everything that ran in the cgroup at `path` (OSError/ValueError when unreadable)."""
+    if kind == "v2":
+        usage = dict(line.split() for line in (path / "cpu.stat").read_text().splitlines())
+        return int(usage["usage_usec"]) / 1e6
+    return int((path / "cpuacct.usage").read_text()) / 1e9
+
+
+class FabricCpu:
+    """The simulated hosts' CPU: the fabric's sshd moved into a cgroup of its own, with every session it forks from
+    then on (sshd, the fabric's wrapper, the script and its tools). Both variants run the same script on the same
+    fabric, so a difference between them here is the machine's speed moving, not the client; None where no cgroup
+    can be made (not root, no cgroup file system)."""
+
+    def __init__(self, pid: int) -> None:
+        self.path: Path | None = None
+        try:
+            found = cgroup_root(Path("/proc/self/mounts").read_text())
+        except OSError:
+            found = None
+        if found is None:
+            return
+        root, self.kind = found
+        path = root / f"rdmatool-bench-fabric-{os.getpid()}"
+        try:
+            path.mkdir()
+            (path / "cgroup.procs").write_text(str(pid))
+            cgroup_core_seconds(path, self.kind)
+        except (OSError, ValueError, KeyError):
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return
+        self.path = path
+
+    def core_seconds(self) -> float | None:
+        if self.path is None:
+            return None
+        try:
+            return cgroup_core_seconds(self.path, self.kind)
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def close(self) -> None:
+        """Remove the cgroup once the fabric has stopped (a cgroup goes only when empty: wait a little for the last
+        sessions to exit)."""
+        if self.path is None:
+            return
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
 
 
 def _mean_or_dash(values: list[float]) -> str:
@@ -169,6 +242,7 @@ def main() -> int:
     fabric = start(scenario.build(hosts, platforms=(), name=f"bench-{hosts}"))
     if args.fabric_nice:  # sessions forked from now on inherit it; the warm-up below comes after
         os.setpriority(os.PRIO_PROCESS, fabric._sshd.pid, args.fabric_nice)
+    fabric_cpu = FabricCpu(fabric._sshd.pid)  # before the warm-up too: every session forked from now on is counted
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     try:
         inv, kh, key, port = str(fabric.inventory_path), str(fabric.known_hosts), str(fabric.client_key), fabric.port
@@ -260,9 +334,11 @@ def main() -> int:
                 if name.startswith("clush-commands") and index >= args.commands_runs:
                     continue
                 load = os.getloadavg()  # the machine is shared: what else ran is part of the figure
-                before = machine_cpu()
+                before, fabric_before = machine_cpu(), fabric_cpu.core_seconds()
                 fig = run_variant(name, index)
-                after = machine_cpu()
+                after, fabric_after = machine_cpu(), fabric_cpu.core_seconds()
+                if fabric_before is not None and fabric_after is not None:
+                    fig["fabric_cpu_s"] = fabric_after - fabric_before
                 fig["loadavg"] = load
                 fig["position"] = order.index(name)  # which went first in this run: the side-by-side order
                 if before and after:  # includes the variant's own clean-up (a bundle's removal): a few ms
@@ -272,11 +348,13 @@ def main() -> int:
                       f" (user {fig['user_s']:.2f}, sys {fig['sys_s']:.2f})  load {load[0]:5.1f}"
                       + (f"  machine busy {fig['machine_busy_s']:6.1f}, idle {fig['machine_idle_s']:5.2f} core-s"
                          if "machine_busy_s" in fig else "")
+                      + (f"  fabric {fig['fabric_cpu_s']:6.1f} core-s" if "fabric_cpu_s" in fig else "")
                       + f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
                 if fig.get("why"):
                     print(f"    why: {fig['why']}", flush=True)
     finally:
         fabric.stop()
+        fabric_cpu.close()
         shutil.rmtree(work, ignore_errors=True)
 
     print()
@@ -289,6 +367,10 @@ def main() -> int:
         per_host = median_spread(cpus)[0] / hosts * 1000
         print(f"{name:24s} {len(figs):4d} {fmt_ms(walls):>24s} {fmt_ms(cpus):>24s} {per_host:12.1f}"
               + ("" if all(f["ok"] for f in figs) else "   (some runs FAILED)"))
+    fabric_figs = {name: [f["fabric_cpu_s"] for f in figs if "fabric_cpu_s" in f] for name, figs in results.items()}
+    if all(fabric_figs.values()):
+        print("the simulated hosts' CPU in the same runs (sshd and all it forked; the same script, so any difference "
+              "is the machine's speed): " + "; ".join(f"{name} {fmt_ms(v)} core-s" for name, v in fabric_figs.items()))
     if "rdmatool" in results:
         base = results["rdmatool"]
         print()

@@ -3,6 +3,7 @@ warm-up bundle's side data (it once read per-output side files, and broke silent
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -54,3 +55,39 @@ def test_the_per_run_ratios_mean_is_geometric(fanout) -> None:
     assert fanout._mean_or_dash([2.0, 0.5]) == "1.000 (2 runs)"
     assert fanout._mean_or_dash([]) == "-"
     assert fanout._mean_or_dash([0.9, 0.9]) == "0.900 (2 runs)"
+
+
+def test_the_cgroup_root_prefers_cgroup2_and_falls_back_to_cpuacct(fanout) -> None:
+    v1_only = ("cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n"
+               "cgroup /sys/fs/cgroup/cpuacct cgroup rw,relatime,cpuacct 0 0\n")
+    both = v1_only + "cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n"
+    assert fanout.cgroup_root(v1_only) == (Path("/sys/fs/cgroup/cpuacct"), "v1")
+    assert fanout.cgroup_root(both) == (Path("/sys/fs/cgroup/unified"), "v2")
+    assert fanout.cgroup_root("proc /proc proc rw 0 0\n") is None
+
+
+def test_the_cgroup_reading_is_in_seconds(fanout, tmp_path: Path) -> None:
+    (tmp_path / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+    (tmp_path / "cpuacct.usage").write_text("1500000000\n")
+    assert fanout.cgroup_core_seconds(tmp_path, "v2") == 2.5
+    assert fanout.cgroup_core_seconds(tmp_path, "v1") == 1.5
+
+
+def test_the_fabric_cpu_counts_a_process_moved_into_its_cgroup(fanout) -> None:
+    # A child that waits for a line, then spins for 0.3 s of CPU: moved into the cgroup before it spins.
+    spin = "import sys, time; sys.stdin.readline(); t = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    child = subprocess.Popen([sys.executable, "-c", spin], stdin=subprocess.PIPE, text=True)
+    cpu = fanout.FabricCpu(child.pid)
+    try:
+        if cpu.path is None:
+            pytest.skip("no cgroup can be made here (not root, or no cgroup file system)")
+        before = cpu.core_seconds()
+        child.communicate("go\n", timeout=30)
+        after = cpu.core_seconds()
+        assert after - before >= 0.25
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        cpu.close()
+    assert not cpu.path.exists()
