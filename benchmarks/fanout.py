@@ -96,8 +96,9 @@ def cgroup_core_seconds(path: Path, kind: str) -> float:
 class FabricCpu:
     """The simulated hosts' CPU: the fabric's sshd moved into a cgroup of its own, with every session it forks from
     then on (sshd, the fabric's wrapper, the script and its tools). Both variants run the same script on the same
-    fabric, so a difference between them here is the machine's speed moving, not the client; None where no cgroup
-    can be made (not root, no cgroup file system)."""
+    fabric, so a difference between them here is not work the client asked for: it is the machine's speed moving, or
+    how many sessions shared the two cores at once (more at once, each a little dearer); None where no cgroup can be
+    made (not root, no cgroup file system)."""
 
     def __init__(self, pid: int) -> None:
         self.path: Path | None = None
@@ -369,8 +370,9 @@ def main() -> int:
               + ("" if all(f["ok"] for f in figs) else "   (some runs FAILED)"))
     fabric_figs = {name: [f["fabric_cpu_s"] for f in figs if "fabric_cpu_s" in f] for name, figs in results.items()}
     if all(fabric_figs.values()):
-        print("the simulated hosts' CPU in the same runs (sshd and all it forked; the same script, so any difference "
-              "is the machine's speed): " + "; ".join(f"{name} {fmt_ms(v)} core-s" for name, v in fabric_figs.items()))
+        print("the simulated hosts' CPU in the same runs (sshd and all it forked; the same script: a difference is the "
+              "machine's speed, or how many sessions shared its cores at once): "
+              + "; ".join(f"{name} {fmt_ms(v)} core-s" for name, v in fabric_figs.items()))
     if "rdmatool" in results:
         base = results["rdmatool"]
         print()
