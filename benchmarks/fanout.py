@@ -44,6 +44,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -141,6 +142,38 @@ class FabricCpu:
                 time.sleep(0.1)
 
 
+class SessionCounter:
+    """How many simulated sessions are running a command at once: the fabric's wrapper keeps one pid file per
+    running session in `folder`; a thread lists it every `every` s while a variant runs. Opt-in (--count-sessions):
+    the listing is a little CPU of the benchmark's own on the cores it measures."""
+
+    def __init__(self, folder: Path, every: float = 0.02) -> None:
+        self.folder, self.every = folder, every
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(OSError):  # the fabric's state folder gone: it stopped
+                self.samples.append(len(os.listdir(self.folder)))
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> SessionCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def figures(self) -> dict:
+        """mean and peak sessions alive over the samples (zeros included: the start and the tail are part of it)."""
+        if not self.samples:
+            return {}
+        return {"sessions_mean": sum(self.samples) / len(self.samples), "sessions_peak": max(self.samples)}
+
+
 def _mean_or_dash(values: list[float]) -> str:
     return f"{geometric_mean(values):.3f} ({len(values)} runs)" if values else "-"
 
@@ -198,6 +231,9 @@ def main() -> int:
                     help="run the simulated fabric's sshd (and every session it forks) at this niceness, so that the "
                          "server side, which a real fleet runs on its own machines, yields the two cores to the client "
                          "under test (both variants alike)")
+    ap.add_argument("--count-sessions", action="store_true",
+                    help="sample how many simulated sessions run at once (every 20 ms) and report the mean and peak "
+                         "per run")
     ap.add_argument("--json", help="also write the raw figures to this file")
     args = ap.parse_args()
     hosts = args.hosts or (8 if args.quick else 128)
@@ -336,8 +372,11 @@ def main() -> int:
                     continue
                 load = os.getloadavg()  # the machine is shared: what else ran is part of the figure
                 before, fabric_before = machine_cpu(), fabric_cpu.core_seconds()
-                fig = run_variant(name, index)
+                counter = SessionCounter(fabric.state / "pids")
+                with counter if args.count_sessions else contextlib.nullcontext():
+                    fig = run_variant(name, index)
                 after, fabric_after = machine_cpu(), fabric_cpu.core_seconds()
+                fig.update(counter.figures())
                 if fabric_before is not None and fabric_after is not None:
                     fig["fabric_cpu_s"] = fabric_after - fabric_before
                 fig["loadavg"] = load
@@ -350,6 +389,8 @@ def main() -> int:
                       + (f"  machine busy {fig['machine_busy_s']:6.1f}, idle {fig['machine_idle_s']:5.2f} core-s"
                          if "machine_busy_s" in fig else "")
                       + (f"  fabric {fig['fabric_cpu_s']:6.1f} core-s" if "fabric_cpu_s" in fig else "")
+                      + (f"  sessions mean {fig['sessions_mean']:4.1f}, peak {fig['sessions_peak']}"
+                         if "sessions_mean" in fig else "")
                       + f"  {'ok' if fig['ok'] else 'FAILED'}", flush=True)
                 if fig.get("why"):
                     print(f"    why: {fig['why']}", flush=True)
@@ -373,6 +414,10 @@ def main() -> int:
         print("the simulated hosts' CPU in the same runs (sshd and all it forked; the same script: a difference is the "
               "machine's speed, or how many sessions shared its cores at once): "
               + "; ".join(f"{name} {fmt_ms(v)} core-s" for name, v in fabric_figs.items()))
+    session_figs = {name: [f["sessions_mean"] for f in figs if "sessions_mean" in f] for name, figs in results.items()}
+    if all(session_figs.values()):
+        print("sessions running at once, mean over each run: "
+              + "; ".join(f"{name} {fmt_ms(v)}" for name, v in session_figs.items()))
     if "rdmatool" in results:
         base = results["rdmatool"]
         print()

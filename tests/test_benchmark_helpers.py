@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,16 @@ def test_the_fabric_cpu_counts_a_process_moved_into_its_cgroup(fanout) -> None:
         child.wait()
         cpu.close()
     assert not cpu.path.exists()
+
+
+def test_the_session_counter_follows_the_pid_files(fanout, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    with fanout.SessionCounter(pids, every=0.005) as counter:
+        for n in range(3):
+            (pids / str(n)).write_text("1\n")
+            time.sleep(0.05)
+    figures = counter.figures()
+    assert figures["sessions_peak"] == 3
+    assert 0 < figures["sessions_mean"] < 3
+    assert fanout.SessionCounter(pids).figures() == {}  # never started: no figures, not zeros
