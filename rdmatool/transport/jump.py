@@ -28,6 +28,43 @@ def parse_jump(proxy_jump: str) -> tuple[str, str, int]:
     return user, host, int(port) if port else 22
 
 
+class JumpSocket:
+    """A bastion's direct-tcpip channel as the target session's socket, with its sends and its close in one order.
+
+    paramiko's Channel.send builds a data message under the channel's lock and transmits it after releasing it; its
+    close does the same with EOF and CLOSE. A target session closing (the collector's thread) while its reader
+    thread answers the host's own close can so put data after CLOSE on the bastion's connection. OpenSSH treats
+    that as a protocol error and disconnects the whole connection ("data packet referred to nonexistent channel"),
+    failing every other host behind the bastion with EOFError. Here a send holds a lock until its message is out and
+    a close takes the same lock, so nothing follows the CLOSE: a send that comes later fails as on a closed socket."""
+
+    def __init__(self, channel: paramiko.Channel) -> None:
+        self._channel = channel
+        self._lock = threading.Lock()
+        self._closed = False  # paramiko's Transport.stop_thread reads a socket's `_closed`
+
+    def send(self, data: bytes) -> int:
+        with self._lock:
+            if self._closed:
+                raise OSError("Socket is closed")
+            return self._channel.send(data)
+
+    def sendall(self, data: bytes) -> None:
+        while data:
+            sent = self.send(data)
+            if sent == 0:  # the bastion ended the channel
+                raise OSError("Socket is closed")
+            data = data[sent:]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._channel.close()
+
+    def __getattr__(self, name: str):  # recv, settimeout, getpeername...: the channel's own
+        return getattr(self._channel, name)
+
+
 class _Bastion:
     """One bastion's connection, made by the first target that needs it (the others wait for it)."""
 
@@ -44,7 +81,7 @@ class JumpHosts:
         self._lock = threading.Lock()
         self._bastions: dict[tuple, _Bastion] = {}
 
-    def channel(self, target: Target, known: KnownHosts, timeout: float):
+    def channel(self, target: Target, known: KnownHosts, timeout: float) -> JumpSocket:
         """A direct-tcpip channel to `target` through its bastion, for paramiko to use as the target's socket."""
         user, host, port = parse_jump(target.proxy_jump)
         user = user or target.user
@@ -64,8 +101,8 @@ class JumpHosts:
                     bastion.failure = exc
                     raise
                 transport = bastion.client.get_transport()
-        return transport.open_channel("direct-tcpip", (target.address, target.port), ("127.0.0.1", 0),
-                                      timeout=timeout)
+        return JumpSocket(transport.open_channel("direct-tcpip", (target.address, target.port), ("127.0.0.1", 0),
+                                                 timeout=timeout))
 
     def close(self) -> None:
         with self._lock:
