@@ -98,8 +98,8 @@ class FabricCpu:
     """The simulated hosts' CPU: the fabric's sshd moved into a cgroup of its own, with every session it forks from
     then on (sshd, the fabric's wrapper, the script and its tools). Both variants run the same script on the same
     fabric, so a difference between them here is not work the client asked for: it is the machine's speed moving, or
-    how many sessions shared the two cores at once (more at once, each a little dearer); None where no cgroup can be
-    made (not root, no cgroup file system)."""
+    how many sessions shared the two cores at once (more at once, each a little dearer). `core_seconds` is None where
+    no cgroup can be made (not root, no cgroup file system)."""
 
     def __init__(self, pid: int) -> None:
         self.path: Path | None = None
@@ -409,15 +409,14 @@ def main() -> int:
         per_host = median_spread(cpus)[0] / hosts * 1000
         print(f"{name:24s} {len(figs):4d} {fmt_ms(walls):>24s} {fmt_ms(cpus):>24s} {per_host:12.1f}"
               + ("" if all(f["ok"] for f in figs) else "   (some runs FAILED)"))
-    fabric_figs = {name: [f["fabric_cpu_s"] for f in figs if "fabric_cpu_s" in f] for name, figs in results.items()}
-    if all(fabric_figs.values()):
-        print("the simulated hosts' CPU in the same runs (sshd and all it forked; the same script: a difference is the "
-              "machine's speed, or how many sessions shared its cores at once): "
-              + "; ".join(f"{name} {fmt_ms(v)} core-s" for name, v in fabric_figs.items()))
-    session_figs = {name: [f["sessions_mean"] for f in figs if "sessions_mean" in f] for name, figs in results.items()}
-    if all(session_figs.values()):
-        print("sessions running at once, mean over each run: "
-              + "; ".join(f"{name} {fmt_ms(v)}" for name, v in session_figs.items()))
+    for key, what, unit in (
+            ("fabric_cpu_s", "the simulated hosts' CPU in the same runs (sshd and all it forked; the same script: a "
+                             "difference is the machine's speed, or how many sessions shared its cores at once)",
+             " core-s"),
+            ("sessions_mean", "sessions running at once, mean over each run", "")):
+        by_variant = {name: [f[key] for f in figs if key in f] for name, figs in results.items()}
+        if all(by_variant.values()):  # recorded for every variant (a cgroup, --count-sessions)
+            print(f"{what}: " + "; ".join(f"{name} {fmt_ms(v)}{unit}" for name, v in by_variant.items()))
     if "rdmatool" in results:
         base = results["rdmatool"]
         print()
