@@ -50,14 +50,18 @@ SNAPSHOT_SUBNET = "subnet"
 HOST_SCRIPT = r"""
 T="${1:-20}"; MODE="${2:-full}"; M="@@RDMATOOL@@ __TOKEN__"; N=0
 E="$(mktemp 2>/dev/null || echo /tmp/rdmatool.$$.err)"
-trap 'rm -f "$E"' EXIT
+TAIL=""
+trap 'printf %s "$TAIL"; rm -f "$E"' EXIT
 HAVE_TIMEOUT=0; command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 safe() { case "$1" in ""|[!A-Za-z0-9]*|*[!A-Za-z0-9_.-]*) return 1 ;; esac; return 0; }
 sec() {
     p="$1"; q="$2"; shift 2; N=$((N + 1))
     # Each section carries its own read time: the script runs its commands one after another, and a rate's
     # window must be the time between two reads of the same counter, not between two script starts.
-    printf '\n%s BEGIN %s %s %s %s %s\n' "$M" "$N" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
+    # The previous section's end leaves with this one's start, in one write: sshd sends what one read of the
+    # script's output gives as one packet, and each packet costs the collector (the fan-out's client CPU) and sshd.
+    # Sent before the command runs, so a host cut by its deadline still shows which command it was in.
+    printf '%s\n%s BEGIN %s %s %s %s %s\n' "$TAIL" "$M" "$N" "$p" "$q" "$(date +%s.%N 2>/dev/null || echo -)" "$*"
     if ! command -v "$1" >/dev/null 2>&1; then
         echo "$1: not installed" >"$E"; rc=127
     elif [ "$HAVE_TIMEOUT" = 1 ]; then
@@ -65,9 +69,19 @@ sec() {
     else
         "$@" 2>"$E" </dev/null; rc=$?
     fi
-    printf '\n%s STDERR %s\n' "$M" "$N"
-    head -c 4096 "$E"
-    printf '\n%s END %s %s\n' "$M" "$N" "$rc"
+    if [ -s "$E" ]; then  # rare: stderr is copied as it is, then only the end waits
+        printf '\n%s STDERR %s\n' "$M" "$N"
+        head -c 4096 "$E"
+        TAIL="
+$M END $N $rc
+"
+    else
+        TAIL="
+$M STDERR $N
+
+$M END $N $rc
+"
+    fi
 }
 IB=/sys/class/infiniband
 NETDEVS=""

@@ -42,6 +42,32 @@ def test_the_real_script_frames_every_section_and_the_client_accepts_it() -> Non
     assert loadavg.started_epoch and loadavg.started_epoch > 1.6e9
 
 
+def test_a_sections_end_and_the_next_ones_start_leave_in_one_write(tmp_path) -> None:
+    """sshd sends what one read of the script's output gives as one packet, and the collector pays per packet: the
+    script's own writes are one per section (the previous section's end with this one's start), one more where a
+    command wrote to stderr (copied as it is), and the last section's end at exit. The commands' own output is
+    theirs: only the shell's writes are traced here."""
+    if shutil.which("strace") is None or shutil.which("sh") is None:
+        pytest.skip("needs strace and /bin/sh")
+    token = commands.new_token()
+    trace = tmp_path / "writes"
+    proc = subprocess.run(["strace", "-y", "-e", "trace=write", "-o", str(trace), "sh", "-s", "--", "5",
+                           commands.SNAPSHOT_FULL], input=commands.host_script(token), capture_output=True,
+                          text=True, timeout=60)
+    if proc.returncode != 0 and "ptrace" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    sections, error = host_framing.split_sections(proc.stdout, token)
+    assert error is None and len(sections) >= 3
+    with_stderr = sum(1 for s in sections if s.stderr)
+    assert 0 < with_stderr < len(sections)  # both kinds: tools missing here, loadavg read
+    # `-y` names each descriptor's file: writes to stdout redirected to /dev/null (`command -v`) are not the stream's
+    to_stream = [line for line in trace.read_text().splitlines() if line.startswith("write(1<pipe:")]
+    assert len(to_stream) == len(sections) + with_stderr + 1
+    # the last section's end is written at exit, complete
+    assert sections[-1].exit_code == 0 and proc.stdout.endswith(f"END {len(sections)} 0\n")
+
+
 def test_counters_mode_is_checked_against_its_own_order() -> None:
     stream, token = run_script(commands.SNAPSHOT_COUNTERS)
     sections, error = host_framing.split_sections(stream, token, commands.SNAPSHOT_COUNTERS)
