@@ -15,6 +15,8 @@ FIXTURES = REPO / "tests" / "fixtures"
 PARSER_FIXTURES = FIXTURES / "parsers"
 # Verbatim outputs of the real tools sit beside the repository, not inside it (they are not ours to commit).
 REAL_OUTPUTS = Path(os.environ.get("RDMATOOL_REAL_OUTPUTS", REPO.parent / "shared" / "real-outputs"))
+# The second corpus carries a registry.json naming each file's parser and the right outcome.
+REAL_OUTPUTS_2 = Path(os.environ.get("RDMATOOL_REAL_OUTPUTS_2", REPO.parent / "shared" / "real-outputs-2"))
 
 
 def real_output_files(*relative: str) -> list[Path]:

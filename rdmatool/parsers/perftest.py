@@ -31,9 +31,16 @@ Caveats: server and client output captured into one file repeat the header and t
     table columns (`--cpu_util`, per-port, QoS, latency in cycles with -C), `-U`/histogram dumps and `--output=`
     single numbers. Failure lines mid-run (`Couldn't ...`, `Failed to ...`, `Unable to ...`,
     `ethernet_read_keys: ...`, `pp_read_keys: Success`) are `tool_error` samples, not parse errors.
+    A row whose columns run together (Soft-RoCE `rxe` latencies wider than perftest's printf field:
+    `218304.517731.80`) is a ParseError naming the line, never a guess at where one value ends.
     Noise is skipped and counted (`parse_skipped_lines`, entity = the class): a shell prompt or a bare echoed
-    perftest command line before the report (`command_echo`), job-control lines such as `[1] 12345` or
-    `[1]+  Done ...` (`job_control`), and the libibverbs/CUDA/perftest chatter listed in `_NOISE` (`library`).
+    perftest command line before the report (`command_echo`), a prompt glued to the line after it
+    (`[user@host ~]$ Using sampled CPU speed ...`: `shell_prompt`, the rest of the line is read on), job-control
+    lines such as `[1] 12345` or `[1]+  Done ...` (`job_control`), a `...` line where whoever pasted the output
+    cut it (`elided`), and the libibverbs/CUDA/perftest chatter listed in `_NOISE` (`library`): among it UD's
+    `Max msg size in UD is MTU 4096` / `Changing to this MTU`, `--use_cuda_dmabuf`'s
+    `Calling ibv_reg_dmabuf_mr(...) for QP #0`, and the `Connected:` / `Completed:` / `Total run time:` lines of
+    vendor builds.
     A leading `# ...` provenance comment is skipped.
 """
 
@@ -102,8 +109,22 @@ _NOISE = tuple(
         r"^\s*(?:using|registering|registered) (?:a )?dma-?buf\b.*$",
         r"^\s*allocated mmap buffer of size \d+ at 0x[0-9A-Fa-f]+\s*$",
         r"^\s*Requested SQ size might be too big\. Try reducing TX depth and/or inline size\.?\s*$",
+        # UD (-c UD) caps the message size at the MTU and says so before the report
+        r"^\s*Max msg size in UD is MTU \d+\s*$",
+        r"^\s*Changing to this MTU\s*$",
+        # --use_cuda_dmabuf: one registration line per QP
+        r"^\s*Calling ibv_reg_(?:dmabuf_)?mr\(.*\) for QP #\d+\s*$",
+        # builds that time the run (vendor perftest forks) and sample the CPU clock themselves
+        r"^\s*Using sampled CPU speed \d+ MHz over reported speed \d+ MHz\s*$",
+        r"^\s*(?:Connected|Completed): \w{3} \w{3} +\d{1,2} \d\d:\d\d:\d\d \d{4}\s*$",
+        r"^\s*Total run time: \d+(?:\.\d+)?\s*s\s*$",
     )
 )
+# Whoever pasted the output cut part of it (`...`, `......`): counted, so the cut shows in the notes.
+_ELIDED = re.compile(r"^\s*\.{3,}\s*$")
+# A shell prompt glued to the start of the line that follows it (a server put in the background writes its first
+# line after the prompt): `[user@host ~]$ Using sampled CPU speed ...`, `root@gpu01:~# ...`.
+_GLUED_PROMPT = re.compile(r"^(?:\[[^\]\n]{1,80}\]|[\w.-]{1,64}@[\w.-]{1,64}:\S{0,80}?)[#$]\s+(?P<rest>\S.*)$")
 
 # perftest's own failure messages beyond the shared ones (`Couldn't connect to`, `Failed status 12`, ...).
 _PERFTEST_ERRORS = tuple(
@@ -132,6 +153,8 @@ _TEXT_FACTS = {
     "data ex. method": "perftest_data_exchange",
 }
 _NUMBER_FACTS = {"mtu": "perftest_mtu", "gid index": "perftest_gid_index", "number of qps": "perftest_qps"}
+# Two printed decimals with no space between them: `218304.517731.80`.
+_GLUED_NUMBERS = re.compile(r"^-?\d+\.\d+\.\d")
 _PARAM_KEY = re.compile(r"^[A-Za-z][\w .*/()\-]*$")
 
 # --- table columns ---------------------------------------------------------------------------------------------------
@@ -234,6 +257,8 @@ def _noise_kind(state: _State, line: str) -> str | None:
         return "command_echo"
     if _JOB_CONTROL.match(line):
         return "job_control"
+    if _ELIDED.match(line):
+        return "elided"
     if any(p.match(line) for p in _NOISE):
         return "library"
     return None
@@ -298,6 +323,9 @@ def _row(state: _State, line_no: int, line: str) -> None:
     if state.columns is None:
         raise ParseError(NAME, line_no, line, "data row before the #bytes column header")
     cells = line.split()
+    glued = next((cell for cell in cells if _GLUED_NUMBERS.match(cell)), None)
+    if glued is not None:  # a value wider than its printf field runs into the next (Soft-RoCE's huge t_max)
+        raise ParseError(NAME, line_no, line, f"two columns run together in {glued!r}")
     if len(cells) != len(state.columns):
         raise ParseError(NAME, line_no, line, f"expected {len(state.columns)} columns, got {len(cells)}")
     values = [gauge(NAME, line_no, line, cell) for cell in cells]
@@ -344,6 +372,11 @@ def _line(state: _State, line_no: int, line: str, leading: bool) -> None:
     first = line.split()[0]
     if first[0].isdigit():
         _row(state, line_no, line)
+        return
+    glued = _GLUED_PROMPT.match(line)
+    if glued:
+        state.noise.skip("shell_prompt")
+        _line(state, line_no, glued.group("rest"), leading=False)
         return
     if ":" in line and state.test is not None:
         _parameters(state, line_no, line)

@@ -2,11 +2,13 @@
 
 Command: `show interfaces counters [-a]` (= `portstat`), `show interfaces counters detailed IFACE`.
 Emits (entity = port as SONiC prints it; raw_key = the column or label as printed):
-  table view: `oper_state` (state from STATE: U -> Up, D -> Down, X -> Disabled (admin down), N/A -> None),
+  table view: `oper_state` (state from STATE: U or UP -> Up, D or DOWN -> Down, X -> Disabled (admin down),
+  N/A -> None; older releases spell UP/DOWN out),
   `rx_packets` / `tx_packets` (RX_OK / TX_OK), `rx_errors` / `tx_errors` (RX_ERR / TX_ERR), `rx_discards` /
   `tx_discards` (RX_DRP / TX_DRP), `rx_overruns` / `tx_overruns` (RX_OVR / TX_OVR) - counters; the tool's own
   rates `rx_bandwidth_gbps` / `tx_bandwidth_gbps` (RX_BPS / TX_BPS in bytes/s, `MB/s` = 10^6 B/s, converted to
-  Gb/s), `rx_rate_pps` / `tx_rate_pps` (RX_PPS / TX_PPS) and `rx_util_pct` / `tx_util_pct` (RX_UTIL / TX_UTIL) - gauges.
+  Gb/s), `rx_rate_pps` / `tx_rate_pps` (RX_PPS / TX_PPS) and `rx_util_pct` / `tx_util_pct` (RX_UTIL / TX_UTIL) -
+  gauges. Column names are read in any case (older releases print `Tx_PPS` beside `RX_PPS`).
   detailed view: `rx_packets` (`Total Packets Received Without Errors`), `tx_packets` (`Total Packets Transmitted
   Successfully`), `rx_overruns` (`Overruns Received`), `queue_drops` (`WRED Total Dropped Packets`, port total).
   A failing tool (`Error: ...`) gives a `tool_error` sample on entity `host`.
@@ -48,7 +50,8 @@ _COUNTER_COLUMNS = {
 _RATE_COLUMNS = {"RX_BPS": "rx_bandwidth_gbps", "TX_BPS": "tx_bandwidth_gbps"}
 _PPS_COLUMNS = {"RX_PPS": "rx_rate_pps", "TX_PPS": "tx_rate_pps"}
 _UTIL_COLUMNS = {"RX_UTIL": "rx_util_pct", "TX_UTIL": "tx_util_pct"}
-_STATES = {"U": "Up", "D": "Down", "X": "Disabled", "N/A": None}
+# Current releases print one letter; older ones spelled the state out (`UP`, `DOWN`).
+_STATES = {"U": "Up", "UP": "Up", "D": "Down", "DOWN": "Down", "X": "Disabled", "N/A": None}
 _BYTE_RATE = re.compile(r"^(?P<number>[\d,]+(?:\.\d+)?) (?P<unit>B|KB|MB|GB)/s$")
 # Bytes per second -> Gb/s. portstat scales by 1000, not 1024 (25G port: 2000.00 MB/s = 64.00% util).
 _GBPS_PER_UNIT = {
@@ -109,7 +112,9 @@ def _detail(item: Loose, port: str, label: str, raw: str) -> list[Sample]:
 
 
 def _counters_table(table: Table) -> list[Sample]:
-    header = table.header.cells
+    # Column names in capitals: some releases print `Tx_PPS` beside `RX_PPS`; raw_key keeps the printed spelling.
+    printed = table.header.cells
+    header = tuple(name.upper() for name in printed)
     if header[0] != "IFACE":
         raise header_error(NAME, table, "expected `IFACE  STATE  RX_OK ...`")
     known = {"STATE"} | set(_COUNTER_COLUMNS) | set(_RATE_COLUMNS) | set(_PPS_COLUMNS) | set(_UTIL_COLUMNS)
@@ -118,26 +123,27 @@ def _counters_table(table: Table) -> list[Sample]:
         raise header_error(NAME, table, f"unknown portstat column {unknown[0]!r}")
     samples = []
     for row in table.rows:
-        samples.extend(_port_row(row, header))
+        samples.extend(_port_row(row, header, printed))
     return samples
 
 
-def _port_row(row: Row, header: tuple[str, ...]) -> list[Sample]:
+def _port_row(row: Row, header: tuple[str, ...], printed: tuple[str, ...]) -> list[Sample]:
     port = row.cells[0]
     samples = []
-    for name, cell in zip(header[1:], row.cells[1:], strict=True):
+    for name, raw, cell in zip(header[1:], printed[1:], row.cells[1:], strict=True):
         if name == "STATE":
             if cell.upper() not in _STATES:
-                raise row_error(NAME, row, f"expected state U, D, X or N/A, got {cell!r}")
-            samples.append(Sample(port, "oper_state", None, text=_STATES[cell.upper()], raw_key=name))
+                raise row_error(NAME, row, f"expected state U, D, X, UP, DOWN or N/A, got {cell!r}")
+            samples.append(Sample(port, "oper_state", None, text=_STATES[cell.upper()], raw_key=raw))
         elif name in _COUNTER_COLUMNS:
-            samples.append(Sample(port, _COUNTER_COLUMNS[name], counter(NAME, row.line_no, row.line, cell), raw_key=name))
+            value = counter(NAME, row.line_no, row.line, cell)
+            samples.append(Sample(port, _COUNTER_COLUMNS[name], value, raw_key=raw))
         elif name in _RATE_COLUMNS:
-            samples.append(Sample(port, _RATE_COLUMNS[name], _scaled(row, cell, _BYTE_RATE), raw_key=name))
+            samples.append(Sample(port, _RATE_COLUMNS[name], _scaled(row, cell, _BYTE_RATE), raw_key=raw))
         elif name in _PPS_COLUMNS:
-            samples.append(Sample(port, _PPS_COLUMNS[name], _scaled(row, cell, _PACKET_RATE), raw_key=name))
+            samples.append(Sample(port, _PPS_COLUMNS[name], _scaled(row, cell, _PACKET_RATE), raw_key=raw))
         elif name in _UTIL_COLUMNS:
-            samples.append(Sample(port, _UTIL_COLUMNS[name], _scaled(row, cell, _PERCENT), raw_key=name))
+            samples.append(Sample(port, _UTIL_COLUMNS[name], _scaled(row, cell, _PERCENT), raw_key=raw))
     return samples
 
 
