@@ -19,9 +19,12 @@ against the known line kinds and a `<count> <label>` line with a label not liste
 load interval's rates are emitted (the second one prints rounded Mbps). The JSON form reads the `TABLE_interface` rows
 (`eth_inpause`, `eth_outpause`, `eth_indiscard`, `eth_outdiscard`, `eth_crc`, `eth_inerr`, `eth_outerr`,
 `eth_reset_cntr`, `eth_inbytes`, `eth_outbytes`, `eth_inpkts`, `eth_outpkts`, `eth_inrate1_bits` ...); other keys
-are ignored. Per-priority pause counts are in `nxos_pfc` / `nxos_queuing`. The blocks of Vlan (SVI), loopback, mgmt,
-port-channel, nve and tunnel interfaces are skipped whole and counted (`parse_skipped_lines`, entity
-`other_interface`): they carry no host's RDMA traffic.
+are ignored. Per-priority pause counts are in `nxos_pfc` / `nxos_queuing`. A port-channel block is read like an
+Ethernet one (entity `port-channel10`: state, speed, counters). The blocks of Vlan (SVI), loopback, mgmt, nve and
+tunnel interfaces are skipped whole and counted (`parse_skipped_lines`, entity `other_interface`): they carry no
+host's RDMA traffic; so are routed sub-interfaces (`Ethernet1/5.100 is up`, entity `sub_interface`), whose parent
+port's block holds the counters. A routed port's `L3 in Switched:` / `L3 out Switched:` lines and their
+`ucast: ... pkts, ... bytes` follow-ups are skipped and counted (`l3_switched`); no such block aborts the file.
 """
 
 from __future__ import annotations
@@ -55,14 +58,24 @@ _NOISE = re.compile(
     r"Load-Interval #|Description:|Internet Address is|Belongs to|admin state is|auto-mdix|Auto-Negotiation|"
     r"FEC mode|Admin fec|Oper fec|Members in this channel|EEE \(efficient-ethernet\)|Last link flap|"
     r"Switchport|Share-rate is|Port Guard|Flow-control|Speed is|Duplex is|Hardware type|"
-    r"input flow-control|auto-negotiation|Auto-mdix|Media type|(?:full|half|auto)-duplex)",
+    r"input flow-control|auto-negotiation|Auto-mdix|Media type|(?:full|half|auto)-duplex|"
+    r"FEC \(forward-error-correction\))",
     re.IGNORECASE,
 )
 _SECTION = re.compile(r"^\s*(RX|TX)\s*$", re.IGNORECASE)
-# A block of an interface that carries no RDMA traffic of a host (SVI, loopback, management, port-channel, tunnel):
-# its lines are skipped, counted, up to the next interface header. `Vlan1 is down (Administratively down), line
-# protocol is down, autostate enabled` is such a header too.
-_OTHER_HEADER = re.compile(r"^(?:Vlan|loopback|mgmt|port-channel|Port-channel|nve|Tunnel|tunnel|sup-eth)\S* is \S.*$")
+# A block of an interface that carries no RDMA traffic of a host (SVI, loopback, management, tunnel): its lines are
+# skipped, counted, up to the next interface header. `Vlan1 is down (Administratively down), line protocol is down,
+# autostate enabled` is such a header too. A port-channel is read like an Ethernet port (its state, speed and
+# counters are the bundle's).
+_OTHER_HEADER = re.compile(r"^(?:Vlan|loopback|mgmt|nve|Tunnel|tunnel|sup-eth)\S* is \S.*$")
+# A routed sub-interface (`Ethernet1/5.100 is up`): its parent port's block carries the port's counters.
+_SUB_INTERFACE_HEADER = re.compile(r"^\S+/\d+\.\d+ is \S.*$|^port-channel\d+\.\d+ is \S.*$", re.IGNORECASE)
+# A routed port's layer-3 switching counts (`L3 in Switched:` then `ucast: 0 pkts, 0 bytes - mcast: ...`, or all
+# on one line): not port counters, skipped and counted.
+_L3_SWITCHED = re.compile(
+    r"^\s*(?:L[23] (?:in |out )?Switched:.*|ucast: \d+ pkts?, \d+ bytes(?:\s*-?\s*mcast: \d+ pkts?, \d+ bytes)?)\s*$",
+    re.IGNORECASE,
+)
 
 # `<count> <label>` labels, per RX/TX section: label -> metric (None: recognised, not emitted).
 _RX_LABELS = {
@@ -111,6 +124,10 @@ _IGNORED_LABELS = {
     "ecc error",
     "input packets with dribble",
     "output packets with dribble",
+    "input buffer drop",
+    "input total drop",
+    "output buffer drop",
+    "output total drop",
 }
 
 
@@ -127,14 +144,15 @@ def _parse_text(text: str) -> list[Sample]:
     section: str | None = None
     rates_seen: set[str] = set()
     noise = Noise()
-    other = False  # inside the block of a non-Ethernet interface
+    other: str | bool = False  # inside the block of an interface not read: the noise class of its lines
     for line_no, line, error in cli_lines(text, _nxos.cli_error):
         if error:
             samples.append(tool_error(HOST, error))
             continue
-        if _OTHER_HEADER.match(line):
-            other, port = True, None
-            noise.skip("other_interface")
+        other_kind = _other_block(line)
+        if other_kind:
+            other, port = other_kind, None
+            noise.skip(other_kind)
             continue
         header = _HEADER.match(line)
         if header and not line[0].isspace():
@@ -143,9 +161,12 @@ def _parse_text(text: str) -> list[Sample]:
             samples.append(Sample(port, "port_state", text=header.group(2), raw_key="state"))
             continue
         if other:
-            noise.skip("other_interface")
+            noise.skip(other)
             continue
         if _nxos.is_echo(line):
+            continue
+        if _L3_SWITCHED.match(line):
+            noise.skip("l3_switched")
             continue
         if port is None:
             raise ParseError(NAME, line_no, line, "counter line before any `<port> is <state>` header")
@@ -154,6 +175,15 @@ def _parse_text(text: str) -> list[Sample]:
             continue
         samples.extend(_read_port_line(port, section, rates_seen, line_no, line))
     return samples + noise.samples()
+
+
+def _other_block(line: str) -> str | None:
+    """The noise class of an interface header whose block is skipped, or None for a port read in full."""
+    if _OTHER_HEADER.match(line):
+        return "other_interface"
+    if _SUB_INTERFACE_HEADER.match(line):
+        return "sub_interface"
+    return None
 
 
 def _read_port_line(
