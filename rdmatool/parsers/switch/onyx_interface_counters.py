@@ -1,8 +1,10 @@
 """NVIDIA Onyx `show interfaces ethernet 1/1 counters`: receive errors (FCS, symbol, all) and transmit errors.
 
 Command: `show interfaces ethernet 1/<p> counters`; the collector keeps the echoed command line, which names the port.
-The port block of `show interfaces ethernet [1/<p>]` (an `Eth1/1` header, `Key: value` lines, then the same Rx / Tx
-sections) is read too.
+The port block of `show interfaces ethernet [1/<p>]` and of the full `show interfaces` (an `Eth1/1` header,
+`Key: value` lines, then the same Rx / Tx sections) is read too; the full command's leading Linux-style blocks of
+the management plane (`Interface lo status:`, `Interface mgmt0 status:` ...) are skipped up to the first Ethernet
+port and counted (`parse_skipped_lines`, entity `management_interface`).
 Emits (entity `Eth1/1`: from the echoed command line or the block header, else the placeholder `port` the analysis
 replaces by the port the command was run for; priority None, port totals): `rx_errors` (Rx error packets),
 `rx_crc_errors` (Rx fcs errors), `rx_symbol_errors` (Rx symbol errors), `tx_errors` (Tx error packets) - counters;
@@ -33,6 +35,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
+from rdmatool.parsers._common import Noise
 from rdmatool.parsers._samples import HOST, counter, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
@@ -40,6 +43,9 @@ from rdmatool.parsers.switch._cli import cli_lines
 NAME = "onyx_interface_counters"
 PORT = "port"  # the placeholder entity when nothing in the output names the port
 
+# The full `show interfaces` opens with the management plane's Linux-style blocks (`Interface lo status:`,
+# `Interface mgmt0 status:` then `Key: value` and `RX bytes: ... TX bytes: ...` lines) before the Ethernet ports.
+_HOST_INTERFACE = re.compile(r"^Interface \S+ status:\s*$")
 _SECTION = re.compile(r"^\s*(Rx|Tx)\s*:?\s*$", re.IGNORECASE)
 _HEADER = re.compile(r"^(Eth\d+/\d+(?:/\d+)?)\s*:?\s*$")
 # `  Admin state: Enabled`, `  MTU                              : 1500 bytes`, `  60 seconds ingress rate: ...`
@@ -63,6 +69,8 @@ def parse(text: str) -> list[Sample]:
     samples: list[Sample] = []
     port = PORT
     direction: str | None = None
+    noise = Noise()
+    in_host_interface = False  # inside a management-plane block: skipped up to the next Ethernet port
     for line_no, line, error in cli_lines(text, _onyx.cli_error):
         if error:
             samples.append(tool_error(HOST, error))
@@ -72,7 +80,11 @@ def parse(text: str) -> list[Sample]:
             continue
         header = _HEADER.match(line)
         if header:
-            port, direction = header.group(1), None
+            port, direction, in_host_interface = header.group(1), None, False
+            continue
+        if in_host_interface or _HOST_INTERFACE.match(line):
+            in_host_interface = True
+            noise.skip("management_interface")
             continue
         section = _SECTION.match(line)
         if section:
@@ -81,7 +93,7 @@ def parse(text: str) -> list[Sample]:
         if direction is None and _PROPERTY.match(line):
             continue  # the port's settings and rates in `show interfaces ethernet`, before its counters
         samples.extend(_counter(line_no, line, port, direction))
-    return samples
+    return samples + noise.samples()
 
 
 def _counter(line_no: int, line: str, port: str, direction: str | None) -> list[Sample]:
