@@ -13,21 +13,20 @@ inventory: inventory.yaml          # the default of -i
 store: /var/lib/rdmatool/baselines # the default of --store
 playbooks: /etc/rdmatool/playbooks # the default of --playbooks (the shipped ones otherwise)
 gate_profile: gate.yaml            # the default of gate --profile
-site:                              # the values the facts cannot tell (docs/tuning.md)
-  rtt_us: 10
-  roce_priority: 3
-  roce_dscp: 26
-  cnp_priority: 6
-  cnp_dscp: 48
+site:                              # the values the facts cannot tell (docs/tuning.md); SITE_DEFAULTS otherwise
+  rtt_us: 25
+  roce_priority: 4                 # this site's RoCE class: DSCP 34 on priority 4
+  roce_dscp: 34
 ```
 
 A relative path is read from the configuration file's folder, where such files usually live. An option given on the
-command line always wins over the file. Every key is checked: an unknown key or a value of the wrong kind is an
+command line always wins over the file (`--site roce_priority=4,roce_dscp=34` over its `site`, key by key). Every key is checked: an unknown key or a value of the wrong kind is an
 error naming the file and the line (`FILE:LINE: ...`), so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,8 +68,9 @@ def _one_of(*allowed: int) -> Callable[[Any], str | None]:
     return check
 
 
-# The site profile keys a configuration file may set, with what each accepts. Their defaults are the suggesters'
-# (rdmatool.tune.suggest.context.DEFAULT_PROFILE), which reads the same names.
+# The site profile keys a configuration file (or `--site KEY=VALUE`) may set, with what each accepts; SITE_DEFAULTS
+# holds their defaults, the one place a site without a configuration file gets its RoCE / CNP class from (the rules,
+# the playbooks' `{site.KEY}` templates, the capture reader and the suggesters all read it).
 SITE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "rtt_us": _positive,  # NIC-to-NIC unloaded RTT: the ECN thresholds' BDP (docs/tuning.md §2.3)
     "roce_priority": _whole(0, 7),  # the lossless priority of RoCE data (docs/tuning.md §1.1)
@@ -81,6 +81,59 @@ SITE_KEYS: dict[str, Callable[[Any], str | None]] = {
     "roce_mtu": _one_of(256, 512, 1024, 2048, 4096),
     "cable_length_m": _positive,
 }
+SITE_DEFAULTS: dict[str, Any] = {
+    "rtt_us": 10,  # docs/tuning.md §2.3: the 10 µs column (one pod, NIC-to-NIC unloaded RTT)
+    "roce_priority": 3,  # docs/tuning.md §1.1: RoCE data DSCP 26 → switch priority 3, PFC on 3
+    "roce_dscp": 26,
+    "cnp_priority": 6,  # docs/tuning.md §1.1: CNP DSCP 48 → priority 6, strict
+    "cnp_dscp": 48,
+    "mtu": 9216,  # port (Ethernet) MTU for headroom / mlx5 xoff; docs/tuning.md §3.1 worked examples
+    "roce_mtu": 4096,  # RoCE path MTU for the Kmin→Kmax ramp when no active_mtu fact is present
+    "cable_length_m": None,  # the real cable length when known; else the longer of the configured ones
+}
+ECT0 = 2  # the ECN field of an ECN-capable packet, ECT(0): RoCE's ToS byte is DSCP×4 + ECT(0) (docs/tuning.md §1.1)
+
+
+def site_profile(given: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The site profile in effect: SITE_DEFAULTS, overridden by what the configuration file or `--site` gives (and
+    by any other key a caller adds, such as the suggesters' `xoff_bytes`); `roce_tos` derived from `roce_dscp`."""
+    profile = {**SITE_DEFAULTS, **(given or {})}
+    profile["roce_tos"] = int(profile["roce_dscp"]) * 4 + ECT0
+    return profile
+
+
+def parse_site_option(values: list[str] | tuple[str, ...] | None) -> dict[str, Any]:
+    """`--site KEY=VALUE` (repeatable, or `KEY=VALUE,KEY=VALUE`) as site profile values, each checked as the
+    configuration file's are; ConfigError names the option and the key."""
+    site: dict[str, Any] = {}
+    for item in (part.strip() for value in values or () for part in value.split(",")):
+        if not item:
+            continue
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not text.strip():
+            raise ConfigError(f"--site {item}: takes KEY=VALUE (keys: {', '.join(SITE_KEYS)})")
+        check = SITE_KEYS.get(key)
+        if check is None:
+            raise ConfigError(f"--site {item}: unknown site key {yamlio.quote(key)} (known: {', '.join(SITE_KEYS)})")
+        value = _number(text.strip())
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"--site {item}: site.{key} takes {problem}, not {yamlio.quote(text.strip())}")
+        site[key] = value
+    return site
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
 
 
 @dataclass(frozen=True)

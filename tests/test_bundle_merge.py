@@ -126,7 +126,7 @@ def test_merged_shards_read_as_the_whole_bundle_without_a_parse(whole, shards, t
 def test_merged_diagnosis_has_the_findings_of_the_unsharded_bundle(whole, shards, tmp_path) -> None:
     merge(shards, tmp_path / "all")
     expected = findings_of(whole)
-    assert {f[0] for f in expected} >= {"ib_symbol_errors_growing", "host_pfc_priority_not_3"}, expected
+    assert {f[0] for f in expected} >= {"ib_symbol_errors_growing", "host_pfc_not_roce_priority"}, expected
     assert findings_of(tmp_path / "all") == expected
 
 

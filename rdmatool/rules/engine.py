@@ -8,14 +8,14 @@ from dataclasses import replace
 
 import pandas as pd
 
-from rdmatool import units
+from rdmatool import config, units
 from rdmatool.analysis import Analysis
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
 from rdmatool.port_names import port_key
 from rdmatool.result import finding_ids
 from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
-from rdmatool.rules.playbook import Rule
+from rdmatool.rules.playbook import Rule, for_site
 from rdmatool.rules.ports import PortNames
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
@@ -30,8 +30,12 @@ def evaluate(
     profile: dict | None = None,
     suggesters: dict[str, Suggester] | None = None,
 ) -> list[Finding]:
+    # One site profile for the rules' selection and texts and for the suggesters: the one given, else the one the
+    # rules were loaded with (playbook.load_dir).
+    site = None if profile is None else checked_site(profile)
+    rules = rules if site is None else [for_site(rule, site) for rule in rules]
     # The rules read the facts through the analysis' query, as the suggesters do: what one groups, the other reuses.
-    ctx = Context(links=analysis.links, baseline=baseline, profile=profile or {}, query=analysis.query)
+    ctx = Context(links=analysis.links, baseline=baseline, profile=site or {}, query=analysis.query)
     ports = PortNames(analysis.query)
     findings: list[Finding] = []
     # The facts as the analysis holds them (FactColumns, or a frame): a rule reads them through the query, and a
@@ -57,7 +61,7 @@ def evaluate(
             for name in rule.suggest:
                 calculator = (suggesters or {}).get(name)
                 if calculator is not None:
-                    suggestions.extend(calculator(rule, evidence, analysis, profile=profile))
+                    suggestions.extend(calculator(rule, evidence, analysis, profile=site or rule.site))
             findings.append(Finding(
                 rule=rule.id,
                 severity=rule.severity,
@@ -73,6 +77,17 @@ def evaluate(
     kept = sorted(_without_replaced(findings, rules, ports), key=order)
     far_ends = _far_ends(analysis.links, ports) if any(r.explains_far_end for r in rules) else {}
     return _explained(kept, rules, ports, far_ends)
+
+
+def checked_site(profile: dict) -> dict:
+    """The site profile in effect (config.site_profile) with each site key checked as the configuration file's is:
+    a profile handed in by a caller cannot put priority 9 in a command either."""
+    site = config.site_profile(profile)
+    for key, check in config.SITE_KEYS.items():
+        problem = check(site[key]) if site.get(key) is not None else None
+        if problem:
+            raise config.ConfigError(f"site profile: site.{key} takes {problem}, not {site[key]!r}")
+    return site
 
 
 def _place(ports: PortNames, f: Finding) -> tuple:

@@ -2,7 +2,9 @@
 
 A rule names its kind and plain parameters; nothing in a playbook is ever evaluated as code. Text fields may hold
 `{placeholders}` filled from the evidence (metric, target, entity, priority, observed, expected, baseline, window_s)
-by plain string substitution. Values are checked as well as keys: a choice outside its closed set, a `where` value
+by plain string substitution; `{site.KEY}` templates name the site profile's values (the RoCE / CNP class:
+rdmatool.rules.site_templates), filled when the playbook loads and again for each site it is evaluated with, and an
+unknown KEY is a `FILE:LINE` error. Values are checked as well as keys: a choice outside its closed set, a `where` value
 that cannot match its column, or a mismatch rule whose mode is unclear would otherwise silently mean something else,
 so each is refused here. playbooks/README.md is the operator's reference for the format.
 """
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rdmatool import metrics, yamlio
+from rdmatool import config, metrics, yamlio
 from rdmatool.errors import PlaybookError
 from rdmatool.model import Platform, Severity, TargetKind
+from rdmatool.rules import site_templates
 
 KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict", "ecn_vs_pause")
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
@@ -204,9 +207,28 @@ class Rule:
     # consequences (a host's PFC storm pauses the switch port it is cabled to, which then drops and marks late)
     explains_far_end: tuple[str, ...] = ()
     source: str = ""  # FILE:LINE, for messages about the rule itself
+    # The site profile the rule's `{site.KEY}` templates were filled from (rdmatool.config.site_profile), and the
+    # rule as written when it has any (None otherwise), to fill them again for another site (for_site)
+    site: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
+    template: dict | None = field(default=None, hash=False, compare=False, repr=False)
 
 
-def load_dir(directory: str | Path) -> list[Rule]:
+def for_site(rule: Rule, site: dict) -> Rule:
+    """The rule as it reads for a site profile: its templates filled from `site` (the same rule when it has none or
+    was filled from this very profile). The values were checked at load; the site's are checked by the config."""
+    if rule.site == site:
+        return rule
+    if rule.template is None:
+        return replace(rule, site=site)
+    raw = site_templates.fill(rule.template, site)
+    params = {k: v for k, v in raw.items() if k not in _COMMON}
+    return replace(rule, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(), check=raw["check"].strip(),
+                   fix=raw["fix"].strip(), params=params, where=raw.get("where") or {}, site=site)
+
+
+def load_dir(directory: str | Path, site: dict | None = None) -> list[Rule]:
+    """Every playbook of a directory, its templates filled from the site profile (the defaults when None)."""
+    profile = config.site_profile(site)
     root = Path(directory)
     if not root.is_dir():
         raise PlaybookError(f"{root}: no such playbook directory")
@@ -216,7 +238,7 @@ def load_dir(directory: str | Path) -> list[Rule]:
     rules: list[Rule] = []
     seen: dict[str, str] = {}
     for path in files:
-        for rule in load_file(path):
+        for rule in load_file(path, profile):
             if rule.id in seen:
                 raise PlaybookError(f"{rule.source}: rule id {rule.id!r} already defined at {seen[rule.id]}")
             seen[rule.id] = rule.source
@@ -253,17 +275,18 @@ def _check_explains_acyclic(rules: list[Rule]) -> None:
         walk(rule.id, [])
 
 
-def load_file(path: Path) -> list[Rule]:
+def load_file(path: Path, site: dict | None = None) -> list[Rule]:
+    profile = site if site is not None else config.site_profile()
     try:
         data = yamlio.load(path)
     except yamlio.YamlError as exc:
         raise PlaybookError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise PlaybookError(f"{path}:1: a playbook is a mapping with a `rules` list")
-    return [_rule(path, raw) for raw in data["rules"]]
+    return [_rule(path, raw, profile) for raw in data["rules"]]
 
 
-def _rule(path: Path, raw: Any) -> Rule:
+def _rule(path: Path, raw: Any, site: dict) -> Rule:
     where = f"{path}:{yamlio.line_of(raw) or 1}"
 
     def fail(message: str) -> PlaybookError:
@@ -277,6 +300,9 @@ def _rule(path: Path, raw: Any) -> Rule:
     kind = raw.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         raise fail(f"rule {rule_id}: unknown kind {yamlio.quote(kind)} (one of {', '.join(KINDS)})")
+    template = _site_template(path, raw, rule_id)
+    if template is not None:  # checked from here on as it reads for the site: a priority filter is a priority
+        raw = site_templates.fill(raw, site)
     for name in _NOT_SHOWN:
         if name in raw:
             raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
@@ -341,8 +367,19 @@ def _rule(path: Path, raw: Any) -> Rule:
         id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
         check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
         suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), explains_far_end=tuple(far_end),
-        source=where,
+        source=where, site=site, template=template,
     )
+
+
+def _site_template(path: Path, raw: dict, rule_id: str) -> dict | None:
+    """The rule as written when it names site values (`{site.KEY}`), None when it names none; an unknown KEY is an
+    error at the line that writes it."""
+    bad = site_templates.unknown(raw)
+    if bad is not None:
+        line = site_templates.line_of(path, bad, yamlio.line_of(raw) or 1)
+        raise PlaybookError(f"{path}:{line}: rule {rule_id}: unknown site value {{site.{bad}}} (one of "
+                            f"{', '.join('{site.' + k + '}' for k in site_templates.KEYS)})")
+    return _plain(raw) if site_templates.names(raw) else None
 
 
 def _located(path: Path, value: Any, fail, message: str) -> PlaybookError:

@@ -31,7 +31,7 @@ def test_the_gate_suggests_what_a_diagnosis_suggests(tmp_path: Path) -> None:
     assert gate.verdict.value == "fail" and gate.drain == [node.name]
     suggested = _suggested(gate.findings)
     assert suggested and suggested == _suggested(diagnosis.findings)
-    assert any(rule == "host_pfc_priority_not_3" and target == node.name for rule, target, _, _ in suggested)
+    assert any(rule == "host_pfc_not_roce_priority" and target == node.name for rule, target, _, _ in suggested)
     console = Console(record=True, width=200)
     text.render_gate(gate, console)
     shown = console.export_text()

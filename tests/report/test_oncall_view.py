@@ -70,7 +70,7 @@ def test_the_blocks_come_in_the_order_one_acts_on_them(demo_json: dict) -> None:
     marks = [line.split()[0] for line in lines[hard + 1:suggestions] if line.startswith("!! ") or
              line.startswith(" x ")]
     assert marks == sorted(marks, key=lambda m: m != "!!") and marks.count("!!") == 2
-    assert sum(1 for line in lines[hard:suggestions] if "[host_pfc_priority_not_3]" in line) == 1
+    assert sum(1 for line in lines[hard:suggestions] if "[host_pfc_not_roce_priority]" in line) == 1
     # the headline the places share is said once, in the block's heading
     assert any(line.startswith(" x gpu03 (2 places): RDMA bandwidth far below expected")
                for line in lines[hard:suggestions])
@@ -142,7 +142,7 @@ def test_a_hosts_suggestion_names_the_switch_its_switch_commands_run_on() -> Non
     change = Suggestion("PFC enabled priorities (gpu03 ens1f0np0)", "0,0,0,0,1,0,0,0", "0,0,0,1,0,0,0,0", "why",
                         {"host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"],
                          "onyx": ["configure terminal", "exit"]}, target="gpu03", devices={"onyx": "leaf03"})
-    finding = Finding("host_pfc_priority_not_3", Severity.ERROR, "gpu03", "ens1f0np0", "s", "c", "k", "f",
+    finding = Finding("host_pfc_not_roce_priority", Severity.ERROR, "gpu03", "ens1f0np0", "s", "c", "k", "f",
                       suggestions=(change,))
     out = commands_report.render(DiagnoseResult(Verdict.FAIL, [finding], [], hosts=["gpu03"]))
     # where each platform's lines are pasted, by name; an IOS-like CLI takes `!` as a comment, not `#`
@@ -252,7 +252,7 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
     assert explained == {
         "ib_link_error_recovery_growing:gpu01:mlx5_0/1": "ib_link_flapping:gpu01:mlx5_0/1",
         "ib_symbol_errors_growing:gpu01:mlx5_0/1": "ib_link_flapping:gpu01:mlx5_0/1",
-        "pfc_priority_mismatch_host_switch:gpu03:ens1f0np0:4": "host_pfc_priority_not_3:gpu03:ens1f0np0:4",
+        "pfc_priority_mismatch_host_switch:gpu03:ens1f0np0:4": "host_pfc_not_roce_priority:gpu03:ens1f0np0:4",
         "port_not_active:gpu06:mlx5_0/1": "port_phys_not_linkup:gpu06:mlx5_0/1",
         "port_speed_below_fleet:gpu07:mlx5_0/1": "port_width_degraded:gpu07:mlx5_0/1",
         # gpu02's storm explains the switch port cabled to it (explains_far_end); the tail drops, which the transmit
@@ -307,7 +307,7 @@ def test_a_fix_the_suggested_changes_say_is_left_to_them(demo_json: dict) -> Non
     assert [c.split(" · ")[0] for c in changes] == ["1. gpu04", "2. leaf02", "3. gpu03"]
     hard = hard_part(out)
     # answered by a change: no fix line (the command is printed once, in its change), the rule id kept
-    for rule in ("dcqcn_rp_disabled", "host_pfc_priority_not_3"):
+    for rule in ("dcqcn_rp_disabled", "host_pfc_not_roce_priority"):
         assert not any(line.lstrip().startswith("fix:") for line in block_of(hard, rule)), rule
     assert not any("echo 1 >" in line for line in hard)
     # a finding no change answers keeps its own fix
@@ -315,7 +315,7 @@ def test_a_fix_the_suggested_changes_say_is_left_to_them(demo_json: dict) -> Non
     # each change names what it answers: the rules of the blocks above, the hidden ones with their severity
     assert changes[0].endswith("  for dcqcn_rp_disabled")  # beside its heading, where there is room
     at = line_of(lines, r"^3\. gpu03 · ")
-    assert lines[at + 2].strip() == "for host_pfc_priority_not_3 ×2; pfc_priority_mismatch_host_switch"
+    assert lines[at + 2].strip() == "for host_pfc_not_roce_priority ×2; pfc_priority_mismatch_host_switch"
     (ecn,) = [c for c in demo_json["suggestions"] if c["target"] == "leaf02"]
     kmax = sum(1 for i in ecn["findings"] if i.startswith("ecn_kmax_above_pfc_trigger_tc:"))
     assert f"ecn_kmax_above_pfc_trigger_tc (info ×{kmax}, hidden)" in " ".join(line.strip() for line in lines)

@@ -33,6 +33,7 @@ from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
+from tests.rules.test_switch_pauses_senders import TRIGGERS as SWITCH_PAUSE_TRIGGERS
 from tests.topology.test_link_errors import TRIGGERS as LINK_ERROR_TRIGGERS
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 from tests.transport.test_verbs_rules import TRIGGERS as VERBS_TRIGGERS
@@ -176,14 +177,14 @@ CASES: list[Case] = [
          (("gpu03", "mlx5_0/1", None),), 1),
     Case("counter_went_backwards", reset_rcv_packets, (("gpu01", "mlx5_0/1", None),), "port_rcv_packets"),
     # --- 20-roce-congestion ---
-    Case("host_pfc_priority_not_3", lambda p: put(roce(p, "gpu02"), pfc=(4,)),
+    Case("host_pfc_not_roce_priority", lambda p: put(roce(p, "gpu02"), pfc=(4,)),
          (("gpu02", "ens1f0np0", 3), ("gpu02", "ens1f0np0", 4)), 0),
     Case("pfc_priority_mismatch_host_switch", lambda p: put(leaf(p, "Ethernet4"), lossless=(4,)),
          (("gpu02", "ens1f0np0", 3),), 1, evidence=(("expected", "0 on leaf01 Ethernet4"),)),
-    Case("switch_pfc_priority_not_3", lambda p: put(leaf(p, "Ethernet4"), lossless=(4,)),
+    Case("switch_pfc_not_roce_priority", lambda p: put(leaf(p, "Ethernet4"), lossless=(4,)),
          (("leaf01", "Ethernet4", 3),), 0),
     Case("host_trust_not_dscp", lambda p: put(roce(p, "gpu03"), trust="pcp"), (("gpu03", "ens1f0np0", None),), "pcp"),
-    Case("host_dscp26_not_priority3", lambda p: put(roce(p, "gpu01"), dscp26_priority=0),
+    Case("host_dscp_not_roce_priority", lambda p: put(roce(p, "gpu01"), dscp26_priority=0),
          (("gpu01", "ens1f0np0", None),), 0),
     Case("dcqcn_np_disabled", lambda p: roce(p, "gpu03").np_enabled.update({3: 0}), (("gpu03", "ens1f0np0", 3),), 0),
     Case("dcqcn_rp_disabled", lambda p: roce(p, "gpu01").rp_enabled.update({3: 0}), (("gpu01", "ens1f0np0", 3),), 0),
@@ -352,6 +353,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
     ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     ids += [t.rule for t in VERBS_TRIGGERS]  # local mode's verbs view (tests/transport/test_verbs_rules.py)
+    ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")
@@ -395,7 +397,7 @@ DEMO = REPO / "examples" / "demo-bundle"
 # The demo's simulated faults and the rules that name them (either rule counts).
 DEMO_FAULTS = {
     "flapping cable": {"ib_link_flapping", "eth_link_flapping"},
-    "PFC priority mismatch host-switch": {"pfc_priority_mismatch_host_switch", "host_pfc_priority_not_3"},
+    "PFC priority mismatch host-switch": {"pfc_priority_mismatch_host_switch", "host_pfc_not_roce_priority"},
     "PFC storm": {"pfc_storm", "host_pause_storm_rate", "host_pause_storm_rate_total", "pfc_watchdog_storm",
                   "pfc_watchdog_stormed_now"},
     "DCQCN RP disabled": {"dcqcn_rp_disabled"},

@@ -294,7 +294,7 @@ def test_a_bad_copy_of_the_shipped_playbooks_is_exit_2_with_one_line(tmp_path: P
     shutil.copytree(default_playbooks(), tmp_path / "pb")
     broken = tmp_path / "pb" / "20-roce-congestion.yaml"
     text = broken.read_text()
-    start = "  - id: host_pfc_priority_not_3\n"
+    start = "  - id: host_pfc_not_roce_priority\n"
     assert start in text
     line = text[: text.index(start)].count("\n") + 1
     broken.write_text(text.replace(start, start + "    against_metric: pfc_enabled\n"))
@@ -304,4 +304,4 @@ def test_a_bad_copy_of_the_shipped_playbooks_is_exit_2_with_one_line(tmp_path: P
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith(f"rdmatool: {broken}:{line}: rule host_pfc_priority_not_3: mismatch mode is ambiguous")
+    assert lines[0].startswith(f"rdmatool: {broken}:{line}: rule host_pfc_not_roce_priority: mismatch mode is ambiguous")

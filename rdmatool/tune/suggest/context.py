@@ -19,21 +19,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from rdmatool import config
 from rdmatool.facts import FactQuery
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
 
+# The site's own values (RoCE / CNP class, RTT, MTUs) are the configuration's defaults (rdmatool.config, the one
+# place they are kept); the rest are the suggesters' own inputs, which a caller's profile may give.
 DEFAULT_PROFILE: dict = {
-    "roce_dscp": 26,  # docs/tuning.md §1.1: RoCE data DSCP 26 → switch priority 3, PFC on 3
-    "roce_priority": 3,
-    "cnp_dscp": 48,  # docs/tuning.md §1.1: CNP DSCP 48 → priority 6, strict
-    "cnp_priority": 6,
-    "rtt_us": 10,  # docs/tuning.md §2.3: the 10 µs column (one pod, NIC-to-NIC unloaded RTT)
+    **config.site_profile(),
     "ecn_pmax_pct": f.ECN_DEFAULT_PMAX_PCT,
-    "mtu": 9216,  # port (Ethernet) MTU for headroom / mlx5 xoff; docs/tuning.md §3.1 worked examples
-    "roce_mtu": 4096,  # RoCE path MTU for the Kmin→Kmax ramp when no active_mtu fact is present
-    "cable_length_m": None,  # the real cable length when known; else the longer of the configured ones
     "link_rate_gbps": None,  # fallback when no link rate fact reaches the port in question
     "xoff_bytes": None,  # the switch PG's PFC trigger, when known from the switch configuration
     "shared_buffer_bytes": None,  # with dynamic_th / congested_pgs: T_xoff = α·B/(1 + m·α) (docs/tuning.md §2.4)
@@ -107,7 +103,8 @@ class SuggestionContext:
         self.query = FactQuery.of(analysis)
         links = getattr(analysis, "links", None)
         self.links = links if isinstance(links, pd.DataFrame) else pd.DataFrame()
-        self.profile = {**DEFAULT_PROFILE, **(getattr(analysis, "profile", None) or {}), **(profile or {})}
+        given = {**(getattr(analysis, "profile", None) or {}), **(profile or {})}
+        self.profile = {**DEFAULT_PROFILE, **config.site_profile(given)}  # roce_tos follows the site's roce_dscp
         self.notes: list[str] = []  # why some commands were left out, for the next suggestion's rationale
 
     def site(self, key: str):
