@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,9 +39,34 @@ def default_playbooks() -> Path:
 
 
 def failures_of(analysis: Analysis) -> list[dict]:
-    """Targets that could not be collected, commands that failed and outputs that could not be parsed: the
-    inconclusive part (the same list `bundle show` prints: rdmatool.failures)."""
-    return bundle_failures(analysis.table.collection_failures, analysis.table.parse_failures)
+    """Targets that could not be collected, commands that failed, outputs that could not be parsed (the same list
+    `bundle show` prints: rdmatool.failures) and the files of the bundle the reader skipped: the inconclusive part."""
+    return bundle_failures(analysis.table.collection_failures, analysis.table.parse_failures) + \
+        unread_files(getattr(analysis.table, "skipped", None) or [])
+
+
+# `snapshots/<i>/<target>[.outputs][/<file>]: <why>; skipped`, as the reader names what it did not read.
+_UNREAD = re.compile(r"snapshots/(?P<snapshot>\d+)/(?P<target>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:\.outputs)?"
+                     r"(?:/(?P<file>[^/:]+))?: ")
+_READ_ELSEWHERE = "whose output is read"  # a folder's copy of an output its pack holds: nothing is missing
+
+
+def unread_files(skipped: list[str]) -> list[dict]:
+    """The bundle's files the reader skipped (a name that is no output file, side data of the wrong type, a file too
+    large), as failures of kind `unread`: a diagnosis of the rest must say what it did not see in every view, and a
+    bundle whose only perftest outputs were skipped is never a pass. A copy of an output read from its pack is no
+    loss and is left out."""
+    out = []
+    for line in skipped:
+        if _READ_ELSEWHERE in line:
+            continue
+        where = _UNREAD.match(line)
+        file = where["file"] if where and where["file"] else None
+        of_output = file is not None and file.endswith((".txt", ".json")) and file != "outputs.json"
+        out.append({"target": where["target"] if where else "", "kind": "unread",
+                    "parser": file.partition(".")[0] if of_output else None,
+                    "qualifier": None, "error": line, "snapshots": [int(where["snapshot"])] if where else []})
+    return out
 
 
 def nothing_to_judge(analysis: Analysis) -> str | None:

@@ -82,7 +82,8 @@ def code_digest() -> str:
     the column model and this module. Any edit makes old stores stale."""
     root = Path(__file__).resolve().parent
     files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", root / "errors.py",
-                                                         root / "sample_columns.py", Path(__file__).resolve()]
+                                                         root / "sample_columns.py", Path(__file__).resolve(),
+                                                         root / "bundle" / "peers.py"]  # names per-peer outputs
     digest = hashlib.sha256(FORMAT.encode())
     for path in files:
         digest.update(str(path.relative_to(root)).encode())

@@ -26,6 +26,7 @@ from pathlib import Path
 from rdmatool import files
 from rdmatool.bundle.manifest import finite_number, one_line, read_manifest, shown_value
 from rdmatool.bundle.names import OUTPUTS_FILE, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
+from rdmatool.bundle.peers import PERFTEST, bundle_peers, per_peer_qualifier
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult
 
@@ -467,6 +468,8 @@ def read_result(target: str, raw: Path) -> CommandResult:
         where = side_path if side.get("qualifier") else raw
         raise OutputSkipped(f"{_relative(where)}: qualifier {shown_value(qualifier)} is not a device or port name; "
                             "skipped")
+    if parser == PERFTEST:  # another writer's per-peer output reads as ours (rdmatool.bundle.peers)
+        qualifier = per_peer_qualifier(target, qualifier, side.get("command") or "", stdout, bundle_peers(raw))
     exit_code = side.get("exit_code", 0)
     return CommandResult(
         target=target,
