@@ -10,8 +10,13 @@ Example:
                "GPU Memory Read/Write Activity (%)": "33", "Memory Activity": "N/A"}}
 Caveats: values come as strings; `N/A` gives no sample. Keys rocm-smi adds that carry no utilisation ("Memory
 Activity", "Avg. Memory Bandwidth", the card's identity) are read as known and skipped; any other key, or a
-document that is not an object of `cardN` objects, is a ParseError. Lines before the JSON (the `WARNING:` lines
-some versions print) are skipped and counted.
+document that is not an object of `cardN` objects, is a ParseError. The memory pool sizes `--showmeminfo` adds
+("VRAM Total Memory (B)", "VRAM Total Used Memory (B)", their VIS_VRAM and GTT twins) are recognised: without the
+"GPU Memory Allocated (VRAM%)" key, VRAM used / total gives `gpu_memory_used_pct` (raw_key the used key), and
+GPU use is read as ever. Lines before the JSON (the `WARNING:` lines some versions print) are skipped and
+counted. The plain text form (the `ROCm System Management Interface` table, `GPU[0] : GPU use (%): 91` lines) is
+a ParseError on its first line naming the missing `--json`, and so is an output of warnings alone: neither gives
+a reading, and an exit 0 with nothing would read as an idle GPU.
 An empty output (nothing, or white space only) is a ParseError, `empty output: rocm-smi printed nothing`, on which
 `rdmatool parse` exits 2: rocm-smi always prints its JSON document when it succeeds, so an empty answer is missing
 data, not "nothing wrong".
@@ -37,7 +42,12 @@ KEYS = {
 _SKIPPED = frozenset({"Memory Activity", "Avg. Memory Bandwidth", "GFX Activity", "Card Series", "Card Model",
                       "Card Vendor", "Card SKU", "Subsystem ID", "Device Rev", "Node ID", "GUID", "GFX Version",
                       "Device Name", "Device ID", "Card series", "Card model", "Card vendor"})
+# `--showmeminfo vram|vis_vram|gtt` adds the pool sizes in bytes: recognised; VRAM's give the used share when the
+# VRAM% key is absent.
+_MEMINFO = re.compile(r"(?:VRAM|VIS_VRAM|GTT) Total (?:Used )?Memory \(B\)")
+_VRAM_TOTAL, _VRAM_USED = "VRAM Total Memory (B)", "VRAM Total Used Memory (B)"
 _CARD = re.compile(r"card(\d+)")
+_TEXT_FORM = re.compile(r"ROCm System Management Interface|^GPU\[\d+\]", re.MULTILINE)
 _UNAVAILABLE = re.compile(r"no amd gpus|no gpus? (?:found|specified)|unable to find|amdgpu.*not (?:loaded|found)",
                           re.IGNORECASE)
 
@@ -59,7 +69,7 @@ def parse(text: str) -> list[Sample]:
         if unavailable:
             return [Sample(HOST, "gpu_tool_unavailable", text=" ".join(unavailable), raw_key="rocm-smi"),
                     *noise.samples()]
-        return noise.samples()
+        raise _without_json(text)
     document = load_json(NAME, kept)
     first_no, first_line = kept[0]
     if not isinstance(document, dict):
@@ -71,16 +81,36 @@ def parse(text: str) -> list[Sample]:
         number = _CARD.fullmatch(str(card))
         if number is None or not isinstance(fields, dict):
             raise ParseError(NAME, first_no, first_line, f"expected cardN: {{...}}, got {card!r}")
-        entity = f"gpu{int(number.group(1))}"
-        for key, raw in fields.items():
-            if key in _SKIPPED:
-                continue
-            metric = KEYS.get(key)
-            if metric is None:
-                raise ParseError(NAME, first_no, first_line, f"unknown rocm-smi key {key!r} of {card}")
-            value = gauge(NAME, first_no, first_line, raw)
-            if value is not None:
-                samples.append(Sample(entity, metric, value, raw_key=key))
+        samples.extend(_card(f"gpu{int(number.group(1))}", card, fields, first_no, first_line))
     if not samples and not document:
         samples.append(Sample(HOST, "gpu_tool_unavailable", text="rocm-smi found no AMD GPU", raw_key="rocm-smi"))
     return [*samples, *noise.samples()]
+
+
+def _card(entity: str, card: str, fields: dict, line_no: int, line: str) -> list[Sample]:
+    samples: list[Sample] = []
+    for key, raw in fields.items():
+        if key in _SKIPPED or _MEMINFO.fullmatch(key):
+            continue
+        metric = KEYS.get(key)
+        if metric is None:
+            raise ParseError(NAME, line_no, line, f"unknown rocm-smi key {key!r} of {card}")
+        value = gauge(NAME, line_no, line, raw)
+        if value is not None:
+            samples.append(Sample(entity, metric, value, raw_key=key))
+    if "GPU Memory Allocated (VRAM%)" not in fields and _VRAM_TOTAL in fields and _VRAM_USED in fields:
+        total = gauge(NAME, line_no, line, fields[_VRAM_TOTAL])
+        used = gauge(NAME, line_no, line, fields[_VRAM_USED])
+        if total and used is not None:
+            samples.append(Sample(entity, "gpu_memory_used_pct", round(used * 100 / total, 2), raw_key=_VRAM_USED))
+    return samples
+
+
+def _without_json(text: str) -> ParseError:
+    """The error for an output with no JSON document and no "no GPU" message: the text form (a table,
+    `GPU[0] : GPU use (%): 91` lines) or warnings alone. Nothing was read, and an exit 0 with nothing would read
+    as an idle GPU. Named at the first non-blank line (the text is not blank: `refuse_empty` ran)."""
+    line_no, line = next((n, line) for n, line in lines(text) if line.strip())
+    if _TEXT_FORM.search(text):
+        return ParseError(NAME, line_no, line, "rocm-smi printed its text table, not JSON (run it with --json)")
+    return ParseError(NAME, line_no, line, "no rocm-smi JSON document in the output")
