@@ -2,7 +2,9 @@
 
 Command: `iblinkinfo -C <device> -P <port>` (infiniband-diags; one host per fabric reads it, see rdmatool.commands).
 Emits per port of each node (entity `<node description>/<port number>`, e.g. `MF0;ib-leaf01:MQM9790/U1/7` or
-`gpu01 mlx5_0/1`; a description two nodes share gets the port GUID: `<description> (0x...)/<port>`):
+`gpu01 mlx5_0/1`; a description two nodes share gets, on the second node's ports, the GUID iblinkinfo prints
+(the switch's, or the CA's port GUID): `<description> (0x...)/<port>`. The ports of one node keep one name: a
+dual-port CA `gpu01 HCA-1` gives `gpu01 HCA-1/1` and `gpu01 HCA-1/2`, each the far end its switch port names):
 `ib_link_state` (`Active`, `Down`, `Init`, `Armed`) and `ib_link_phys_state` (`LinkUp`, `Polling`, `Disabled` ...),
 text; `ib_link_rate_gbps` (active width x the lane's nominal rate: 4X 53.125 Gbps → 200), only for a port that is not
 Down; `ib_link_neighbor`, text `<remote node description>|<remote port>`, for a cabled port; `ib_link_capable`, the
@@ -50,27 +52,29 @@ _NOMINAL = {2.5: 2.5, 5.0: 5.0, 10.0: 10.0, 14.0625: 14.0, 25.78125: 25.0, 53.12
 
 def parse(text: str) -> list[Sample]:
     out = Collector(NAME)
-    node: tuple[str, str, str | None] | None = None  # (type, description, switch GUID)
-    used: dict[str, str] = {}  # description → the GUID that first used it
+    node: tuple[str, str, str | None, int] | None = None  # (type, description, switch GUID, header line)
+    # description → the header line of the node that printed it first. The ports under one header are one node's
+    # (a dual-port CA's two ports, both `gpu01 HCA-1`) and keep the plain description, so that each matches the
+    # far end the switch side names (`gpu01 HCA-1|2`); only another node printing the same description gets GUIDs.
+    owner_of: dict[str, int] = {}
     for line_no, line in content_lines(text, NAME, out):
         if _DISCOVERY_FAILED.search(line):
             out.add(tool_error(HOST, line.strip()), line_no, line)
             continue
         if match := _SWITCH.match(line):
-            node = ("Switch", match["desc"].strip(), match["guid"])
+            node = ("Switch", match["desc"].strip(), match["guid"], line_no)
             continue
         if match := _CA.match(line):
-            node = (match["type"], match["desc"].strip(), None)
+            node = (match["type"], match["desc"].strip(), None, line_no)
             continue
         match = _PORT.match(line)
         if not match:
             raise ParseError(NAME, line_no, line)
         if node is None:
             raise ParseError(NAME, line_no, line, "port line before any `Switch:` or `CA:` header")
-        kind, desc, switch_guid = node
+        kind, desc, switch_guid, header = node
         guid = switch_guid or match["guid"] or ""
-        owner = used.setdefault(desc, guid)
-        name = desc if owner == guid else f"{desc} ({guid})"
+        name = desc if owner_of.setdefault(desc, header) == header else f"{desc} ({guid})"
         entity = f"{name}/{int(match['port'])}"
         out.extend(_port_samples(entity, kind, match, line_no, line), line_no, line)
     return out.samples
