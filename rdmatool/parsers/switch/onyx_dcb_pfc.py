@@ -13,6 +13,8 @@ Example:
 Caveats: layout per the NVIDIA Onyx User Manual (DCB / priority flow control, "show dcb priority-flow-control") and
 the JSON shape of the Ansible onyx modules: a list of objects, the last one mapping each port to
 `[{"PFC admin": ..., "PFC oper": ...}]` (older releases put that map under `"Table 2"`). An empty list is allowed.
+A line of dots where whoever pasted the table cut it (`......`) is skipped and counted (`parse_skipped_lines`,
+entity `elided`); the ports it hides are simply absent.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import lines
+from rdmatool.parsers._common import Noise, lines
 from rdmatool.parsers._samples import HOST, tool_error
 from rdmatool.parsers.switch import _onyx
 from rdmatool.parsers.switch._cli import cli_lines
@@ -33,6 +35,8 @@ _GLOBAL = re.compile(r"^\s*PFC\s*:\s*(enabled|disabled)\s*$", re.IGNORECASE)
 _LIST = re.compile(r"^\s*Priority (Enabled|Disabled) List\s*:\s*([0-7 ,]*)$", re.IGNORECASE)
 _HEADER = re.compile(r"^\s*Interface\s+PFC admin\s+PFC oper\s*$", re.IGNORECASE)
 _RULE = re.compile(r"^\s*-{5,}\s*$")
+# Where whoever pasted the table cut it (`......`): skipped and counted, so the cut shows in the notes.
+_ELIDED = re.compile(r"^\s*\.{3,}\s*$")
 _ROW = re.compile(r"^\s*(Eth\d+/\d+(?:/\d+)?)\s+(\S+)\s+(Enabled|Disabled)\s*$", re.IGNORECASE)
 
 
@@ -68,6 +72,7 @@ def parse(text: str) -> list[Sample]:
         return _parse_json(text)
     state = _State()
     seen_list = False
+    noise = Noise()
     for line_no, line, error in cli_lines(text, _onyx.cli_error, _RULE, _HEADER):
         if error:
             state.samples.append(tool_error(HOST, error))
@@ -87,10 +92,13 @@ def parse(text: str) -> list[Sample]:
             continue
         if _onyx.is_echo(line):
             continue
+        if _ELIDED.match(line):
+            noise.skip("elided")
+            continue
         raise ParseError(NAME, line_no, line)
     if seen_list:
         state.switch_samples()
-    return state.samples
+    return state.samples + noise.samples()
 
 
 def _parse_json(text: str) -> list[Sample]:
