@@ -29,3 +29,14 @@ def placement(links: Iterable[Link]) -> dict[str, dict[str, str]]:
     for link in links:
         out.setdefault(link.host, {})[link.nic] = link.switch
     return out
+
+
+@dataclass(frozen=True)
+class SwitchCable:
+    """One switch's LLDP sighting of another switch of the bundle (a leaf's uplink, a peer link, an MLAG link):
+    its port and the peer's port, both as the switch that owns the port names it."""
+
+    switch: str
+    port: str
+    peer: str
+    peer_port: str

@@ -8,7 +8,8 @@ names the problem; the subject's detail facts say what was seen and what was exp
   switch; a NIC reaching another switch than its peers' NIC of that name is miscabled. With no majority (two hosts,
   one each way) every host of the split rail is named.
 - `unexpected_leaf`: a host of a group reaches a leaf none of its group's pod reaches.
-- `one_sided`: one end of a cable sees the other and the other does not see it back (both ends collected).
+- `one_sided`: one end of a cable sees the other and the other does not see it back (both ends collected; host
+  to switch and switch to switch: rdmatool.topology.sides).
 - `no_neighbor`: an active Ethernet RDMA port without any LLDP neighbour, on a host whose LLDP reports others.
 - `speed_mismatch`: a host port and the switch port it is cabled to run at different rates.
 - `neighbor_changed`: a port's LLDP neighbour differs between the bundle's snapshots (a flap or a re-cabling).
@@ -29,7 +30,7 @@ from rdmatool import column_codes
 from rdmatool.analysis import Analysis, grown_by
 from rdmatool.facts import FactQuery
 from rdmatool.port_names import port_key
-from rdmatool.topology import Link, observed, paths
+from rdmatool.topology import Link, observed, paths, sides
 from rdmatool.topology import expected as expected_topology
 from rdmatool.topology.stated import StatedFacts
 
@@ -107,32 +108,6 @@ def _judge_pod(judged: list[str], peers: list[str], by_host: dict, out: StatedFa
                 continue
             reach = sorted(p for p, s in votes.items() if s != switch and p != host)
             out.add(host, nic, "off_rail", switch=switch, expected=expected, peers=_names(reach))
-
-
-def _sides(analysis, out: StatedFacts) -> None:
-    """one_sided: a cable one collected end sees and the other collected end does not."""
-    query = FactQuery.of(analysis)
-    with_lldp = set(query.column("target", query.positions("lldp_neighbor")).unique())
-    host_view, switch_view = observed.host_view(analysis), observed.switch_view(analysis)
-    rdma = set(_rdma_links(analysis, host_view))
-    from_switch = {(link.switch, port_key(link.switch_port)): link for link in switch_view}
-    from_host = {(link.switch, port_key(link.switch_port)): link for link in host_view}
-    for link in host_view:
-        if link not in rdma or link.switch not in with_lldp:
-            continue
-        back = from_switch.get((link.switch, port_key(link.switch_port)))
-        if back is None or back.host != link.host:
-            seen = f"{back.host} {back.nic}" if back else "no neighbour"
-            out.add(link.host, link.nic, "one_sided", switch=link.switch, switch_port=link.switch_port,
-                    expected=f"{link.switch} {link.switch_port} to see {link.host}", seen_back=seen)
-    for link in switch_view:
-        if link.host not in with_lldp:
-            continue
-        back = from_host.get((link.switch, port_key(link.switch_port)))
-        if back is None or back.host != link.host:
-            out.add(link.switch, link.switch_port, "one_sided", switch=link.switch, switch_port=link.switch_port,
-                    expected=f"{link.host} to see {link.switch} {link.switch_port}",
-                    seen_back=f"{link.host} sees no neighbour there" if back is None else f"{back.host} sees it")
 
 
 def _lonely_ports(analysis, links: list[Link], out: StatedFacts) -> None:
@@ -229,7 +204,7 @@ def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None 
     links = observed.links_from_analysis(analysis)
     rdma = _rdma_links(analysis, links)
     _rails(rdma, _group_of(targets), out)
-    _sides(analysis, out)
+    sides.one_sided(analysis, set(_rdma_links(analysis, observed.host_view(analysis))), out)
     _lonely_ports(analysis, links, out)
     _speeds(analysis, rdma, out)
     _changes(analysis, out)

@@ -9,8 +9,8 @@ window is one `link_error_verdict` fact:
 
 - `both_ends`: the host port and the switch port it is cabled to both count errors (on the host port's subject);
 - `host_end`: only the host port does (on the host port, naming its switch port);
-- `switch_end`: only the switch port does (on the switch port, naming the host port at the far end when the cable
-  is known).
+- `switch_end`: only the switch port does (on the switch port, naming the far end when the cable is known: the
+  host port, or the peer switch's port of a switch-to-switch cable).
 
 The subject's detail facts (`link_host`, `link_host_port`, `link_switch`, `link_switch_port`, `link_far_end`,
 `link_host_errors`, `link_switch_errors`, `link_host_counters`, `link_switch_counters`) are what the rules of `playbooks/10-links.yaml`
@@ -120,9 +120,11 @@ def link_error_facts(analysis) -> pd.DataFrame:
         else:
             out.add(link.switch, at_switch[0], "switch_end", **{**ends, "switch_port": at_switch[0]},
                     far_end=f"{link.host} {port}", switch_errors=max(at_switch[1].values()), switch_counters=_counters(at_switch[1]))
+    peers = {(c.switch, port_key(c.port)): f"{c.peer} {c.peer_port}" for c in observed.fabric_view(analysis)}
     for key, (entity, counters) in sorted(switch.items()):
-        if key not in said_switch:  # a switch port whose cable the bundle did not see: still its errors
-            out.add(key[0], entity, "switch_end", far_end="not known (no LLDP neighbour in the bundle)",
+        if key not in said_switch:  # a switch-to-switch cable, or one the bundle did not see: still its errors
+            far_end = peers.get(key, "not known (no LLDP neighbour in the bundle)")
+            out.add(key[0], entity, "switch_end", far_end=far_end,
                     switch=key[0], switch_port=entity, switch_errors=max(counters.values()), switch_counters=_counters(counters))
     return out.frame()
 

@@ -12,7 +12,12 @@ InfiniBand has no LLDP: the subnet's `ib_link_neighbor` facts (rdmatool.parsers.
 and the CA's node description, `<host> <device>` by default (`gpu01 mlx5_0`).
 
 Names: a neighbour's system name that is not a target of the bundle is cut at its first dot (`leaf01.dc1` →
-`leaf01`), as LLDP peers often advertise a fully qualified name the inventory does not use.
+`leaf01`), as LLDP peers often advertise a fully qualified name the inventory does not use. A switch port is named
+as the switch itself names it, whatever the other end's LLDP said (`etp1`, a SONiC alias → `Ethernet0`; `Et1/1` →
+`Ethernet1/1`): `port_names` resolves every spelling (rdmatool.port_names) before any join.
+
+A switch's LLDP neighbour that is another switch of the bundle is no host cable: `fabric_view` lists those
+(leaf–spine uplinks, peer links), each sighting from the switch that made it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from __future__ import annotations
 import re
 
 from rdmatool.facts import FactQuery
-from rdmatool.topology import Link
+from rdmatool.port_names import PortNames, ca_of, node_description
+from rdmatool.topology import Link, SwitchCable
 
 LLDP = "lldp"
 IBLINKINFO = "iblinkinfo"
@@ -39,6 +45,35 @@ def _targets(query: FactQuery) -> set[str]:
 def short_name(name: str, names: set[str]) -> str:
     """A neighbour's system name as the bundle names it: whole when a target has it, else cut at its first dot."""
     return name if name in names else name.split(".")[0]
+
+
+# a switch's own port names: its port status and counters first, then its LLDP's local ports (NX-OS may abbreviate)
+_OWN_PORTS = ("oper_state", "link_rate_gbps", "port_mtu", "port_alias")
+
+
+def port_names(analysis) -> PortNames:
+    """Every collected switch's ports under their own names, with their aliases (rdmatool.port_names)."""
+    query = _query(analysis)
+    return query.derived("port_names", lambda: _port_names(query))
+
+
+def _port_names(query: FactQuery) -> PortNames:
+    ports, aliases, lldp = [], [], []
+    rows = query.of_metric([*_OWN_PORTS, "lldp_neighbor"])
+    for target, kind, entity, metric, text in zip(rows["target"], rows["kind"], rows["entity"], rows["metric"],
+                                                  rows["text"]):
+        if kind != "switch" or not isinstance(entity, str):
+            continue
+        if metric == "port_alias" and isinstance(text, str):
+            aliases.append((target, entity, text))
+        (lldp if metric == "lldp_neighbor" else ports).append((target, entity))
+    return PortNames.build([*ports, *lldp], aliases)
+
+
+def collected_switches(analysis) -> set[str]:
+    """The switches the bundle holds facts of."""
+    query = _query(analysis)
+    return set(query.derived("collected_switches", lambda: query.targets_where({"kind": "switch"})))
 
 
 def device_of_netdev(analysis) -> dict[tuple[str, str], str]:
@@ -72,35 +107,55 @@ def host_view(analysis) -> list[Link]:
 
 def _host_view(analysis) -> list[Link]:
     query = _query(analysis)
-    names, devices = _targets(query), device_of_netdev(analysis)
+    names, devices, ports = _targets(query), device_of_netdev(analysis), port_names(analysis)
     out = []
     for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
         if kind == "host":
             nic = devices.get((target, entity), entity)
-            out.append(Link(target, nic, short_name(remote, names), remote_port, LLDP))
+            switch = short_name(remote, names)
+            out.append(Link(target, nic, switch, ports.name(switch, remote_port), LLDP))
     return list(dict.fromkeys(out))
 
 
 def switch_view(analysis) -> list[Link]:
-    """What each switch's LLDP says: its port → the host port (ifname mapped to the RDMA device, else as given)."""
+    """What each switch's LLDP says: its port → the host port (ifname mapped to the RDMA device, else as given).
+    A neighbour that is another collected switch is in `fabric_view`, not here."""
     return list(_query(analysis).derived("switch_view", lambda: _switch_view(analysis)))  # computed once, a copy each
 
 
 def _switch_view(analysis) -> list[Link]:
     query = _query(analysis)
-    names, devices = _targets(query), device_of_netdev(analysis)
+    names, devices, ports = _targets(query), device_of_netdev(analysis), port_names(analysis)
+    switches = collected_switches(analysis)
     out = []
     for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
-        if kind == "switch":
-            host = short_name(remote, names)
-            out.append(Link(host, devices.get((host, remote_port), remote_port), target, entity, LLDP))
+        host = short_name(remote, names)
+        if kind == "switch" and host not in switches:
+            out.append(Link(host, devices.get((host, remote_port), remote_port), target, ports.name(target, entity),
+                            LLDP))
+    return list(dict.fromkeys(out))
+
+
+def fabric_view(analysis) -> list[SwitchCable]:
+    """What each switch's LLDP says of the other collected switches: its port → the peer's port."""
+    return list(_query(analysis).derived("fabric_view", lambda: _fabric_view(analysis)))  # computed once, a copy each
+
+
+def _fabric_view(analysis) -> list[SwitchCable]:
+    names, ports, switches = _targets(_query(analysis)), port_names(analysis), collected_switches(analysis)
+    out = []
+    for target, kind, entity, remote, remote_port in _lldp_rows(analysis):
+        peer = short_name(remote, names)
+        if kind == "switch" and peer in switches:
+            out.append(SwitchCable(target, ports.name(target, entity), peer, ports.name(peer, remote_port)))
     return list(dict.fromkeys(out))
 
 
 def switch_name(description: str) -> str:
     """The switch's name in an InfiniBand node description (`MF0;leaf01:MQM9700/U1` → `leaf01`)."""
-    found = _MF0.match(description.strip())
-    return found["name"] if found else description.strip()
+    plain = node_description(description)
+    found = _MF0.match(plain)
+    return found["name"] if found else plain
 
 
 def subnet_view(analysis) -> list[Link]:
@@ -118,10 +173,10 @@ def _subnet_view(analysis) -> list[Link]:
             continue
         local, _, port = entity.rpartition("/")
         remote, _, _remote_port = text.rpartition("|")
-        words = remote.split()
-        if len(words) != 2:  # a switch (an uplink), or a CA without the `<host> <device>` description
+        ca = ca_of(remote)
+        if ca is None:  # a switch (an uplink), or a CA without the `<host> <device>` description
             continue
-        out.append(Link(short_name(words[0], names), words[1], switch_name(local), port, IBLINKINFO))
+        out.append(Link(short_name(ca[0], names), ca[1], switch_name(local), port, IBLINKINFO))
     return list(dict.fromkeys(out))
 
 

@@ -29,8 +29,9 @@ from rdmatool.bundle.reader import Bundle
 from rdmatool.bundle.replay import perf_records
 from rdmatool.errors import BundleError
 from rdmatool.facts import FactQuery
+from rdmatool.port_names import ca_of
 from rdmatool.topology import Link, placement
-from rdmatool.topology.observed import short_name, switch_name
+from rdmatool.topology.observed import fabric_view, switch_name
 
 SAME_LEAF, CROSS_LEAF, CROSS_SPINE = "same_leaf", "cross_leaf", "cross_spine"
 MIN_PAIRS = 3
@@ -44,21 +45,14 @@ def _field(pair, name: str):
 def uplinks(analysis) -> dict[str, set[str]]:
     """leaf → the switches it is cabled to (its spines), from switch-to-switch LLDP and InfiniBand links."""
     query = FactQuery.of(analysis)
-    facts = query.facts
-    switches = set(facts.loc[facts["kind"] == "switch", "target"]) if "kind" in facts.columns else set()
-    names = set(facts["target"].unique()) if "target" in facts.columns else set()
     out: dict[str, set[str]] = {}
-    lldp = query.of_metric("lldp_neighbor")
-    for target, kind, text in zip(lldp["target"], lldp["kind"], lldp["text"]):
-        if kind == "switch" and isinstance(text, str) and "|" in text:
-            remote = short_name(text.partition("|")[0], names)
-            if remote in switches:
-                out.setdefault(target, set()).add(remote)
+    for cable in fabric_view(analysis):
+        out.setdefault(cable.switch, set()).add(cable.peer)
     ib = query.of_metric("ib_link_neighbor")
     for entity, text, raw_key in zip(ib["entity"], ib["text"], ib["raw_key"]):
         if raw_key == "Switch" and isinstance(text, str) and isinstance(entity, str):
             remote = text.rpartition("|")[0]
-            if len(remote.split()) != 2 or remote.startswith("MF0;"):  # another switch, not `<host> <device>`
+            if ca_of(remote) is None:  # another switch, not `<host> <device>`
                 out.setdefault(switch_name(entity.rpartition("/")[0]), set()).add(switch_name(remote))
     return out
 

@@ -6,7 +6,9 @@ Emits (entity = port as SONiC prints it, `Ethernet0`, the name LLDP reports for 
   in Gb/s (`100G` -> 100.0, `2.5G` -> 2.5, `10M` -> 0.01), only when the port is operationally up;
   `oper_state` (state, raw_key `Oper`, or `Admin` when the port is administratively down): Up, Down, or Disabled
   when Admin is down; `N/A` gives text None;
-  `port_mtu` (gauge, raw_key `MTU`): the port's MTU in bytes, None for `N/A`.
+  `port_mtu` (gauge, raw_key `MTU`): the port's MTU in bytes, None for `N/A`;
+  `port_alias` (state, raw_key `Alias`): the port's alias (`etp1`), which SONiC's LLDP advertises as the port ID
+  (the name goes in the port description): the neighbours' LLDP joins the port through it (rdmatool.port_names).
   A failing tool (`Error: ...`) gives a `tool_error` sample on entity `host`.
 Example:
       Interface            Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin              Type    Asym PFC
@@ -76,6 +78,8 @@ def _port(row: Row, port: str, cells: dict[str, str], speed_column: str) -> list
         out.append(Sample(port, "link_rate_gbps", rate, raw_key=speed_column))
     if "MTU" in cells:
         out.append(Sample(port, "port_mtu", gauge(NAME, row.line_no, row.line, cells["MTU"]), raw_key="MTU"))
+    if cells.get("Alias", "").strip() not in ("", "N/A"):
+        out.append(Sample(port, "port_alias", None, text=cells["Alias"].strip(), raw_key="Alias"))
     return out
 
 
