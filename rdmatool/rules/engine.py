@@ -238,7 +238,8 @@ _NO_WINDOW = ("between the snapshots (read times unknown)", "over an unknown win
 # The kinds whose `observed` (and baseline) is a value of the rule's metric, in the metric's unit (or its rate per
 # second): the texts show them in human units. The others observe something else: a ratio of two metrics, a count
 # of ports, a missing metric's name.
-_IN_METRIC_UNITS = frozenset({"threshold", "rate", "deviation", "fleet_outlier", "mismatch", "verdict", "ecn_vs_pause"})
+_IN_METRIC_UNITS = frozenset({"threshold", "rate", "deviation", "fleet_outlier", "mismatch", "verdict", "ecn_vs_pause",
+                              "pauses_sent_vs_marks"})
 
 
 def _units(rule: Rule, evidence: dict) -> dict[str, str]:

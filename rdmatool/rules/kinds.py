@@ -18,6 +18,7 @@ import pandas as pd
 from rdmatool import column_codes
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
+from rdmatool.rules.pausing import pauses_sent_vs_marks
 from rdmatool.rules.playbook import Rule
 
 HIT_COLUMNS = ["target", "entity", "priority", "observed", "expected", "baseline", "window_s"]
@@ -594,4 +595,5 @@ KIND_FUNCTIONS: dict[str, Callable[[pd.DataFrame, Rule, Context], pd.DataFrame]]
     "missing": missing,
     "verdict": verdict,
     "ecn_vs_pause": ecn_vs_pause,
+    "pauses_sent_vs_marks": pauses_sent_vs_marks,
 }

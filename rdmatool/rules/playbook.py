@@ -22,7 +22,8 @@ from rdmatool.errors import PlaybookError
 from rdmatool.model import Platform, Severity, TargetKind
 from rdmatool.rules import site_templates
 
-KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict", "ecn_vs_pause")
+KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict", "ecn_vs_pause",
+         "pauses_sent_vs_marks")
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
 FIELDS = ("value", "rate", "delta")
 # The columns of the facts (analysis.FACT_COLUMNS) a `where` may filter on, plus link_layer (a target's link_layer
@@ -43,6 +44,7 @@ _PARAMS: dict[str, set[str]] = {
     "missing": {"metrics", "require_any", "peers_have"},
     "verdict": {"metric", "verdict", "value", "expected", "at_least", "at_most", "details"},
     "ecn_vs_pause": {"metric", "paused_above", "marked_below", "min_packets", "scope"},
+    "pauses_sent_vs_marks": {"metric", "paused_above", "marked_below", "min_packets"},
 }
 _REQUIRED: dict[str, set[str]] = {
     "threshold": {"metric", "op", "value"},
@@ -54,6 +56,7 @@ _REQUIRED: dict[str, set[str]] = {
     "missing": {"metrics"},
     "verdict": {"metric", "verdict", "value"},
     "ecn_vs_pause": {"metric", "paused_above", "marked_below"},
+    "pauses_sent_vs_marks": {"metric", "paused_above", "marked_below"},
 }
 
 # What each parameter must be, from what rules/kinds.py does with it; checked at load, so that a wrong type is a
@@ -98,6 +101,7 @@ _KIND_PARAM_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("deviation", "field"): ("value", "rate"),
     ("ecn_vs_pause", "metric"): ("rx_pause_fraction", "tx_pause_fraction"),  # what kinds.ecn_vs_pause compares
     ("ecn_vs_pause", "scope"): ("entity", "target"),
+    ("pauses_sent_vs_marks", "metric"): ("tx_pause_fraction",),  # the switch's own share; rules.pausing
 }
 # The modes of a mismatch rule (kinds.mismatch): the keys each one needs and the ones it may also take. Without
 # `compare`, the keys given choose the mode, so they must point at exactly one.

@@ -33,6 +33,7 @@ from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
+from tests.rules.test_switch_pauses_senders import TRIGGERS as SWITCH_PAUSE_TRIGGERS
 from tests.topology.test_link_errors import TRIGGERS as LINK_ERROR_TRIGGERS
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 from tests.transport.test_verbs_rules import TRIGGERS as VERBS_TRIGGERS
@@ -352,6 +353,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
     ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     ids += [t.rule for t in VERBS_TRIGGERS]  # local mode's verbs view (tests/transport/test_verbs_rules.py)
+    ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")

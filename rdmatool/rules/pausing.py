@@ -1,0 +1,191 @@
+"""Rule kind `pauses_sent_vs_marks`: a switch that pauses its senders on a priority while its ECN marks stay near
+zero there. "ECN fires after PFC" seen from the switch that does the pausing (docs/tuning.md §2.5, row 6).
+
+A switch pauses its senders (its transmitted PFC on the priority) when an egress queue backs up to the XOFF
+trigger of the ingress priority group; with working ECN the same queue crosses Kmin first, its packets are marked
+and DCQCN slows the senders before any pause. Pausing while marking (almost) nothing names that switch's ECN
+thresholds. The other direction, a switch port held paused by its host (the host's transmitted PFC), is the host's
+story first (a storm, a slow receiver): kinds.ecn_vs_pause and the storm rules judge it, not this kind.
+
+Per switch and priority:
+- the paused share of each port's peer: the switch's own `tx_pause_fraction` (Cumulus and Onyx count the time they
+  keep the peer paused), else, for a port cabled to a host, that host's `rx_pause_fraction` on the priority (SONiC,
+  EOS and NX-OS count frames only, and a frame count says little about time: the paused host counts the time);
+- the switch's mark ratio on the priority: its ECN-marked packets over its transmitted packets, summed over its
+  ports as rates (per priority where the switch counts per priority, else a port's own total; a port-wide mark
+  count over one priority's packets can only overstate the ratio, never raise a false alarm). The ports' packet
+  counts may be read at their far end (rdmatool.topology.far_end). Not judged below `min_packets`;
+- a switch held paused itself on the priority (`rx_pause_fraction` of a port above `paused_above`, its own or read
+  at the far end) only passes on back-pressure from downstream, a storming host or a slow receiver: not named.
+
+One hit per switch and priority; the paused ports and their hosts are the evidence (`details.paused`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from rdmatool.facts import FactQuery
+from rdmatool.metrics import rate_name
+from rdmatool.port_names import port_key
+
+if TYPE_CHECKING:
+    from rdmatool.rules.kinds import Context
+    from rdmatool.rules.playbook import Rule
+
+_TARGET_KEYS = ("kind", "role", "platform", "link_layer")
+
+
+def pauses_sent_vs_marks(facts, rule: Rule, ctx: Context) -> pd.DataFrame:
+    # kinds registers this kind, so its helpers are imported when a rule runs, not when the module loads
+    from rdmatool.rules.kinds import HIT_COLUMNS, empty_hits
+
+    p = rule.params
+    query = ctx.query_of(facts)
+    limit = float(p["paused_above"])
+    switches = query.targets_where({k: v for k, v in rule.where.items() if k in _TARGET_KEYS})
+    priorities = _priorities(rule.where)
+    paused = [row for row in _paused_ports(query, ctx.links, switches, priorities, p["metric"]) if row["paused"] > limit]
+    if not paused:
+        return empty_hits()
+    by_switch: dict[tuple, list[dict]] = {}
+    for row in paused:
+        by_switch.setdefault((row["switch"], row["priority"]), []).append(row)
+    held = _held_paused(query, set(by_switch), limit)
+    out = []
+    for (switch, prio), ports in sorted(by_switch.items()):
+        if (switch, prio) in held:
+            continue
+        marked, packets = _mark_ratio(query, switch, prio)
+        if marked is None or packets < float(p.get("min_packets", 1000)) or marked >= float(p["marked_below"]):
+            continue
+        ports = sorted(ports, key=lambda r: (-r["paused"], str(r["switch_port"])))
+        out.append({
+            "target": switch, "entity": None, "priority": prio, "observed": ports[0]["paused"],
+            "expected": f"ECN marks >= {p['marked_below']} of packets before the switch pauses its senders "
+                        f"{p['paused_above']} of the time",
+            "baseline": _named(ports, marked), "window_s": ports[0]["window_s"],
+            "details": {"paused": [{k: r[k] for k in ("switch_port", "host", "host_port", "paused", "read_at")}
+                                   for r in ports], "marked": marked, "packets": packets},
+        })
+    return pd.DataFrame(out, columns=[*HIT_COLUMNS, "details"]) if out else empty_hits()
+
+
+def _priorities(where: dict) -> set[int] | None:
+    wanted = where.get("priority")
+    if wanted is None:
+        return None
+    return {int(x) for x in (wanted if isinstance(wanted, list) else [wanted])}
+
+
+def _rows(query: FactQuery, metric: str, where: dict) -> pd.DataFrame:
+    return query.take(query.select(metric, where))
+
+
+def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, priorities: set[int] | None,
+                  metric: str) -> list[dict]:
+    """Each switch port's paused share of its peer per priority: the switch's own figure, else its host's."""
+    cabled = {}  # (switch, port key) → (host, host port)
+    if links is not None and not links.empty:
+        for host, host_port, switch, switch_port in zip(links["host"], links["host_port"], links["switch"],
+                                                        links["switch_port"]):
+            if switch in switches and isinstance(switch_port, str):
+                cabled.setdefault((switch, port_key(switch_port)), (host, host_port, switch_port))
+    out: dict[tuple, dict] = {}
+    own = _rows(query, metric, {"kind": "switch"})
+    for t, e, pr, x, w in zip(own["target"], own["entity"], own["priority"], own["value"], own["window_s"]):
+        if t not in switches or pd.isna(pr) or pd.isna(x) or not isinstance(e, str):
+            continue
+        if priorities is not None and int(pr) not in priorities:
+            continue
+        host, host_port, _ = cabled.get((t, port_key(e)), (None, None, None))
+        key = (t, port_key(e), int(pr))
+        if key not in out or float(x) > out[key]["paused"]:
+            out[key] = _port(t, e, int(pr), float(x), w, host, host_port, "switch")
+    at_hosts = _host_shares(query, {(h, hp) for h, hp, _ in cabled.values()})
+    for (switch, key), (host, host_port, switch_port) in sorted(cabled.items()):
+        for prio, (x, w, netdev) in sorted(at_hosts.get((host, host_port), {}).items()):
+            if (priorities is None or prio in priorities) and (switch, key, prio) not in out:
+                out[(switch, key, prio)] = _port(switch, switch_port, prio, x, w, host, netdev, "host")
+    return list(out.values())
+
+
+def _port(switch, entity, prio, paused, window, host, host_port, read_at) -> dict:
+    return {"switch": switch, "switch_port": entity, "priority": prio, "paused": paused, "host": host,
+            "host_port": host_port, "read_at": read_at, "window_s": float(window) if pd.notna(window) else np.nan}
+
+
+def _host_shares(query: FactQuery, ends: set[tuple]) -> dict[tuple, dict[int, tuple]]:
+    """(host, port as LLDP names it) → {priority: (the share of the window it was paused, window, netdev)}: the
+    host's received pause time. LLDP names a netdev, or an RDMA device whose netdev fact ties it to one."""
+    hosts = {h for h, _ in ends}
+    shares = _rows(query, "rx_pause_fraction", {"kind": "host"})
+    shares = shares[shares["target"].isin(hosts)]
+    names = _rows(query, "netdev", {"kind": "host"})
+    netdev_of = {(t, str(e).split("/")[0]): text for t, e, text in zip(names["target"], names["entity"], names["text"])
+                 if t in hosts and isinstance(text, str) and text}
+    out: dict[tuple, dict[int, tuple]] = {}
+    for host, host_port in ends:
+        netdev = netdev_of.get((host, str(host_port).split("/")[0]), host_port)
+        mine = shares[(shares["target"] == host) & (shares["entity"] == netdev) & shares["priority"].notna()]
+        for prio, x, w in zip(mine["priority"], mine["value"], mine["window_s"]):
+            if pd.notna(x):
+                out.setdefault((host, host_port), {})[int(prio)] = (float(x), w, netdev)
+    return out
+
+
+def _held_paused(query: FactQuery, judged: set[tuple], limit: float) -> set[tuple]:
+    """(switch, priority) of those judged with a port held paused above `limit` (its own or its far end's count)."""
+    held = _rows(query, "rx_pause_fraction", {"kind": "switch"})
+    return {(t, int(pr)) for t, pr, x in zip(held["target"], held["priority"], held["value"])
+            if pd.notna(pr) and pd.notna(x) and (t, int(pr)) in judged and float(x) > limit}
+
+
+def _mark_ratio(query: FactQuery, switch: str, prio: int) -> tuple[float | None, float]:
+    """(marked packets over transmitted packets on `prio`, summed over the switch's ports as rates; the packets
+    counted), (None, 0) when no port has both counts."""
+    marks = _per_port(query, switch, ("ecn_marked_packets",))
+    packets = _per_port(query, switch, ("tx_packets",))
+    port_totals = _per_port(query, switch, ("roce_tx_packets",))  # RoCE-only port totals where no priority has one
+    marked_rate = sent_rate = sent = 0.0
+    judged = False
+    for port in {key for key, _ in marks}:
+        m = marks.get((port, prio), marks.get((port, None)))
+        n = packets.get((port, prio), port_totals.get((port, None), packets.get((port, None))))
+        if m is None or n is None or n[0] <= 0:
+            continue  # (a port that sent nothing on the priority: its port-wide marks are another priority's)
+        judged = True
+        marked_rate += m[1]
+        sent_rate += n[1]
+        sent += n[0]
+    if not judged or sent_rate <= 0:
+        return None, 0.0
+    return marked_rate / sent_rate, sent
+
+
+def _per_port(query: FactQuery, switch: str, metrics: tuple[str, ...]) -> dict[tuple, tuple[float, float]]:
+    """(port key, priority or None) → (delta, rate) of the largest delta among the views of one count (two views of
+    one counter, e.g. Cumulus port-stats and RoCE counters, are not added up). The rate is the delta over its window
+    (the delta itself when the window is unknown: the ports of one switch are read alike)."""
+    out: dict[tuple, tuple[float, float]] = {}
+    rows = query.rows(target=switch, metric=[rate_name(m) for m in metrics])
+    for e, pr, x, w in zip(rows["entity"], rows["priority"], rows["delta"], rows["window_s"]):
+        if not isinstance(e, str) or pd.isna(x):
+            continue
+        key = (port_key(e), None if pd.isna(pr) else int(pr))
+        if key not in out or float(x) > out[key][0]:
+            out[key] = (float(x), float(x) / float(w) if pd.notna(w) and w > 0 else float(x))
+    return out
+
+
+def _named(ports: list[dict], marked: float) -> str:
+    """The paused ports and their peers, for the text: `2 port(s) marked 1e-05: Ethernet0 → gpu01 ens1f0np0
+    (paused 0.6, read at the host), ...`."""
+    def one(r: dict) -> str:
+        peer = f" → {r['host']} {r['host_port']}" if r["host"] else ""
+        return f"{r['switch_port']}{peer} (paused {r['paused']:.3g}, read at the {r['read_at']})"
+
+    return f"{len(ports)} port(s), marked {marked:.3g}: " + ", ".join(one(r) for r in ports)
