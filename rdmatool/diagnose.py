@@ -84,7 +84,7 @@ def diagnose_analysis(
     perftest pair results, judged by path class against the cabling (rdmatool.topology.paths)."""
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
-    rules = playbook.load_dir(playbooks_dir or default_playbooks())
+    rules = playbook.load_dir(playbooks_dir or default_playbooks(), site=profile)  # the site's RoCE / CNP class
     # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
     analysis = with_cabling(analysis, load_topology(topology) if topology else None, pairs)
     analysis = with_link_errors(analysis)  # physical errors per cable, both ends paired (10-links.yaml)
@@ -112,7 +112,7 @@ def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None =
     """Diagnose a bundle directory. Files of the bundle that were not read (not regular files, too large, side files
     of the wrong shape: see rdmatool.bundle) are passed one line each to `on_skipped` before the rules run: the
     diagnosis is of the rest, and whoever reads it must know what it did not see."""
-    analysis = analyse_with_captures(path)  # a bundle's packet captures are facts too
+    analysis = analyse_with_captures(path, kwargs.get("profile"))  # its packet captures too, on the site's class
     if on_skipped is not None:
         for line in analysis.table.skipped:
             on_skipped(line)

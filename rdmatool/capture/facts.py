@@ -27,6 +27,7 @@ from rdmatool import files
 from rdmatool.analysis import FACT_COLUMNS, Analysis, analyse_path
 from rdmatool.bundle import TARGET_NAME
 from rdmatool.capture import CaptureError, Options, analyse_file
+from rdmatool.config import site_profile
 from rdmatool.model import Sample
 
 CAPTURE_FILE = re.compile(r"capture\.([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\.(pcap|pcapng)")
@@ -149,7 +150,7 @@ def link_gbps_of(analysis: Analysis, target: str, device: str) -> float | None:
 def with_captures(analysis: Analysis, root: str | Path, options: Options | None = None,
                   other_files: list[tuple[int, str, str, str]] | None = None) -> Analysis:
     """The analysis with the facts of the bundle's captures added (the same analysis when it holds none).
-    `other_files`: see `bundle_captures`."""
+    `options`: the RoCE class the packets are read against (site_options); `other_files`: see `bundle_captures`."""
     captures = bundle_captures(root, other_files)
     if not captures:
         return analysis
@@ -174,8 +175,15 @@ def with_captures(analysis: Analysis, root: str | Path, options: Options | None 
     return Analysis(facts=facts, table=analysis.table, window_s=analysis.window_s, links=analysis.links)
 
 
-def analyse_with_captures(path: str | Path) -> Analysis:
-    """A bundle directory's analysis with its packet captures' facts: what diagnose and the gate judge."""
+def site_options(site: dict | None) -> Options:
+    """The capture reader's options for a site profile: its RoCE DSCP and priority (the defaults' when not given)."""
+    profile = site_profile(site)
+    return Options(roce_dscp=int(profile["roce_dscp"]), roce_priority=int(profile["roce_priority"]))
+
+
+def analyse_with_captures(path: str | Path, site: dict | None = None) -> Analysis:
+    """A bundle directory's analysis with its packet captures' facts, read against the site's RoCE class: what
+    diagnose and the gate judge."""
     analysis = analyse_path(path)
     # The folders were read once already, for the outputs: the captures are among what that scan found.
-    return with_captures(analysis, path, other_files=analysis.table.other_files)
+    return with_captures(analysis, path, site_options(site), other_files=analysis.table.other_files)

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 
 from rdmatool.capture.reader import MAX_RECORD, Capture, CaptureError
+from rdmatool.config import SITE_DEFAULTS
 
 ROCE_UDP_PORT = 4791
 MAX_BINS = 1 << 20  # time bins kept per series; beyond, bins are merged two by two (twice as long)
@@ -54,8 +55,8 @@ _V6_EXTENSIONS = (0, 43, 60)
 
 @dataclass(frozen=True)
 class Options:
-    roce_dscp: int = 26
-    roce_priority: int = 3
+    roce_dscp: int = SITE_DEFAULTS["roce_dscp"]  # the site's RoCE class (rdmatool.config: one place for it)
+    roce_priority: int = SITE_DEFAULTS["roce_priority"]
     bin_s: float = 0.01
     link_gbps: float | None = None
 

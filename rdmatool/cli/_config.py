@@ -51,11 +51,27 @@ def gate_profile(given: str | None) -> str | None:
     return given or current().gate_profile
 
 
-def site() -> dict:
-    """The file's site profile (RTT, RoCE / CNP priority and DSCP ...); the suggesters' defaults fill the rest."""
-    return dict(current().site)
+def site(given: list[str] | None = None) -> dict:
+    """The site profile (RTT, RoCE / CNP priority and DSCP ...): the file's `site`, each key `--site KEY=VALUE` gives
+    overriding it; the configuration's defaults (rdmatool.config.SITE_DEFAULTS) fill the rest where it is used. A
+    bad `--site` is one line, exit 2."""
+    from rdmatool.config import ConfigError, parse_site_option
+
+    try:
+        return {**current().site, **parse_site_option(given)}
+    except ConfigError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+
+
+def site_option():
+    """`--site KEY=VALUE`, repeatable (or comma-separated): the site profile of this run, over the file's."""
+    import typer
+
+    return typer.Option(None, "--site", metavar="KEY=VALUE", help=SITE_HELP)
 
 
 STORE_HELP = "Baseline store directory (default: the config file's `store`, else ./baselines)."
 PLAYBOOKS_HELP = "Playbook directory (default: the config file's `playbooks`, else the shipped ones)."
+SITE_HELP = ("The site profile, over the config file's `site`: roce_priority=4,roce_dscp=34 (also cnp_priority, "
+             "cnp_dscp, rtt_us, mtu, roce_mtu, cable_length_m); repeatable. `rdmatool config show` lists the defaults.")
 INVENTORY_HELP = "Inventory YAML or Ansible inventory (default: the config file's `inventory`)."

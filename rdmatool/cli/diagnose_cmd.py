@@ -33,6 +33,7 @@ def diagnose_command(
     store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
+    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
     fmt: str = format_option(FORMATS, "commands: the suggested commands only, one block per target, ready to "
                              "paste"),
     as_json: bool = json_option(),
@@ -64,7 +65,7 @@ def diagnose_command(
     if bundle and not inventory_file and (limit or exclude):  # silently judging every target would mislead
         die("rdmatool diagnose: --limit and --exclude select the targets of an inventory (-i); a saved bundle is "
             "judged whole", EXIT_USAGE)
-    store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site()
+    store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site(site_values)
     minimum = _minimum_severity(severity, show_all)
     try:
         stats = _baseline_stats(baseline, store) if baseline else None

@@ -58,6 +58,7 @@ def gate_command(
                                            "files missing) tolerated."),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
 ) -> None:
@@ -74,6 +75,7 @@ def gate_command(
         inventory_file = _config.inventory(inventory_file)
     store, playbooks, profile_file = _config.store(store), _config.playbooks(playbooks), _config.gate_profile(
         profile_file)
+    site = _config.site(site_values)  # the RoCE / CNP class the rules and the suggestions read
     if sum(map(bool, (inventory_file, replay, local))) != 1:
         die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
     if replay and (limit or exclude):  # judging the whole bundle for a job's node list would drain others' nodes
@@ -98,7 +100,7 @@ def gate_command(
             from rdmatool.bundle.replay import targets as recorded_targets
             from rdmatool.gate.run import replay_gate
 
-            result = replay_gate(replay, profile, playbooks_dir=playbooks)
+            result = replay_gate(replay, profile, playbooks_dir=playbooks, site=site)
             targets = recorded_targets(bundle_io.read(replay))
         else:
             from rdmatool.collect import CollectOptions
@@ -108,7 +110,7 @@ def gate_command(
                                          store=store)
             options = CollectOptions(forks=forks, accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
                                      local=local)
-            result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks)
+            result = run_gate(targets, profile, options, budget, save=save, playbooks_dir=playbooks, site=site)
     except NoData as exc:
         _no_data(drain_file, str(exc))
     except RdmatoolError as exc:

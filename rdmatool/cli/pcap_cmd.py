@@ -65,7 +65,9 @@ def pcap_command(
                         "summary": summary})
         die(f"rdmatool pcap: {file}: the capture holds no packets (inconclusive)", EXIT_INCONCLUSIVE)
     try:
-        result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file), profile=site)
+        # the rules read the class the packets were read against (--roce-dscp / --roce-priority over the file's)
+        profile = {**site, "roce_dscp": roce_dscp, "roce_priority": roce_priority}
+        result = diagnose_analysis(standalone(Path(file).name, summary, tally), source=str(file), profile=profile)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     result.extra["summary"] = summary

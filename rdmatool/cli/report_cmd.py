@@ -24,6 +24,7 @@ def report_command(
     store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
+    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
 ) -> None:
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
     counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""
@@ -31,7 +32,7 @@ def report_command(
     from rdmatool.report import html, page
     from rdmatool.verdict import EXIT_CODES
 
-    store, playbooks = _config.store(store), _config.playbooks(playbooks)
+    store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site(site_values)
     target = Path(output)
     if target.is_dir():
         die(f"rdmatool report: {output}: is a directory, not a file to write", EXIT_USAGE)
@@ -44,7 +45,7 @@ def report_command(
 
             path = baselines.resolve(baseline, store)
         shown = page.build(bundle, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn,
-                           profile=_config.site())
+                           profile=site)
     except NoData as exc:
         die(f"rdmatool report: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

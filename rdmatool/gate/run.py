@@ -70,9 +70,10 @@ def _guarded(name: str, run, *args) -> _StageOutcome:
         return _StageOutcome(policy.StageResult(name, "error", time.monotonic() - t0, [], policy.crashed(exc)))
 
 
-def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | None = None) -> GateResult:
+def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | None = None,
+                site: dict | None = None) -> GateResult:
     """The gate's verdict recomputed offline from a saved gate bundle (state, counters and the recorded perftest
-    results): why did last night's gate drain gpu05?"""
+    results): why did last night's gate drain gpu05? `site`: the site profile (RoCE / CNP class) judged against."""
     from rdmatool.bundle import replay
     from rdmatool.gate import schedule_choice
     from rdmatool.perf.model import Attribution, PairResult
@@ -81,8 +82,9 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     # The manifest and the perf records are all the replay reads itself; the outputs come through the analysis.
     loaded = bundle_io.Bundle(Path(bundle_path), bundle_io.read_manifest(Path(bundle_path)))
     targets = replay.targets(loaded)
-    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
-    analysis = analyse_with_captures(bundle_path)
+    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks(), site=site)
+             if r.id not in profile.skip_rules]
+    analysis = analyse_with_captures(bundle_path, site)
     hosts = {t.name for t in targets if t.kind is TargetKind.HOST}
     stages, findings, failures, missing = _state_and_counters(analysis, rules, targets, 0.0, out_of_budget=False,
                                                               counters_possible=analysis.window_s is not None,
@@ -185,10 +187,13 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
 def run_gate(
     targets: list[Target], profile: GateProfile, collect_options: CollectOptions, budget_s: float,
     save: str | None = None, playbooks_dir: str | None = None, perf_options: dict | None = None,
+    site: dict | None = None,
 ) -> GateResult:
     start = time.monotonic()
     deadline = start + budget_s
-    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks()) if r.id not in profile.skip_rules]
+    # The rules read for the site's RoCE / CNP class; their findings' suggestions take the same profile (Rule.site).
+    rules = [r for r in playbook.load_dir(playbooks_dir or default_playbooks(), site=site)
+             if r.id not in profile.skip_rules]
 
     # Stages 1 and 2: one collection, two snapshots a window apart (the window is skipped if the budget is short).
     window = profile.counters_window_s
@@ -223,7 +228,7 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
     t0 = time.monotonic()
     try:
         _, path = collect_to_bundle(targets, options, path)
-        analysis = analyse_with_captures(path)
+        analysis = analyse_with_captures(path, playbook.site_of(rules))
     except RdmatoolError:
         raise
     except Exception as exc:  # noqa: BLE001 - with nothing read there is nothing to judge: inconclusive

@@ -112,7 +112,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
 
     doc = baselines.load(baseline) if baseline else None  # one read: the nights for the trend, a bad file named
     stats = baselines.stats_for_rules(baseline) if baseline else None
-    analysis = analyse_with_captures(bundle)
+    analysis = analyse_with_captures(bundle, profile)  # packet captures read on the site's RoCE class
     for line in analysis.table.skipped:
         if on_skipped is not None:
             on_skipped(line)

@@ -205,7 +205,7 @@ def bundle_exposition(path: str | Path, **diagnose_options) -> tuple[str, Diagno
     from rdmatool.topology.paths import bundle_pairs
 
     manifest = bundle_io.read_manifest(Path(path))
-    analysis = analyse_with_captures(path)
+    analysis = analyse_with_captures(path, diagnose_options.get("profile"))
     result = diagnose_analysis(analysis, source=str(path), pairs=bundle_pairs(path), **diagnose_options)
     text = render(analysis.facts, result, created=manifest.get("created"), targets=len(manifest.get("targets", [])))
     return text, result

@@ -230,6 +230,11 @@ def for_site(rule: Rule, site: dict) -> Rule:
                    fix=raw["fix"].strip(), params=params, where=raw.get("where") or {}, site=site)
 
 
+def site_of(rules: list[Rule]) -> dict:
+    """The site profile a list of rules was loaded with (the defaults when it is empty)."""
+    return next((rule.site for rule in rules if rule.site), None) or config.site_profile()
+
+
 def load_dir(directory: str | Path, site: dict | None = None) -> list[Rule]:
     """Every playbook of a directory, its templates filled from the site profile (the defaults when None)."""
     profile = config.site_profile(site)

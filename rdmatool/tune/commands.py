@@ -276,7 +276,7 @@ def switch_dscp_map(platform: str, port: str | None, dscp_value: int, prio: int,
     if platform == "cumulus":
         return _nv(f"nv set qos mapping default-global dscp {d} switch-priority {q}")
     if platform == "onyx":
-        return []  # no verified Onyx syntax for a per-DSCP map; Spectrum's default maps DSCP >> 3 (26 → 3, 48 → 6)
+        return []  # no verified Onyx syntax for a per-DSCP map; Spectrum's default maps DSCP >> 3 (pfc.py says so)
     if platform == "eos":
         return ["configure", f"qos map dscp {d} to traffic-class {q}", "end"]
     if platform == "nxos":

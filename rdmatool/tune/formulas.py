@@ -179,7 +179,7 @@ def headroom_bytes(rate_gbps: float, cable_m: float, mtu: int = 9216, **kwargs) 
 
 
 def tos_byte(dscp: int, ecn: int = 2) -> int:
-    """IP TOS byte for a DSCP with ECN bits: DSCP×4 + ECN (§1.1). DSCP 26 with ECT(0) → 106."""
+    """IP TOS byte for a DSCP with ECN bits: DSCP×4 + ECN (§1.1). DSCP 34 with ECT(0) → 138."""
     if isinstance(dscp, bool) or not isinstance(dscp, int) or not 0 <= dscp <= 63:
         raise ValueError(f"dscp must be an int 0..63, got {dscp!r}")
     if isinstance(ecn, bool) or not isinstance(ecn, int) or not 0 <= ecn <= 3:

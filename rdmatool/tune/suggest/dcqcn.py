@@ -4,8 +4,8 @@
   (docs/tuning.md §1.3 item 4, §7 row 3).
 - dcqcn_rp: the reaction point, the sender's rate limiter that acts on CNPs, enabled on the lossless priority
   (docs/tuning.md §1.3 item 4, §7 rows 4 and 22).
-- cnp_priority: CNPs marked DSCP 48 / 802.1p 6 on the NIC and carried by a strict-priority queue on the switch
-  (docs/tuning.md §1.1, §4 cnp_dscp / cnp_802p_prio, §7 row 4).
+- cnp_priority: CNPs marked with the site's CNP DSCP / 802.1p priority (cnp_dscp, cnp_priority) on the NIC and
+  carried by a strict-priority queue on the switch (docs/tuning.md §1.1, §4 cnp_dscp / cnp_802p_prio, §7 row 4).
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def suggest_dcqcn_rp(rule, evidence, analysis, profile=None) -> list[Suggestion]
 
 
 def suggest_cnp_priority(rule, evidence, analysis, profile=None) -> list[Suggestion]:
-    """CNP marking on the NIC (DSCP 48, 802.1p 6) and a strict CNP queue on the switch (docs/tuning.md §1.1, §4)."""
+    """CNP marking on the NIC (the site's cnp_dscp, cnp_priority) and a strict CNP queue on the switch (docs/tuning.md
+    §1.1, §4)."""
     ctx = SuggestionContext(evidence, analysis, profile)
     dscp = cmd.dscp(ctx.site("cnp_dscp"))
     prio = cmd.priority(ctx.site("cnp_priority"))

@@ -3,9 +3,12 @@
 - pfc_priority: the PFC vector with one lossless priority, the RoCE one (docs/tuning.md §1.3, §3.4: one lossless
   priority keeps the headroom to one block per port), on the host netdev and on the switch port it is cabled to.
 - trust_dscp: classify by DSCP, since untagged RoCEv2 carries no PCP (docs/tuning.md §1.3 item 1, §7 row 2).
-- dscp_map: DSCP → priority, RoCE 26 → 3 and CNP 48 → 6 (docs/tuning.md §1.1, §1.2, §7 row 1).
-- roce_tos: the RDMA-CM default TOS byte, TOS = DSCP×4 + ECN = 26×4 + 2 (ECT(0)) = 106, so that RoCE is classified
-  lossless and is ECN-capable (docs/tuning.md §1.1, §1.3 item 3, §7 rows 1 and 5).
+- dscp_map: DSCP → priority for the site's RoCE and CNP classes (site profile roce_dscp → roce_priority, cnp_dscp →
+  cnp_priority; docs/tuning.md §1.1, §1.2, §7 row 1).
+- roce_tos: the RDMA-CM default TOS byte, TOS = DSCP×4 + ECN (ECT(0) = 2) of the site's RoCE DSCP, so that RoCE is
+  classified lossless and is ECN-capable (docs/tuning.md §1.1, §1.3 item 3, §7 rows 1 and 5).
+
+The class is always the site profile's (SuggestionContext.site): a host or switch on another class is moved to it.
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ def _dscp_current(ctx: SuggestionContext, side: Side, dscp: int):
 
 
 def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]:
-    """DSCP → priority for RoCE (26 → 3) and CNP (48 → 6) on the host netdev and its switch port."""
+    """DSCP → priority for the site's RoCE and CNP classes on the host netdev and its switch port."""
     ctx = SuggestionContext(evidence, analysis, profile)
     wanted = [("RoCE", cmd.dscp(ctx.site("roce_dscp")), cmd.priority(ctx.site("roce_priority"))),
               ("CNP", cmd.dscp(ctx.site("cnp_dscp")), cmd.priority(ctx.site("cnp_priority")))]
@@ -130,12 +133,21 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
                          f"the NIC and on every switch hop, or {label} traffic leaves its "
                          f"{'lossless' if label == 'RoCE' else 'strict'} queue ({REF} §1.1, §1.2, §7 row 1).")
             if "onyx" in {s.platform for s in [focus, *others]}:
-                rationale += " Onyx: no per-DSCP map rendered; its default DSCP>>3 map already sends 26→3, 48→6."
+                rationale += _onyx_map_note(dscp, prio)
             out.append(ctx.suggestion(f"{label} DSCP {dscp} → priority ({focus.where})",
                                       None if current is None else f"DSCP {dscp} → {current}",
                                       f"DSCP {dscp} → {prio}", rationale, commands, target=focus.target,
                                       peers=others))
     return out
+
+
+def _onyx_map_note(dscp: int, prio: int) -> str:
+    """No Onyx per-DSCP map is rendered (commands.switch_dscp_map): say whether its default DSCP>>3 map already gives
+    the site's class, or that it must be set by hand."""
+    if dscp >> 3 == prio:
+        return f" Onyx: no per-DSCP map rendered; its default DSCP>>3 map already sends {dscp}→{prio}."
+    return (f" Onyx: no per-DSCP map rendered, and its default DSCP>>3 map sends {dscp} to priority {dscp >> 3}, not "
+            f"{prio}: map DSCP {dscp} to priority {prio} on the switch by hand ({cmd.VENDOR_DOCUMENTS['onyx']}).")
 
 
 def _rdma_ports(ctx: SuggestionContext) -> list[tuple[str, str]]:
@@ -159,7 +171,8 @@ def _rdma_ports(ctx: SuggestionContext) -> list[tuple[str, str]]:
 
 
 def suggest_roce_tos(rule, evidence, analysis, profile=None) -> list[Suggestion]:
-    """RDMA-CM default TOS = DSCP×4 + ECT(0): 26 → 106, so RoCE is classified lossless and is ECN-capable."""
+    """RDMA-CM default TOS = DSCP×4 + ECT(0) of the site's RoCE DSCP, so RoCE is classified lossless and is
+    ECN-capable."""
     ctx = SuggestionContext(evidence, analysis, profile)
     dscp = cmd.dscp(ctx.site("roce_dscp"))
     tos = f.tos_byte(dscp, 2)
