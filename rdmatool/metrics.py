@@ -219,6 +219,13 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("perf_server", "", STATE, "the server end of a perftest pair run (the fact's target is the client)"),
     ("perf_link_a", "", STATE, "the first end, in name order, of a link a<->b the attribution judged"),
     ("perf_link_b", "", STATE, "the second end, in name order, of a link a<->b the attribution judged"),
+    # a slow inter-leaf path (rdmatool.pairs.paths; target fabric, entity `<leaf><-><leaf>`)
+    ("perf_path_verdict", "", STATE, "slow: every measured pair between two leaves is slow, each end fine elsewhere"),
+    ("perf_path_a", "", STATE, "the first leaf, in name order, of a slow inter-leaf path"),
+    ("perf_path_b", "", STATE, "the second leaf, in name order, of a slow inter-leaf path"),
+    ("perf_path_pairs", "", STATE, "the host pairs a<->b measured across a slow inter-leaf path, comma-separated"),
+    ("perf_path_uplinks", "", STATE, "the uplink ports of a slow path's two leaves as their LLDP names them"),
+    ("perf_path_rail", "", STATE, "the rail (NIC) a slow inter-leaf path was measured on"),
     ("perf_client", "", STATE, "the client end of a perftest pair client->server (the fact's target is the fabric)"),
     ("perf_lat_verdict", "", STATE, "a pair's p99 latency against the gate profile's ceiling: high or ok"),
     ("perf_lat_ceiling_us", "us", GAUGE, "the gate profile's p99 latency ceiling a pair is judged against"),

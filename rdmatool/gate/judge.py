@@ -10,6 +10,7 @@ from rdmatool import frame as frames
 from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.gate import policy
 from rdmatool.model import Finding
+from rdmatool.pairs import paths
 from rdmatool.perf import attribution as attributions
 from rdmatool.perf.model import Attribution, PairResult
 from rdmatool.rules import engine
@@ -31,11 +32,17 @@ def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule]
 
     Listed rule by rule as the playbooks order them, each rule's findings in the order of the attribution's subjects
     (its bad links as it sorted them, not as their `a<->b` names sort)."""
-    rows = (latency_facts(results, latency) if latency is not None else []) + \
-        attributions.facts(results, attribution, threshold)
-    if cabling is not None and stage == "bandwidth":
+    rows = latency_facts(results, latency) if latency is not None else []
+    per_rail = (cabling if isinstance(cabling, dict) else {None: cabling}) if cabling is not None else {}
+    if per_rail and stage == "bandwidth":
+        # Slow pairs grouped by the leaves of their ends (rdmatool.pairs.paths, as a diagnosis groups a bundle's):
+        # a slow inter-leaf path is one finding, not a bad link per pair crossing it.
+        leaf_of = {rail: {link.host: link.switch for link in links} for rail, (links, _) in per_rail.items()}
+        attribution, found = paths.fold(results, attribution, leaf_of, expected_per_rail(attribution), threshold)
+        rows += found
+    rows += attributions.facts(results, attribution, threshold)
+    if per_rail and stage == "bandwidth":
         # rail-aligned: rail -> its cabling, each rail's pairs classed on the leaves of that rail's NICs
-        per_rail = cabling if isinstance(cabling, dict) else {None: cabling}
         for rail, (links, spines) in per_rail.items():
             mine = results if rail is None else [r for r in results if r.rail == rail]
             rows += path_class_facts(mine, links, spines).to_dict("records")
@@ -46,6 +53,16 @@ def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule]
     for row in rows:
         subjects.setdefault((row["target"], row["entity"]), len(subjects))
     return sorted(found, key=lambda f: (rank[f.rule], subjects.get((f.target, f.entity), len(subjects))))
+
+
+def expected_per_rail(attribution: Attribution) -> dict[str | None, dict | None]:
+    """rail -> each host's expected rate as the attribution judged it (rail None: the single rail's)."""
+    evidence = attribution.evidence or {}
+    out: dict[str | None, dict | None] = {None: evidence.get("_expected_gbps") or None}
+    for rail, record in (evidence.get("_rails") or {}).items():
+        if isinstance(record, dict):
+            out[rail] = record.get("expected_gbps") or None
+    return out
 
 
 def analysis_of(rows: list[dict]) -> Analysis:

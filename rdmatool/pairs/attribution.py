@@ -295,36 +295,36 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
         verdict = "bad" if node in bad else "suspect" if node in attribution.suspects else "ok"
         # raw_key says which matrix judged the node, so that a bandwidth verdict is never read as a latency one
         # where both are among the facts (a diagnosis of a bundle with both kinds of per-peer results).
-        rows.append(_fact(node, "host", None, "perf_node_verdict", text=verdict, raw_key=matrix))
+        rows.append(fact_row(node, "host", None, "perf_node_verdict", text=verdict, raw_key=matrix))
         if node in tests:
-            rows.append(_fact(node, "host", None, "perf_test", text=tests[node]))
+            rows.append(fact_row(node, "host", None, "perf_test", text=tests[node]))
         record = _record(evidence, node, node in bad)
         if record is not None:
             rows += _recorded(node, "host", None, record, bandwidth)
             if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
-                rows.append(_fact(node, "host", None, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
-                                  raw_key="expected_gbps"))
+                rows.append(fact_row(node, "host", None, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
+                                     raw_key="expected_gbps"))
     nics = evidence.get("_nics") if isinstance(evidence.get("_nics"), dict) else {}
     for host, rail in attribution.bad_nics:  # subject: the host, entity: its NIC (the rail)
         record = nics.get(f"{host}/{rail}")
         record = record if isinstance(record, dict) else {}
-        rows.append(_fact(host, "host", rail, "perf_nic_verdict", text="bad", raw_key=matrix))
+        rows.append(fact_row(host, "host", rail, "perf_nic_verdict", text="bad", raw_key=matrix))
         ok_on = [x for x in record.get("ok_on_rails") or [] if isinstance(x, str)]
-        rows.append(_fact(host, "host", rail, "perf_nic_ok_on", text=", ".join(ok_on) or "another rail"))
+        rows.append(fact_row(host, "host", rail, "perf_nic_ok_on", text=", ".join(ok_on) or "another rail"))
         rows += _recorded(host, "host", rail, record, bandwidth)
         if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
-            rows.append(_fact(host, "host", rail, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
-                              raw_key="expected_gbps"))
+            rows.append(fact_row(host, "host", rail, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
+                                 raw_key="expected_gbps"))
     unexplained = [k for k in evidence.get("_unexplained") or [] if isinstance(k, str) and "<->" in k]
     links = dict.fromkeys([*(tuple(link) for link in attribution.bad_links),
                            *(tuple(k.split("<->", 1)) for k in unexplained)])
     bad_links = {tuple(link) for link in attribution.bad_links}
     for a, b in links:
         key = f"{a}<->{b}"
-        rows += [_fact("fabric", "fabric", key, "perf_link_verdict", text="bad" if (a, b) in bad_links else
-                       "unexplained"),
-                 _fact("fabric", "fabric", key, "perf_link_a", text=a),
-                 _fact("fabric", "fabric", key, "perf_link_b", text=b)]
+        rows += [fact_row("fabric", "fabric", key, "perf_link_verdict", text="bad" if (a, b) in bad_links else
+                          "unexplained"),
+                 fact_row("fabric", "fabric", key, "perf_link_a", text=a),
+                 fact_row("fabric", "fabric", key, "perf_link_b", text=b)]
         record = _record(evidence, key, (a, b) in bad_links)
         if record is not None:
             rows += _recorded("fabric", "fabric", key, record, bandwidth)
@@ -333,13 +333,13 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
         if not r.error:
             continue
         pair = f"{r.client}->{r.server}"
-        rows.append(_fact(r.client, "host", pair, "tool_error", text=r.error))
+        rows.append(fact_row(r.client, "host", pair, "tool_error", text=r.error))
         if pair not in pairs:
             pairs.add(pair)
             verdict = "bad_end" if r.server in bad or r.client in bad else "failed"
-            rows += [_fact(r.client, "host", pair, "perf_pair_verdict", text=verdict),
-                     _fact(r.client, "host", pair, "perf_server", text=r.server),
-                     _fact(r.client, "host", pair, "perf_test", text=r.test)]
+            rows += [fact_row(r.client, "host", pair, "perf_pair_verdict", text=verdict),
+                     fact_row(r.client, "host", pair, "perf_server", text=r.server),
+                     fact_row(r.client, "host", pair, "perf_test", text=r.test)]
     return rows
 
 
@@ -352,10 +352,10 @@ def _record(evidence: dict, key: str, judged_bad: bool) -> dict | None:
 
 def _recorded(target: str, kind: str, entity: str | None, record: dict, bandwidth: bool) -> list[dict]:
     """The record itself, and the median it gives (records written before `median_gbps` name it `bw_avg_gbps`)."""
-    out = [_fact(target, kind, entity, "perf_record", text=json.dumps(record, default=str))]
+    out = [fact_row(target, kind, entity, "perf_record", text=json.dumps(record, default=str))]
     median = record.get("median_gbps", record.get("bw_avg_gbps"))
     if bandwidth and _is_number(median):
-        out.append(_fact(target, kind, entity, "bw_avg_gbps", value=median, raw_key="median_gbps"))
+        out.append(fact_row(target, kind, entity, "bw_avg_gbps", value=median, raw_key="median_gbps"))
     return out
 
 
@@ -363,8 +363,8 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _fact(target: str, kind: str, entity: str | None, metric: str, value: float | None = None,
-          text: str | None = None, raw_key: str | None = None) -> dict:
+def fact_row(target: str, kind: str, entity: str | None, metric: str, value: float | None = None,
+             text: str | None = None, raw_key: str | None = None) -> dict:
     return {"target": target, "kind": kind, "platform": None, "role": None, "entity": entity, "metric": metric,
             "priority": None, "size_bytes": None, "value": None if value is None else float(value), "text": text,
             "raw_key": raw_key, "window_s": None, "delta": None, "flag": ""}

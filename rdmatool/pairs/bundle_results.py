@@ -16,6 +16,7 @@ fastest active port (`link_rate_gbps`), as for the efficiency of a single perfte
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import is_dataclass, replace
 
 import numpy as np
@@ -23,6 +24,7 @@ import pandas as pd
 
 from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.facts import FactQuery
+from rdmatool.pairs import paths
 from rdmatool.pairs.attribution import attribute, facts
 from rdmatool.pairs.model import LAT_TESTS, PairResult
 from rdmatool.sample_columns import PEER_MARK
@@ -98,18 +100,50 @@ def expected_rates(analysis) -> dict[str, float]:
     return {str(t): float(v) for t, v in best.items() if pd.notna(v) and v > 0}
 
 
-def attribution_facts(analysis, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+def tested_devices(analysis) -> dict[str, str]:
+    """host -> the RDMA device its per-peer perftest clients ran on (the output's `Device : mlx5_0`)."""
+    query = FactQuery.of(analysis)
+    at = per_peer_positions(query)
+    if not len(at):
+        return {}
+    rows = query.frame(at, ["target", "metric", "text"])
+    rows = rows[rows["metric"] == "perftest_device"]
+    return {str(t): d for t, d in zip(rows["target"], rows["text"]) if isinstance(d, str) and d}
+
+
+def tested_leaves(analysis, placement: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """host -> the leaf its perftest ran through: the switch of the device its client outputs name, else the one
+    switch all its NICs are cabled to; a host whose tested NIC's switch is not known has no leaf (never a guess)."""
+    devices = tested_devices(analysis)
+    out = {}
+    for host, nics in placement.items():
+        device = devices.get(host)
+        if device is not None and device in nics:
+            out[host] = nics[device]
+        elif device is None and len(set(nics.values())) == 1:
+            out[host] = next(iter(nics.values()))
+    return out
+
+
+def attribution_facts(analysis, threshold: float = DEFAULT_THRESHOLD,
+                      placement: Mapping[str, Mapping[str, str]] | None = None) -> pd.DataFrame:
     """The attribution of the bundle's per-peer results as fact rows, one attribution per test (a bandwidth and a
-    latency matrix are judged apart, as the gate's stages are); empty without per-peer results."""
+    latency matrix are judged apart, as the gate's stages are); empty without per-peer results. `placement` (host ->
+    NIC -> switch, rdmatool.topology.placement of the bundle's cabling): a bandwidth matrix's slow pairs grouped by
+    the leaves of their ends, a slow inter-leaf path one finding instead of a bad link per pair (rdmatool.pairs.paths)."""
     results = pair_results(analysis)
     if not results:
         return pd.DataFrame(columns=FACT_COLUMNS)
     expected = expected_rates(analysis)
+    leaf_of = {None: tested_leaves(analysis, placement)} if placement else {}
     roles = {t.get("name"): t.get("role") for t in getattr(analysis, "targets", None) or [] if isinstance(t, dict)}
     rows = []
     for test in dict.fromkeys(r.test for r in results):
         mine = [r for r in results if r.test == test]
         judged = attribute(mine, expected if test not in LAT_TESTS else None, threshold)
+        if leaf_of and test not in LAT_TESTS:
+            judged, found = paths.fold(mine, judged, leaf_of, {None: expected}, threshold, paths.uplink_ports(analysis))
+            rows += found
         rows += facts(mine, judged, threshold)
     frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
     hosts = frame["kind"] == "host"
@@ -118,14 +152,15 @@ def attribution_facts(analysis, threshold: float = DEFAULT_THRESHOLD) -> pd.Data
                          "size_bytes": "Int64"})
 
 
-def with_pair_attribution(analysis: Analysis, threshold: float = DEFAULT_THRESHOLD) -> Analysis:
+def with_pair_attribution(analysis: Analysis, threshold: float = DEFAULT_THRESHOLD,
+                          placement: Mapping[str, Mapping[str, str]] | None = None) -> Analysis:
     """The analysis with its per-peer perftest facts replaced by their attribution (a new Analysis; the one given is
-    not changed). Without per-peer results, the analysis itself."""
+    not changed). Without per-peer results, the analysis itself. `placement`: see `attribution_facts`."""
     query = FactQuery.of(analysis)
     per_peer = per_peer_positions(query)
     if not len(per_peer):
         return analysis
-    found = attribution_facts(analysis, threshold)
+    found = attribution_facts(analysis, threshold, placement)
     keep = np.ones(len(query.facts), dtype=bool)
     keep[per_peer] = False
     kept = query.facts[keep]

@@ -3,6 +3,7 @@ nodes and links are bad). `rdmatool perf`, the gate and the diagnosis of a bundl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 BW_TESTS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
@@ -11,6 +12,17 @@ LAT_TESTS = ("ib_write_lat", "ib_send_lat", "ib_read_lat")
 # Error prefixes the attribution recognises: an unreachable host is missing (not bad); a pair not run says nothing.
 UNREACHABLE = "unreachable: "
 NOT_RUN = "not run: "
+UNKNOWN_LEAF = ""  # a node whose cabling is not known: paired like any other, counted in no leaf pair
+
+
+def leaf_pair(leaf_of: Mapping[str, str], a: str, b: str) -> frozenset | None:
+    """The inter-leaf path a pair crosses (the unordered leaf pair), None when both ends share a leaf or either
+    end's leaf is unknown. Without spine uplinks in the cabling, the path between two leaves is modelled as one
+    element: the leaf pair."""
+    la, lb = leaf_of.get(a, UNKNOWN_LEAF), leaf_of.get(b, UNKNOWN_LEAF)
+    if la == lb or UNKNOWN_LEAF in (la, lb):
+        return None
+    return frozenset((la, lb))
 
 
 @dataclass(frozen=True)

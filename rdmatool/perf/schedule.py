@@ -11,6 +11,9 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+# The leaf pair a pair of nodes crosses is a value of every matrix (a bundle's too): defined one layer down.
+from rdmatool.pairs.model import UNKNOWN_LEAF, leaf_pair  # noqa: F401  (the schedules' names for them)
+
 Pair = tuple[str, str]
 RailPair = tuple[str, str, str]  # (server, client, rail): both ends on their NIC of that rail
 
@@ -144,7 +147,6 @@ def rail_rounds(plan: Mapping[str, list[list[Pair]]]) -> list[list[RailPair]]:
 
 # ------------------------------------------------------------------------------------------- topology-aware
 
-UNKNOWN_LEAF = ""  # a node whose cabling is not known: paired like any other, counted in no leaf pair
 OK_STATUS = "ok"  # attribution.OK, repeated: the schedules stay free of the attribution
 
 
@@ -173,16 +175,6 @@ def rails(placement: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str
         for nic, switch in nics.items():
             out.setdefault(nic, {})[host] = switch
     return {nic: hosts for nic, hosts in sorted(out.items()) if len(hosts) >= 2}
-
-
-def leaf_pair(leaf_of: Mapping[str, str], a: str, b: str) -> frozenset | None:
-    """The inter-leaf path a pair crosses (the unordered leaf pair), None when both ends share a leaf or either
-    end's leaf is unknown. Without spine uplinks in the cabling, the path between two leaves is modelled as one
-    element: the leaf pair."""
-    la, lb = leaf_of.get(a, UNKNOWN_LEAF), leaf_of.get(b, UNKNOWN_LEAF)
-    if la == lb or UNKNOWN_LEAF in (la, lb):
-        return None
-    return frozenset((la, lb))
 
 
 def leaf_pairs(leaf_of: Mapping[str, str]) -> list[frozenset]:

@@ -23,6 +23,7 @@ from rdmatool.perf.output import write_results
 from rdmatool.perf.schedule import all_pairs
 from rdmatool.result import finding_json
 from rdmatool.rules import engine, playbook
+from rdmatool.topology import Link
 
 NODES = [f"h{i}" for i in range(1, 9)]
 LINE = 200.0
@@ -169,11 +170,15 @@ class Trigger:
     hits: Callable[[list[PairResult]], list[tuple[str, str | None]]]  # (target, entity): where it fires, only there
     ceilings: LatencyPolicy | None = None  # the gate profile's latency ceilings, for the latency stage
     attributed: Callable[[list[PairResult]], Attribution] | None = None  # else `attribute` at LINE (bandwidth)
+    cabling: tuple | None = None  # the tested NICs' links and the leaves' uplinks (the gate's path_cabling)
 
 
 def _served_by_h7(results: list[PairResult]) -> list[tuple[str, str]]:
     return [(r.client, f"{r.client}->h7") for r in results if r.server == "h7"]
 
+
+LEAVES = [Link(h, "mlx5_0", "leafA" if i < 4 else "leafB") for i, h in enumerate(NODES)]
+CROSSING = [(a, b) for a in NODES[:4] for b in NODES[4:]]
 
 TRIGGERS = [
     Trigger("perf_bad_node", "bandwidth", lambda: bandwidth(slow_nodes={"h3"}), lambda _: [("h3", None)]),
@@ -182,6 +187,9 @@ TRIGGERS = [
             lambda _: [("h3", "mlx5_1")], attributed=by_rail),
     Trigger("perf_bad_link", "bandwidth", lambda: bandwidth(slow_links=[("h1", "h5")]),
             lambda _: [("fabric", "h1<->h5")]),
+    # every pair between leafA (h1-h4) and leafB (h5-h8) slow, each end at speed within its leaf: the path, once
+    Trigger("perf_slow_inter_leaf", "bandwidth", lambda: bandwidth(slow_links=CROSSING),
+            lambda _: [("fabric", "leafA<->leafB")], cabling=(LEAVES, {})),
     # h7 runs no server: every pair it serves fails, yet it passes as a client, so no node is to blame
     Trigger("perf_pair_failed", "bandwidth", lambda: bandwidth(no_server={"h7"}), _served_by_h7),
     Trigger("perf_latency_bad_node", "latency", lambda: latency(slow_nodes={"h2"}), lambda _: [("h2", None)],
@@ -201,7 +209,9 @@ def test_rule_fires_on_the_attribution_facts(trigger: Trigger) -> None:
     results = trigger.results()
     attribution = trigger.attributed(results) if trigger.attributed else \
         attribute(results, LINE if trigger.stage == "bandwidth" else None)
-    found = judge(results, attribution, RULES, trigger.stage, threshold=0.9, latency=trigger.ceilings)
+    found = judge(results, attribution, RULES, trigger.stage, threshold=0.9, latency=trigger.ceilings,
+                  cabling=trigger.cabling)
+    found = [f for f in found if f.rule in VERDICT_RULES]  # (the cabling's path classes are 15-topology.yaml's)
     rule = VERDICT_RULES[trigger.rule]
     hits = trigger.hits(results)
     assert hits and [(f.target, f.entity) for f in found] == hits  # this rule only, and only there
