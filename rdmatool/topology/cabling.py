@@ -163,6 +163,16 @@ def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
                     rate_gbps=float(host_rate[0]), switch_rate_gbps=switch_rate[0])
 
 
+def _resolver(analysis):
+    """`<neighbour>|<port>` with the port as the neighbour names it (a SONiC alias → its port name)."""
+    names, ports = FactQuery.of(analysis).targets(), observed.port_names(analysis)
+
+    def resolved(text: str) -> str:
+        remote, bar, port = str(text).partition("|")
+        return f"{remote}{bar}{ports.name(observed.short_name(remote, names), port)}" if bar else str(text)
+    return resolved
+
+
 def _changes(analysis, out: StatedFacts) -> None:
     """neighbor_changed: a port whose LLDP neighbour in the last snapshot is not the one of the first."""
     table = getattr(analysis, "table", None)
@@ -180,9 +190,10 @@ def _changes(analysis, out: StatedFacts) -> None:
     if lldp.empty or lldp["snapshot"].nunique() < 2:
         return
     first, last = lldp["snapshot"].min(), lldp["snapshot"].max()
+    resolved = _resolver(analysis)
     for (target, entity), rows in lldp.groupby(["target", "entity"], sort=True):
-        before = set(rows.loc[rows["snapshot"] == first, "text"].dropna())
-        after = set(rows.loc[rows["snapshot"] == last, "text"].dropna())
+        before = {resolved(t) for t in rows.loc[rows["snapshot"] == first, "text"].dropna()}
+        after = {resolved(t) for t in rows.loc[rows["snapshot"] == last, "text"].dropna()}
         if (rows["snapshot"] == last).any() and (rows["snapshot"] == first).any() and before != after:
             out.add(target, entity, "neighbor_changed", switch=" ".join(sorted(after)).replace("|", " ") or "none",
                     previous=" ".join(sorted(before)).replace("|", " ") or "none")

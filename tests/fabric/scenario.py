@@ -7,7 +7,8 @@ read (they never import yaml or this module, to stay fast).
 
 YAML layout (see scenarios/healthy.yaml): `nic_profiles` (named lists of NICs), `host_qos`, `switch_qos`,
 `hosts` (name / address may be a single bracket range: `gpu[01-12]`, `127.0.1.[1-12]`), `switches`,
-`links` (`auto`, or a list of {host, nic, port, switch, switch_port}), `faults`, `unreachable`; for an InfiniBand
+`links` (`auto`, or a list of {host, nic, port, switch, switch_port}), `switch_links` (switch to switch, with LLDP on
+both ends: uplinks.py), `faults`, `unreachable`; for an InfiniBand
 subnet `ib_switches` ({name, ports, model, rate_gbps}: switches of the subnet, not SSH targets; a link's
 `switch_port` to one is its port number) and `ib_links` ({switch, port, peer, peer_port}: switch to switch), which
 the hosts' `iblinkinfo` reports (subnet.py).
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tests.fabric import counters as C
-from tests.fabric import subnet
+from tests.fabric import subnet, uplinks
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
@@ -32,7 +33,7 @@ FAULT_KINDS = (
     "slow_node", "slow_nic",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
-    "slow_banner", "slow_login",
+    "slow_banner", "slow_login", "uplink_one_sided",
 )
 
 
@@ -176,6 +177,7 @@ class Scenario:
     unreachable: list[str] = field(default_factory=list)
     ib_switches: list[IbSwitch] = field(default_factory=list)
     ib_links: list[IbLink] = field(default_factory=list)
+    switch_links: list[uplinks.SwitchLink] = field(default_factory=list)
 
     @property
     def targets(self) -> list[Host | Switch]:
@@ -281,6 +283,7 @@ def from_dict(data: dict) -> Scenario:
         sc.switches.append(Switch(**entry, ports=ports, qos=qos))
     sc.ib_switches = [IbSwitch(**entry) for entry in data.get("ib_switches", [])]
     sc.ib_links = [IbLink(**entry) for entry in data.get("ib_links", [])]
+    sc.switch_links = [uplinks.SwitchLink(**entry) for entry in data.get("switch_links", [])]
     links = data.get("links", "auto")
     if links == "auto":
         _auto_links(sc)
@@ -473,11 +476,11 @@ def _effective(sc: Scenario) -> dict:
                 "qos": asdict(s.qos), "tools": tools[s.name], "mac": f"0c:42:a1:00:{k:02x}:00", "ports": [],
                 "lldp_extra": lldp_extra.get(s.name, []), "slow_banner": slow_banners.get(s.name, 0.0),
                 "slow_login": slow_logins.get(s.name, 0.0)}
-        for p in s.ports:
+        for i, p in enumerate(s.ports):
             counters = C.switch_profile(p.speed_gbps, s.qos.roce_prio, f"{s.name}/{p.name}")
             counters.update(p.counters)
             spec["ports"].append({"name": p.name, "speed_gbps": p.speed_gbps, "up": p.up, "counters": counters,
-                                  "neighbor": None, "stormed": []})
+                                  "neighbor": None, "stormed": [], "alias": uplinks.sonic_alias(i)})
         sw_spec[s.name] = spec
         out_targets[s.address] = spec
     for link in sc.links:
@@ -487,20 +490,19 @@ def _effective(sc: Scenario) -> dict:
         nic = next(n for n in h["nics"] if n["device"] == link.nic)
         hp = next(p for p in nic["ports"] if p["num"] == link.port)
         sp = next(p for p in s["ports"] if p["name"] == link.switch_port)
-        hp["neighbor"] = {"name": s["name"], "port": sp["name"], "platform": s["platform"], "mac": s["mac"],
-                          "address": s["address"]}
+        hp["neighbor"] = uplinks.neighbor_of(s, sp)  # a SONiC port as its LLDP advertises it: by its alias
         if (link.host, link.nic) not in lldp_hidden:
             sp["neighbor"] = {"name": h["name"], "port": nic["netdev"], "mac": nic["mac"], "address": h["address"]}
         if (link.host, link.nic) in moved:  # LLDP on both ends sees the new cable from the second read on
             switch, port = moved[(link.host, link.nic)]
             later = next(p for p in sw_spec[switch]["ports"] if p["name"] == port)
-            hp["neighbor_later"] = {**hp["neighbor"], "name": switch, "port": port, "mac": sw_spec[switch]["mac"],
-                                    "platform": sw_spec[switch]["platform"], "address": sw_spec[switch]["address"]}
+            hp["neighbor_later"] = uplinks.neighbor_of(sw_spec[switch], later)
             sp["neighbor_later"], later["neighbor_later"] = None, sp["neighbor"]
         if (link.host, link.nic) in port_speeds:
             sp["speed_gbps"] = port_speeds[(link.host, link.nic)]
         if hp["state"] != "Active":
             sp["up"] = False
+    uplinks.apply(sc.switch_links, sc.faults, sw_spec)
     for f in post:
         _counter_fault(f, hosts_spec, sw_spec)
     for name in unreachable:

@@ -1,6 +1,7 @@
 """lldpctl shim (lldpd): neighbours of the target's cabled ports, `-f json|keyvalue|plain`.
 
-On a host the neighbours are leaf switch ports; on a SONiC / Cumulus switch they are the hosts' NICs.
+On a host the neighbours are leaf switch ports (a SONiC port by its alias, with its name as the description:
+uplinks.py); on a SONiC / Cumulus switch they are the hosts' NICs and the other switches' ports.
 lldpd's JSON quirk is kept: `interface` is an object for one neighbour and a list of objects for several.
 A port with a `neighbor_later` (fault recabled_between_snapshots) shows it from the target's second read on (each
 read is counted in the state dir), so that the two snapshots of a collection see different neighbours.
@@ -46,12 +47,17 @@ def neighbours(ctx: Ctx) -> list[dict]:
                 nb = _neighbor(p, later)
                 if nb and p["state"] == "Active":
                     out.append({"local": nic["netdev"], "chassis": nb["name"], "mac": nb["mac"],
-                                "mgmt": nb["address"], "descr": DESCR[nb["platform"]], "port_id_type": "ifname",
-                                "port_id": nb["port"], "port_descr": nb["port"], "bridge": True})
+                                "mgmt": nb["address"], "descr": DESCR[nb["platform"]],
+                                "port_id_type": nb.get("port_id_type", "ifname"), "port_id": nb["port"],
+                                "port_descr": nb.get("port_descr", nb["port"]), "bridge": True})
     else:
         for p in ctx.spec["ports"]:
             nb = _neighbor(p, later)
-            if nb and p["up"]:
+            if nb and p["up"] and "port_id_type" in nb:  # another switch (uplinks.py): its port as it advertises it
+                out.append({"local": p["name"], "chassis": nb["name"], "mac": nb["mac"], "mgmt": nb["address"],
+                            "descr": DESCR[nb["platform"]], "port_id_type": nb["port_id_type"],
+                            "port_id": nb["port"], "port_descr": nb["port_descr"], "bridge": True})
+            elif nb and p["up"]:
                 out.append({"local": p["name"], "chassis": nb["name"], "mac": nb["mac"], "mgmt": nb["address"],
                             "descr": DESCR["linux"], "port_id_type": "mac", "port_id": nb["mac"],
                             "port_descr": nb["port"], "bridge": False})

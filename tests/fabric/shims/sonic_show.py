@@ -122,7 +122,7 @@ def interface_status(ctx: Ctx) -> str:
     for i, p in enumerate(ctx.spec["ports"]):
         lanes = ",".join(str(8 * i + lane) for lane in range(8 if p["speed_gbps"] >= 400 else 4))
         up = p["up"]
-        rows.append([p["name"], lanes, f"{p['speed_gbps']}G", "9100", "rs", f"etp{i + 1}", "routed",
+        rows.append([p["name"], lanes, f"{p['speed_gbps']}G", "9100", "rs", p.get("alias", f"etp{i + 1}"), "routed",
                      "up" if up else "down", "up", "QSFP-DD or later" if up else "N/A", "off"])
     headers = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
     return simple_table(headers, rows)
