@@ -1,0 +1,240 @@
+"""The fault catalogue: one fault injected into a generated healthy fabric, with the target that must be named and
+the rules any of which names it. Each row is a row of the troubleshooting table or a pitfall a fabric engineer
+meets (docs/tuning.md). A fault that does not fit a fabric (no storage host, one rail, InfiniBand) says so with
+None, and the suite takes the next seed.
+
+`apply(fabric, rng)` changes the model in place and returns (target, entity substring or "", rule ids)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tests.generated.model import Counter, Fabric, Host, Rail
+
+Injected = tuple[str, str, frozenset[str]] | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    link_layer: str | None  # the link layer it needs, None: either
+    apply: Callable[[Fabric, random.Random], Injected]
+
+
+def _compute(fabric: Fabric) -> list[Host]:
+    return [h for h in fabric.hosts if h.role == "compute"]
+
+
+def _pick(fabric: Fabric, rng: random.Random) -> tuple[Host, Rail]:
+    host = rng.choice(_compute(fabric))
+    return host, rng.choice(host.rails)
+
+
+def _switch_port_of(fabric: Fabric, rail: Rail):
+    return fabric.switch(rail.leaf).port(rail.leaf_port) if rail.leaf else None
+
+
+def optic_flapping_host(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:
+        return None
+    host, rail = _pick(fabric, rng)
+    if fabric.link_layer == "Ethernet":
+        rail.counters["link_down_events_phy"] = Counter(3, 0.2)
+        rail.counters["rx_symbol_err_phy"] = Counter(100, 50)
+        return host.name, rail.netdev, frozenset({"eth_link_flapping", "cable_errors_host_end", "cable_errors_both_ends"})
+    rail.counters["link_downed"] = Counter(3, 0.2)
+    rail.counters["symbol_error"] = Counter(100, 50)
+    return host.name, rail.device, frozenset({"ib_link_flapping", "ib_symbol_errors_growing", "cable_errors_host_end"})
+
+
+def optic_errors_switch(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:
+        return None
+    host, rail = _pick(fabric, rng)
+    port = _switch_port_of(fabric, rail)
+    port.counters["fcs"] = Counter(10, 40)
+    port.counters["symbol"] = Counter(10, 40)
+    return rail.leaf, "", frozenset({"switch_port_errors_growing", "eth_crc_errors_growing", "cable_errors_both_ends",
+                                     "cable_errors_switch_end"})
+
+
+def rail_down(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.state, rail.phys = "Down", rng.choice(("Polling", "Disabled"))
+    port = _switch_port_of(fabric, rail)
+    if port is not None:
+        port.up, port.counters = False, {}
+    return host.name, "", frozenset({"port_not_active", "port_phys_not_linkup", "port_disabled_while_peers_active"})
+
+
+def pfc_priority_mismatch(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    wrong = next(p for p in (3, 4, 5, 2) if p != fabric.site.roce_priority)
+    rail.pfc = (wrong,)
+    return host.name, rail.netdev, frozenset({"host_pfc_priority_not_3", "host_pfc_priority_not_site",
+                                              "pfc_priority_mismatch_host_switch", "host_pfc_not_on_roce_priority"})
+
+
+def trust_pcp(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.trust = "pcp"
+    return host.name, rail.netdev, frozenset({"host_trust_not_dscp"})
+
+
+def dscp_not_mapped(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.dscp_map = {**rail.dscp_map, fabric.site.roce_dscp: 0}
+    return host.name, rail.netdev, frozenset({"host_dscp26_not_priority3", "host_dscp_not_roce_priority",
+                                              "host_roce_dscp_not_roce_priority"})
+
+
+def dcqcn_rp_off(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.rp_enabled = tuple(p for p in range(8) if p != fabric.site.roce_priority)
+    return host.name, rail.netdev, frozenset({"dcqcn_rp_disabled"})
+
+
+def dcqcn_np_off(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.np_enabled = tuple(p for p in range(8) if p != fabric.site.roce_priority)
+    return host.name, rail.netdev, frozenset({"dcqcn_np_disabled", "ecn_marks_without_cnp"})
+
+
+def shared_lossless_class(fabric: Fabric, rng: random.Random) -> Injected:
+    storage = [h for h in fabric.hosts if h.role == "storage"]
+    if not storage:
+        return None
+    host = rng.choice(storage)
+    for rail in host.rails:
+        rail.pfc = (fabric.site.roce_priority,)
+    return host.name, "", frozenset({"training_storage_share_lossless_priority"})
+
+
+def firmware_drift(fabric: Fabric, rng: random.Random) -> Injected:
+    if len(fabric.hosts) < 4:
+        return None
+    host, _ = _pick(fabric, rng)
+    for rail in host.rails:
+        rail.fw = "28.36.1010" if fabric.fw != "28.36.1010" else "28.39.2048"
+    return host.name, "", frozenset({"firmware_drift"})
+
+
+def rail_cross_cabling(fabric: Fabric, rng: random.Random) -> Injected:
+    host = rng.choice(_compute(fabric))
+    a, b = host.rails[:2] if len(host.rails) >= 2 else (None, None)
+    if a is None or a.leaf == b.leaf or fabric.link_layer != "Ethernet":
+        return None
+    # rail-optimised only: every host's rail 0 is on one leaf
+    if len({h.rails[0].leaf for h in _compute(fabric)}) != 1:
+        return None
+    pa, pb = _switch_port_of(fabric, a), _switch_port_of(fabric, b)
+    pa.peer_port, pb.peer_port = b.netdev, a.netdev
+    a.leaf, a.leaf_port, b.leaf, b.leaf_port = b.leaf, b.leaf_port, a.leaf, a.leaf_port
+    return host.name, "", frozenset({"rail_miscabled", "host_on_unexpected_leaf"})
+
+
+def speed_downgrade(fabric: Fabric, rng: random.Random) -> Injected:
+    if len(_compute(fabric)) < 3:
+        return None
+    host, rail = _pick(fabric, rng)
+    rail.rate_gbps //= 2
+    port = _switch_port_of(fabric, rail)
+    if port is not None:
+        port.speed_gbps = rail.rate_gbps
+    return host.name, "", frozenset({"port_speed_below_fleet", "link_speed_mismatch", "port_width_degraded"})
+
+
+def mtu_1024(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    rail.mtu = 1024
+    return host.name, rail.device, frozenset({"active_mtu_below_max"})
+
+
+def host_rx_drops(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:
+        return None
+    host, rail = _pick(fabric, rng)
+    rail.counters["out_of_buffer"] = Counter(1000, 500)
+    rail.counters["rx_out_of_buffer"] = Counter(1000, 500)
+    return host.name, "", frozenset({"rx_out_of_buffer", "roce_rx_no_buffer_drops", "host_rx_discards_lossless"})
+
+
+def storage_overloaded(fabric: Fabric, rng: random.Random) -> Injected:
+    storage = [h for h in fabric.hosts if h.role == "storage"]
+    if not storage:
+        return None
+    host = rng.choice(storage)
+    host.psi_io, host.load1 = 45.0, 180.0
+    return host.name, "", frozenset({"storage_node_overloaded", "storage_node_cpu_starved"})
+
+
+def pfc_storm(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:
+        return None
+    host, rail = _pick(fabric, rng)
+    prio = fabric.site.roce_priority
+    rail.counters[f"tx_prio{prio}_pause"] = Counter(10**6, 60_000)
+    rail.counters[f"tx_prio{prio}_pause_duration"] = Counter(10**7, 900_000)
+    port = _switch_port_of(fabric, rail)
+    if port is not None:
+        port.counters[f"rx_pfc{prio}"] = Counter(10**6, 60_000)
+        port.counters[f"rx_pfc{prio}_us"] = Counter(10**7, 900_000)
+        port.counters[f"ecn{prio}"] = Counter(port.counters[f"ecn{prio}"].base, 0)
+    return host.name, rail.netdev, frozenset({"pfc_storm", "host_pause_storm_rate", "host_pause_storm_rate_total"})
+
+
+def ecn_off_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:
+        return None
+    leaf = rng.choice([s for s in fabric.switches if s.role == "leaf" and any(p.peer for p in s.ports)])
+    prio = fabric.site.roce_priority
+    leaf.ecn_on = False
+    for port in leaf.ports:
+        if port.up:
+            port.counters[f"ecn{prio}"] = Counter(port.counters[f"ecn{prio}"].base, 0)
+            port.counters[f"wred{prio}"] = Counter(0, 50)
+            port.counters[f"tx_pfc{prio}"] = Counter(10**4, 2000)
+    return leaf.name, "", frozenset({"wred_drops_without_marks", "pfc_without_ecn_marks", "ecn_after_pfc",
+                                     "switch_ecn_fires_after_pfc", "switch_ecn_off", "switch_pauses_senders_ecn_late"})
+
+
+def data_loading(fabric: Fabric, rng: random.Random) -> Injected:
+    host, _ = _pick(fabric, rng)
+    host.gpu_util = 7.0
+    for rail in host.rails:
+        for name, counter in rail.counters.items():
+            if counter.rate and ("data" in name or "bytes" in name or "packets" in name):
+                rail.counters[name] = Counter(counter.base, counter.rate * 0.001)
+    return host.name, "", frozenset({"triage_data_loading"})
+
+
+def switch_lldp_one_sided(fabric: Fabric, rng: random.Random) -> Injected:
+    host, rail = _pick(fabric, rng)
+    port = _switch_port_of(fabric, rail)
+    port.lldp_seen = False
+    return f"{rail.leaf}|{host.name}", "", frozenset({"neighbor_one_sided"})
+
+
+CATALOGUE: tuple[Fault, ...] = (
+    Fault("optic_flapping_host", None, optic_flapping_host),
+    Fault("optic_errors_switch", "Ethernet", optic_errors_switch),
+    Fault("rail_down", None, rail_down),
+    Fault("pfc_priority_mismatch", "Ethernet", pfc_priority_mismatch),
+    Fault("trust_pcp", "Ethernet", trust_pcp),
+    Fault("dscp_not_mapped", "Ethernet", dscp_not_mapped),
+    Fault("dcqcn_rp_off", "Ethernet", dcqcn_rp_off),
+    Fault("dcqcn_np_off", "Ethernet", dcqcn_np_off),
+    Fault("shared_lossless_class", "Ethernet", shared_lossless_class),
+    Fault("firmware_drift", None, firmware_drift),
+    Fault("rail_cross_cabling", "Ethernet", rail_cross_cabling),
+    Fault("speed_downgrade", None, speed_downgrade),
+    Fault("mtu_1024", None, mtu_1024),
+    Fault("host_rx_drops", "Ethernet", host_rx_drops),
+    Fault("storage_overloaded", None, storage_overloaded),
+    Fault("pfc_storm", "Ethernet", pfc_storm),
+    Fault("ecn_off_on_switch", "Ethernet", ecn_off_on_switch),
+    Fault("data_loading", None, data_loading),
+    Fault("switch_lldp_one_sided", "Ethernet", switch_lldp_one_sided),
+)

@@ -1,0 +1,192 @@
+"""A generated host's outputs, as the real tools print them (ibstat, grep -H over sysfs, ethtool -S / -i,
+mlnx_qos, lldpctl -f json, /proc/loadavg, /proc/pressure, nvidia-smi's CSV): name -> (command, text) per snapshot."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+from tests.generated.model import Fabric, Host, Rail, advertised_port_id
+
+_SPEED = {100: "4X EDR", 200: "4X HDR", 400: "4X NDR", 50: "2X HDR", 25: "1X EDR"}
+_STATE = {"Active": "4: ACTIVE", "Down": "1: DOWN", "Initializing": "2: INIT"}
+_PHYS = {"LinkUp": "5: LinkUp", "Disabled": "3: Disabled", "Polling": "2: Polling"}
+_SYSFS_COUNTERS = (
+    "symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors", "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors", "port_xmit_discards", "port_xmit_constraint_errors", "port_rcv_constraint_errors",
+    "local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped", "port_xmit_data",
+    "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "port_xmit_wait",
+)
+_HW_COUNTERS = (
+    "np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled", "rp_cnp_ignored", "out_of_buffer",
+    "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "implied_nak_seq_err", "rnr_nak_retry_err",
+)
+
+
+def _h(*parts: object) -> int:
+    """A stable hash (Python's own is salted per process, and a seed must replay byte for byte)."""
+    return zlib.crc32(repr(parts).encode())
+
+
+def _guid(host: Host, rail: Rail) -> str:
+    return f"0x0c42a103{_h(host.name, rail.device):08x}"
+
+
+def ibstat(fabric: Fabric, host: Host) -> str:
+    out = []
+    for rail in host.rails:
+        rate = rail.rate_gbps if rail.state == "Active" else 10
+        out += [f"CA '{rail.device}'", "\tCA type: MT4129", "\tNumber of ports: 1",
+                f"\tFirmware version: {rail.fw}", "\tHardware version: 0", f"\tNode GUID: {_guid(host, rail)}",
+                f"\tSystem image GUID: {_guid(host, rail)}", "\tPort 1:", f"\t\tState: {rail.state}",
+                f"\t\tPhysical state: {rail.phys}", f"\t\tRate: {rate}",
+                f"\t\tBase lid: {0 if fabric.link_layer == 'Ethernet' else 10 + host.rails.index(rail)}",
+                "\t\tLMC: 0", f"\t\tSM lid: {0 if fabric.link_layer == 'Ethernet' else 1}",
+                "\t\tCapability mask: 0x00010000", f"\t\tPort GUID: {_guid(host, rail)}",
+                f"\t\tLink layer: {fabric.link_layer}"]
+    return "\n".join(out) + "\n"
+
+
+def sysfs_counters(fabric: Fabric, host: Host, rail: Rail, t: float) -> str:
+    base = f"/sys/class/infiniband/{rail.device}"
+    rate = rail.rate_gbps if rail.state == "Active" else 10
+    speed = _SPEED.get(rate, "4X NDR") if rail.width == "4X" else f"{rail.width} {_SPEED.get(rail.rate_gbps, '4X NDR').split()[1]}"
+    lines = [f"{base}/fw_ver:{rail.fw}", f"{base}/board_id:MT_0000000838", f"{base}/hca_type:MT4129",
+             f"{base}/node_guid:{_guid(host, rail)[2:6]}:{_guid(host, rail)[6:10]}:0000:0001"]
+    port = f"{base}/ports/1"
+    names = _SYSFS_COUNTERS if fabric.link_layer == "InfiniBand" else _SYSFS_COUNTERS[:-1]
+    lines += [f"{port}/counters/{name}:{rail.counters[name].at(t)}" for name in names if name in rail.counters]
+    if fabric.link_layer == "Ethernet":
+        lines += [f"{port}/hw_counters/{name}:{rail.counters[name].at(t)}" for name in _HW_COUNTERS]
+    lines += [f"{port}/link_layer:{fabric.link_layer}", f"{port}/phys_state:{_PHYS[rail.phys]}",
+              f"{port}/rate:{rate} Gb/sec ({speed})", f"{port}/state:{_STATE[rail.state]}"]
+    return "\n".join(lines) + "\n"
+
+
+def ibv_devinfo(fabric: Fabric, host: Host) -> str:
+    out = []
+    for rail in host.rails:
+        state = {"Active": "PORT_ACTIVE (4)", "Down": "PORT_DOWN (1)", "Initializing": "PORT_INIT (2)"}[rail.state]
+        mtu_code = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+        out += [f"hca_id:\t{rail.device}", "\ttransport:\t\t\tInfiniBand (0)", f"\tfw_ver:\t\t\t\t{rail.fw}",
+                f"\tnode_guid:\t\t\t0c42:a103:{_h(host.name, rail.device) >> 16:04x}:{_h(host.name, rail.device) & 0xffff:04x}",
+                "\tvendor_id:\t\t\t0x02c9", "\tvendor_part_id:\t\t\t4129", "\thw_ver:\t\t\t\t0x0",
+                "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1", "\t\tport:\t1",
+                f"\t\t\tstate:\t\t\t{state}", "\t\t\tmax_mtu:\t\t4096 (5)",
+                f"\t\t\tactive_mtu:\t\t{rail.mtu} ({mtu_code[rail.mtu]})",
+                f"\t\t\tsm_lid:\t\t\t{0 if fabric.link_layer == 'Ethernet' else 1}",
+                f"\t\t\tport_lid:\t\t{0 if fabric.link_layer == 'Ethernet' else 10 + host.rails.index(rail)}",
+                "\t\t\tport_lmc:\t\t0x00", f"\t\t\tlink_layer:\t\t{fabric.link_layer}", ""]
+    return "\n".join(out)
+
+
+def show_gids(host: Host) -> str:
+    """The GID table: the one output that says which netdev a RoCE device is bound to."""
+    lines = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV", "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
+    for r, rail in enumerate(host.rails):
+        suffix = f"{_h(host.name, rail.device) & 0xffff:04x}"
+        ip = f"10.{100 + r}.{host.rails.index(rail)}.{_h(host.name) % 250 + 1}"
+        octets = [int(x) for x in ip.split(".")]
+        v4 = f"{octets[0]:02x}{octets[1]:02x}:{octets[2]:02x}{octets[3]:02x}"
+        for index, (gid, addr, ver) in enumerate(((f"fe80:0000:0000:0000:0e42:a1ff:fe00:{suffix}", "\t\t", "v1"),
+                                                  (f"fe80:0000:0000:0000:0e42:a1ff:fe00:{suffix}", "\t\t", "v2"),
+                                                  (f"0000:0000:0000:0000:0000:ffff:{v4}", f"{ip}  \t", "v1"),
+                                                  (f"0000:0000:0000:0000:0000:ffff:{v4}", f"{ip}  \t", "v2"))):
+            lines.append(f"{rail.device}\t1\t{index}\t{gid}\t{addr}{ver}\t{rail.netdev}")
+    lines.append(f"n_gids_found={4 * len(host.rails)}")
+    return "\n".join(lines) + "\n"
+
+
+def ethtool_stats(rail: Rail, t: float) -> str:
+    skip = set(_SYSFS_COUNTERS) | set(_HW_COUNTERS)
+    rows = [f"     {name}: {c.at(t)}" for name, c in rail.counters.items() if name not in skip]
+    rows += [f"     rx{q}_packets: {q * 1000}" for q in range(2)]  # per-queue counters every mlx5 prints
+    return "NIC statistics:\n" + "\n".join(rows) + "\n"
+
+
+def ethtool_info(rail: Rail) -> str:
+    return (f"driver: mlx5_core\nversion: 24.04-0.7.0\nfirmware-version: {rail.fw} (MT_0000000838)\n"
+            f"expansion-rom-version: \nbus-info: 0000:{rail.device[-1]}a:00.0\nsupports-statistics: yes\n"
+            "supports-test: yes\nsupports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: yes\n")
+
+
+def mlnx_qos(rail: Rail) -> str:
+    by_prio: dict[int, list[int]] = {p: [] for p in range(8)}
+    for dscp, prio in sorted(rail.dscp_map.items(), reverse=True):
+        by_prio[prio].append(dscp)
+    lines = ["DCBX mode: OS controlled", f"Priority trust state: {rail.trust}", "dscp2prio mapping:"]
+    lines += [f"\tprio:{p} dscp:" + "".join(f"{d:02d}," for d in ds) for p, ds in by_prio.items() if ds]
+    lines += ["default priority:", "\tprio:0", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,total_size=1027584",
+              "Cable len: 7", "PFC configuration:", "\tpriority    0   1   2   3   4   5   6   7",
+              "\tenabled     " + "   ".join("1" if p in rail.pfc else "0" for p in range(8)),
+              "\tbuffer      " + "   ".join("1" if p in rail.pfc else "0" for p in range(8))]
+    lossless = sorted(rail.pfc)
+    rest = [p for p in range(8) if p not in lossless]
+    lines += ["tc: 0 ratelimit: unlimited, tsa: ets, bw: 50%"] + [f"\t priority:  {p}" for p in rest]
+    for p in lossless:
+        lines += [f"tc: {p} ratelimit: unlimited, tsa: ets, bw: 50%", f"\t priority:  {p}"]
+    return "\n".join(lines) + "\n"
+
+
+def dcqcn_sysfs(fabric: Fabric, rail: Rail) -> str:
+    base = f"/sys/class/net/{rail.netdev}/ecn"
+    lines = [f"{base}/roce_np/cnp_802p_prio:{fabric.site.cnp_priority}", f"{base}/roce_np/cnp_dscp:{fabric.site.cnp_dscp}"]
+    lines += [f"{base}/roce_np/enable/{p}:{int(p in rail.np_enabled)}" for p in range(8)]
+    lines += [f"{base}/roce_np/min_time_between_cnps:4", f"{base}/roce_rp/dce_tcp_g:1019",
+              f"{base}/roce_rp/rpg_ai_rate:5", f"{base}/roce_rp/rpg_time_reset:300"]
+    lines += [f"{base}/roce_rp/enable/{p}:{int(p in rail.rp_enabled)}" for p in range(8)]
+    return "\n".join(lines) + "\n"
+
+
+def lldpctl(fabric: Fabric, host: Host) -> str:
+    interfaces = {}
+    for rail in host.rails:
+        if not rail.leaf or not rail.lldp_seen or rail.state != "Active":
+            continue
+        switch = fabric.switch(rail.leaf)
+        port = switch.port(rail.leaf_port)
+        entry = {"via": "LLDP", "rid": str(len(interfaces) + 1), "age": "12 day, 03:14:15",
+                 "chassis": {switch.name: {"id": {"type": "mac", "value": f"0c:42:a1:00:00:{fabric.switches.index(switch):02x}"},
+                                           "descr": f"{switch.nos} switch", "mgmt-ip": switch.address}},
+                 "port": {"id": {"type": "ifname" if switch.nos != "sonic" else "local",
+                                 "value": advertised_port_id(switch, port)},
+                          "descr": port.name if switch.nos == "sonic" else f"to {host.name}", "mfs": 9216}}
+        interfaces[rail.netdev] = entry
+    if not interfaces:
+        return '{\n  "lldp": {}\n}\n'
+    return json.dumps({"lldp": {"interface": interfaces}}, indent=2) + "\n"
+
+
+def loadavg(host: Host) -> str:
+    return f"{host.load1:.2f} {host.load1 * 0.9:.2f} {host.load1 * 0.8:.2f} 3/1207 2740921\n"
+
+
+def psi(host: Host, t: float) -> str:
+    rows = [("cpu", "some", host.psi_cpu), ("cpu", "full", 0.0), ("io", "some", host.psi_io),
+            ("io", "full", host.psi_io * 0.8), ("memory", "some", 0.0), ("memory", "full", 0.0)]
+    return "".join(f"/proc/pressure/{res}:{kind} avg10={v:.2f} avg60={v * 0.9:.2f} avg300={v * 0.7:.2f} "
+                   f"total={int(1e6 + v * 1e4 * (t + 1))}\n" for res, kind, v in rows)
+
+
+def nvidia_smi(host: Host) -> str:
+    return "".join(f"{i}, GPU-{_h(host.name, i) % 10**8:08d}-aaaa-bbbb-cccc-000000000000, NVIDIA H100 80GB HBM3, "
+                   f"{int(host.gpu_util)}, 38, 71023, 81559, 5, 5, 16, 16\n" for i in range(host.gpus))
+
+
+def outputs(fabric: Fabric, host: Host, t: float) -> list[tuple[str, str, str, str]]:
+    """(parser, qualifier, command, text) of every output of one host at time t."""
+    out = [("ibstat", "", "ibstat", ibstat(fabric, host)), ("ibv_devinfo", "", "ibv_devinfo", ibv_devinfo(fabric, host))]
+    for rail in host.rails:
+        out.append(("sysfs_counters", rail.device,
+                    f"grep -H . /sys/class/infiniband/{rail.device}/ports/*/counters/*", sysfs_counters(fabric, host, rail, t)))
+        if fabric.link_layer == "Ethernet":
+            out += [("ethtool_stats", rail.netdev, f"ethtool -S {rail.netdev}", ethtool_stats(rail, t)),
+                    ("ethtool_info", rail.netdev, f"ethtool -i {rail.netdev}", ethtool_info(rail)),
+                    ("mlnx_qos", rail.netdev, f"mlnx_qos -i {rail.netdev}", mlnx_qos(rail)),
+                    ("dcqcn_sysfs", rail.netdev, f"grep -H . /sys/class/net/{rail.netdev}/ecn/*/*", dcqcn_sysfs(fabric, rail))]
+    if fabric.link_layer == "Ethernet":
+        out += [("lldpctl", "", "lldpctl -f json", lldpctl(fabric, host)), ("show_gids", "", "show_gids", show_gids(host))]
+    out += [("loadavg", "", "cat /proc/loadavg", loadavg(host)), ("psi", "", "grep -H . /proc/pressure/*", psi(host, t))]
+    if host.gpus:
+        out.append(("nvidia_smi", "", "nvidia-smi --query-gpu=... --format=csv,noheader,nounits", nvidia_smi(host)))
+    return out
