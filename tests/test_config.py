@@ -257,3 +257,65 @@ def test_pcap_takes_the_roce_class_from_the_site_profile(tmp_path: Path) -> None
     site = options([], {"RDMATOOL_CONFIG": str(path)})
     assert (site["roce_dscp"], site["roce_priority"]) == (24, 4)
     assert options(["--roce-dscp", "30"], {"RDMATOOL_CONFIG": str(path)})["roce_dscp"] == 30  # the option wins
+
+
+# --- the site profile: the file's `site` and --site ------------------------------------------------------------
+
+
+def test_the_site_defaults_are_kept_in_one_place() -> None:
+    profile = config.site_profile()
+    assert {k: profile[k] for k in config.SITE_DEFAULTS} == config.SITE_DEFAULTS
+    assert profile["roce_tos"] == config.SITE_DEFAULTS["roce_dscp"] * 4 + config.ECT0
+    assert {k: DEFAULT_PROFILE[k] for k in config.SITE_DEFAULTS} == config.SITE_DEFAULTS  # the suggesters' too
+    site = config.site_profile({"roce_priority": 4, "roce_dscp": 34})
+    assert (site["roce_priority"], site["roce_dscp"], site["roce_tos"]) == (4, 34, 138)
+    assert site["cnp_dscp"] == config.SITE_DEFAULTS["cnp_dscp"]
+
+
+def test_the_site_option_is_checked_as_the_file_is() -> None:
+    assert config.parse_site_option(["roce_priority=4,roce_dscp=34", "rtt_us=25.5"]) == {
+        "roce_priority": 4, "roce_dscp": 34, "rtt_us": 25.5}
+    assert config.parse_site_option(None) == {}
+    for given, message in (("roce_priority", "--site roce_priority: takes KEY=VALUE"),
+                           ("roce_prio=4", "--site roce_prio=4: unknown site key 'roce_prio'"),
+                           ("roce_priority=9", "site.roce_priority takes a whole number from 0 to 7, not '9'"),
+                           ("roce_dscp=high", "site.roce_dscp takes a whole number from 0 to 63, not 'high'"),
+                           ("rtt_us=inf", "site.rtt_us takes a positive number, not 'inf'")):
+        with pytest.raises(config.ConfigError) as caught:
+            config.parse_site_option([given])
+        assert message in str(caught.value), caught.value
+
+
+def _fixes(args: list[str], env: dict[str, str], tmp_path: Path) -> str:
+    """The findings' fix texts of one command on the demo bundle, or the HTML report (which shows the suggestions'
+    `priority N only`)."""
+    if args[0] == "report":
+        out = tmp_path / "report.html"
+        result = runner.invoke(app, ["report", str(DEMO), "-o", str(out), *args[1:]], env=env)
+        assert result.exit_code == 1, result.output
+        return out.read_text()
+    result = runner.invoke(app, [*args[:1], *([] if args[0] == "gate" else [str(DEMO)]), *args[1:], "--json"],
+                           env=env)
+    assert result.exit_code == 1, result.output
+    return " ".join(f["fix"] for f in json.loads(result.stdout)["findings"])
+
+
+@pytest.mark.parametrize("command", [["diagnose"], ["gate", "--replay", str(DEMO)], ["report"]],
+                         ids=["diagnose", "gate", "report"])
+def test_diagnose_gate_and_report_judge_the_sites_class(tmp_path: Path, command: list[str]) -> None:
+    default = _fixes(command, {"RDMATOOL_CONFIG": ""}, tmp_path)
+    assert "priority 3 only" in default and "priority 4 only" not in default
+    path = write(tmp_path / "c.yaml", "site:\n  roce_priority: 5\n  roce_dscp: 40\n")
+    from_file = _fixes(command, {"RDMATOOL_CONFIG": str(path)}, tmp_path)
+    assert "priority 5 only" in from_file and "priority 3 only" not in from_file
+    option = _fixes([*command, "--site", "roce_priority=4,roce_dscp=34"], {"RDMATOOL_CONFIG": str(path)}, tmp_path)
+    assert "priority 4 only" in option and "priority 5 only" not in option  # the option wins
+
+
+@pytest.mark.parametrize("command", [["diagnose", str(DEMO)], ["gate", "--replay", str(DEMO)],
+                                     ["report", str(DEMO), "-o", "out.html"]], ids=["diagnose", "gate", "report"])
+def test_a_bad_site_option_is_one_line_and_exit_2(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--site", "roce_priority=8"], env={"RDMATOOL_CONFIG": ""})
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        "rdmatool: --site roce_priority=8: site.roce_priority takes a whole number from 0 to 7, not '8'"]
