@@ -33,7 +33,7 @@ def write(fabric: Fabric, root: Path) -> Path:
     for k in range(fabric.snapshots):
         start = T0 + timedelta(seconds=k * fabric.interval_s)
         finished = start
-        for target_index, (name, outputs_at) in enumerate(_targets(fabric)):
+        for target_index, (name, outputs_at) in enumerate(_targets(fabric, last=k == fabric.snapshots - 1)):
             entries = []
             for i, (parser, qualifier, command, _text) in enumerate(outputs_at(0.0)):
                 offset = 0.05 * target_index % 2.0 + 0.01 * i
@@ -58,9 +58,10 @@ def write(fabric: Fabric, root: Path) -> Path:
     return root
 
 
-def _targets(fabric: Fabric):
+def _targets(fabric: Fabric, last: bool = False):
     for host in fabric.hosts:
-        yield host.name, (lambda t, h=host: host_text.outputs(fabric, h, t))
+        perf = host_text.perftest_outputs(fabric, host) if last else []
+        yield host.name, (lambda t, h=host, p=perf: host_text.outputs(fabric, h, t) + p)
     for switch in fabric.switches:
         yield switch.name, (lambda t, s=switch: switch_text.outputs(fabric, s, t))
 
@@ -68,7 +69,7 @@ def _targets(fabric: Fabric):
 def _side(command: str, started: datetime, qualifier: str) -> dict:
     side = {"command": command, "exit_code": 0, "stderr": "", "started": _iso(started), "duration_s": 0.2,
             "error": None}
-    if qualifier:
+    if qualifier and _UNSAFE.search(qualifier):  # the real name, where the file name had to be made safe
         side["qualifier"] = qualifier
     return side
 

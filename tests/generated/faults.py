@@ -217,6 +217,44 @@ def switch_lldp_one_sided(fabric: Fabric, rng: random.Random) -> Injected:
     return f"{rail.leaf}|{host.name}", "", frozenset({"neighbor_one_sided"})
 
 
+def _with_pairs(fabric: Fabric, rng: random.Random) -> bool:
+    if not fabric.pairs:
+        from tests.generated.generate import _perftest_pairs
+
+        _perftest_pairs(rng, fabric)
+    return len({c for c, _s, _d, _g in fabric.pairs}) >= 4
+
+
+def perf_bad_node(fabric: Fabric, rng: random.Random) -> Injected:
+    if not _with_pairs(fabric, rng):
+        return None
+    bad = rng.choice(_compute(fabric)).name
+    fabric.pairs = [(c, s, d, g * 0.35 if bad in (c, s) else g) for c, s, d, g in fabric.pairs]
+    return bad, "", frozenset({"perf_bad_node", "perf_bad_rail_nic"})
+
+
+def slow_inter_leaf(fabric: Fabric, rng: random.Random) -> Injected:
+    """Every pair whose ends sit on two given leaves is slow: an uplink between them, not a host."""
+    if fabric.link_layer != "Ethernet" or not _with_pairs(fabric, rng):
+        return None
+    leaf_of = {h.name: h.rails[0].leaf for h in _compute(fabric)}
+    crossing: dict[tuple[str, str], int] = {}
+    for c, s, _d, _g in fabric.pairs:
+        if leaf_of[c] != leaf_of[s]:
+            key = tuple(sorted((leaf_of[c], leaf_of[s])))
+            crossing[key] = crossing.get(key, 0) + 1
+    # two leaves crossed by two pairs or more, whose hosts also have fast pairs elsewhere
+    candidates = sorted(k for k, n in crossing.items() if n >= 2)
+    if not candidates:
+        return None
+    a, b = rng.choice(candidates)
+    slow = lambda c, s: {leaf_of[c], leaf_of[s]} == {a, b}  # noqa: E731
+    if all(slow(c, s) for c, s, _d, _g in fabric.pairs if a in (leaf_of[c], leaf_of[s])):
+        return None
+    fabric.pairs = [(c, s, d, g * 0.4 if slow(c, s) else g) for c, s, d, g in fabric.pairs]
+    return "fabric", "", frozenset({"perf_slow_inter_leaf"})
+
+
 CATALOGUE: tuple[Fault, ...] = (
     Fault("optic_flapping_host", None, optic_flapping_host),
     Fault("optic_errors_switch", "Ethernet", optic_errors_switch),
@@ -237,4 +275,6 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("ecn_off_on_switch", "Ethernet", ecn_off_on_switch),
     Fault("data_loading", None, data_loading),
     Fault("switch_lldp_one_sided", "Ethernet", switch_lldp_one_sided),
+    Fault("perf_bad_node", None, perf_bad_node),
+    Fault("slow_inter_leaf", "Ethernet", slow_inter_leaf),
 )

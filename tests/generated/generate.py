@@ -62,10 +62,36 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
     for host in fabric.hosts:
         for rail in host.rails:
             rail.counters = host_counters(rng, fabric, rail)
+    _balance_cnps(rng, fabric)
     for switch in fabric.switches:
         for port in switch.ports:
             port.counters = switch_counters(rng, fabric, switch, port)
+    if rng.random() < 0.5:
+        _perftest_pairs(rng, fabric)
     return fabric
+
+
+def _perftest_pairs(rng: random.Random, fabric: Fabric) -> None:
+    """Each compute host against the next three (bandwidth on its first rail, at 90-97 % of line rate), as a
+    pre-job check leaves them; written under one of the names other writers use."""
+    compute = [h for h in fabric.hosts if h.role == "compute"]
+    fabric.perf_writer = rng.choice(("rdmatool", "peer", "command"))
+    for i, client in enumerate(compute):
+        for k in range(1, min(4, len(compute))):
+            server = compute[(i + k) % len(compute)]
+            rail = client.rails[0]
+            fabric.pairs.append((client.name, server.name, rail.device, rail.rate_gbps * rng.uniform(0.9, 0.97)))
+
+
+def _balance_cnps(rng: random.Random, fabric: Fabric) -> None:
+    """Every CNP a notification point sends reaches a reaction point: across the fleet, CNPs handled per second
+    match CNPs sent (a few percent are lost or arrive for a QP already at line rate)."""
+    rails = [r for h in fabric.hosts for r in h.rails if "np_cnp_sent" in r.counters]
+    sent = sum(r.counters["np_cnp_sent"].rate for r in rails)
+    handled = sum(r.counters["rp_cnp_handled"].rate for r in rails)
+    scale = sent * rng.uniform(0.95, 1.0) / handled if handled else 0.0
+    for r in rails:
+        r.counters["rp_cnp_handled"].rate *= scale
 
 
 def _rail(rng: random.Random, fabric: Fabric, index: int, rate: int) -> Rail:
@@ -108,7 +134,7 @@ def _cable_hosts(rng: random.Random, fabric: Fabric) -> None:
     rail_optimised = rng.random() < 0.5
     for h, host in enumerate(fabric.hosts):
         for r, rail in enumerate(host.rails):
-            leaf = leaves[(r if rail_optimised and len(host.rails) > 1 else h + r) % len(leaves)]
+            leaf = leaves[(r if rail_optimised and len(host.rails) > 1 else h) % len(leaves)]
             port = _free_port(leaf)
             port.peer, port.peer_port = host.name, rail.netdev
             rail.leaf, rail.leaf_port = leaf.name, port.name

@@ -190,3 +190,45 @@ def outputs(fabric: Fabric, host: Host, t: float) -> list[tuple[str, str, str, s
     if host.gpus:
         out.append(("nvidia_smi", "", "nvidia-smi --query-gpu=... --format=csv,noheader,nounits", nvidia_smi(host)))
     return out
+
+
+def perftest(fabric: Fabric, client: Host, server: Host, device: str, gbps: float) -> str:
+    """ib_write_bw's client side, --report_gbits, one message size."""
+    rule = "-" * 87
+    link = "Ethernet" if fabric.link_layer == "Ethernet" else "IB"
+    local = f" local address: LID {0 if link == 'Ethernet' else 10:#06x} QPN 0x0108 PSN 0x5e1a2b RKey 0x203e00 VAddr 0x007f3a1c400000"
+    remote = f" remote address: LID {0 if link == 'Ethernet' else 11:#06x} QPN 0x0a12 PSN 0x7c01d4 RKey 0x1ff300 VAddr 0x007f52b0600000"
+    lines = [rule, "                    RDMA_Write BW Test", f" Dual-port       : OFF\t\tDevice         : {device}",
+             " Number of qps   : 1\t\tTransport type : IB", " Connection type : RC\t\tUsing SRQ      : OFF",
+             " PCIe relax order: ON", " ibv_wr* API     : ON", " TX depth        : 128", " CQ Moderation   : 100",
+             " Mtu             : 4096[B]", f" Link type       : {link}"]
+    if link == "Ethernet":
+        lines.append(" GID index       : 3")
+    lines += [" Max inline data : 0[B]", " rdma_cm QPs\t : OFF", " Data ex. method : Ethernet", rule, local]
+    if link == "Ethernet":
+        lines.append(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:100:00:11")
+    lines.append(remote)
+    if link == "Ethernet":
+        lines.append(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:100:00:12")
+    lines += [rule, " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+              f" 65536      5000           {gbps * 1.01:.2f}             {gbps:.2f}\t\t   {gbps * 1e9 / 8 / 65536 / 1e6:.6f}",
+              rule]
+    return "\n".join(lines) + "\n"
+
+
+def perftest_outputs(fabric: Fabric, host: Host) -> list[tuple[str, str, str, str]]:
+    """The per-peer perftest outputs of a host that ran clients, named the way the fabric's writer names them."""
+    out = []
+    for n, (client, server, device, gbps) in enumerate(fabric.pairs):
+        if client != host.name:
+            continue
+        peer = fabric.host(server)
+        command = f"ib_write_bw -d {device} --report_gbits -D 5 {peer.address}"
+        text = perftest(fabric, host, peer, device, gbps)
+        if fabric.perf_writer == "rdmatool":
+            out.append(("perftest", f"ib_write_bw@{server}", command, text))
+        elif fabric.perf_writer == "peer":
+            out.append(("perftest", server, command, text))
+        else:  # a numbered run whose command line alone says who the server was
+            out.append(("perftest", f"run{n}", command, text))
+    return out

@@ -119,6 +119,7 @@ class Fabric:
     load: float  # 0 idle .. 1 busy
     fw: str
     pairs: list[tuple[str, str, str, float]] = field(default_factory=list)  # client, server, device, Gb/s
+    perf_writer: str = "rdmatool"  # how the per-peer perftest outputs are named: rdmatool | peer | command
 
     def switch(self, name: str) -> Switch:
         return next(s for s in self.switches if s.name == name)
