@@ -199,8 +199,8 @@ def _changes(analysis, out: StatedFacts) -> None:
                     previous=" ".join(sorted(before)).replace("|", " ") or "none")
 
 
-def _against_file(topology, links: list[Link], hosts: set[str], out: StatedFacts) -> None:
-    for d in expected_topology.diff(topology, links, hosts):
+def _against_file(analysis, topology, links: list[Link], hosts: set[str], out: StatedFacts) -> None:
+    for d in expected_topology.diff(topology, links, hosts, observed.port_names(analysis)):
         where = f"{d.expected_switch} {d.expected_port}".strip()
         seen = f"{d.observed_switch} {d.observed_port}".strip() or "no cable seen"
         out.add(d.host, d.nic, d.kind, switch=seen, expected=where, topology_file=topology.path)
@@ -221,7 +221,7 @@ def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None 
     _changes(analysis, out)
     if topology is not None:
         hosts = {t for t, k in zip(query.facts.get("target", []), query.facts.get("kind", [])) if k == "host"}
-        _against_file(topology, links, hosts, out)
+        _against_file(analysis, topology, links, hosts, out)
     return out.frame()
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rdmatool import hostlist, yamlio
 from rdmatool.errors import RdmatoolError
+from rdmatool.port_names import PortNames
 from rdmatool.topology import Link
 
 SOURCE = "topology-file"
@@ -176,9 +177,12 @@ def _link(path, entry: dict, top: str) -> tuple[Link, int]:
     return link, yamlio.line_of(entry)
 
 
-def diff(expected: ExpectedTopology, observed: Iterable[Link], hosts: Iterable[str]) -> list[Deviation]:
+def diff(expected: ExpectedTopology, observed: Iterable[Link], hosts: Iterable[str],
+         ports: PortNames | None = None) -> list[Deviation]:
     """What differs, for the hosts the bundle saw: a NIC cabled to another switch or port than the file says, and
-    an expected cable of a seen host that nobody saw. Cables the file says nothing about are not judged."""
+    an expected cable of a seen host that nobody saw. Cables the file says nothing about are not judged. A port is
+    the file's under any spelling of it (`Et1/1` for `Ethernet1/1`; with `ports`, a SONiC alias for its name)."""
+    ports = ports or PortNames()
     seen: dict[tuple[str, str], list[Link]] = {}
     for link in observed:
         seen.setdefault((link.host, link.nic), []).append(link)
@@ -190,7 +194,8 @@ def diff(expected: ExpectedTopology, observed: Iterable[Link], hosts: Iterable[s
             if not links:
                 out.append(Deviation("missing_link", host, nic, switch, port))
                 continue
-            if any(link.switch == switch and (not port or link.switch_port == port) for link in links):
+            if any(link.switch == switch and (not port or ports.key(switch, link.switch_port) == ports.key(switch, port))
+                   for link in links):
                 continue
             actual = links[0]
             kind = "wrong_port" if actual.switch == switch else "wrong_switch"

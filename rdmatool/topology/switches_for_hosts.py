@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rdmatool.inventory import InventoryLink
 from rdmatool.model import Target, TargetKind
+from rdmatool.port_names import port_key
 from rdmatool.topology import Link
 
 INVENTORY = "inventory"
@@ -80,6 +81,7 @@ def _with_ports(switch: Target, cabled: list[str], some_unnamed: bool) -> Target
     if some_unnamed or not cabled:
         return switch
     if switch.ports:
-        kept = tuple(p for p in switch.ports if p in cabled)
+        wanted = {port_key(p) for p in cabled}
+        kept = tuple(p for p in switch.ports if port_key(p) in wanted)
         return replace(switch, ports=kept) if kept else switch  # names that differ in form: keep the inventory's
     return replace(switch, ports=tuple(cabled))

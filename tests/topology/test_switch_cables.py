@@ -120,3 +120,29 @@ def test_errors_on_an_uplink_name_the_peer_switch_port() -> None:
     found = link_error_facts(analysis(facts))
     far = found.loc[(found["metric"] == "link_far_end") & (found["target"] == "spine01")]
     assert list(far["text"]) == ["leaf01 Ethernet60"]
+
+
+def test_a_topology_file_port_matches_under_any_spelling() -> None:
+    from rdmatool.port_names import PortNames
+    from rdmatool.topology import Link
+    from rdmatool.topology.expected import ExpectedTopology, diff
+
+    plan = ExpectedTopology(links=(Link("gpu01", "mlx5_0", "spine01", "Et1/1"), Link("gpu02", "mlx5_0", "leaf01", "etp2"),
+                                   Link("gpu03", "mlx5_0", "leaf01", "etp3")))
+    seen = [Link("gpu01", "mlx5_0", "spine01", "Ethernet1/1"), Link("gpu02", "mlx5_0", "leaf01", "Ethernet4"),
+            Link("gpu03", "mlx5_0", "leaf01", "Ethernet4")]
+    ports = PortNames.build([], [("leaf01", "Ethernet4", "etp2"), ("leaf01", "Ethernet8", "etp3")])
+    found = diff(plan, seen, ["gpu01", "gpu02", "gpu03"], ports)
+    assert [(d.kind, d.host, d.expected_port, d.observed_port) for d in found] == [
+        ("wrong_port", "gpu03", "etp3", "Ethernet4")]
+
+
+def test_a_switch_brought_in_keeps_its_cabled_ports_however_the_cabling_spells_them() -> None:
+    from rdmatool.model import Target, TargetKind
+    from rdmatool.topology import Link
+    from rdmatool.topology.switches_for_hosts import add_cabled_switches
+
+    host = Target(name="gpu01", address="127.0.1.1", kind=TargetKind.HOST)
+    leaf = Target(name="leaf01", address="127.0.2.1", kind=TargetKind.SWITCH, ports=("Ethernet1/1", "Ethernet1/2"))
+    chosen = add_cabled_switches([host], [host, leaf], [Link("gpu01", "mlx5_0", "leaf01", "Eth1/2")])
+    assert [t.ports for t in chosen.targets if t.name == "leaf01"] == [("Ethernet1/2",)]
