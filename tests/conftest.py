@@ -38,3 +38,22 @@ def pytest_collection_modifyitems(config, items) -> None:  # noqa: ARG001 - pyte
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(getattr(d.func, "simulated_fabric", False) for chain in defs for d in chain):
             item.add_marker(pytest.mark.e2e)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001 - pytest's hook signature
+    """How many generated fabrics the run judged (tests/generated), healthy and faulted, so the log says it."""
+    counts: dict[str, dict[str, int]] = {}
+    for outcome in ("passed", "failed", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if not nodeid.startswith("tests/generated/") or "[" not in nodeid:  # one parametrised case a fabric
+                continue
+            if getattr(report, "when", "call") != ("setup" if outcome == "skipped" else "call"):
+                continue
+            kind = "faulted" if "fault" in nodeid else "healthy"
+            counts.setdefault(kind, {}).setdefault(outcome, 0)
+            counts[kind][outcome] += 1
+    if counts:
+        parts = [f"{kind}: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(c.items()))
+                 for kind, c in sorted(counts.items())]
+        terminalreporter.write_line("generated fabrics judged — " + "; ".join(parts))
