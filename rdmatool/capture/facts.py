@@ -64,6 +64,10 @@ def samples_of(summary: dict, tally, entity: str) -> list[Sample]:
         out.append(Sample(entity, "capture_pfc_quanta", value=entry["quanta"], priority=prio))
         if entry["pause_time_s"] is not None:
             out.append(Sample(entity, "capture_pfc_pause_time_s", value=entry["pause_time_s"], priority=prio))
+        if entry.get("paused_fraction") is not None:
+            out.append(Sample(entity, "capture_pfc_paused_fraction", value=entry["paused_fraction"], priority=prio))
+    if roce["packets"]:  # the share of the RoCE data packets marked CE: how congested the captured path was
+        out.append(Sample(entity, "capture_ecn_ce_share", value=roce["ecn"]["ce"] / roce["packets"]))
     for name in _BURST_CLASSES:
         found = summary["periodic"][name]
         if found["period_s"] is None:

@@ -3,7 +3,8 @@ accumulated as they go. Memory is bounded by the number of flows (and of time bi
 
 Per record, with the link type's header (Ethernet, 802.1Q / 802.1ad tags, Linux cooked SLL / SLL2, raw IP):
 - MAC control (EtherType 0x8808): opcode 0x0101 is PFC — for every priority whose bit is set in the class-enable
-  vector, one frame and that priority's quanta; opcode 0x0001 is the legacy 802.3x PAUSE (`global_pause`).
+  vector, one frame and that priority's quanta (and, with a link rate, the interval it asks to pause: pause_span);
+  opcode 0x0001 is the legacy 802.3x PAUSE (`global_pause`).
 - IPv4 / IPv6 (extension headers hop-by-hop, routing, destination options and a first fragment are walked):
   DSCP and ECN from the ToS / traffic class; UDP to port 4791 with a BTH (12 bytes) is RoCEv2. Opcode 0x81 is a
   CNP (counted apart: it is no data). The flow is (source IP, destination IP, destination QP).
@@ -71,6 +72,7 @@ class Tally:
     first_ts: float | None = None
     last_ts: float | None = None
     pfc: dict = field(default_factory=dict)  # priority → [frames, quanta, {sender MAC bytes}]
+    paused: dict = field(default_factory=dict)  # priority → [start, end, seconds before start]: see pause_span
     global_pause: list = field(default_factory=lambda: [0, 0, set()])
     roce_packets: int = 0
     roce_bytes: int = 0
@@ -92,6 +94,26 @@ class Tally:
 
 def new_flow(b: int) -> list:
     return [0, 0, 0, 0, 0, 0, -1, False, b, 0, b, b, 0, 0, {}, {}]
+
+
+def pause_span(paused: dict, prio: int, ts: float, duration: float) -> None:
+    """A PFC frame at `ts` asks `prio` to stop for `duration` seconds from now (zero quanta: XON, resume now).
+    `paused[prio]` is the union of the paused intervals so far: [start, end] of the current one and the seconds of
+    those before it. A frame within the current interval moves its end (a refreshed XOFF extends it, an XON ends
+    it), so a peer that refreshes XOFF before it expires is not counted twice."""
+    span = paused.get(prio)
+    if span is None:
+        paused[prio] = [ts, ts + duration, 0.0]
+    elif ts < span[1]:
+        span[1] = max(ts, span[0]) + duration
+    else:
+        span[2] += span[1] - span[0]
+        span[0], span[1] = ts, ts + duration
+
+
+def paused_seconds(span: list, end: float) -> float:
+    """The paused time of one priority's intervals (pause_span), the current one cut at the capture's end."""
+    return span[2] + max(0.0, min(span[1], end) - span[0])
 
 
 def close_bin(flow: list) -> None:
@@ -123,6 +145,9 @@ def scan(cap: Capture, options: Options) -> Tally:  # noqa: C901 - one loop on p
     ecn = t.ecn
     by_prio = t.roce_by_priority
     pfc = t.pfc
+    paused = t.paused
+    # one pause quantum in seconds: 512 bit times at the link rate (none known: no pause time)
+    quantum_s = 512 / (options.link_gbps * 1e9) if options.link_gbps and options.link_gbps > 0 else None
     other_protocols = t.other_protocols
     opcode_kind = _OPCODE_KIND
     ng = cap.format == "pcapng"
@@ -252,6 +277,8 @@ def scan(cap: Capture, options: Options) -> Tally:  # noqa: C901 - one loop on p
                         entry[0] += 1
                         entry[1] += q
                         entry[2].add(sender)
+                        if quantum_s is not None:
+                            pause_span(paused, prio, ts, q * quantum_s)
                         if q:
                             xoff = True
                 if xoff:

@@ -1,8 +1,11 @@
 """A scan's tally → the public `summary` object of `rdmatool pcap --json` (and the figures its facts are made of).
 
 summary keys: packets, duration_s, pfc, global_pause, roce, flows, other_on_roce_class, periodic.
-- pfc: [{priority, frames, quanta, pause_time_s, senders}] for each priority seen in a PFC frame's enable vector;
-  pause_time_s = quanta x 512 bit times at the link rate (null without one); global_pause: the same for 802.3x.
+- pfc: [{priority, frames, quanta, pause_time_s, paused_s, paused_fraction, senders}] for each priority seen in a
+  PFC frame's enable vector; pause_time_s = quanta x 512 bit times at the link rate (null without one); paused_s the
+  time the priority was paused, the union of the intervals the frames ask for (a refreshed XOFF counted once, an
+  XON ending one early, the last cut at the capture's end: scan.pause_span), and paused_fraction that time over
+  duration_s (null without a link rate or a duration); global_pause: frames, quanta, pause_time_s and senders.
 - roce: {packets, bytes (non-CNP RoCEv2), cnp, dscp {"26": n}, ecn {not_ect, ect0, ect1, ce}, flows, naks,
   psn_gaps, retransmissions}; dscp and ecn count the same packets as `packets`.
 - flows: [{src, dst, dest_qp, packets, bytes, dscp (the flow's most common), ce, cnp, psn_gaps, gbps_p50,
@@ -37,6 +40,7 @@ from rdmatool.capture.scan import (
     HIST_STEPS,
     MAX_BINS,
     Tally,
+    paused_seconds,
 )
 
 CLASSES = ("roce", "other_on_roce_class", "pfc", "cnp")
@@ -55,7 +59,8 @@ def summarise(t: Tally) -> dict:
     link = t.options.link_gbps
     duration = (t.last_ts - t.first_ts) if t.packets and t.first_ts is not None else 0.0
     pfc = [{"priority": prio, "frames": entry[0], "quanta": entry[1], "pause_time_s": pause_time_s(entry[1], link),
-            "senders": sorted(_mac(m) for m in entry[2])} for prio, entry in sorted(t.pfc.items())]
+            **_paused(t, prio, duration), "senders": sorted(_mac(m) for m in entry[2])}
+           for prio, entry in sorted(t.pfc.items())]
     gp = t.global_pause
     flows = [_flow(key, f, t.bin_s) for key, f in t.flows.items()]
     flows.sort(key=lambda f: (-f["bytes"], -f["cnp"], f["src"], f["dst"], f["dest_qp"] if f["dest_qp"] is not None
@@ -82,6 +87,17 @@ def summarise(t: Tally) -> dict:
                                 "by_protocol": dict(sorted(t.other_protocols.items()))},
         "periodic": periodicity(t),
     }
+
+
+def _paused(t: Tally, prio: int, duration: float) -> dict:
+    """paused_s and paused_fraction of one priority (null without a link rate; the fraction also without a
+    duration)."""
+    span = t.paused.get(prio)
+    if span is None or t.last_ts is None:
+        return {"paused_s": None, "paused_fraction": None}
+    seconds = paused_seconds(span, t.last_ts)
+    return {"paused_s": round(seconds, 9),
+            "paused_fraction": round(min(seconds / duration, 1.0), 6) if duration > 0 else None}
 
 
 def series_arrays(t: Tally) -> tuple[dict[str, np.ndarray], float]:

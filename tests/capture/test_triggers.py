@@ -17,6 +17,7 @@ from tests.capture.build import ACK, cnp, pcap_cli, periodic_bursts, pfc_frame, 
 class Trigger:
     rule: str
     packets: Callable[[], list]
+    args: tuple[str, ...] = ()  # more options of `rdmatool pcap` (a link rate for the pause time)
 
 
 TRIGGERS = [
@@ -30,13 +31,19 @@ TRIGGERS = [
             + [roce(src="10.0.0.2", dst="10.0.0.1", qp=0x22, psn=3, opcode=ACK, syndrome=0x60)]),
     Trigger("capture_retransmissions", lambda: [roce(psn=p) for p in (0, 1, 2, 3, 2, 3)]),
     Trigger("capture_periodic_interference", periodic_bursts),
+    Trigger("capture_heavy_ce_marking", lambda: [roce(psn=i, ecn=3 if i % 5 == 0 else 2) for i in range(2000)]
+            + [cnp()]),
+    Trigger("capture_roce_priority_paused",  # 65535 quanta every 2 ms at 100G: paused 335.5 us of each 2 ms
+            lambda: sorted([(10.0 + ms / 1000, roce(psn=ms)) for ms in range(200)]
+                           + [(10.0005 + ms / 1000, pfc_frame({3: 0xFFFF})) for ms in range(0, 200, 2)],
+                           key=lambda x: x[0]), ("--link-gbps", "100")),
 ]
 
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=lambda t: t.rule)
 def test_the_trigger_capture_fires_its_rule(trigger: Trigger, tmp_path: Path) -> None:
     path = write(tmp_path / "trigger.pcapng", trigger.packets(), fmt="pcapng")
-    out = pcap_cli(str(path), "--json")
+    out = pcap_cli(str(path), "--json", *trigger.args)
     assert out.stdout, out.stderr
     fired = {f["rule"] for f in json.loads(out.stdout)["findings"]}
     assert trigger.rule in fired
