@@ -1,4 +1,4 @@
-"""ECN late where the switch does the pausing (switch_pauses_senders_before_marking): a leaf that keeps its senders
+"""ECN late where the switch does the pausing (switch_pauses_senders_ecn_late): a leaf that keeps its senders
 paused on the RoCE priority while marking almost nothing is named, with the hosts it pauses as the evidence, on
 every switch OS. Cumulus and Onyx count the time they keep a peer paused; SONiC, EOS and NX-OS count frames only,
 and the paused host's received pause time stands for it. The other direction (a switch port held paused by its
@@ -18,7 +18,7 @@ from rdmatool.model import Severity
 from tests.pods import bundle as pods
 from tests.pods.bundle import WINDOW_S, Pod
 
-RULE = "switch_pauses_senders_before_marking"
+RULE = "switch_pauses_senders_ecn_late"
 OWN_TIME = ("cumulus", "onyx")  # the switch counts the time it keeps its peers paused
 FRAMES_ONLY = ("sonic", "eos", "nxos")  # the paused hosts count it
 
