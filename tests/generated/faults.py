@@ -73,8 +73,7 @@ def pfc_priority_mismatch(fabric: Fabric, rng: random.Random) -> Injected:
     host, rail = _pick(fabric, rng)
     wrong = next(p for p in (3, 4, 5, 2) if p != fabric.site.roce_priority)
     rail.pfc = (wrong,)
-    return host.name, rail.netdev, frozenset({"host_pfc_priority_not_3", "host_pfc_priority_not_site",
-                                              "pfc_priority_mismatch_host_switch", "host_pfc_not_on_roce_priority"})
+    return host.name, rail.netdev, frozenset({"host_pfc_not_roce_priority", "pfc_priority_mismatch_host_switch"})
 
 
 def trust_pcp(fabric: Fabric, rng: random.Random) -> Injected:
@@ -86,8 +85,7 @@ def trust_pcp(fabric: Fabric, rng: random.Random) -> Injected:
 def dscp_not_mapped(fabric: Fabric, rng: random.Random) -> Injected:
     host, rail = _pick(fabric, rng)
     rail.dscp_map = {**rail.dscp_map, fabric.site.roce_dscp: 0}
-    return host.name, rail.netdev, frozenset({"host_dscp26_not_priority3", "host_dscp_not_roce_priority",
-                                              "host_roce_dscp_not_roce_priority"})
+    return host.name, rail.netdev, frozenset({"host_dscp_not_roce_priority"})
 
 
 def dcqcn_rp_off(fabric: Fabric, rng: random.Random) -> Injected:
@@ -200,6 +198,31 @@ def ecn_off_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
                                      "switch_ecn_fires_after_pfc", "switch_ecn_off", "switch_pauses_senders_ecn_late"})
 
 
+def ecn_late_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
+    """ECN on but its thresholds above the pause trigger: the leaf pauses its senders (their received pause time
+    grows) while it marks next to nothing."""
+    if fabric.snapshots < 2:
+        return None
+    leaf = rng.choice([s for s in fabric.switches if s.role == "leaf" and any(p.peer for p in s.ports)])
+    prio = fabric.site.roce_priority
+    leaf.ecn_min, leaf.ecn_max = 6_000_000, 12_000_000
+    for port in leaf.ports:
+        if not port.up or not port.peer:
+            continue
+        port.counters[f"ecn{prio}"] = Counter(port.counters[f"ecn{prio}"].base, 0)
+        port.counters[f"tx_pfc{prio}"] = Counter(10**4, 3000)
+        port.counters[f"tx_pfc{prio}_us"] = Counter(10**6, 150_000)
+        host = next((h for h in fabric.hosts if h.name == port.peer), None)
+        for rail in host.rails if host else ():
+            if rail.leaf == leaf.name and rail.leaf_port == port.name:
+                rail.counters[f"rx_prio{prio}_pause"] = Counter(10**4, 3000)
+                rail.counters[f"rx_prio{prio}_pause_duration"] = Counter(10**6, 150_000)
+                rail.counters["np_ecn_marked_roce_packets"].rate = 0
+                rail.counters["np_cnp_sent"].rate = 0
+    return leaf.name, "", frozenset({"switch_pauses_senders_ecn_late", "switch_ecn_fires_after_pfc",
+                                     "pfc_without_ecn_marks", "ecn_after_pfc"})
+
+
 def data_loading(fabric: Fabric, rng: random.Random) -> Injected:
     host, _ = _pick(fabric, rng)
     host.gpu_util = 7.0
@@ -273,6 +296,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("storage_overloaded", None, storage_overloaded),
     Fault("pfc_storm", "Ethernet", pfc_storm),
     Fault("ecn_off_on_switch", "Ethernet", ecn_off_on_switch),
+    Fault("ecn_late_on_switch", "Ethernet", ecn_late_on_switch),
     Fault("data_loading", None, data_loading),
     Fault("switch_lldp_one_sided", "Ethernet", switch_lldp_one_sided),
     Fault("perf_bad_node", None, perf_bad_node),
