@@ -213,6 +213,8 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
      "attribution verdict on one NIC of a multi-rail host (entity: the NIC, its rail): bad (low with every partner "
      "on its rail while the host passes on another rail)"),
     ("perf_nic_ok_on", "", STATE, "the rails (NICs) on which a host with a bad NIC passed, comma-separated"),
+    ("perf_nic_state", "", STATE,
+     "why perftest could not run on a NIC whose rail runs on other hosts (`Ethernet port 1 DOWN`): the rail is down"),
     ("perf_pass_gbps", "Gb/s", GAUGE, "bandwidth a pair with this node must reach: the pass fraction of its expected rate"),
     ("perf_record", "", STATE, "the attribution's record of a node or link (partners, each pair's measurements), JSON"),
     ("perf_test", "", STATE, "the perftest program a node or pair ran (ib_write_bw, ib_send_lat ...)"),

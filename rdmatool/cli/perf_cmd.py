@@ -17,6 +17,7 @@ from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.model import TargetKind
 from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
+from rdmatool.perf.output import nics_detail, nics_of
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
@@ -112,8 +113,9 @@ def perf_run(
             attribution = replace(attribution,
                                   missing=tuple(sorted(set(attribution.missing) | set(session.missing))))
         discovered = session.discovered
+        untested = session.untested(rail_aligned=False)  # one NIC per host; every other one named, with why
     write_results(results, attribution, folder)
-    (folder / "discovery.json").write_text(json.dumps(discovered, indent=2) + "\n")
+    (folder / "discovery.json").write_text(json.dumps({**discovered, "_untested_nics": untested}, indent=2) + "\n")
     if choice is not None:  # what this schedule could find, and the inter-leaf paths it names
         figures = choice.figures(results, attribution, threshold)
         (folder / "schedule.json").write_text(json.dumps(figures, indent=2) + "\n")
@@ -122,8 +124,8 @@ def perf_run(
                      f"{figures['bad_inter_leaf_link']['probability']}; slow inter-leaf links: "
                      f"{', '.join('<->'.join(x) for x in figures['bad_inter_leaf_links']) or 'none'}",
                      highlight=False)
-    _summary(results, attribution, folder, session.missing)
-    if attribution.bad_nodes or attribution.bad_links:
+    _summary(results, attribution, folder, session.missing, untested)
+    if attribution.bad_nodes or attribution.bad_links or attribution.bad_nics:
         raise typer.Exit(EXIT_FAIL)
     if choice is not None and figures["bad_inter_leaf_links"]:
         raise typer.Exit(EXIT_FAIL)
@@ -144,9 +146,13 @@ def _topology_choice(topology: str, hosts, rounds: int, device: str | None, seed
         die(f"rdmatool: {exc}", EXIT_USAGE)
 
 
-def _summary(results: list[PairResult], attribution: Attribution, folder: Path, missing: dict[str, str]) -> None:
+def _summary(results: list[PairResult], attribution: Attribution, folder: Path, missing: dict[str, str],
+             untested: dict[str, dict[str, str]] | None = None) -> None:
     ok = sum(1 for r in results if r.error is None)
     stderr.print(f"{len(results)} pairs run, {ok} measured, {len(attribution.errors)} errored; results in {folder}")
+    tested = nics_detail(nics_of(results), {})
+    if tested:
+        stderr.print(tested.removeprefix("; "), highlight=False)  # which device/port the pairs ran on
     table = Table(title="perf attribution", show_lines=False)
     for column in ("verdict", "where", "evidence"):
         table.add_column(column, overflow="fold")
@@ -158,8 +164,17 @@ def _summary(results: list[PairResult], attribution: Attribution, folder: Path, 
         ev = attribution.evidence.get(f"{a}<->{b}", {})
         table.add_row("bad link", f"{a} <-> {b}",
                       f"measured {ev.get('measured')} of {ev.get('expected')} Gb/s; both ends fine with others")
+    nics = (attribution.evidence or {}).get("_nics") or {}
+    for host, rail in attribution.bad_nics:
+        record = nics.get(f"{host}/{rail}") or {}
+        down = record.get("verdict") == "down"
+        table.add_row("rail down" if down else "bad NIC", f"{host} {rail}", record.get("state") if down else
+                      f"slow on its rail; at speed on {', '.join(record.get('ok_on_rails') or []) or 'another rail'}")
     for node in attribution.suspects:
         table.add_row("suspect", node, "low or errored, not enough partners to decide")
+    for host, found in (untested or {}).items():
+        for device, why in found.items():
+            table.add_row("not tested", f"{host} {device}", why)
     for name, error in missing.items():
         table.add_row("missing", name, error)
     for server, client, error in attribution.errors[:20]:

@@ -320,8 +320,11 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
         results, attribution = perf_engine.run_gate_perf(
             hosts, options, None, rounds=profile.bandwidth.rounds, deadline=stage_deadline, threshold=fraction,
             session=session, **choice.engine_args())
+        untested_nics = session.untested(rail_aligned=bool(choice.rail_leaves))
     perf_output.write_results(results, attribution, Path(bundle_path) / "perf")
-    figures = {"schedule": choice.figures(results, attribution, fraction)}
+    # Which device/port each host's pairs ran on, and every RDMA NIC of a host the stage did not test, with why.
+    figures = {"schedule": choice.figures(results, attribution, fraction), "nics": perf_output.nics_of(results),
+               "untested_nics": untested_nics}
     schedule_choice.save(choice, figures["schedule"], Path(bundle_path) / "perf")
     findings = judge(results, attribution, rules, "bandwidth", fraction,
                      cabling=schedule_choice.stage_cabling(choice.tested_leaf, choice.tested_rails(), analysis))
@@ -332,7 +335,7 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
                                                 f"budget exceeded; partial results{note}", left_out, figures), *bad)
     untested = _untested(hosts, results)
     status = policy.stage_status(findings)
-    detail = f"{len(results)} pair runs"
+    detail = f"{len(results)} pair runs" + perf_output.nics_detail(figures["nics"], untested_nics)
     if untested and status == "passed":
         status, detail = "inconclusive", f"{detail}; no successful pair for {', '.join(untested)}"
     return _StageOutcome(policy.StageResult("bandwidth", status, duration, findings, detail + note, left_out,

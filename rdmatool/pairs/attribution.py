@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rdmatool.pairs.model import LAT_TESTS, NOT_RUN, UNREACHABLE, Attribution, PairResult
 
@@ -200,6 +200,20 @@ def bad_nodes_and_nics(statuses: Mapping[str, Mapping[frozenset, str]],
     return nodes, nics
 
 
+def with_down_nics(attribution: Attribution, down: Mapping[tuple[str, str], str]) -> Attribution:
+    """The attribution with each NIC perftest could not run on while the NIC of the same name runs on other hosts
+    (`(host, device) -> why`: `Ethernet port 1 DOWN`) as a bad NIC: a rail down on that host. Its record under
+    `_nics` has verdict `down` and `state`, the reason."""
+    if not down:
+        return attribution
+    evidence = dict(attribution.evidence)
+    nics = dict(evidence.get("_nics") or {})
+    for (host, rail), why in sorted(down.items()):
+        nics[f"{host}/{rail}"] = {"rail": rail, "verdict": "down", "state": why, "ok_on_rails": []}
+    evidence["_nics"] = nics
+    return replace(attribution, bad_nics=tuple(sorted(set(attribution.bad_nics) | set(down))), evidence=evidence)
+
+
 def attribute_rails(results: list[PairResult], expected_gbps: Mapping[str | None, dict[str, float] | float | None],
                     threshold: float = 0.9) -> Attribution:
     """The attribution of a rail-aligned run (each result's `rail` the NIC both ends used): `attribute` per rail,
@@ -308,6 +322,10 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
     for host, rail in attribution.bad_nics:  # subject: the host, entity: its NIC (the rail)
         record = nics.get(f"{host}/{rail}")
         record = record if isinstance(record, dict) else {}
+        if record.get("verdict") == "down":  # no pair ran on it: the reason is the evidence
+            rows += [fact_row(host, "host", rail, "perf_nic_verdict", text="down", raw_key=matrix),
+                     fact_row(host, "host", rail, "perf_nic_state", text=str(record.get("state") or "not usable"))]
+            continue
         rows.append(fact_row(host, "host", rail, "perf_nic_verdict", text="bad", raw_key=matrix))
         ok_on = [x for x in record.get("ok_on_rails") or [] if isinstance(x, str)]
         rows.append(fact_row(host, "host", rail, "perf_nic_ok_on", text=", ".join(ok_on) or "another rail"))

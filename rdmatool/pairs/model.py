@@ -42,6 +42,11 @@ class PairResult:
     # The rail: the RDMA device both ends ran on in a rail-aligned schedule (NIC k of one host against NIC k of
     # another). None: each host's one tested NIC, as every record written before rails were scheduled reads.
     rail: str | None = None
+    # The RDMA device and port each end ran on, `<device>/<port>` (`mlx5_1/1`): which NIC a pair's figure is of,
+    # on a multi-rail host as on any other. None: not recorded (a result read from a bundle's outputs, or written
+    # before they were recorded).
+    server_nic: str | None = None
+    client_nic: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,8 +64,9 @@ class PairResult:
         """A result as `as_dict` recorded it (results.json); the raw outputs, not recorded, are empty; a record
         without `rail` (written before rails were scheduled) is the single rail."""
         fields = {k: record.get(k) for k in cls.__dataclass_fields__ if k in record}
-        if not isinstance(fields.get("rail"), str):  # untrusted data: a rail is a device name or nothing
-            fields.pop("rail", None)
+        for name in ("rail", "server_nic", "client_nic"):  # untrusted data: a device name or nothing
+            if not isinstance(fields.get(name), str):
+                fields.pop(name, None)
         return cls(**fields, **{k: "" for k in ("server_output", "client_output") if k not in record})
 
 

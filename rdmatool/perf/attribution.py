@@ -17,4 +17,5 @@ from rdmatool.pairs.attribution import (  # noqa: F401  (the perf package's name
     expected_of,
     facts,
     missing_node,
+    with_down_nics,
 )

@@ -28,6 +28,7 @@ class PortFacts:
     port: int
     link_layer: str = ""
     active: bool = False
+    state: str = ""  # as sysfs prints it (`1: DOWN`, `4: ACTIVE`)
     rate_gbps: float | None = None
     gid_types: dict[int, str] = field(default_factory=dict)
     gids: dict[int, str] = field(default_factory=dict)
@@ -62,6 +63,7 @@ def parse(text: str) -> tuple[list[PortFacts], dict[str, list[str]], dict[str, l
                 facts.link_layer = value
             elif name == "state":
                 facts.active = "ACTIVE" in value.upper()
+                facts.state = value
             elif name == "rate":
                 rate = _RATE.match(value)
                 facts.rate_gbps = float(rate.group(1)) if rate else None
@@ -102,6 +104,23 @@ def candidates(name: str, inventory_address: str, text: str) -> list[HostInfo]:
             out.append(HostInfo(name, p.device, p.port, "InfiniBand", p.rate_gbps, None,
                                 address or inventory_address, "netdev" if address else "inventory", netdev))
     return out
+
+
+def unusable(text: str) -> dict[str, tuple[str, str]]:
+    """device -> (link layer, why perftest cannot run on it) for each RDMA device of a host none of whose ports
+    `candidates` would take: not active (`port 1 DOWN`), or RoCE without a RoCE v2 GID carrying an IPv4 address."""
+    ports, _, _ = parse(text)
+    why: dict[str, tuple[str, str]] = {}
+    usable = set()
+    for p in ports:
+        if not p.active:
+            state = p.state.partition(":")[2].strip() or p.state or "not active"
+            why.setdefault(p.device, (p.link_layer, f"port {p.port} {state}"))
+        elif p.link_layer == "Ethernet" and p.roce_v2_ipv4() is None:
+            why.setdefault(p.device, (p.link_layer, f"port {p.port}: no RoCE v2 GID with an IPv4 address"))
+        elif p.link_layer in ("Ethernet", "InfiniBand"):
+            usable.add(p.device)
+    return {device: found for device, found in why.items() if device not in usable}
 
 
 def choose(per_host: dict[str, list[HostInfo]], device: str | None = None,

@@ -24,7 +24,7 @@ from rdmatool.errors import ParseError
 from rdmatool.model import Target, TargetKind
 from rdmatool.parsers import perftest as perftest_parser
 from rdmatool.perf import discovery
-from rdmatool.perf.attribution import attribute, attribute_rails, classify
+from rdmatool.perf.attribution import attribute, attribute_rails, classify, with_down_nics
 from rdmatool.perf.model import NOT_RUN, UNREACHABLE, Attribution, HostInfo, PairResult, PerfOptions
 from rdmatool.perf.remote import Background, Remote
 from rdmatool.perf.schedule import Pair, RailPair, confirmation_for, gate_rounds, rail_rounds, split_conflicts
@@ -45,6 +45,9 @@ class HostState:
     rails: dict[str, HostInfo] = field(default_factory=dict)  # device -> port: the NICs a rail schedule may test
     error: str | None = None  # unreachable (connection) error, or its discovery not read to its end
     unusable: str | None = None  # reachable, but no port to test with
+    # device -> (link layer, why perftest cannot run on it): a NIC whose port is down, a RoCE NIC without a usable GID
+    down: dict[str, tuple[str, str]] = field(default_factory=dict)
+    usable: dict[str, str] = field(default_factory=dict)  # device -> link layer of every NIC perftest can run on
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class PerfSession:
                 state.error = text.message
             else:
                 per_host[state.target.name] = discovery.candidates(state.target.name, state.target.address, text)
+                state.down = discovery.unusable(text)
+                state.usable = {c.device: c.link_layer for c in per_host[state.target.name]}
 
         with ThreadPoolExecutor(max_workers=max(1, min(self.options.forks, len(self.hosts) or 1))) as pool:
             list(pool.map(connect, self.hosts.values()))
@@ -171,6 +176,42 @@ class PerfSession:
     def discovered(self) -> dict[str, dict]:
         return {n: (s.info.as_dict() if s.info else {"error": s.error or s.unusable}) for n, s in self.hosts.items()}
 
+    def untested(self, rail_aligned: bool) -> dict[str, dict[str, str]]:
+        """host -> device -> why this run does not test that NIC (every RDMA NIC of a reached host is tested or
+        named here): its port is down or has no usable GID, it is of the other link layer, or (not rail-aligned)
+        the run tests one NIC per host."""
+        out: dict[str, dict[str, str]] = {}
+        for name, state in self.hosts.items():
+            if state.error:
+                continue
+            tested = set(state.rails) if rail_aligned else ({state.info.device} if state.info else set())
+            layer = state.info.link_layer if state.info else None
+            why = {device: f"{kind or 'RDMA'} {reason}" for device, (kind, reason) in state.down.items()}
+            for device, kind in state.usable.items():
+                if device in tested:
+                    continue
+                if self.options.device:
+                    why[device] = f"{kind}: not the run's device {self.options.device}"
+                elif layer and kind != layer:
+                    why[device] = f"{kind}: the run tests {layer} NICs"
+                else:
+                    why[device] = f"{kind}: one NIC per host in this run ({state.info.device if state.info else '-'})"
+            if why:
+                out[name] = dict(sorted(why.items()))
+        return out
+
+    def down_rails(self) -> dict[tuple[str, str], str]:
+        """(host, device) -> why: a NIC perftest cannot run on (its port down, no usable GID) while the NIC of the
+        same name runs on another host of the run — that host's rail is down. A device down on every host (a port
+        never cabled) is no rail of the fleet: it is named by `untested`, not blamed."""
+        elsewhere: dict[str, set[str]] = {}
+        for name, state in self.hosts.items():
+            for device in state.usable:
+                elsewhere.setdefault(device, set()).add(name)
+        return {(name, device): f"{kind or 'RDMA'} {reason}" for name, state in sorted(self.hosts.items())
+                if not state.error and not self.options.device for device, (kind, reason) in state.down.items()
+                if elsewhere.get(device, set()) - {name}}
+
     def expected_gbps(self, rail: str | None = None) -> dict[str, float]:
         """host -> the line rate of the port it tests with (on `rail`: of that NIC)."""
         ports = {n: s.info if rail is None else s.rails.get(rail) for n, s in self.hosts.items()}
@@ -237,6 +278,11 @@ def _read(output: str, exit_code: int | None, role: str, name: str, bound: int) 
     return side
 
 
+def _nic(info: HostInfo | None) -> str | None:
+    """`<device>/<port>` of the port a pair end ran on (None before it was chosen)."""
+    return None if info is None else f"{info.device}/{info.ib_port}"
+
+
 def run_pair(session: PerfSession, server: str, client: str, round_no: int, rail: str | None = None) -> PairResult:
     """One pair: on each host's tested port, or on `rail` (that NIC on both hosts)."""
     options = session.options
@@ -249,7 +295,10 @@ def run_pair(session: PerfSession, server: str, client: str, round_no: int, rail
             server, client, options.test, options.size,
             cli.bw_avg if cli.bw_avg is not None else srv.bw_avg,
             cli.bw_peak if cli.bw_avg is not None else srv.bw_peak,
-            cli.lat or srv.lat, error, round_no, srv_out, cli_out, round(time.monotonic() - t0, 3), rail)
+            cli.lat or srv.lat, error, round_no, srv_out, cli_out, round(time.monotonic() - t0, 3), rail,
+            _nic(a_info), _nic(b_info))
+
+    a_info = b_info = None
 
     a, b = session.hosts.get(server), session.hosts.get(client)
     for name, state in ((server, a), (client, b)):
@@ -397,7 +446,8 @@ def run_gate_perf(targets: list[Target], options: PerfOptions, expected_gbps: di
         if own:
             session.close()
     missing = tuple(sorted(set(attribution.missing) | set(session.missing)))
-    return results, replace(attribution, missing=missing)
+    # A host whose rail is down has passed nothing on that rail: its NIC is bad, named with why (not "at speed").
+    return results, with_down_nics(replace(attribution, missing=missing), session.down_rails())
 
 
 def _run_rails(targets: list[Target], options: PerfOptions, session: PerfSession, plan: dict[str, list[list[Pair]]],

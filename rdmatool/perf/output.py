@@ -2,7 +2,8 @@
 
 ```
 FOLDER/pairs.csv                          one row per pair run (round, server, client, bandwidth, latency, error,
-                                          rail: the NIC both ends ran on, empty for each host's one tested NIC)
+                                          rail: the NIC both ends ran on, empty for each host's one tested NIC;
+                                          server_nic, client_nic: the device/port each end ran on, `mlx5_1/1`)
 FOLDER/matrix_<test>_bw_avg_gbps.csv      bandwidth tests: node x node, the worst passing value of the pair
 FOLDER/matrix_<test>_lat_<p>_us.csv       latency tests: one matrix per column perftest printed (min ... p99.9)
 FOLDER/heatmap_<test>.png                 the matrix as colours with a colour bar: green at/above the pass line,
@@ -56,6 +57,31 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
             (folder / "raw" / f"{stem}.server.txt").write_text(r.server_output)
         if r.client_output:
             (folder / "raw" / f"{stem}.client.txt").write_text(r.client_output)
+
+
+def nics_of(results: list[PairResult]) -> dict[str, list[str]]:
+    """host -> the `<device>/<port>` its pairs ran on, in name order (a multi-rail host: one per rail)."""
+    out: dict[str, set[str]] = {}
+    for r in results:
+        for host, nic in ((r.server, r.server_nic), (r.client, r.client_nic)):
+            if nic:
+                out.setdefault(host, set()).add(nic)
+    return {host: sorted(nics) for host, nics in sorted(out.items())}
+
+
+def nics_detail(nics: dict[str, list[str]], untested: dict[str, dict[str, str]]) -> str:
+    """`; NICs <n>/1 on <k> hosts, ...; not tested: <host> <device> (why), ...` for a stage's one-line detail (the
+    NICs tested counted by name; each untested NIC named, the first few)."""
+    counts: dict[str, int] = {}
+    for found in nics.values():
+        for nic in found:
+            counts[nic] = counts.get(nic, 0) + 1
+    out = ("; NICs " + ", ".join(f"{nic} on {n} host{'s' if n > 1 else ''}" for nic, n in sorted(counts.items()))
+           if counts else "")
+    named = [f"{host} {device} ({why})" for host, found in untested.items() for device, why in found.items()]
+    if named:
+        out += "; not tested: " + ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
+    return out
 
 
 def heatmaps(results: list[PairResult], attribution: Attribution | None = None) -> dict[str, bytes]:
@@ -119,12 +145,12 @@ def _pairs_csv(results: list[PairResult], path: Path) -> None:
     with open(path, "w", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(["round", "server", "client", "test", "size_bytes", "bw_avg_gbps", "bw_peak_gbps",
-                      *LAT_COLUMNS, "error", "duration_s", "rail"])
+                      *LAT_COLUMNS, "error", "duration_s", "rail", "server_nic", "client_nic"])
         for r in results:
             lat = r.lat or {}
             out.writerow([r.round, r.server, r.client, r.test, _cell(r.size_bytes), _cell(r.bw_avg_gbps),
                           _cell(r.bw_peak_gbps), *(_cell(lat.get(c)) for c in LAT_COLUMNS), r.error or "",
-                          r.duration_s, r.rail or ""])
+                          r.duration_s, r.rail or "", r.server_nic or "", r.client_nic or ""])
 
 
 def _cell(v: object) -> str:

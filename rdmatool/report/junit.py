@@ -28,9 +28,24 @@ def render(stages: list[StageResult], nodes: list[str], drain: list[str]) -> str
                 failure.text = "\n".join(f"[{f.severity.value}] {f.rule}: {f.symptom} — {f.cause}" for f in hard)
             elif stage.status in UNFINISHED and node != "fabric":
                 ET.SubElement(case, "error", message=f"{stage.name}: {stage.status}: {stage.detail}")
+            said = _nics(stage.figures or {}, node)
             if node in drain and stage.name == stages[-1].name:
-                ET.SubElement(case, "system-out").text = "drain"
+                said.append("drain")
+            if said:
+                ET.SubElement(case, "system-out").text = "\n".join(said)
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _nics(figures: dict, node: str) -> list[str]:
+    """What a perftest stage says of a node's NICs: the device/port its pairs ran on, and each NIC it did not test
+    with why."""
+    lines = []
+    tested = (figures.get("nics") or {}).get(node)
+    if tested:
+        lines.append(f"tested on {', '.join(tested)}")
+    for device, why in ((figures.get("untested_nics") or {}).get(node) or {}).items():
+        lines.append(f"not tested: {device} ({why})")
+    return lines

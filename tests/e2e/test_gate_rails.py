@@ -2,7 +2,9 @@
 NICs: mlx5_0 on rail leaf leaf01 (SONiC), mlx5_1 on rail leaf leaf02 (Cumulus), the cabling seen by the gate's own
 LLDP collection. The bandwidth stage runs rail by rail (NIC k against NIC k, both rails at once) and reports the
 exposure of its rail plan, bad rail NIC included; one slow NIC (fault slow_nic) drains its host naming the NIC, and
-`gate --replay` of the saved bundle comes to the same conclusion."""
+`gate --replay` of the saved bundle comes to the same conclusion. Each pair names the device/port of both ends (JSON,
+JUnit, the stage's line), and a host whose compute rail is down passes neither the gate nor `perf run`, which names
+the rail and why."""
 
 from __future__ import annotations
 
@@ -121,3 +123,42 @@ def test_one_slow_nic_drains_its_host_naming_the_nic_and_the_replay_agrees(clean
     replayed = json.loads(again.stdout)
     assert replayed["drain"] == ["gpu03"] and replayed["drain_reasons"] == payload["drain_reasons"]
     assert [f for f in replayed["findings"] if f["rule"] == "perf_bad_rail_nic"] == [finding]
+
+
+
+def test_each_pair_names_the_device_and_port_of_both_ends_in_json_junit_and_the_table(clean, tmp_path: Path) -> None:
+    result, payload = gate(clean, tmp_path, "--junit", str(tmp_path / "gate.xml"))
+    stage = bandwidth_of(payload)
+    assert stage["figures"]["nics"] == dict.fromkeys(HOSTS, ["mlx5_0/1", "mlx5_1/1"])
+    assert stage["figures"]["untested_nics"] == {}
+    assert "NICs mlx5_0/1 on 4 hosts, mlx5_1/1 on 4 hosts" in stage["detail"]
+    results = json.loads((tmp_path / "bundle" / "perf" / "results.json").read_text())
+    assert all(r["server_nic"] == r["client_nic"] == f"{r['rail']}/1" for r in results)
+    junit = (tmp_path / "gate.xml").read_text()
+    assert "tested on mlx5_0/1, mlx5_1/1" in junit
+    table = rdmatool("gate", "--replay", str(tmp_path / "bundle"), "--profile", str(tmp_path / "profile.yaml"))
+    assert "Traceback" not in table.stderr
+
+
+def test_a_down_compute_rail_is_named_and_never_passes(clean, tmp_path: Path) -> None:
+    clean.set_fault("port_down", "gpu02", nic="mlx5_1")
+    result, payload = gate(clean, tmp_path, "--junit", str(tmp_path / "gate.xml"))
+    assert result.returncode == 1, payload.get("stages")
+    assert "gpu02" in payload["drain"]
+    assert [f["entity"] for f in payload["findings"] if f["target"] == "gpu02" and f["rule"] == "port_not_active"] \
+        == ["mlx5_1/1"]
+    stage = bandwidth_of(payload)
+    assert stage["status"] != "passed" or "gpu02" in stage["excluded"], stage
+    # perf run has no stage 1 to condemn the host: its own discovery names the rail down and fails the run
+    perf = rdmatool("perf", "run", "-i", str(clean.inventory_path), "--known-hosts", str(clean.known_hosts),
+                    "-o", str(tmp_path / "perf"), "--duration", "1", "--rounds", "2", timeout=300)
+    assert perf.returncode == 1, perf.stderr
+    assert "rail down" in perf.stderr and "gpu02 mlx5_1" in perf.stderr and "Ethernet port 1 DOWN" in perf.stderr
+    attribution = json.loads((tmp_path / "perf" / "attribution.json").read_text())
+    assert ["gpu02", "mlx5_1"] in attribution["bad_nics"]
+    assert attribution["evidence"]["_nics"]["gpu02/mlx5_1"]["verdict"] == "down"
+    assert "all pairs at speed" not in perf.stderr
+    results = json.loads((tmp_path / "perf" / "results.json").read_text())
+    assert results and all(r["server_nic"] and r["client_nic"] for r in results if r["error"] is None)
+    untested = json.loads((tmp_path / "perf" / "discovery.json").read_text())["_untested_nics"]
+    assert "DOWN" in untested["gpu02"]["mlx5_1"].upper()

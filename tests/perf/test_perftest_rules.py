@@ -17,7 +17,7 @@ from rdmatool.diagnose import default_playbooks
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import LatencyPolicy
-from rdmatool.perf.attribution import attribute, attribute_rails, facts
+from rdmatool.perf.attribution import attribute, attribute_rails, facts, with_down_nics
 from rdmatool.perf.model import UNREACHABLE, Attribution, PairResult
 from rdmatool.perf.output import write_results
 from rdmatool.perf.schedule import all_pairs
@@ -187,6 +187,10 @@ TRIGGERS = [
             lambda _: [("h3", "mlx5_1")], attributed=by_rail),
     Trigger("perf_bad_link", "bandwidth", lambda: bandwidth(slow_links=[("h1", "h5")]),
             lambda _: [("fabric", "h1<->h5")]),
+    # h3's mlx5_1 is down while the other hosts' mlx5_1 run: every pair at speed on the rails h3 has, its rail down
+    Trigger("perf_rail_down", "bandwidth", bandwidth, lambda _: [("h3", "mlx5_1")],
+            attributed=lambda results: with_down_nics(attribute(results, LINE),
+                                                      {("h3", "mlx5_1"): "Ethernet port 1 DOWN"})),
     # every pair between leafA (h1-h4) and leafB (h5-h8) slow, each end at speed within its leaf: the path, once
     Trigger("perf_slow_inter_leaf", "bandwidth", lambda: bandwidth(slow_links=CROSSING),
             lambda _: [("fabric", "leafA<->leafB")], cabling=(LEAVES, {})),
@@ -318,3 +322,14 @@ def test_latency_findings_state_the_profile_ceiling_and_both_ends() -> None:
     # a looser profile: the same measurements pass
     loose = LatencyPolicy(enabled=True, max_p99_us=50.0, max_p999_over_typical=20.0)
     assert judge(results, attribute(results, None), RULES, "latency", latency=loose) == []
+
+
+def test_a_down_rail_names_the_nic_and_why() -> None:
+    results = bandwidth()
+    attribution = with_down_nics(attribute(results, LINE), {("h3", "mlx5_1"): "Ethernet port 1 DOWN"})
+    assert attribution.bad_nics == (("h3", "mlx5_1"),) and attribution.bad_nodes == ()
+    (finding,) = judge(results, attribution, RULES, "bandwidth")
+    assert finding.symptom == "h3 NIC mlx5_1 is not tested: Ethernet port 1 DOWN, while the other hosts' mlx5_1 run"
+    assert finding.fix.startswith("Drain h3, naming NIC mlx5_1")
+    again = Attribution.from_record(json.loads(json.dumps(attribution.as_dict())))  # a replay judges the same
+    assert [f.symptom for f in judge(results, again, RULES, "bandwidth")] == [finding.symptom]

@@ -61,6 +61,9 @@ class _Session:
     def expected_gbps(self, rail: str | None = None) -> dict[str, float]:
         return dict.fromkeys(self.reachable, LINE)
 
+    def down_rails(self) -> dict[tuple[str, str], str]:
+        return {}  # every NIC of every host up
+
 
 def run_rails(monkeypatch, slow: set[tuple[str, str]], slow_nodes: set[str] = frozenset()):
     """The engine's rail-aligned run over a fake session: each batch `_run_round` gets is recorded (a batch runs
@@ -165,7 +168,7 @@ def test_records_keep_the_rail_and_old_records_read_as_the_single_rail(tmp_path:
     assert saved.bad_nics == (("h03", "mlx5_0"),)
     assert [finding_json(f) for f in judge(again, saved, RULES, "bandwidth", 0.9)] == [finding_json(f) for f in live]
     rows = (tmp_path / "pairs.csv").read_text().splitlines()
-    assert rows[0].endswith(",rail") and rows[1].endswith(",mlx5_0")
+    assert rows[0].endswith(",rail,server_nic,client_nic") and rows[1].endswith(",mlx5_0,,")
     old = {k: v for k, v in recorded[0].items() if k != "rail"}
     assert PairResult.from_record(old).rail is None
     assert PairResult.from_record({**old, "rail": ["not", "a", "name"]}).rail is None  # untrusted data
