@@ -146,3 +146,15 @@ def test_a_switch_brought_in_keeps_its_cabled_ports_however_the_cabling_spells_t
     leaf = Target(name="leaf01", address="127.0.2.1", kind=TargetKind.SWITCH, ports=("Ethernet1/1", "Ethernet1/2"))
     chosen = add_cabled_switches([host], [host, leaf], [Link("gpu01", "mlx5_0", "leaf01", "Eth1/2")])
     assert [t.ports for t in chosen.targets if t.name == "leaf01"] == [("Ethernet1/2",)]
+
+
+def test_an_infiniband_ca_whose_description_carries_its_guid_is_still_its_host_nic() -> None:
+    facts = [row("gpu01", "linux", "MF0;ib-leaf01:MQM9790/U1 (0x0c42a10300a1b2c0)/7", "ib_link_neighbor",
+                 text="gpu01 mlx5_0 (0xb83fd20300000001)|1", raw_key="Switch"),
+             row("gpu01", "linux", "MF0;ib-leaf01:MQM9790/U1/8", "ib_link_neighbor", text="gpu02 mlx5_0|1",
+                 raw_key="Switch"),
+             row("gpu01", "linux", "MF0;ib-leaf01:MQM9790/U1/40", "ib_link_neighbor",
+                 text="MF0;ib-spine01:MQM9790/U1|1", raw_key="Switch")]
+    links = observed.subnet_view(analysis(facts))
+    assert {(link.host, link.nic, link.switch, link.switch_port) for link in links} == {
+        ("gpu01", "mlx5_0", "ib-leaf01", "7"), ("gpu02", "mlx5_0", "ib-leaf01", "8")}

@@ -1,7 +1,7 @@
 """SONiC `show interfaces status`: each front-panel port's operational speed, oper/admin state and MTU.
 
 Command: `show interfaces status [IFACE]` (intfutil; `-n asicN` and `-d all` on multi-ASIC systems).
-Emits (entity = port as SONiC prints it, `Ethernet0`, the name LLDP reports for it):
+Emits (entity = port as SONiC prints it, `Ethernet0`, the name its own LLDP gives the local port):
   `link_rate_gbps` (gauge, raw_key `Speed`, or `Oper Speed` where the release prints that column): the port's speed
   in Gb/s (`100G` -> 100.0, `2.5G` -> 2.5, `10M` -> 0.01), only when the port is operationally up;
   `oper_state` (state, raw_key `Oper`, or `Admin` when the port is administratively down): Up, Down, or Disabled
