@@ -35,10 +35,7 @@ def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule]
     rows = latency_facts(results, latency) if latency is not None else []
     per_rail = (cabling if isinstance(cabling, dict) else {None: cabling}) if cabling is not None else {}
     if per_rail and stage == "bandwidth":
-        # Slow pairs grouped by the leaves of their ends (rdmatool.pairs.paths, as a diagnosis groups a bundle's):
-        # a slow inter-leaf path is one finding, not a bad link per pair crossing it.
-        leaf_of = {rail: {link.host: link.switch for link in links} for rail, (links, _) in per_rail.items()}
-        attribution, found = paths.fold(results, attribution, leaf_of, expected_per_rail(attribution), threshold)
+        attribution, found = inter_leaf(results, attribution, threshold, cabling)
         rows += found
     rows += attributions.facts(results, attribution, threshold)
     if per_rail and stage == "bandwidth":
@@ -53,6 +50,19 @@ def judge(results: list[PairResult], attribution: Attribution, rules: list[Rule]
     for row in rows:
         subjects.setdefault((row["target"], row["entity"]), len(subjects))
     return sorted(found, key=lambda f: (rank[f.rule], subjects.get((f.target, f.entity), len(subjects))))
+
+
+def inter_leaf(results: list[PairResult], attribution: Attribution, threshold: float,
+               cabling: tuple[list[Link], dict[str, set[str]]] | dict[str, tuple] | None
+               ) -> tuple[Attribution, list[dict]]:
+    """Slow pairs grouped by the leaves of their ends (rdmatool.pairs.paths, as a diagnosis groups a bundle's): the
+    attribution without the bad links a slow inter-leaf path explains, and the paths' facts — one finding per path,
+    not a bad link per pair crossing it. Without cabling, the attribution as it is."""
+    if cabling is None:
+        return attribution, []
+    per_rail = cabling if isinstance(cabling, dict) else {None: cabling}
+    leaf_of = {rail: {link.host: link.switch for link in links} for rail, (links, _) in per_rail.items()}
+    return paths.fold(results, attribution, leaf_of, expected_per_rail(attribution), threshold)
 
 
 def expected_per_rail(attribution: Attribution) -> dict[str | None, dict | None]:

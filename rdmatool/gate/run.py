@@ -24,7 +24,7 @@ from rdmatool.diagnose import default_playbooks, failures_of, nothing_to_judge
 from rdmatool.errors import RdmatoolError
 from rdmatool.failures import unread_targets
 from rdmatool.gate import policy
-from rdmatool.gate.judge import judge
+from rdmatool.gate.judge import inter_leaf, judge
 from rdmatool.gate.profile import GateProfile
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
@@ -105,9 +105,11 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
                                                 schedule_choice.saved_rail_leaves(bundle_path), analysis)
         perf = judge(results, attribution, rules, "bandwidth", profile.bandwidth.min_fraction_of_line_rate,
                      cabling=cabling)
+        fraction = profile.bandwidth.min_fraction_of_line_rate
         return _StageOutcome(policy.StageResult("bandwidth", policy.stage_status(perf), 0.0, perf,
                                                 f"{len(results)} recorded pair runs"),
-                             tuple(attribution.bad_nodes), list(attribution.bad_links))
+                             tuple(attribution.bad_nodes),
+                             list(inter_leaf(results, attribution, fraction, cabling)[0].bad_links))
 
     if records is not None:
         outcome = _guarded("bandwidth", judged_again)
@@ -326,10 +328,11 @@ def _bandwidth_stage(targets, rules, profile, collect_options, deadline, exclude
     figures = {"schedule": choice.figures(results, attribution, fraction), "nics": perf_output.nics_of(results),
                "untested_nics": untested_nics}
     schedule_choice.save(choice, figures["schedule"], Path(bundle_path) / "perf")
-    findings = judge(results, attribution, rules, "bandwidth", fraction,
-                     cabling=schedule_choice.stage_cabling(choice.tested_leaf, choice.tested_rails(), analysis))
+    cabling = schedule_choice.stage_cabling(choice.tested_leaf, choice.tested_rails(), analysis)
+    findings = judge(results, attribution, rules, "bandwidth", fraction, cabling=cabling)
     duration = time.monotonic() - t0
-    bad = (tuple(attribution.bad_nodes), list(attribution.bad_links))
+    # the bad links a slow inter-leaf path explains are the path's finding, not links of their own
+    bad = (tuple(attribution.bad_nodes), list(inter_leaf(results, attribution, fraction, cabling)[0].bad_links))
     if time.monotonic() > stage_deadline:
         return _StageOutcome(policy.StageResult("bandwidth", "timeout", duration, findings,
                                                 f"budget exceeded; partial results{note}", left_out, figures), *bad)
