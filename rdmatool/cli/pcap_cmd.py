@@ -29,9 +29,9 @@ def pcap_command(
     link_gbps: float = typer.Option(None, "--link-gbps", help="Link rate for the pause time (default: the "
                                                               "bundle's, when the file is in one)."),
     roce_dscp: int = typer.Option(None, "--roce-dscp", min=0, max=63, metavar="DSCP",
-                                  help="The RoCE DSCP (default: the config file's site.roce_dscp, else 26)."),
+                                  help="The RoCE DSCP (default: the site profile's roce_dscp: `rdmatool config show`)."),
     roce_priority: int = typer.Option(None, "--roce-priority", min=0, max=7, metavar="P",
-                                      help="The RoCE (lossless) priority (default: site.roce_priority, else 3)."),
+                                      help="The RoCE (lossless) priority (default: the site profile's roce_priority)."),
     bin_ms: float = typer.Option(10.0, "--bin-ms", help="Time bin for throughput and periodicity, ms."),
 ) -> None:
     """Read a capture: PFC pause per priority, RoCEv2 flows, DSCP / ECN, CNPs, PSN gaps, NAKs, other traffic on
