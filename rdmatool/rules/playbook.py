@@ -309,13 +309,10 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     kind = raw.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         raise fail(f"rule {rule_id}: unknown kind {yamlio.quote(kind)} (one of {', '.join(KINDS)})")
-    template = _site_template(path, raw, rule_id)
-    if template is not None:  # checked from here on as it reads for the site: a priority filter is a priority
-        raw = site_templates.fill(raw, site)
-    for name in _NOT_SHOWN:
-        if name in raw:
-            raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
-                       "symptom, cause, check or fix (a citation such as \"(docs/tuning.md row 1)\" in the text)")
+    raw, template = _for_the_site(path, raw, rule_id, site)  # checked from here on as it reads for the site
+    for name in (name for name in _NOT_SHOWN if name in raw):
+        raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
+                   "symptom, cause, check or fix (a citation such as \"(docs/tuning.md row 1)\" in the text)")
     for text_field in ("symptom", "cause", "check", "fix"):
         if not isinstance(raw.get(text_field), str) or not raw[text_field].strip():
             raise fail(f"rule {rule_id}: missing field {text_field!r}")
@@ -380,15 +377,17 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     )
 
 
-def _site_template(path: Path, raw: dict, rule_id: str) -> dict | None:
-    """The rule as written when it names site values (`{site.KEY}`), None when it names none; an unknown KEY is an
-    error at the line that writes it."""
+def _for_the_site(path: Path, raw: dict, rule_id: str, site: dict) -> tuple[dict, dict | None]:
+    """(the rule as it reads for the site, the rule as written when it names site values `{site.KEY}`, else None).
+    An unknown KEY is an error at the line that writes it; a priority filter filled from the site is a priority."""
     bad = site_templates.unknown(raw)
     if bad is not None:
         line = site_templates.line_of(path, bad, yamlio.line_of(raw) or 1)
         raise PlaybookError(f"{path}:{line}: rule {rule_id}: unknown site value {{site.{bad}}} (one of "
                             f"{', '.join('{site.' + k + '}' for k in site_templates.KEYS)})")
-    return _plain(raw) if site_templates.names(raw) else None
+    if not site_templates.names(raw):
+        return raw, None
+    return site_templates.fill(raw, site), _plain(raw)
 
 
 def _located(path: Path, value: Any, fail, message: str) -> PlaybookError:
