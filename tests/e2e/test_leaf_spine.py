@@ -1,7 +1,8 @@
 """End to end: a leaf–spine fabric of each switch OS, collected over real SSH with its spines, and diagnosed.
 
 Four RoCE hosts with two NICs each, NIC mlx5_0 on leaf01 and mlx5_1 on leaf02; each leaf cabled to spine01 and
-spine02, and the two leaves to each other (a peer link), every switch of the one OS under test. Both ends of every
+spine02, and the two leaves to each other (a peer link), every switch of the one OS under test (or leaves of one OS
+and spines of another, where each end's LLDP shows the other's port as the other advertises it). Both ends of every
 cable speak LLDP in their OS's own output; a SONiC port is advertised by its alias (`etp1`), as SONiC does. Healthy,
 the diagnosis passes with nothing at warning or worse: every switch-to-switch cable is a normal cable, and every
 host finds its SONiC port through the alias. With one spine port's LLDP blind to its leaf (fault
@@ -33,8 +34,9 @@ def port(platform: str, index: int) -> str:
     return scenario_mod.switch_port_name(platform, index)
 
 
-def leaf_spine(platform: str, faults: list[dict]) -> scenario_mod.Scenario:
-    """The fabric, every switch running `platform`."""
+def leaf_spine(platform: str, faults: list[dict], spine_platform: str | None = None) -> scenario_mod.Scenario:
+    """The fabric, every switch running `platform` (the spines `spine_platform` when given)."""
+    up = spine_platform or platform
     links, switch_links = [], []
     for h in range(HOSTS):
         for n, leaf in enumerate(LEAVES):
@@ -42,18 +44,18 @@ def leaf_spine(platform: str, faults: list[dict]) -> scenario_mod.Scenario:
     for n, leaf in enumerate(LEAVES):
         for s, spine in enumerate(SPINES):
             switch_links.append({"switch": leaf, "switch_port": port(platform, UPLINK + s), "peer": spine,
-                                 "peer_port": port(platform, n)})
+                                 "peer_port": port(up, n)})
     peer_link = port(platform, UPLINK + len(SPINES))
     switch_links.append({"switch": LEAVES[0], "switch_port": peer_link, "peer": LEAVES[1], "peer_port": peer_link})
     leaf_ports = [{"name": port(platform, h), "speed_gbps": 200} for h in range(HOSTS)] + [
         {"name": port(platform, UPLINK + i), "speed_gbps": 400} for i in range(len(SPINES) + 1)]
-    spine_ports = [{"name": port(platform, n), "speed_gbps": 400} for n in range(len(LEAVES))]
+    spine_ports = [{"name": port(up, n), "speed_gbps": 400} for n in range(len(LEAVES))]
     return scenario_mod.from_dict({
         "name": f"leaf-spine-{platform}",
         "hosts": [{"name": f"gpu[01-0{HOSTS}]", "address": f"127.0.1.[1-{HOSTS}]", "role": "compute",
                    "nics": [{"device": "mlx5_0", "netdev": "ens1f0np0", **NIC},
                             {"device": "mlx5_1", "netdev": "ens1f1np1", **NIC}]}],
-        "switches": [{"name": name, "platform": platform, "address": f"127.0.2.{k + 1}",
+        "switches": [{"name": name, "platform": platform if name in LEAVES else up, "address": f"127.0.2.{k + 1}",
                       "ports": [dict(p) for p in (leaf_ports if name in LEAVES else spine_ports)]}
                      for k, name in enumerate((*LEAVES, *SPINES))],
         "links": links,
@@ -62,8 +64,9 @@ def leaf_spine(platform: str, faults: list[dict]) -> scenario_mod.Scenario:
     })
 
 
-def diagnosed(tmp_path: Path, platform: str, faults: list[dict]) -> tuple[int, list[dict], Path]:
-    with sim_fabric(leaf_spine(platform, faults)) as fab:
+def diagnosed(tmp_path: Path, platform: str, faults: list[dict], spine_platform: str | None = None,
+              ) -> tuple[int, list[dict], Path]:
+    with sim_fabric(leaf_spine(platform, faults, spine_platform)) as fab:
         out = tmp_path / "bundle"
         result = collect(fab, out, "--interval", "0")
         assert result.returncode == 0, result.stderr
@@ -72,9 +75,11 @@ def diagnosed(tmp_path: Path, platform: str, faults: list[dict]) -> tuple[int, l
     return done.returncode, json.loads(done.stdout)["findings"], out
 
 
-@pytest.mark.parametrize("platform", scenario_mod.PLATFORMS)
-def test_a_healthy_leaf_spine_fabric_gives_no_warning(tmp_path: Path, platform: str) -> None:
-    code, findings, bundle = diagnosed(tmp_path, platform, [])
+@pytest.mark.parametrize(("platform", "spine_platform"), [
+    *((p, None) for p in scenario_mod.PLATFORMS), ("sonic", "eos"), ("nxos", "sonic"), ("onyx", "cumulus")])
+def test_a_healthy_leaf_spine_fabric_gives_no_warning(tmp_path: Path, platform: str, spine_platform: str | None,
+                                                       ) -> None:
+    code, findings, bundle = diagnosed(tmp_path, platform, [], spine_platform)
     serious = [(f["rule"], f["severity"], f["target"], f["entity"], f["symptom"]) for f in findings
                if f["severity"] in SERIOUS]
     assert serious == [] and code == 0, serious
