@@ -122,7 +122,8 @@ def firmware_drift(fabric: Fabric, rng: random.Random) -> Injected:
 def rail_cross_cabling(fabric: Fabric, rng: random.Random) -> Injected:
     host = rng.choice(_compute(fabric))
     a, b = host.rails[:2] if len(host.rails) >= 2 else (None, None)
-    if a is None or a.leaf == b.leaf or fabric.link_layer != "Ethernet":
+    # with two hosts one each way there is no majority to tell the miscabled one (both are named): three or more
+    if a is None or a.leaf == b.leaf or fabric.link_layer != "Ethernet" or len(_compute(fabric)) < 3:
         return None
     # rail-optimised only: every host's rail 0 is on one leaf
     if len({h.rails[0].leaf for h in _compute(fabric)}) != 1:
