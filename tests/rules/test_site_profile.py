@@ -53,11 +53,11 @@ def _on_class(port: pods.Port, prio: int, dscp: int) -> None:
     port.roce_dscp = dscp  # read by _mlnx_qos
 
 
-def site_pod(site: tuple[int, int], other: tuple[int, int]) -> pods.Pod:
+def site_pod(site: tuple[int, int], other: tuple[int, int], platform: str = "sonic") -> pods.Pod:
     """The healthy pod on the site's class; gpu02 lossless on the other site's priority, the site's RoCE DSCP mapped
     there. The storage node keeps its own lossless priority, 5 (neither site's), and the leaf is lossless on all three
     (it is not what is judged)."""
-    pod = pods.healthy_pod()
+    pod = pods.healthy_pod((platform,))
     for host in pod.hosts:
         for port in host.ports:
             if port.roce and host.role == "compute":
@@ -72,20 +72,24 @@ def site_pod(site: tuple[int, int], other: tuple[int, int]) -> pods.Pod:
     return pod
 
 
+def diagnosed(site: tuple[int, int], other: tuple[int, int], folder: Path, platform: str = "sonic") -> list:
+    """The findings of the site's pod (behind a leaf of `platform`) diagnosed with the site's profile."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(pods, "_mlnx_qos", _mlnx_qos)
+    try:
+        path = pods.write(site_pod(site, other, platform), folder / "bundle")
+    finally:
+        patch.undo()
+    profile = {"roce_priority": site[0], "roce_dscp": site[1]}
+    return diagnose_analysis(analyse_bundle(bundle_io.read(path)), profile=profile).findings
+
+
 @pytest.fixture(scope="module", params=sorted(SITES))
 def judged(request, tmp_path_factory):
     """(site, other site, findings) of the site's pod diagnosed with the site's profile."""
     site = SITES[request.param]
     other = next(v for v in SITES.values() if v != site)
-    patch = pytest.MonkeyPatch()
-    patch.setattr(pods, "_mlnx_qos", _mlnx_qos)
-    try:
-        path = pods.write(site_pod(site, other), tmp_path_factory.mktemp(request.param) / "bundle")
-    finally:
-        patch.undo()
-    profile = {"roce_priority": site[0], "roce_dscp": site[1]}
-    result = diagnose_analysis(analyse_bundle(bundle_io.read(path)), profile=profile)
-    return site, other, result.findings
+    return site, other, diagnosed(site, other, tmp_path_factory.mktemp(request.param))
 
 
 def test_the_hosts_on_the_sites_class_are_right_and_the_other_is_named(judged) -> None:
@@ -123,6 +127,35 @@ def test_every_suggested_command_moves_the_host_to_the_sites_class(judged) -> No
     assert any(line.startswith("config interface pfc priority") and line.endswith(f" {prio} on") for line in commands)
     proposed = [s.proposed for f in findings for s in f.suggestions if s.setting.startswith("PFC enabled")]
     assert proposed and all(str(p) == f"{vector} (priority {prio} only)" for p in proposed)
+
+
+# Per switch OS, at the DSCP 34 / priority 4 site: a line that makes priority 4 lossless, one that maps DSCP 34 to
+# priority 4 (Onyx renders none: its default DSCP>>3 map already does, and the rationale says so), and the shape of
+# a line that would make priority 3 lossless, which no suggestion may print.
+NOS_LINES = {
+    "sonic": (r"^config interface pfc priority Ethernet\d+ 4 on$", r"^sonic-db-cli CONFIG_DB HSET 'DSCP_TO_TC_MAP\|AZURE' 34 4$",
+              r" 3 on$"),
+    "cumulus": (r"^nv set qos pfc default-global switch-priority 4$",
+                r"^nv set qos mapping default-global dscp 34 switch-priority 4$", r"pfc .*switch-priority 3\b"),
+    "onyx": (r"^dcb priority-flow-control priority 4 enable$", None, r"^dcb priority-flow-control priority 3 enable$"),
+    "eos": (r"^priority-flow-control priority 4 no-drop$", r"^qos map dscp 34 to traffic-class 4$",
+            r"^priority-flow-control priority 3 no-drop$"),
+    "nxos": (r"^pause pfc-cos 4$", r"^set qos-group 4$", r"^pause pfc-cos 3$"),
+}
+
+
+@pytest.mark.parametrize("platform", sorted(NOS_LINES))
+def test_the_switch_commands_of_each_nos_move_the_port_to_the_sites_class(platform: str, tmp_path: Path) -> None:
+    findings = diagnosed((4, 34), (3, 26), tmp_path, platform)
+    suggestions = [s for f in findings if f.target == WRONG for s in f.suggestions]
+    lines = [line for s in suggestions for line in s.commands.get(platform, [])]
+    pfc_on, mapped, wrong = NOS_LINES[platform]
+    assert any(re.search(pfc_on, line) for line in lines), lines
+    assert mapped is None or any(re.search(mapped, line) for line in lines), lines
+    assert not any(re.search(wrong, line) for line in lines), lines
+    if platform == "onyx":
+        notes = [s.rationale for s in suggestions if s.setting.startswith("RoCE DSCP 34")]
+        assert notes and all("default DSCP>>3 map already sends 34→4" in note for note in notes), notes
 
 
 def test_rules_loaded_for_one_site_are_evaluated_for_the_profile_given(tmp_path: Path) -> None:
