@@ -275,3 +275,11 @@ def test_the_guard_finds_a_class_written_as_a_number() -> None:
 @pytest.mark.parametrize("path", RULE_SOURCES, ids=lambda p: str(p.relative_to(REPO)))
 def test_no_playbook_or_rule_writes_the_roce_class_as_a_number(path: Path) -> None:
     assert literal_classes(path.read_text()) == [], f"{path}: name the site's value ({{site.roce_priority}} ...)"
+
+
+def test_onyx_is_told_to_map_a_dscp_its_default_map_sends_elsewhere(tmp_path: Path) -> None:
+    # DSCP 24 >> 3 is 3: at a site whose RoCE class is DSCP 24 on priority 4, Onyx's default map is wrong
+    findings = diagnosed((4, 24), (3, 26), tmp_path, "onyx")
+    notes = [s.rationale for f in findings for s in f.suggestions if s.setting.startswith("RoCE DSCP 24")]
+    assert notes and all("default DSCP>>3 map sends 24 to priority 3, not 4: map DSCP 24 to priority 4 on the "
+                         "switch by hand" in note for note in notes), notes
