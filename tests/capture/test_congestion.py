@@ -127,3 +127,23 @@ def test_an_xon_ends_the_pause(tmp_path: Path) -> None:
     # XOFF, then XON 10 us later; a second XOFF 1 ms later ends with the capture 50 us after it
     frames = [(10.0, 0xFFFF), (10.0 + 10e-6, 0), (10.001, 0xFFFF)]
     assert paused_s(tmp_path, frames, end=10.001 + 50e-6) == pytest.approx(10e-6 + 50e-6, rel=1e-2)
+
+
+def test_a_bundle_with_a_congested_capture_is_not_pass(tmp_path: Path) -> None:
+    """The capture beside a host's outputs in a bundle: its pause time at the port's own rate (200G from the
+    bundle), judged with the rest of the diagnosis."""
+    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.model import Verdict
+    from tests.pods import bundle as pods
+
+    root = pods.write(pods.healthy_pod(), tmp_path / "bundle")
+    assert diagnose_bundle(root).verdict is Verdict.PASS
+    # 65535 quanta every 2 ms: 167.8 us at 200G, paused ~8.4 % of the time
+    folder = root / "snapshots" / "1" / "gpu01"  # where `rdmatool capture` puts it (docs/bundle-format.md)
+    folder.mkdir(exist_ok=True)
+    write(folder / "capture.ens1f0np0.pcap", with_pauses(traffic(), 0.002, 0xFFFF))
+    result = diagnose_bundle(root)
+    (finding,) = [f for f in result.findings if f.rule == "capture_roce_priority_paused"]
+    assert (finding.target, finding.entity, finding.evidence["priority"]) == ("gpu01", "ens1f0np0", 3)
+    assert finding.evidence["observed"] == pytest.approx(0xFFFF * 512 / 200e9 / 0.002, rel=0.03)
+    assert result.verdict is Verdict.WARN
