@@ -61,8 +61,12 @@ def test_a_slow_inter_leaf_path_is_found_by_the_topology_schedule(clean, tmp_pat
     assert plan["bad_inter_leaf_link"] == {"faults": 1, "exposed": 1, "probability": 1.0, "not_exposed": []}
     assert plan["bad_inter_leaf_links"] == [["leafA", "leafB"]]
     assert payload["drain"] == []  # a slow path is the fabric's problem, no node is drained for it
-    crossing = {tuple(sorted(link)) for link in payload["bad_links"]}
-    assert crossing and all(a in LEAF_A and b in LEAF_B for a, b in crossing)
+    # one finding for the path, naming both leaves and the pairs across, instead of a bad link per pair
+    assert payload["bad_links"] == [] and not [f for f in payload["findings"] if f["rule"] == "perf_bad_link"]
+    (path,) = [f for f in payload["findings"] if f["rule"] == "perf_slow_inter_leaf"]
+    assert (path["target"], path["entity"]) == ("fabric", "leafA<->leafB")
+    crossing = {tuple(sorted(pair.split("<->"))) for pair in path["evidence"]["details"]["pairs"]}
+    assert all(a in LEAF_A and b in LEAF_B for a, b in crossing)
     assert len(crossing) == 8  # two rounds of four pairs across the leaves, each a different pair
     assert plan["source"] == "topology-file"
     # the gate's own matrix against the topology: the cross-leaf class runs at 30 % of the same-leaf one
