@@ -11,8 +11,10 @@ from pathlib import Path
 from rdmatool.analysis import analyse_path
 from rdmatool.bundle.names import file_stem
 from rdmatool.diagnose import diagnose_analysis
+from rdmatool.gate.judge import analysis_of
 from rdmatool.model import Severity
 from rdmatool.pairs import paths
+from rdmatool.pairs.attribution import fact_row
 from rdmatool.pairs.bundle_results import pair_results
 from tests.analysis.pairs_bundle import perftest_output
 from tests.bundle_sides import put_output
@@ -94,3 +96,12 @@ def test_the_uplink_ports_are_named_when_the_leaves_lldp_sees_the_spine(tmp_path
     assert json.loads(texts["perf_record"])["uplinks"] == ["leaf01 Ethernet48 to spine01 Ethernet0"]
     none = {r["metric"]: r["text"] for r in paths.path_facts(slow, 0.9)}
     assert none["perf_path_uplinks"] == paths.NO_UPLINKS
+
+
+def test_a_leafs_uplinks_are_its_lldp_neighbours_that_are_switches_of_the_data() -> None:
+    rows = [fact_row("leaf01", "switch", "Ethernet48", "lldp_neighbor", text="spine01.dc1|Ethernet0"),
+            fact_row("leaf01", "switch", "Ethernet0", "lldp_neighbor", text="gpu01|ens1f0np0"),  # a host
+            fact_row("spine01", "switch", "Ethernet0", "lldp_neighbor", text="leaf01|Ethernet48"),
+            fact_row("gpu01", "host", "ens1f0np0", "lldp_neighbor", text="leaf01|Ethernet0")]
+    assert paths.uplink_ports(analysis_of(rows)) == {"leaf01": ["Ethernet48 to spine01 Ethernet0"],
+                                                    "spine01": ["Ethernet0 to leaf01 Ethernet48"]}
