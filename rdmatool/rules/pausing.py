@@ -18,7 +18,8 @@ Per switch and priority:
 - a switch held paused itself on the priority (`rx_pause_fraction` of a port above `paused_above`, its own or read
   at the far end) only passes on back-pressure from downstream, a storming host or a slow receiver: not named.
 
-One hit per switch and priority; the paused ports and their hosts are the evidence (`details.paused`).
+One hit per switch and priority; the paused ports and the peers at the other end of their cables (the hosts it
+pauses, or a switch) are the evidence (`details.paused`).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def pauses_sent_vs_marks(facts, rule: Rule, ctx: Context) -> pd.DataFrame:
             "expected": f"ECN marks >= {p['marked_below']} of packets before the switch pauses its senders "
                         f"{p['paused_above']} of the time",
             "baseline": _named(ports, marked), "window_s": ports[0]["window_s"],
-            "details": {"paused": [{k: r[k] for k in ("switch_port", "host", "host_port", "paused", "read_at")}
+            "details": {"paused": [{k: r[k] for k in ("switch_port", "peer", "peer_port", "paused", "read_at")}
                                    for r in ports], "marked": marked, "packets": packets},
         })
     return pd.DataFrame(out, columns=[*HIT_COLUMNS, "details"]) if out else empty_hits()
@@ -87,8 +88,10 @@ def _rows(query: FactQuery, metric: str, where: dict) -> pd.DataFrame:
 
 def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, priorities: set[int] | None,
                   metric: str) -> list[dict]:
-    """Each switch port's paused share of its peer per priority: the switch's own figure, else its host's."""
-    cabled = {}  # (switch, port key) → (host, host port)
+    """Each switch port's paused share of its peer per priority: the switch's own figure, else its host's. The
+    peer is whatever LLDP saw at the other end of the cable (a host, or another switch), the host's netdev when
+    the share was read there."""
+    cabled = {}  # (switch, port key) → (peer, its port, the switch port as LLDP names it)
     if links is not None and not links.empty:
         for host, host_port, switch, switch_port in zip(links["host"], links["host_port"], links["switch"],
                                                         links["switch_port"]):
@@ -101,10 +104,10 @@ def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, p
             continue
         if priorities is not None and int(pr) not in priorities:
             continue
-        host, host_port, _ = cabled.get((t, port_key(e)), (None, None, None))
+        peer, peer_port, _ = cabled.get((t, port_key(e)), (None, None, None))
         key = (t, port_key(e), int(pr))
         if key not in out or float(x) > out[key]["paused"]:
-            out[key] = _port(t, e, int(pr), float(x), w, host, host_port, "switch")
+            out[key] = _port(t, e, int(pr), float(x), w, peer, peer_port, "switch")
     at_hosts = _host_shares(query, {(h, hp) for h, hp, _ in cabled.values()})
     for (switch, key), (host, host_port, switch_port) in sorted(cabled.items()):
         for prio, (x, w, netdev) in sorted(at_hosts.get((host, host_port), {}).items()):
@@ -113,9 +116,9 @@ def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, p
     return list(out.values())
 
 
-def _port(switch, entity, prio, paused, window, host, host_port, read_at) -> dict:
-    return {"switch": switch, "switch_port": entity, "priority": prio, "paused": paused, "host": host,
-            "host_port": host_port, "read_at": read_at, "window_s": float(window) if pd.notna(window) else np.nan}
+def _port(switch, entity, prio, paused, window, peer, peer_port, read_at) -> dict:
+    return {"switch": switch, "switch_port": entity, "priority": prio, "paused": paused, "peer": peer,
+            "peer_port": peer_port, "read_at": read_at, "window_s": float(window) if pd.notna(window) else np.nan}
 
 
 def _host_shares(query: FactQuery, ends: set[tuple]) -> dict[tuple, dict[int, tuple]]:
@@ -185,7 +188,7 @@ def _named(ports: list[dict], marked: float) -> str:
     """The paused ports and their peers, for the text: `2 port(s) marked 1e-05: Ethernet0 → gpu01 ens1f0np0
     (paused 0.6, read at the host), ...`."""
     def one(r: dict) -> str:
-        peer = f" → {r['host']} {r['host_port']}" if r["host"] else ""
+        peer = f" → {r['peer']} {r['peer_port']}" if r["peer"] else ""
         return f"{r['switch_port']}{peer} (paused {r['paused']:.3g}, read at the {r['read_at']})"
 
     return f"{len(ports)} port(s), marked {marked:.3g}: " + ", ".join(one(r) for r in ports)

@@ -96,7 +96,7 @@ def test_a_switch_that_pauses_its_senders_while_marking_nothing_is_named(platfor
     details = finding.evidence["details"]
     # the hosts it pauses are the evidence, and where each share was read
     read_at = "switch" if platform in OWN_TIME else "host"
-    assert [(d["switch_port"], d["host"], d["host_port"], d["read_at"]) for d in details["paused"]] == [
+    assert [(d["switch_port"], d["peer"], d["peer_port"], d["read_at"]) for d in details["paused"]] == [
         (ports[0], "gpu01", "ens1f0np0", read_at), (ports[1], "gpu02", "ens1f0np0", read_at)]
     assert [d["paused"] for d in details["paused"]] == pytest.approx([0.3, 0.3], rel=1e-3)
     assert details["marked"] == pytest.approx(50 / 10**7, rel=0.05)  # 50 marks per port over 10^7 packets
