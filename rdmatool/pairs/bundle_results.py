@@ -1,12 +1,15 @@
 """A bundle's per-peer perftest results as pair results, attributed like the gate's matrix, as facts.
 
 A bundle may hold one perftest output per peer on a host: `perftest` qualified `<test>@<peer>`, the host being the
-client and the peer the server. The samples keep them apart (entity `<test>@<peer>`, see
+client and the peer the server (another writer's naming is read as that: rdmatool.bundle.peers). The samples keep them apart (entity `<test>@<peer>`, see
 rdmatool.sample_columns.entity_namer). Judged one by one, a slow node would make each of its healthy partners look
 slow too; so they are judged as the gate judges its matrix: `pair_results` reads them back as PairResults,
 `attribute` (rdmatool.pairs.attribution, the gate's and `rdmatool perf`'s) tells bad nodes from bad links, and its
 `facts` are what the playbook's verdict rules (playbooks/40-perftest.yaml) read. The per-peer facts themselves are
 taken out of the facts: the attribution speaks for them.
+
+With the cabling known (`placement`), a bandwidth matrix's slow pairs are grouped by the leaves of their ends as
+the gate groups its own (rdmatool.pairs.paths): a slow inter-leaf path is one finding, not a bad link per pair.
 
 A pair's bandwidth is the average of its largest message size (a `-a` sweep's small sizes never reach line rate);
 a latency test's latencies are those of its smallest size. A node's expected bandwidth is the line rate of its
