@@ -50,7 +50,7 @@ def write(fabric: Fabric, root: Path) -> Path:
     targets = [{"name": h.name, "kind": "host", "platform": "linux", "role": h.role, "address": h.address}
                for h in fabric.hosts]
     targets += [{"name": s.name, "kind": "switch", "platform": s.nos, "role": s.role, "address": s.address}
-                for s in fabric.switches]
+                for s in fabric.switches if s.nos != "ib"]
     manifest = {"format": f"rdmatool-bundle/{fabric.fmt}", "created": _iso(T0), "interval_s": fabric.interval_s,
                 "snapshots": snapshots, "targets": targets, "failures": []}
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
@@ -63,7 +63,8 @@ def _targets(fabric: Fabric, last: bool = False):
         perf = host_text.perftest_outputs(fabric, host) if last else []
         yield host.name, (lambda t, h=host, p=perf: host_text.outputs(fabric, h, t) + p)
     for switch in fabric.switches:
-        yield switch.name, (lambda t, s=switch: switch_text.outputs(fabric, s, t))
+        if switch.nos != "ib":  # an InfiniBand switch is seen only through the subnet
+            yield switch.name, (lambda t, s=switch: switch_text.outputs(fabric, s, t))
 
 
 def _side(command: str, started: datetime, qualifier: str) -> dict:

@@ -123,7 +123,7 @@ def rail_cross_cabling(fabric: Fabric, rng: random.Random) -> Injected:
     host = rng.choice(_compute(fabric))
     a, b = host.rails[:2] if len(host.rails) >= 2 else (None, None)
     # with two hosts one each way there is no majority to tell the miscabled one (both are named): three or more
-    if a is None or a.leaf == b.leaf or fabric.link_layer != "Ethernet" or len(_compute(fabric)) < 3:
+    if a is None or a.leaf == b.leaf or len(_compute(fabric)) < 3:
         return None
     # rail-optimised only: every host's rail 0 is on one leaf
     if len({h.rails[0].leaf for h in _compute(fabric)}) != 1:
@@ -259,7 +259,7 @@ def perf_bad_node(fabric: Fabric, rng: random.Random) -> Injected:
 
 def slow_inter_leaf(fabric: Fabric, rng: random.Random) -> Injected:
     """Every pair whose ends sit on two given leaves is slow: an uplink between them, not a host."""
-    if fabric.link_layer != "Ethernet" or not _with_pairs(fabric, rng):
+    if not _with_pairs(fabric, rng):
         return None
     leaf_of = {h.name: h.rails[0].leaf for h in _compute(fabric)}
     crossing: dict[tuple[str, str], int] = {}
@@ -290,7 +290,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("dcqcn_np_off", "Ethernet", dcqcn_np_off),
     Fault("shared_lossless_class", "Ethernet", shared_lossless_class),
     Fault("firmware_drift", None, firmware_drift),
-    Fault("rail_cross_cabling", "Ethernet", rail_cross_cabling),
+    Fault("rail_cross_cabling", None, rail_cross_cabling),
     Fault("speed_downgrade", None, speed_downgrade),
     Fault("mtu_1024", None, mtu_1024),
     Fault("host_rx_drops", "Ethernet", host_rx_drops),
@@ -301,5 +301,9 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("data_loading", None, data_loading),
     Fault("switch_lldp_one_sided", "Ethernet", switch_lldp_one_sided),
     Fault("perf_bad_node", None, perf_bad_node),
-    Fault("slow_inter_leaf", "Ethernet", slow_inter_leaf),
+    Fault("slow_inter_leaf", None, slow_inter_leaf),
+    # the same cabling and path faults where only the subnet's iblinkinfo shows the cabling
+    Fault("ib_rail_cross_cabling", "InfiniBand", rail_cross_cabling),
+    Fault("ib_slow_inter_leaf", "InfiniBand", slow_inter_leaf),
+    Fault("ib_rail_down", "InfiniBand", rail_down),
 )

@@ -55,10 +55,10 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
             if role == "storage":  # storage keeps off the training's lossless class: lossy RoCE with ECN
                 host.rails[-1].pfc = ()
         fabric.hosts.append(host)
-    if link_layer == "Ethernet":
-        _switches(rng, fabric, n_leaves, n_spines, rate, nos)
-        _cable_hosts(rng, fabric)
-        _cable_uplinks(rng, fabric)
+    # InfiniBand switches are never logged into: only the subnet's iblinkinfo (read from one host) shows them
+    _switches(rng, fabric, n_leaves, n_spines, rate, nos if link_layer == "Ethernet" else "ib")
+    _cable_hosts(rng, fabric)
+    _cable_uplinks(rng, fabric)
     for host in fabric.hosts:
         for rail in host.rails:
             rail.counters = host_counters(rng, fabric, rail)
@@ -109,7 +109,7 @@ def _rail(rng: random.Random, fabric: Fabric, index: int, rate: int) -> Rail:
 def _switches(rng: random.Random, fabric: Fabric, n_leaves: int, n_spines: int, rate: int, nos: str | None) -> None:
     mixed = nos is None and rng.random() < 0.4
     one = nos or rng.choice(NOSES)
-    prefix = rng.choice(("leaf", "tor-", "sw-leaf"))
+    prefix = rng.choice(("leaf", "tor-", "sw-leaf")) if nos != "ib" else rng.choice(("ib-leaf", "qm-l"))
     for role, count in (("leaf", n_leaves), ("spine", n_spines)):
         for i in range(count):
             kind = rng.choice(NOSES) if mixed else one
@@ -118,7 +118,8 @@ def _switches(rng: random.Random, fabric: Fabric, n_leaves: int, n_spines: int, 
                             pfc=(fabric.site.roce_priority,), ecn_min=rng.choice((100_000, 150_000, 200_000)),
                             ecn_max=rng.choice((600_000, 800_000, 1_000_000)), ecn_prob=rng.choice((10, 20, 50)))
             # enough ports for every host rail plus the uplinks, named as the NOS names them
-            for name_, alias in port_names(kind, 56, rng):
+            names = port_names(kind, 56, rng) if kind != "ib" else [(str(n), "") for n in range(1, 65)]
+            for name_, alias in names:
                 switch.ports.append(SwitchPort(name=name_, alias=alias, speed_gbps=rate, up=False))
             fabric.switches.append(switch)
 

@@ -187,6 +187,9 @@ def outputs(fabric: Fabric, host: Host, t: float) -> list[tuple[str, str, str, s
     if fabric.link_layer == "Ethernet":
         out += [("lldpctl", "", "lldpctl -f json", lldpctl(fabric, host)), ("show_gids", "", "show_gids", show_gids(host))]
     out += [("loadavg", "", "cat /proc/loadavg", loadavg(host)), ("psi", "", "grep -H . /proc/pressure/*", psi(host, t))]
+    if fabric.link_layer == "InfiniBand" and host is fabric.hosts[0] and fabric.switches:
+        rail = host.rails[0]
+        out.append(("iblinkinfo", f"{rail.device}.1", f"iblinkinfo -C {rail.device} -P 1", iblinkinfo(fabric)))
     if host.gpus:
         out.append(("nvidia_smi", "", "nvidia-smi --query-gpu=... --format=csv,noheader,nounits", nvidia_smi(host)))
     return out
@@ -232,3 +235,48 @@ def perftest_outputs(fabric: Fabric, host: Host) -> list[tuple[str, str, str, st
         else:  # a numbered run whose command line alone says who the server was
             out.append(("perftest", f"run{n}", command, text))
     return out
+
+
+_LANE = {100: "25.78125", 200: "53.125", 400: "106.25", 50: "53.125", 25: "25.78125"}
+
+
+def _ib_desc(switch) -> str:
+    return f"MF0;{switch.name}:MQM9790/U1"
+
+
+def iblinkinfo(fabric: Fabric) -> str:
+    """The subnet as infiniband-diags prints it: every switch's ports, then every CA's."""
+    lids = {}
+    for s in fabric.switches:
+        lids[s.name] = len(lids) + 1
+    for h in fabric.hosts:
+        for r in h.rails:
+            lids[(h.name, r.device)] = 100 + len(lids)
+    def far(peer: str, peer_port: str, host_side: bool) -> str:
+        if host_side:
+            host = fabric.host(peer)
+            rail = next(r for r in host.rails if r.netdev == peer_port)
+            return f"{lids[(host.name, rail.device)]:>6} {1:>4}[  ] \"{host.name} {rail.device}\" ( )"
+        switch = fabric.switch(peer)
+        return f"{lids[switch.name]:>6} {int(peer_port):>4}[  ] \"{_ib_desc(switch)}\" ( )"
+    lines = []
+    for s in fabric.switches:
+        lines.append(f"Switch: 0x0c42a10300{_h(s.name) & 0xffffff:06x} {_ib_desc(s)}:")
+        for p in s.ports:
+            if not p.peer or not p.up:
+                lines.append(f"{lids[s.name]:>12} {int(p.name):>4}[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )")
+                continue
+            link = f"4X {_LANE[p.speed_gbps]:>13} Gbps Active/  LinkUp"
+            host_side = not any(x.name == p.peer for x in fabric.switches)
+            lines.append(f"{lids[s.name]:>12} {int(p.name):>4}[  ] ==( {link})==> {far(p.peer, p.peer_port, host_side)}")
+    for h in fabric.hosts:
+        for r in h.rails:
+            lines.append(f"CA: {h.name} {r.device}:")
+            if not r.leaf or r.state != "Active":
+                lines.append(f"      {_guid(h, r)} {lids[(h.name, r.device)]:>6} {1:>4}[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )")
+                continue
+            switch = fabric.switch(r.leaf)
+            link = f"4X {_LANE[r.rate_gbps]:>13} Gbps Active/  LinkUp"
+            lines.append(f"      {_guid(h, r)} {lids[(h.name, r.device)]:>6} {1:>4}[  ] ==( {link})==> "
+                         f"{lids[switch.name]:>6} {int(r.leaf_port):>4}[  ] \"{_ib_desc(switch)}\" ( )")
+    return "\n".join(lines) + "\n"
