@@ -37,11 +37,10 @@ def advertised(switch: dict, port: dict) -> dict:
 
 
 def neighbor_of(switch: dict, port: dict) -> dict:
-    """The neighbour entry the far end's LLDP shows for `switch`'s `port` (`port`: the port ID as advertised)."""
-    said = advertised(switch, port)
-    return {"name": switch["name"], "port": said["port_id"], "port_id_type": said["port_id_type"],
-            "port_descr": said["port_descr"], "platform": switch["platform"], "mac": switch["mac"],
-            "address": switch["address"]}
+    """The neighbour entry the far end's LLDP shows for `switch`'s `port`: `port` its name (the simulation's key for
+    its counters), `port_id` what LLDP shows of it."""
+    return {"name": switch["name"], "port": port["name"], **advertised(switch, port), "platform": switch["platform"],
+            "mac": switch["mac"], "address": switch["address"]}
 
 
 def apply(links: list[SwitchLink], faults: list, switches: dict[str, dict]) -> None:

@@ -21,6 +21,11 @@ def _lldp_rows(ctx: Ctx) -> list[tuple[dict, dict]]:
     return [(p, p["neighbor"]) for p in ctx.spec["ports"] if p.get("neighbor") and p["up"]]
 
 
+def _port_id(neighbor: dict) -> str:
+    """The neighbour's port as its LLDP advertises it (a SONiC switch's alias: tests/fabric/uplinks.py)."""
+    return neighbor.get("port_id", neighbor["port"])
+
+
 # ------------------------------------------------------------------------------------------------------------- Onyx
 
 ONYX_VERSION = """Product name:      Onyx
@@ -50,7 +55,7 @@ def onyx(ctx: Ctx, cmd: str) -> str | None:
     if cmd == "show version":
         return ONYX_VERSION
     if cmd == "show lldp remote":
-        rows = [f"{p['name']:<20}{nb['mac']:<20}{nb['port']:<20}{nb['name']}" for p, nb in _lldp_rows(ctx)]
+        rows = [f"{p['name']:<20}{nb['mac']:<20}{_port_id(nb):<20}{nb['name']}" for p, nb in _lldp_rows(ctx)]
         head = f"{'Local Interface':<20}{'Device ID':<20}{'Port ID':<20}System Name"
         return "\n".join([head, "-" * 78, *rows]) + "\n"
     if cmd == "show dcb priority-flow-control":
@@ -154,12 +159,12 @@ def eos(ctx: Ctx, cmd: str) -> str | None:
     if cmd == "show version":
         return EOS_VERSION
     if cmd == "show lldp neighbors | json":
-        nbrs = [{"port": p["name"], "neighborDevice": nb["name"], "neighborPort": nb["port"], "ttl": 120}
+        nbrs = [{"port": p["name"], "neighborDevice": nb["name"], "neighborPort": _port_id(nb), "ttl": 120}
                 for p, nb in _lldp_rows(ctx)]
         return json.dumps({"tablesLastChangeTime": ctx.epoch, "tablesAgeOuts": 0, "tablesInserts": len(nbrs),
                            "tablesDeletes": 0, "tablesDrops": 0, "lldpNeighbors": nbrs}, indent=4) + "\n"
     if cmd == "show lldp neighbors":
-        rows = [f"{p['name']:<14}{nb['name']:<25}{nb['port']:<23}120" for p, nb in _lldp_rows(ctx)]
+        rows = [f"{p['name']:<14}{nb['name']:<25}{_port_id(nb):<23}120" for p, nb in _lldp_rows(ctx)]
         return "\n".join(["Last table change time   : 0:12:31 ago", f"Number of table inserts  : {len(rows)}",
                           "Number of table deletes  : 0", "Number of table drops    : 0",
                           "Number of table age-outs : 0", "",
@@ -279,7 +284,7 @@ def nxos(ctx: Ctx, cmd: str) -> str | None:
         rows = [{"chassis_id": nb["mac"].replace(":", "")[:4] + "." + nb["mac"].replace(":", "")[4:8] + "."
                  + nb["mac"].replace(":", "")[8:], "sys_name": nb["name"],
                  "l_port_id": p["name"].replace("Ethernet", "Eth"), "hold_time": 120, "system_capability": "S",
-                 "enabled_capability": "S", "port_id": nb["port"]} for p, nb in _lldp_rows(ctx)]
+                 "enabled_capability": "S", "port_id": _port_id(nb)} for p, nb in _lldp_rows(ctx)]
         return json.dumps({**_nx_rows("nbor", rows), "neigh_count": len(rows)}, indent=2) + "\n"
     if cmd == "show interface priority-flow-control | json":
         bmap = f"{sum(1 << i for i in q['pfc']):x}"

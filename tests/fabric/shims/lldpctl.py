@@ -48,7 +48,7 @@ def neighbours(ctx: Ctx) -> list[dict]:
                 if nb and p["state"] == "Active":
                     out.append({"local": nic["netdev"], "chassis": nb["name"], "mac": nb["mac"],
                                 "mgmt": nb["address"], "descr": DESCR[nb["platform"]],
-                                "port_id_type": nb.get("port_id_type", "ifname"), "port_id": nb["port"],
+                                "port_id_type": nb.get("port_id_type", "ifname"), "port_id": nb.get("port_id", nb["port"]),
                                 "port_descr": nb.get("port_descr", nb["port"]), "bridge": True})
     else:
         for p in ctx.spec["ports"]:
@@ -56,7 +56,7 @@ def neighbours(ctx: Ctx) -> list[dict]:
             if nb and p["up"] and "port_id_type" in nb:  # another switch (uplinks.py): its port as it advertises it
                 out.append({"local": p["name"], "chassis": nb["name"], "mac": nb["mac"], "mgmt": nb["address"],
                             "descr": DESCR[nb["platform"]], "port_id_type": nb["port_id_type"],
-                            "port_id": nb["port"], "port_descr": nb["port_descr"], "bridge": True})
+                            "port_id": nb["port_id"], "port_descr": nb["port_descr"], "bridge": True})
             elif nb and p["up"]:
                 out.append({"local": p["name"], "chassis": nb["name"], "mac": nb["mac"], "mgmt": nb["address"],
                             "descr": DESCR["linux"], "port_id_type": "mac", "port_id": nb["mac"],
