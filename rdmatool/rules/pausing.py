@@ -9,8 +9,10 @@ story first (a storm, a slow receiver): kinds.ecn_vs_pause and the storm rules j
 
 Per switch and priority:
 - the paused share of each port's peer: the switch's own `tx_pause_fraction` (Cumulus and Onyx count the time they
-  keep the peer paused), else, for a port cabled to a host, that host's `rx_pause_fraction` on the priority (SONiC,
-  EOS and NX-OS count frames only, and a frame count says little about time: the paused host counts the time);
+  keep the peer paused), else the `rx_pause_fraction` the peer at the other end of the cable counts on the priority
+  (SONiC, EOS and NX-OS count frames only, and a frame count says little about time): a host's, or a switch's own
+  count (never one it was given from its own far end). The cables are the bundle's LLDP, a port named by its alias
+  (SONiC) resolved to the switch's name for it;
 - the switch's mark ratio on the priority: its ECN-marked packets over its transmitted packets, summed over its
   ports as rates (per priority where the switch counts per priority, else a port's own total; a port-wide mark
   count over one priority's packets can only overstate the ratio, never raise a false alarm). The ports' packet
@@ -31,7 +33,7 @@ import pandas as pd
 
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import port_key
+from rdmatool.port_names import PortNames, port_key
 
 if TYPE_CHECKING:
     from rdmatool.rules.kinds import Context
@@ -49,7 +51,9 @@ def pauses_sent_vs_marks(facts, rule: Rule, ctx: Context) -> pd.DataFrame:
     limit = float(p["paused_above"])
     switches = query.targets_where({k: v for k, v in rule.where.items() if k in _TARGET_KEYS})
     priorities = _priorities(rule.where)
-    paused = [row for row in _paused_ports(query, ctx.links, switches, priorities, p["metric"]) if row["paused"] > limit]
+    names = _names(query)
+    paused = [row for row in _paused_ports(query, ctx.links, switches, priorities, p["metric"], names)
+              if row["paused"] > limit]
     if not paused:
         return empty_hits()
     by_switch: dict[tuple, list[dict]] = {}
@@ -86,8 +90,16 @@ def _rows(query: FactQuery, metric: str, where: dict) -> pd.DataFrame:
     return query.take(query.select(metric, where))
 
 
+def _names(query: FactQuery) -> PortNames:
+    """The switches' ports under their own names: a host's LLDP may name a SONiC port by its alias (`etp1`), the
+    switch's own LLDP and counters by its name (`Ethernet0`); both rows of one cable are one port."""
+    aliases = _rows(query, "port_alias", {"kind": "switch"})
+    return PortNames.build((), [(t, e, x) for t, e, x in zip(aliases["target"], aliases["entity"], aliases["text"])
+                                if isinstance(e, str) and isinstance(x, str)])
+
+
 def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, priorities: set[int] | None,
-                  metric: str) -> list[dict]:
+                  metric: str, names: PortNames) -> list[dict]:
     """Each switch port's paused share of its peer per priority: the switch's own figure, else its host's. The
     peer is whatever LLDP saw at the other end of the cable (a host, or another switch), the host's netdev when
     the share was read there."""
@@ -96,7 +108,8 @@ def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, p
         for host, host_port, switch, switch_port in zip(links["host"], links["host_port"], links["switch"],
                                                         links["switch_port"]):
             if switch in switches and isinstance(switch_port, str):
-                cabled.setdefault((switch, port_key(switch_port)), (host, host_port, switch_port))
+                cabled.setdefault((switch, names.key(switch, switch_port)),
+                                  (host, host_port, names.name(switch, switch_port)))
     out: dict[tuple, dict] = {}
     own = _rows(query, metric, {"kind": "switch"})
     for t, e, pr, x, w in zip(own["target"], own["entity"], own["priority"], own["value"], own["window_s"]):
@@ -104,15 +117,15 @@ def _paused_ports(query: FactQuery, links: pd.DataFrame | None, switches: set, p
             continue
         if priorities is not None and int(pr) not in priorities:
             continue
-        peer, peer_port, _ = cabled.get((t, port_key(e)), (None, None, None))
-        key = (t, port_key(e), int(pr))
+        peer, peer_port, _ = cabled.get((t, names.key(t, e)), (None, None, None))
+        key = (t, names.key(t, e), int(pr))
         if key not in out or float(x) > out[key]["paused"]:
             out[key] = _port(t, e, int(pr), float(x), w, peer, peer_port, "switch")
-    at_hosts = _host_shares(query, {(h, hp) for h, hp, _ in cabled.values()})
-    for (switch, key), (host, host_port, switch_port) in sorted(cabled.items()):
-        for prio, (x, w, netdev) in sorted(at_hosts.get((host, host_port), {}).items()):
+    at_peers = _peer_shares(query, {(h, hp) for h, hp, _ in cabled.values()}, names)
+    for (switch, key), (peer, peer_port, switch_port) in sorted(cabled.items()):
+        for prio, (x, w, name, read_at) in sorted(at_peers.get((peer, peer_port), {}).items()):
             if (priorities is None or prio in priorities) and (switch, key, prio) not in out:
-                out[(switch, key, prio)] = _port(switch, switch_port, prio, x, w, host, netdev, "host")
+                out[(switch, key, prio)] = _port(switch, switch_port, prio, x, w, peer, name, read_at)
     return list(out.values())
 
 
@@ -121,22 +134,34 @@ def _port(switch, entity, prio, paused, window, peer, peer_port, read_at) -> dic
             "peer_port": peer_port, "read_at": read_at, "window_s": float(window) if pd.notna(window) else np.nan}
 
 
-def _host_shares(query: FactQuery, ends: set[tuple]) -> dict[tuple, dict[int, tuple]]:
-    """(host, port as LLDP names it) → {priority: (the share of the window it was paused, window, netdev)}: the
-    host's received pause time. LLDP names a netdev, or an RDMA device whose netdev fact ties it to one."""
-    hosts = {h for h, _ in ends}
-    shares = _rows(query, "rx_pause_fraction", {"kind": "host"})
-    shares = shares[shares["target"].isin(hosts)]
-    names = _rows(query, "netdev", {"kind": "host"})
-    netdev_of = {(t, str(e).split("/")[0]): text for t, e, text in zip(names["target"], names["entity"], names["text"])
-                 if t in hosts and isinstance(text, str) and text}
+def _peer_shares(query: FactQuery, ends: set[tuple], names: PortNames) -> dict[tuple, dict[int, tuple]]:
+    """(peer, port as LLDP names it) → {priority: (the share of the window it was paused, window, its port's name,
+    where it was read)}: the received pause time at the other end of the cable. A host's netdev (LLDP names a
+    netdev, or an RDMA device whose netdev fact ties it to one); a switch peer's own count on that port (Cumulus
+    and Onyx count it), never one it was given from its own far end."""
+    peers = {h for h, _ in ends}
+    shares = query.take(query.select("rx_pause_fraction", {"target": sorted(peers)}))
+    if shares.empty:
+        return {}
+    names_of = _rows(query, "netdev", {"kind": "host"})
+    netdev_of = {(t, str(e).split("/")[0]): text for t, e, text in
+                 zip(names_of["target"], names_of["entity"], names_of["text"])
+                 if t in peers and isinstance(text, str) and text}
     out: dict[tuple, dict[int, tuple]] = {}
-    for host, host_port in ends:
-        netdev = netdev_of.get((host, str(host_port).split("/")[0]), host_port)
-        mine = shares[(shares["target"] == host) & (shares["entity"] == netdev) & shares["priority"].notna()]
+    for peer, peer_port in ends:
+        kind = query.kind_platform(peer)
+        mine = shares[(shares["target"] == peer) & shares["priority"].notna() & shares["value"].notna()]
+        if kind and kind[0] == "switch":
+            name, read_at = names.name(peer, peer_port), "peer switch"
+            wanted = names.key(peer, name)
+            keep = [isinstance(e, str) and names.key(peer, e) == wanted and not str(raw).startswith("far end ")
+                    for e, raw in zip(mine["entity"], mine["raw_key"])]
+            mine = mine[np.asarray(keep, dtype=bool)]
+        else:
+            name, read_at = netdev_of.get((peer, str(peer_port).split("/")[0]), peer_port), "host"
+            mine = mine[mine["entity"] == name]
         for prio, x, w in zip(mine["priority"], mine["value"], mine["window_s"]):
-            if pd.notna(x):
-                out.setdefault((host, host_port), {})[int(prio)] = (float(x), w, netdev)
+            out.setdefault((peer, peer_port), {})[int(prio)] = (float(x), w, name, read_at)
     return out
 
 

@@ -150,3 +150,43 @@ def test_too_few_packets_are_not_judged(tmp_path: Path) -> None:
             for prio in counters:
                 counters[prio][1] = 0
     assert of(diagnose(pod, tmp_path), RULE) == []
+
+
+# --- the kind on hand-made facts: ports named by alias, and a switch as the paused peer ------------------------
+
+
+def fact(target: str, kind: str, entity: str, metric: str, value=None, priority=None, delta=None, text=None,
+         raw_key=None) -> dict:
+    return {"target": target, "kind": kind, "platform": "cumulus" if target == "spine01" else "sonic",
+            "role": None, "entity": entity, "metric": metric, "priority": priority, "size_bytes": None,
+            "value": value, "text": text, "raw_key": raw_key, "window_s": WINDOW_S, "delta": delta, "flag": ""}
+
+
+def test_a_port_named_by_its_alias_is_one_port_and_a_paused_switch_counts_its_own_time() -> None:
+    """A SONiC leaf (frames only) pauses gpu01 on Ethernet0, which gpu01's LLDP names by its alias etp1, and the
+    Cumulus spine01 on Ethernet4, which counts the time it was paused itself; the leaf marks 10 of 2·10^7 packets."""
+    import pandas as pd
+
+    from rdmatool.analysis import FACT_COLUMNS
+    from rdmatool.diagnose import default_playbooks
+    from rdmatool.rules import playbook
+    from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
+
+    rows = [fact("leaf01", "switch", "Ethernet0", "port_alias", text="etp1"),
+            fact("leaf01", "switch", "Ethernet4", "port_alias", text="etp2"),
+            fact("gpu01", "host", "ens1f0np0", "rx_pause_fraction", 0.4, 3),
+            fact("spine01", "switch", "swp1", "rx_pause_fraction", 0.3, 3, raw_key="RoCE pause duration")]
+    for port in ("Ethernet0", "Ethernet4"):
+        rows += [fact("leaf01", "switch", port, "tx_packets_per_s", 1e6, 3, delta=1e7),
+                 fact("leaf01", "switch", port, "ecn_marked_packets_per_s", 0.5, 3, delta=5)]
+    facts = pd.DataFrame(rows, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
+    links = pd.DataFrame([("gpu01", "ens1f0np0", "leaf01", "etp1"), ("gpu01", "ens1f0np0", "leaf01", "Ethernet0"),
+                          ("spine01", "swp1", "leaf01", "Ethernet4")],
+                         columns=["host", "host_port", "switch", "switch_port"])
+    rule = next(r for r in playbook.load_dir(default_playbooks()) if r.id == RULE)
+    hits = KIND_FUNCTIONS[rule.kind](facts, rule, Context(links=links))
+    assert list(hits["target"]) == ["leaf01"] and list(hits["priority"]) == [3]
+    details = hits["details"].iloc[0]
+    assert [(d["switch_port"], d["peer"], d["peer_port"], d["paused"], d["read_at"]) for d in details["paused"]] == [
+        ("Ethernet0", "gpu01", "ens1f0np0", 0.4, "host"), ("Ethernet4", "spine01", "swp1", 0.3, "peer switch")]
+    assert details["marked"] == pytest.approx(10 / 2e7)
