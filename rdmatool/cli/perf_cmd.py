@@ -18,6 +18,7 @@ from rdmatool.cli.exit_codes import epilog
 from rdmatool.model import TargetKind
 from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
 from rdmatool.perf.output import nics_detail, nics_of
+from rdmatool.report.hostsets import folded
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
@@ -172,9 +173,12 @@ def _summary(results: list[PairResult], attribution: Attribution, folder: Path, 
                       f"slow on its rail; at speed on {', '.join(record.get('ok_on_rails') or []) or 'another rail'}")
     for node in attribution.suspects:
         table.add_row("suspect", node, "low or errored, not enough partners to decide")
+    alike: dict[tuple[str, str], list[str]] = {}  # a fleet's hosts not tested alike are one row
     for host, found in (untested or {}).items():
         for device, why in found.items():
-            table.add_row("not tested", f"{host} {device}", why)
+            alike.setdefault((device, why), []).append(host)
+    for (device, why), hosts in alike.items():
+        table.add_row("not tested", f"{folded(hosts)} {device}", why)
     for name, error in missing.items():
         table.add_row("missing", name, error)
     for server, client, error in attribution.errors[:20]:
