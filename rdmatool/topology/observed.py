@@ -47,7 +47,7 @@ def short_name(name: str, names: set[str]) -> str:
     return name if name in names else name.split(".")[0]
 
 
-# a switch's own port names: its port status and counters first, then its LLDP's local ports (NX-OS may abbreviate)
+# a switch's own port names: its port status first, then its LLDP's local ports (NX-OS may abbreviate them)
 _OWN_PORTS = ("oper_state", "link_rate_gbps", "port_mtu", "port_alias")
 
 
