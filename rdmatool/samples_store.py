@@ -43,7 +43,7 @@ import json
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -96,6 +96,9 @@ class Stored:
     outputs: dict[str, np.ndarray]  # output_columns
     strings: list[str]
     arrays: dict[str, np.ndarray]  # ARRAY_NAMES
+    # What the reading that wrote the store skipped inside the packs (an entry with no output file name or side data
+    # of the wrong type): a current store is trusted without opening its packs, and must still say so.
+    skipped: list[str] = field(default_factory=list)
 
 
 # What each member must be (dtype; every member is one-dimensional). The row codes and output codes are int32 string
@@ -170,7 +173,9 @@ def _read_store(archive: zipfile.ZipFile, budget: int) -> Stored | None:
         return None
     pool = np.array([*strings, None], dtype=object)
     outputs.update({name: pool[codes] for name, codes in text_codes.items()})
-    return Stored(outputs, strings, arrays)
+    skipped = meta.get("skipped")
+    skipped = [line for line in skipped if isinstance(line, str)] if isinstance(skipped, list) else []
+    return Stored(outputs, strings, arrays, skipped)
 
 
 def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
@@ -231,9 +236,11 @@ def _parsers_match_files(strings: list[str], stems: np.ndarray, parser_codes: np
     return True
 
 
-def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray]) -> bool:
-    """Write the store atomically (temporary file, fsync, rename); False when the bundle is not writable."""
-    meta = {"format": FORMAT, "digest": code_digest()}
+def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
+         skipped: list[str] | None = None) -> bool:
+    """Write the store atomically (temporary file, fsync, rename); False when the bundle is not writable.
+    `skipped`: what the reading skipped inside the packs (Stored.skipped)."""
+    meta = {"format": FORMAT, "digest": code_digest(), "skipped": list(skipped or [])}
     pool = Columns().with_pool(strings)
     members = {f"out_{name}": outputs[name] for name in (*OUT_INT, "time")}
     members.update({f"out_{name}": pool.codes_of(outputs[name].tolist()) for name in OUT_TEXT})
@@ -368,7 +375,8 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
         current = stored is not None and _unchanged(stored.outputs, scanned)
     if current:
         arrays = {**stored.arrays, "series": series_of(stored.outputs, stored.arrays)}
-        return Parsed(manifest, stored.outputs, stored.strings, arrays, skipped, scanned.others)
+        return Parsed(manifest, stored.outputs, stored.strings, arrays, skipped + stored.skipped, scanned.others)
+    scanned_notes = len(skipped)
     listing, stems = bundle_io.expanded(scanned, skipped)
     previous = output_list(stored.outputs) if stored is not None else []
     index: dict[tuple, tuple[Output, int]] = {}
@@ -413,8 +421,8 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
         arrays = {k: v[take] for k, v in arrays.items()}
     columns = output_columns(outputs)
     arrays["series"] = series_of(columns, arrays)
-    if write_store:
-        save(root, columns, fresh.strings, arrays)
+    if write_store:  # with what was skipped past the scan (the packs' entries, outputs unusable when read)
+        save(root, columns, fresh.strings, arrays, skipped[scanned_notes:])
     return Parsed(manifest, columns, fresh.strings, arrays, skipped, scanned.others)
 
 

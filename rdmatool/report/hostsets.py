@@ -21,6 +21,6 @@ def grouped_failures(failures: list[dict]) -> list[tuple[str, str, str]]:
     line, `gpu[001-999] [connection]: timed out`."""
     groups: dict[tuple[str, str], list[str]] = {}
     for failure in failures:
-        key = (str(failure.get("parser") or "connection"), str(failure.get("error", "")))
+        key = (str(failure.get("parser") or failure.get("kind") or "connection"), str(failure.get("error", "")))
         groups.setdefault(key, []).append(str(failure.get("target", "")))
     return [(folded(targets), what, error) for (what, error), targets in groups.items()]

@@ -253,7 +253,8 @@ def _failures(page: Page) -> str:
     result = page.result
     items = [f"<li>{escape(targets)} [{escape(what)}]: {escape(error)}</li>"
              for targets, what, error in grouped_failures(result.failures)]
-    items += [f"<li>not read: {escape(line)}</li>" for line in page.skipped]
+    listed = {f.get("error") for f in result.failures if f.get("kind") == "unread"}  # (a skipped file is a failure)
+    items += [f"<li>not read: {escape(line)}</li>" for line in page.skipped if line not in listed]
     notes = "".join(f"<li>{escape(note)}</li>" for note in result.notes)
     body = f"<ul>{''.join(items)}</ul>" if items else _none("none")
     if notes:

@@ -12,8 +12,9 @@ from rdmatool.analysis import analyse_path
 from rdmatool.diagnose import diagnose_analysis, diagnose_bundle
 from rdmatool.model import Verdict
 from rdmatool.pairs.bundle_results import pair_results
-from rdmatool.report import markdown
+from rdmatool.report import html, markdown, page
 from tests.analysis.pairs_bundle import add_pair_results, perftest_output
+from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 
 # the pod writer's addresses: gpu0k at 10.0.0.k
@@ -105,3 +106,17 @@ def test_a_pack_copy_of_a_folder_output_is_no_failure(tmp_path: Path) -> None:
     assert said and "whose output is read" in said[0]
     assert not [f for f in result.failures if f["kind"] == "unread"]
     assert result.verdict is Verdict.PASS
+
+
+def test_a_packed_output_with_no_file_name_is_an_unread_failure_in_the_page_once(tmp_path: Path) -> None:
+    path = _pod(tmp_path)
+    put_output(path, 1, "gpu03", "perftest.ib_write_bw@gpu01", perftest_output(390.0), {"exit_code": 0})
+    result = diagnose_bundle(path)
+    (unread,) = [f for f in result.failures if f["kind"] == "unread"]
+    assert (unread["target"], unread["parser"]) == ("gpu03", None)
+    assert "gpu03: unread: snapshots/1/gpu03.outputs: output 'perftest.ib_write_bw@gpu01'" in markdown.render(result)
+    shown = html.render(page.build(path))
+    failures = shown[shown.index('<section id="failures">'):]
+    failures = failures[:failures.index("</section>")]
+    assert failures.count("perftest.ib_write_bw@gpu01") == 1  # a failure, not also a "not read" line
+    assert diagnose_bundle(path).failures == result.failures  # the stored samples say it again
