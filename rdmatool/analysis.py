@@ -22,6 +22,7 @@ from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
 from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
+from rdmatool.port_names import PortNames
 from rdmatool.sample_columns import PEER_MARK
 from rdmatool.table_columns import TableColumns
 from rdmatool.triage import triage_facts
@@ -173,7 +174,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
         facts = _extended(facts, triage.reindex(columns=FACT_COLUMNS), integers=True)
     # Every target of the samples has its latest values among the facts; the other parts may add a few (`fabric`).
     named = set(meta["target"]).union(*(set(p["target"]) for p in (derived, efficiency, triage) if "target" in p))
-    return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named))
+    return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named, latest_of("port_alias")))
 
 
 def _fact_codes(facts: fact_columns.FactColumns | pd.DataFrame) -> dict | None:
@@ -414,9 +415,11 @@ def _efficiency(bw: pd.DataFrame, link_rates: pd.DataFrame) -> pd.DataFrame:
                          raw_key="bw_avg_gbps/link_rate_gbps")[FACT_COLUMNS]
 
 
-def _links(lldp: pd.DataFrame, names: set) -> pd.DataFrame:
+def _links(lldp: pd.DataFrame, names: set, aliases: pd.DataFrame) -> pd.DataFrame:
     """Cabling from LLDP (lldp_neighbor facts) as seen by either end: host, host_port, switch, switch_port. `names`:
-    every target of the facts."""
+    every target of the facts. A switch port is named as the switch names it: a host's LLDP may show a SONiC port by
+    its alias (`etp8`, the port ID SONiC sends), which `aliases` (port_alias facts) turn into `Ethernet28`."""
+    own = PortNames.build((), zip(aliases["target"], aliases["entity"], aliases["text"]))
     rows = []
     for target, kind, entity, text in zip(lldp["target"], lldp["kind"], lldp["entity"], lldp["text"]):
         if not isinstance(text, str) or "|" not in text:
@@ -426,6 +429,6 @@ def _links(lldp: pd.DataFrame, names: set) -> pd.DataFrame:
         if kind == "switch":
             rows.append((remote, remote_port, target, entity))
         else:
-            rows.append((target, entity, remote, remote_port))
+            rows.append((target, entity, remote, own.name(remote, remote_port)))
     links = pd.DataFrame(rows, columns=["host", "host_port", "switch", "switch_port"])
     return links.drop_duplicates().reset_index(drop=True)

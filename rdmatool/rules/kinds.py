@@ -20,6 +20,7 @@ from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.pausing import pauses_sent_vs_marks
 from rdmatool.rules.playbook import Rule
+from rdmatool.rules.port_up import without_down_switch_ports
 
 HIT_COLUMNS = ["target", "entity", "priority", "observed", "expected", "baseline", "window_s"]
 _OPS: dict[str, Callable] = {
@@ -293,7 +294,7 @@ def mismatch(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
 def _expected_mismatch(query: FactQuery, rule: Rule) -> pd.DataFrame:
     """The setting against the playbook's value (per priority or one for all). The test reads three columns; only
     the rows that fail it are cut from the facts."""
-    at = query.select(rule.params["metric"], rule.where)
+    at = without_down_switch_ports(query, query.select(rule.params["metric"], rule.where))
     if not len(at):
         return empty_hits()
     narrow = query.frame(at, ["priority", "value", "text"])

@@ -66,7 +66,7 @@ def reference(table: frame.SampleTable) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not triage.empty:
         facts = pd.concat([facts, triage.reindex(columns=COLUMNS)], ignore_index=True)
         facts = facts.astype({"priority": "Int64", "size_bytes": "Int64"})
-    return facts, analysis._links(latest_of("lldp_neighbor"), set(facts["target"]))
+    return facts, analysis._links(latest_of("lldp_neighbor"), set(facts["target"]), latest_of("port_alias"))
 
 
 def _dcqcn(path: Path, host: str, snapshot: int, complaint: str) -> None:

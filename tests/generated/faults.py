@@ -234,6 +234,19 @@ def data_loading(fabric: Fabric, rng: random.Random) -> Injected:
     return host.name, "", frozenset({"triage_data_loading"})
 
 
+def switch_port_pfc_off(fabric: Fabric, rng: random.Random) -> Injected:
+    """One host-facing port of a leaf whose NOS keeps PFC per port (SONiC, Onyx, NX-OS) has it off."""
+    leaves = [s for s in fabric.switches if s.role == "leaf" and s.nos in ("sonic", "onyx", "nxos")
+              and any(p.up and p.peer for p in s.ports)]
+    if not leaves:
+        return None
+    leaf = rng.choice(leaves)
+    port = rng.choice([p for p in leaf.ports if p.up and p.peer and p.peer not in {s.name for s in fabric.switches}]
+                      or [p for p in leaf.ports if p.up and p.peer])
+    port.pfc_on = False
+    return leaf.name, port.name, frozenset({"switch_pfc_not_roce_priority", "pfc_priority_mismatch_host_switch"})
+
+
 def switch_lldp_one_sided(fabric: Fabric, rng: random.Random) -> Injected:
     host, rail = _pick(fabric, rng)
     port = _switch_port_of(fabric, rail)
@@ -300,6 +313,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("ecn_late_on_switch", "Ethernet", ecn_late_on_switch),
     Fault("data_loading", None, data_loading),
     Fault("switch_lldp_one_sided", "Ethernet", switch_lldp_one_sided),
+    Fault("switch_port_pfc_off", "Ethernet", switch_port_pfc_off),
     Fault("perf_bad_node", None, perf_bad_node),
     Fault("slow_inter_leaf", None, slow_inter_leaf),
     # the same cabling and path faults where only the subnet's iblinkinfo shows the cabling

@@ -42,6 +42,7 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
     fabric = Fabric(seed=seed, link_layer=link_layer, site=site, hosts=[], switches=[],
                     snapshots=rng.choice((1, 2, 2, 3)), interval_s=rng.choice((5.0, 10.0, 30.0)),
                     fmt=rng.choice((1, 2, 3)), load=load, fw=fw)
+    fabric.domain = rng.choice(("", "", "pod1.example.net", "cluster.local"))
     name_style = rng.choice(("gpu{:02d}", "node-{:03d}", "dgx-a{:02d}"))
     for i in range(n_compute + n_storage):
         role = "compute" if i < n_compute else "storage"

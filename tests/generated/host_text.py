@@ -146,7 +146,7 @@ def lldpctl(fabric: Fabric, host: Host) -> str:
         switch = fabric.switch(rail.leaf)
         port = switch.port(rail.leaf_port)
         entry = {"via": "LLDP", "rid": str(len(interfaces) + 1), "age": "12 day, 03:14:15",
-                 "chassis": {switch.name: {"id": {"type": "mac", "value": f"0c:42:a1:00:00:{fabric.switches.index(switch):02x}"},
+                 "chassis": {fabric.lldp_name(switch.name): {"id": {"type": "mac", "value": f"0c:42:a1:00:00:{fabric.switches.index(switch):02x}"},
                                            "descr": f"{switch.nos} switch", "mgmt-ip": switch.address}},
                  "port": {"id": {"type": "ifname" if switch.nos != "sonic" else "local",
                                  "value": advertised_port_id(switch, port)},

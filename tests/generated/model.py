@@ -86,6 +86,7 @@ class SwitchPort:
     peer: str = ""  # the device at the other end (a host or a switch name)
     peer_port: str = ""  # its port as that device itself names it
     lldp_seen: bool = True  # this switch's LLDP sees the peer
+    pfc_on: bool = True  # the port's own PFC state, where the NOS keeps one per port
     counters: dict[str, Counter] = field(default_factory=dict)
 
 
@@ -120,6 +121,11 @@ class Fabric:
     fw: str
     pairs: list[tuple[str, str, str, float]] = field(default_factory=list)  # client, server, device, Gb/s
     perf_writer: str = "rdmatool"  # how the per-peer perftest outputs are named: rdmatool | peer | command
+    domain: str = ""  # the DNS domain lldpd sends after each system name (`gpu01.pod1.example.net`), or none
+
+    def lldp_name(self, name: str) -> str:
+        """A device's name as its LLDP advertises it: the hostname, fully qualified where the site's are."""
+        return f"{name}.{self.domain}" if self.domain else name
 
     def switch(self, name: str) -> Switch:
         return next(s for s in self.switches if s.name == name)

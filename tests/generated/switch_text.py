@@ -20,7 +20,7 @@ def _lldp_entry(fabric: Fabric, switch: Switch, port: SwitchPort, rid: int) -> d
     else:
         port_id, descr, kind = port.peer_port, "Mellanox ConnectX-7", "ifname"
     return {port.name: {"via": "LLDP", "rid": str(rid), "age": "40 day, 01:02:03",
-                        "chassis": {port.peer: {"id": {"type": "mac", "value": f"b8:3f:d2:00:{rid // 256:02x}:{rid % 256:02x}"}}},
+                        "chassis": {fabric.lldp_name(port.peer): {"id": {"type": "mac", "value": f"b8:3f:d2:00:{rid // 256:02x}:{rid % 256:02x}"}}},
                         "port": {"id": {"type": kind, "value": port_id}, "descr": descr}}}
 
 
@@ -52,8 +52,8 @@ def sonic(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str,
         pfc += _table([f"Port {way}"] + [f"PFC{i}" for i in range(8)],
                       [[p.name] + [f"{p.counters[f'{key}{prio}'].at(t):,}" if i == prio else "0" for i in range(8)]
                        for p in _up(switch)]) + "\n"
-    lossless = _table(["Interface", "Lossless priorities"], [[p.name, ",".join(map(str, switch.pfc)) or "N/A"]
-                                                             for p in _up(switch)])
+    lossless = _table(["Interface", "Lossless priorities"],
+                      [[p.name, (",".join(map(str, switch.pfc)) if p.pfc_on else "") or "N/A"] for p in _up(switch)])
     ecn = ("Profile: AZURE_LOSSLESS\n-----------------------  -------\n"
            f"red_max_threshold        {switch.ecn_max}\nred_min_threshold        {switch.ecn_min}\n"
            f"ecn                      {'ecn_all' if switch.ecn_on else 'ecn_none'}\n"
@@ -131,7 +131,7 @@ def onyx(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str, 
     rows = ["-" * 85, f"{'Local Interface':<20}{'Device ID':<20}{'Port ID':<20}System Name", "-" * 85]
     for p in _up(switch):
         if p.peer and p.lldp_seen:
-            rows.append(f"{p.name:<20}{'0c:42:a1:de:5a:10':<20}{_peer_port_id(fabric, switch, p):<20}{p.peer}")
+            rows.append(f"{p.name:<20}{'0c:42:a1:de:5a:10':<20}{_peer_port_id(fabric, switch, p):<20}{fabric.lldp_name(p.peer)}")
     lldp = prompt + "show lldp remote\n" + "\n".join(rows) + "\n"
     status = [prompt + "show interfaces ethernet status", "",
               f"{'Port':<20}{'Operational state':<28}{'Speed':<16}Negotiation",
@@ -142,7 +142,7 @@ def onyx(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str, 
            "Priority Enabled List: " + " ".join(map(str, switch.pfc)),
            "Priority Disabled List: " + " ".join(str(i) for i in range(8) if i not in switch.pfc), "",
            "-" * 49, f"{'Interface':<17}{'PFC admin':<17}PFC oper", "-" * 49]
-    pfc += [f"{p.name:<17}{'Auto':<17}Enabled" for p in _up(switch)]
+    pfc += [f"{p.name:<17}{'Auto':<17}{'Enabled' if p.up and p.pfc_on else 'Disabled'}" for p in switch.ports]
     out = [("onyx_lldp_neighbors", "", "show lldp remote", lldp),
            ("onyx_interface_status", "", "show interfaces ethernet status", "\n".join(status) + "\n"),
            ("onyx_dcb_pfc", "", "show dcb priority-flow-control", "\n".join(pfc) + "\n")]
@@ -182,7 +182,7 @@ def eos(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str, s
     up = _up(switch)
     lldp = {"tablesLastChangeTime": 1733000000.5, "tablesAgeOuts": 0, "tablesInserts": len(up), "tablesDeletes": 0,
             "tablesDrops": 0,
-            "lldpNeighbors": [{"port": p.name, "neighborDevice": p.peer, "neighborPort": _peer_port_id(fabric, switch, p),
+            "lldpNeighbors": [{"port": p.name, "neighborDevice": fabric.lldp_name(p.peer), "neighborPort": _peer_port_id(fabric, switch, p),
                                "ttl": 120} for p in up if p.peer and p.lldp_seen]}
     pfc = {"interfaceCounters": {p.name: {"rxFrames": p.counters[f"rx_pfc{prio}"].at(t),
                                           "txFrames": p.counters[f"tx_pfc{prio}"].at(t),
@@ -215,12 +215,14 @@ def nxos(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str, 
     up = _up(switch)
     rows = [{"chassis_type": "Mac Address", "chassis_id": "6c8b.d3a1.9900", "l_port_id": "Eth" + p.name[8:],
              "hold_time": 120, "system_capability": "BR", "enabled_capability": "BR", "port_type": "Interface name",
-             "port_id": _peer_port_id(fabric, switch, p), "sys_name": p.peer} for p in up if p.peer and p.lldp_seen]
+             "port_id": _peer_port_id(fabric, switch, p), "sys_name": fabric.lldp_name(p.peer)} for p in up if p.peer and p.lldp_seen]
     lldp = {"neigh_hdr": "neigh_hdr", "TABLE_nbor": {"ROW_nbor": rows}, "neigh_count": len(rows)}
     bmap = sum(1 << i for i in switch.pfc)
     pfc = {"TABLE_qosmgr_ifs": {"ROW_qosmgr_ifs": [
-        {"ifname": p.name, "adminmode": "On", "opermode": "On", "vl_bmap": str(bmap),
-         "rxppp": str(p.counters[f"rx_pfc{prio}"].at(t)), "txppp": str(p.counters[f"tx_pfc{prio}"].at(t))} for p in up]}}
+        {"ifname": p.name, "adminmode": "On", "opermode": "On" if p.up and p.pfc_on else "Off",
+         "vl_bmap": str(bmap) if p.up and p.pfc_on else "",
+         "rxppp": str(p.counters[f"rx_pfc{prio}"].at(t)) if p.up else "0",
+         "txppp": str(p.counters[f"tx_pfc{prio}"].at(t)) if p.up else "0"} for p in switch.ports]}}
     queuing = {"TABLE_module": {"ROW_module": {"module": "1", "TABLE_queuing_interface": {"ROW_queuing_interface": [
         {"if_name_str": p.name, "TABLE_qosgrp_egress_stats": {"ROW_qosgrp_egress_stats": [{
             "eq-qosgrp": str(prio), "TABLE_qosgrp_egress_stats_entry": {"ROW_qosgrp_egress_stats_entry": [
