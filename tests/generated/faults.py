@@ -275,13 +275,13 @@ def slow_inter_leaf(fabric: Fabric, rng: random.Random) -> Injected:
     if not _with_pairs(fabric, rng):
         return None
     leaf_of = {h.name: h.rails[0].leaf for h in _compute(fabric)}
-    crossing: dict[tuple[str, str], int] = {}
+    crossing: dict[tuple[str, str], set] = {}
     for c, s, _d, _g in fabric.pairs:
-        if leaf_of[c] != leaf_of[s]:
-            key = tuple(sorted((leaf_of[c], leaf_of[s])))
-            crossing[key] = crossing.get(key, 0) + 1
-    # two leaves crossed by two pairs or more, whose hosts also have fast pairs elsewhere
-    candidates = sorted(k for k, n in crossing.items() if n >= 2)
+        if leaf_of[c] != leaf_of[s]:  # two hosts tested both ways are one pair of hosts
+            crossing.setdefault(tuple(sorted((leaf_of[c], leaf_of[s]))), set()).add(frozenset((c, s)))
+    # two leaves crossed by two pairs of hosts or more (one pair alone is a bad link), whose hosts also have fast
+    # pairs elsewhere
+    candidates = sorted(k for k, pairs in crossing.items() if len(pairs) >= 2)
     if not candidates:
         return None
     a, b = rng.choice(candidates)
