@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdmatool import files
-from rdmatool.bundle.manifest import finite_number, one_line, read_manifest, shown_value
+from rdmatool.bundle.manifest import one_line, read_manifest, shown_value
 from rdmatool.bundle.names import OUTPUTS_FILE, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
 from rdmatool.bundle.peers import PERFTEST, bundle_peers, per_peer_qualifier
+from rdmatool.bundle.side_data import side_problem as _side_problem
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult
 
@@ -442,11 +443,6 @@ def _relative(raw: Path) -> str:
     return _shown("/".join(raw.parts[-4:]))
 
 
-# Side-file keys and what each must be; absent keys take the CommandResult defaults.
-_SIDE_TEXT = ("command", "stderr", "error", "qualifier", "started")
-_EXIT_RANGE = range(-(2**31), 2**31)
-
-
 def read_result(target: str, raw: Path) -> CommandResult:
     """One output from its raw file and its side data (optional: its folder's `outputs.json` entry, else its own side
     file); OutputSkipped (a BundleError) with the reason when a file is not a regular file, too large, or the side
@@ -593,20 +589,3 @@ def _folder_sides(path: Path) -> dict | None:
     if known[2] is not None:
         raise OutputSkipped(known[2])
     return known[1]
-
-
-def _side_problem(side: dict) -> str | None:
-    """What is wrong with a side file's values (one line, naming the key), None when they are usable."""
-    for key in _SIDE_TEXT:
-        value = side.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"key {key!r}: expected a string or null, got {shown_value(value)}"
-    code = side.get("exit_code")
-    if isinstance(code, float) and code.is_integer():  # JSON Schema's integer: 0.0 is 0 (another writer's JSON)
-        code = side["exit_code"] = int(code)
-    if code is not None and (isinstance(code, bool) or not isinstance(code, int) or code not in _EXIT_RANGE):
-        return f"key 'exit_code': expected an integer exit status or null, got {shown_value(code)}"
-    duration = side.get("duration_s")
-    if duration is not None and not finite_number(duration):
-        return f"key 'duration_s': expected a number or null, got {shown_value(duration)}"
-    return None
