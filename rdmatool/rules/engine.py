@@ -147,7 +147,8 @@ def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames,
     for i, f in enumerate(findings):
         by_place.setdefault(_place(ports, f), []).append(i)
         if across:
-            by_end.setdefault(_cable_end(ports, f.target, f.entity), []).append(i)
+            for entity in (f.entity, *_listed_ports(f)):
+                by_end.setdefault(_cable_end(ports, f.target, entity), []).append(i)
     parent: dict[int, int] = {}
     for i, f in enumerate(findings):
         candidates = [j for j in by_place[_place(ports, f)] if f.rule in explains.get(findings[j].rule, ())]
@@ -168,6 +169,14 @@ def _explained(findings: list[Finding], rules: list[Rule], ports: PortNames,
             root = parent[root]
         out.append(replace(f, explained_by=ids[root]))
     return out
+
+
+def _listed_ports(f: Finding) -> list[str]:
+    """The ports a finding on a whole switch names in its record (a switch pausing its senders lists the ports it
+    pauses them on): it stands at the near end of each of their cables too."""
+    details = f.evidence.get("details") if f.entity is None else None
+    listed = details.get("paused") or [] if isinstance(details, dict) else []
+    return [row["switch_port"] for row in listed if isinstance(row, dict) and isinstance(row.get("switch_port"), str)]
 
 
 def _across(f: Finding, findings: list[Finding], ports: PortNames, far_ends: dict[tuple, tuple],
