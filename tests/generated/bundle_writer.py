@@ -34,17 +34,12 @@ def write(fabric: Fabric, root: Path) -> Path:
         start = T0 + timedelta(seconds=k * fabric.interval_s)
         finished = start
         for target_index, (name, outputs_at) in enumerate(_targets(fabric, last=k == fabric.snapshots - 1)):
-            entries = []
-            for i, (parser, qualifier, command, _text) in enumerate(outputs_at(0.0)):
-                offset = 0.05 * target_index % 2.0 + 0.01 * i
-                entries.append((parser, qualifier, command, offset))
-            texts = outputs_at  # the counters are read at the output's own time
-            rendered = []
-            for parser, qualifier, command, offset in entries:
-                t = k * fabric.interval_s + offset
-                text = next(x for p, q, _c, x in texts(t) if p == parser and q == qualifier)
-                rendered.append((parser, qualifier, command, text, start + timedelta(seconds=offset)))
-                finished = max(finished, start + timedelta(seconds=offset + 0.2))
+            # one target's outputs are read within a second, by one script: one read time for all of them
+            offset = 0.05 * target_index % 2.0
+            read_at = start + timedelta(seconds=offset)
+            rendered = [(parser, qualifier, command, text, read_at)
+                        for parser, qualifier, command, text in outputs_at(k * fabric.interval_s + offset)]
+            finished = max(finished, read_at + timedelta(seconds=0.5))
             _write_target(fabric.fmt, root / "snapshots" / str(k), name, rendered)
         snapshots.append({"index": k, "started": _iso(start), "finished": _iso(finished)})
     targets = [{"name": h.name, "kind": "host", "platform": "linux", "role": h.role, "address": h.address}
