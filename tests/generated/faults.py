@@ -201,8 +201,8 @@ def ecn_off_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
 
 def ecn_late_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
     """ECN on but its thresholds above the pause trigger: the leaf pauses its senders (their received pause time
-    grows) while it marks next to nothing."""
-    if fabric.snapshots < 2:
+    grows) while it marks next to nothing. Under load only: an idle fabric has nothing to pause."""
+    if fabric.snapshots < 2 or fabric.load < 0.1:
         return None
     leaf = rng.choice([s for s in fabric.switches if s.role == "leaf" and any(p.peer for p in s.ports)])
     prio = fabric.site.roce_priority
@@ -225,6 +225,8 @@ def ecn_late_on_switch(fabric: Fabric, rng: random.Random) -> Injected:
 
 
 def data_loading(fabric: Fabric, rng: random.Random) -> Injected:
+    if fabric.snapshots < 2:  # the network's share of line rate is a rate: two reads
+        return None
     host, _ = _pick(fabric, rng)
     host.gpu_util = 7.0
     for rail in host.rails:

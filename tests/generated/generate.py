@@ -43,6 +43,7 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
                     snapshots=rng.choice((1, 2, 2, 3)), interval_s=rng.choice((5.0, 10.0, 30.0)),
                     fmt=rng.choice((1, 2, 3)), load=load, fw=fw)
     fabric.domain = rng.choice(("", "", "pod1.example.net", "cluster.local"))
+    mgmt_lldp, all_priorities = rng.random() < 0.5, rng.random() < 0.5
     name_style = rng.choice(("gpu{:02d}", "node-{:03d}", "dgx-a{:02d}"))
     for i in range(n_compute + n_storage):
         role = "compute" if i < n_compute else "storage"
@@ -51,8 +52,10 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
         host = Host(name=name, role=role, address=f"10.{rng.randint(0, 3)}.{i // 200}.{i % 200 + 10}",
                     gpus=8 if role == "compute" else 0, gpu_util=rng.uniform(85, 99),
                     load1=rng.uniform(2, 30), psi_io=rng.uniform(0, 2), psi_cpu=rng.uniform(0, 3))
+        host.mgmt_lldp = mgmt_lldp
         for r in range(rails):
             host.rails.append(_rail(rng, fabric, r, rate))
+            host.rails[-1].all_priorities = all_priorities
             if role == "storage":  # storage keeps off the training's lossless class: lossy RoCE with ECN
                 host.rails[-1].pfc = ()
         fabric.hosts.append(host)
@@ -119,7 +122,7 @@ def _switches(rng: random.Random, fabric: Fabric, n_leaves: int, n_spines: int, 
                             pfc=(fabric.site.roce_priority,), ecn_min=rng.choice((100_000, 150_000, 200_000)),
                             ecn_max=rng.choice((600_000, 800_000, 1_000_000)), ecn_prob=rng.choice((10, 20, 50)))
             # enough ports for every host rail plus the uplinks, named as the NOS names them
-            names = port_names(kind, 56, rng) if kind != "ib" else [(str(n), "") for n in range(1, 65)]
+            names = port_names(kind, 60, rng) if kind != "ib" else [(str(n), "") for n in range(1, 65)]
             for name_, alias in names:
                 switch.ports.append(SwitchPort(name=name_, alias=alias, speed_gbps=rate, up=False))
             fabric.switches.append(switch)
@@ -146,6 +149,12 @@ def _cable_uplinks(rng: random.Random, fabric: Fabric) -> None:
     leaves = [s for s in fabric.switches if s.role == "leaf"]
     spines = [s for s in fabric.switches if s.role == "spine"]
     uplinks = rng.choice((1, 2))
+    if fabric.link_layer == "Ethernet" and rng.random() < 0.3:  # MLAG pairs: two peer links between leaf 2i, 2i+1
+        for a_leaf, b_leaf in zip(leaves[0::2], leaves[1::2]):
+            for _ in range(2):
+                a, b = _free_port(a_leaf, 56), _free_port(b_leaf, 56)
+                a.peer, a.peer_port = b_leaf.name, advertised_port_id(b_leaf, b)
+                b.peer, b.peer_port = a_leaf.name, advertised_port_id(a_leaf, a)
     for leaf in leaves:
         for spine in spines:
             for _ in range(uplinks):

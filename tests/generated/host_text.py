@@ -101,6 +101,14 @@ def ethtool_stats(rail: Rail, t: float) -> str:
     skip = set(_SYSFS_COUNTERS) | set(_HW_COUNTERS)
     rows = [f"     {name}: {c.at(t)}" for name, c in rail.counters.items() if name not in skip]
     rows += [f"     rx{q}_packets: {q * 1000}" for q in range(2)]  # per-queue counters every mlx5 prints
+    if rail.all_priorities:  # mlx5 prints every priority's counters, zeros where nothing runs
+        have = set(rail.counters)
+        for p in range(8):
+            for name in ("rx_prio{}_bytes", "rx_prio{}_packets", "tx_prio{}_bytes", "tx_prio{}_packets",
+                         "rx_prio{}_pause", "rx_prio{}_pause_duration", "tx_prio{}_pause", "tx_prio{}_pause_duration",
+                         "rx_prio{}_pause_transition", "rx_prio{}_discards"):
+                if name.format(p) not in have:
+                    rows.append(f"     {name.format(p)}: {int(1e6 + t * 1e5) if p == 0 and 'bytes' in name else 0}")
     return "NIC statistics:\n" + "\n".join(rows) + "\n"
 
 
@@ -152,6 +160,11 @@ def lldpctl(fabric: Fabric, host: Host) -> str:
                                  "value": advertised_port_id(switch, port)},
                           "descr": port.name if switch.nos == "sonic" else f"to {host.name}", "mfs": 9216}}
         interfaces[rail.netdev] = entry
+    if host.mgmt_lldp:  # the management port sees an out-of-band switch no collection logs into
+        interfaces["eno1"] = {"via": "LLDP", "rid": str(len(interfaces) + 1), "age": "90 day, 00:00:01",
+                              "chassis": {"oob-sw01": {"id": {"type": "mac", "value": "00:1b:21:aa:bb:cc"},
+                                                        "descr": "Cisco IOS Software, C2960X"}},
+                              "port": {"id": {"type": "ifname", "value": "Gi1/0/12"}, "descr": "GigabitEthernet1/0/12"}}
     if not interfaces:
         return '{\n  "lldp": {}\n}\n'
     return json.dumps({"lldp": {"interface": interfaces}}, indent=2) + "\n"

@@ -62,6 +62,7 @@ class Rail:
     counters: dict[str, Counter] = field(default_factory=dict)
     fw: str = ""
     lldp_seen: bool = True  # the host's lldpd sees its switch
+    all_priorities: bool = False  # ethtool -S lists every priority's counters (newer mlx5), not only those that moved
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Host:
     psi_cpu: float = 0.5
     gpus: int = 8
     gpu_util: float = 93.0
+    mgmt_lldp: bool = False  # the management port's LLDP neighbour (an out-of-band switch) is listed too
 
 
 @dataclass
