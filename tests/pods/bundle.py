@@ -137,7 +137,8 @@ class Port:
     switch: str = SWITCH  # the leaf the port is cabled to
     pfc: tuple[int, ...] = (3,)
     trust: str = "dscp"
-    dscp26_priority: int = 3
+    dscp26_priority: int = 3  # the priority the port's DSCP map sends `roce_dscp` to
+    roce_dscp: int = 26
     np_enabled: dict[int, int] = field(default_factory=lambda: dict.fromkeys(range(8), 1))
     rp_enabled: dict[int, int] = field(default_factory=lambda: dict.fromkeys(range(8), 1))
     ethtool: Counters = field(default_factory=dict)
@@ -347,7 +348,7 @@ def _dcqcn(port: Port) -> str:
 def _mlnx_qos(port: Port) -> str:
     mapping: dict[int, list[int]] = {p: [] for p in range(8)}
     for dscp in range(63, -1, -1):
-        mapping[port.dscp26_priority if dscp == 26 else dscp // 8].append(dscp)
+        mapping[port.dscp26_priority if dscp == port.roce_dscp else dscp // 8].append(dscp)
     lines = ["DCBX mode: OS controlled", f"Priority trust state: {port.trust}", "dscp2prio mapping:"]
     lines += [f"\tprio:{p} dscp:" + "".join(f"{d:02d}," for d in mapping[p]) for p in range(8) if mapping[p]]
     lines += ["default priority:", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,", "Cable len: 7",

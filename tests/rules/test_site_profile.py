@@ -29,28 +29,10 @@ CLASS_RULES = {"host_pfc_not_roce_priority", "host_dscp_not_roce_priority", "pfc
 WRONG = "gpu02"
 
 
-def _mlnx_qos(port: pods.Port) -> str:
-    """`mlnx_qos -i` of a port whose DSCP map sends `port.roce_dscp` to `port.dscp26_priority` (the pod's own
-    renderer moves DSCP 26 only); every other DSCP on its default priority, DSCP >> 3."""
-    moved = getattr(port, "roce_dscp", 26)
-    mapping: dict[int, list[int]] = {p: [] for p in range(8)}
-    for dscp in range(63, -1, -1):
-        mapping[port.dscp26_priority if dscp == moved else dscp >> 3].append(dscp)
-    lines = ["DCBX mode: OS controlled", f"Priority trust state: {port.trust}", "dscp2prio mapping:"]
-    lines += [f"\tprio:{p} dscp:" + "".join(f"{d:02d}," for d in mapping[p]) for p in range(8) if mapping[p]]
-    lines += ["default priority:", "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,", "Cable len: 7",
-              "PFC configuration:", "\tpriority    0   1   2   3   4   5   6   7",
-              "\tenabled     " + "   ".join("1" if p in port.pfc else "0" for p in range(8)) + "   ",
-              "\tbuffer      " + "   ".join("1" if p in port.pfc else "0" for p in range(8)) + "   "]
-    for tc in range(8):
-        lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"\t priority:  {tc}"]
-    return "\n".join(lines) + "\n"
-
-
 def _on_class(port: pods.Port, prio: int, dscp: int) -> None:
     """A GPU node's RoCE port lossless on `prio`, its RoCE DSCP `dscp` mapped there, its traffic counted there."""
     port.pfc, port.dscp26_priority, port.ethtool = (prio,), prio, pods.ethtool_counters(prio)
-    port.roce_dscp = dscp  # read by _mlnx_qos
+    port.roce_dscp = dscp
 
 
 def site_pod(site: tuple[int, int], other: tuple[int, int], platform: str = "sonic") -> pods.Pod:
@@ -74,12 +56,7 @@ def site_pod(site: tuple[int, int], other: tuple[int, int], platform: str = "son
 
 def diagnosed(site: tuple[int, int], other: tuple[int, int], folder: Path, platform: str = "sonic") -> list:
     """The findings of the site's pod (behind a leaf of `platform`) diagnosed with the site's profile."""
-    patch = pytest.MonkeyPatch()
-    patch.setattr(pods, "_mlnx_qos", _mlnx_qos)
-    try:
-        path = pods.write(site_pod(site, other, platform), folder / "bundle")
-    finally:
-        patch.undo()
+    path = pods.write(site_pod(site, other, platform), folder / "bundle")
     profile = {"roce_priority": site[0], "roce_dscp": site[1]}
     return diagnose_analysis(analyse_bundle(bundle_io.read(path)), profile=profile).findings
 
@@ -164,12 +141,7 @@ def test_rules_loaded_for_one_site_are_evaluated_for_the_profile_given(tmp_path:
     rules = [r for r in playbook.load_dir(default_playbooks()) if r.id == "host_dscp_not_roce_priority"]
     assert rules[0].where["raw_key"] == "dscp26" and rules[0].params["expected"] == 3
     pod = site_pod((4, 34), (3, 26))
-    patch = pytest.MonkeyPatch()
-    patch.setattr(pods, "_mlnx_qos", _mlnx_qos)
-    try:
-        analysis = analyse_bundle(bundle_io.read(pods.write(pod, tmp_path / "bundle")))
-    finally:
-        patch.undo()
+    analysis = analyse_bundle(bundle_io.read(pods.write(pod, tmp_path / "bundle")))
     found = engine.evaluate(analysis, rules, profile={"roce_priority": 4, "roce_dscp": 34})
     assert [(f.target, f.evidence["observed"], f.fix) for f in found] == [
         (WRONG, 3, "mlnx_qos -i ens1f0np0 --dscp2prio set,34,4")]
