@@ -141,6 +141,7 @@ def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
     (a down port's speed is a configured one, not a negotiated rate: NX-OS prints it; the link-state rules judge
     the port)."""
     query = FactQuery.of(analysis)
+    by_port: dict[str, dict[str, pd.DataFrame]] = {}  # switch → port key → its rate and state rows (read once)
     for link in links:
         host_port = f"{link.nic}/1"
         if _down([t for _, t in query.values(link.host, host_port, "port_state")]):
@@ -148,11 +149,13 @@ def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
         host_rate = [v for v, _ in query.values(link.host, host_port, "link_rate_gbps")
                      if isinstance(v, (int, float)) and not pd.isna(v)]
         switch_rate = []
-        frame = query.rows(target=link.switch, metric=["link_rate_gbps", "port_state", "oper_state"])
-        if frame.empty:
+        if link.switch not in by_port:
+            frame = query.rows(target=link.switch, metric=["link_rate_gbps", "port_state", "oper_state"])
+            keys = [port_key(e) if isinstance(e, str) else None for e in frame["entity"]]
+            by_port[link.switch] = {key: part for key, part in frame.groupby(keys, sort=False)} if len(frame) else {}
+        ours = by_port[link.switch].get(port_key(link.switch_port))
+        if ours is None:
             continue
-        mine = [port_key(e) == port_key(link.switch_port) if isinstance(e, str) else False for e in frame["entity"]]
-        ours = frame[mine]
         if _down(list(ours.loc[ours["metric"] != "link_rate_gbps", "text"])):
             continue
         for value in ours.loc[ours["metric"] == "link_rate_gbps", "value"]:
