@@ -33,7 +33,7 @@ def readme_table() -> dict[str, dict[int, str]]:
     table = {}
     for line in rows:
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        assert len(cells) == 5, line
+        assert len(cells) == 6, line
         command = cells[0].strip("`").removeprefix("rdmatool ")
         table[command] = {code: text for code, text in enumerate(cells[1:]) if text != "—"}
     return table
@@ -58,4 +58,23 @@ def test_every_command_has_a_row() -> None:
 def test_help_says_what_the_readme_says(path: tuple[str, ...]) -> None:
     documented = readme_table()[" ".join(path)]
     assert help_codes(path) == documented
-    assert set(documented) <= {0, 1, 2, 3} and 0 in documented and 2 in documented
+    assert set(documented) <= {0, 1, 2, 3, 4} and 0 in documented and 2 in documented
+    assert documented[4].startswith("internal error")  # every command: a crash is never read as a verdict
+
+
+def test_an_internal_error_is_exit_4_one_line_never_a_verdict(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A bug of rdmatool's own is neither 1 (drain these nodes) nor 3 (inconclusive: a prolog lets the job run)."""
+    import rdmatool.cli as cli
+
+    def broken(argv: list[str] | None = None) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(cli, "build", broken)
+    monkeypatch.setattr("sys.argv", ["rdmatool", "gate"])
+    monkeypatch.delenv("RDMATOOL_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as ended:
+        cli.main()
+    assert ended.value.code == 4
+    err = capsys.readouterr().err
+    assert err.startswith("rdmatool: internal error: KeyError") and err.count("\n") == 1

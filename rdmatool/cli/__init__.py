@@ -85,11 +85,11 @@ def main() -> None:
     except KeyboardInterrupt:
         print("rdmatool: interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - a bug of rdmatool's own: exit 1 would read as "drain these nodes"
+    except Exception as exc:  # noqa: BLE001 - a bug of rdmatool's own: 1 would read as "drain these nodes", 3 as a verdict
         if os.environ.get("RDMATOOL_TRACEBACK"):
             raise
         where = traceback.extract_tb(exc.__traceback__)[-1]
         print(f"rdmatool: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]} "
               f"(at {Path(where.filename).name}:{where.lineno}; RDMATOOL_TRACEBACK=1 shows the traceback)",
               file=sys.stderr)
-        sys.exit(3)
+        sys.exit(4)  # EXIT_INTERNAL of rdmatool.cli.exit_codes

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_INTERNAL = 4  # rdmatool itself failed: never a verdict (rdmatool.cli.exit_codes)
 
 
 def die(message: str, code: int) -> NoReturn:

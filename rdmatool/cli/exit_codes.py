@@ -2,8 +2,9 @@
 README's "Exit codes" table says the same (tests/test_exit_codes_doc.py keeps the two equal).
 
 The contract for schedulers and scripts: 0 pass, 1 fail (something named to drain or fix), 2 usage or bad input
-(one line naming the file, host or line), 3 inconclusive (no data, unreachable, budget). A command never exits 1
-without naming what failed: an error of rdmatool itself is one line and 3 (cli.main).
+(one line naming the file, host or line), 3 inconclusive (no data, unreachable, budget). 0-3 are verdicts about the
+input; 4 is rdmatool itself failing (a bug: one line, cli.main), never a verdict. It is not 3, so that a scheduler's
+hook set to fail closed holds the job when rdmatool crashed, and never 1, which would read as "drain these nodes".
 """
 
 from __future__ import annotations
@@ -130,6 +131,12 @@ CODES: dict[str, dict[int, str]] = {
         2: "a configuration file that cannot be used (FILE:LINE and the key), or RDMATOOL_CONFIG naming no file",
     },
 }
+
+
+EXIT_INTERNAL = 4
+_INTERNAL = "internal error of rdmatool itself (one line; never a verdict: fail closed on it)"
+for _codes in CODES.values():
+    _codes[EXIT_INTERNAL] = _INTERNAL
 
 
 def epilog(command: str) -> str:
