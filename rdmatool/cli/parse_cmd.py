@@ -65,15 +65,12 @@ def _read_input(file: str | None) -> tuple[str, str]:
         label = "<stdin>"
     else:
         label = file
-        try:
-            with open(file, "rb") as handle:  # not only regular files: `<(ssh host ibstat)` is a pipe
-                data = handle.read(limit + 1)
+        try:  # a FIFO or a device would block or never end: pipe it to stdin instead (`ssh host ibstat | ...`)
+            data = files.read_regular_bytes(file, limit)
         except FileNotFoundError:
             die(f"rdmatool parse: {file}: no such file", EXIT_USAGE)
-        except IsADirectoryError:
-            die(f"rdmatool parse: {file}: is a directory", EXIT_USAGE)
-        except OSError as exc:
-            die(f"rdmatool parse: {file}: {exc.strerror or exc}", EXIT_USAGE)
+        except files.UnsafeFileError as exc:
+            die(f"rdmatool parse: {exc}", EXIT_USAGE)
     if len(data) > limit:
         die(f"rdmatool parse: {label}: larger than {limit} bytes ({files.ENV_MAX_BYTES})", EXIT_USAGE)
     # Captures from Windows paste buffers and switch consoles carry stray bytes and CR line ends; never die on
