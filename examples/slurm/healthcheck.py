@@ -15,8 +15,11 @@ their own).
   gate fails         -> the node is drained with "rdmatool: <rule>: <summary>" (the reason is refreshed when the
                         finding changes), unless someone else drained it: their reason stays, and so does the drain.
   gate inconclusive  -> logged, nothing changed (a monitoring gap is not a node fault).
-  gate cannot run    -> FAIL_CLOSED=yes: drained with "rdmatool: cannot run: ..." (resumed once it runs again);
+  gate cannot run    -> (not installed, usage error, internal error: exit 4 or a stage that broke, hang)
+                        FAIL_CLOSED=yes: drained with "rdmatool: cannot run: ..." (resumed once it runs again);
                         FAIL_CLOSED=no: logged only.
+  a node name that is not a plain name (letters, digits, ._-; no leading dot or dash) -> one line in syslog and the
+                        exit code 1; it never reaches a path or a command, so there is no node to drain.
 
 A node someone else drained is never resumed: only a reason that starts with "rdmatool:" is rdmatool's.
 Slurm ignores this program's exit code; every decision is one line in syslog and LOGDIR/slurm.log.
@@ -36,6 +39,13 @@ import rdmatool_slurm as rs  # noqa: E402 - found beside this script, which Slur
 
 def main() -> int:
     node = os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    try:
+        rs.checked_name("SLURMD_NODENAME", node)
+    except rs.BadName as exc:
+        # the lock, the gate's files and scontrol all take the name: a `../x` would write outside LOGDIR
+        rs.Log(None, "healthcheck")(f"{exc}; nothing checked", error=True)
+        print(f"rdmatool healthcheck: {exc}", file=sys.stderr)
+        return 1
     try:
         settings = rs.load_settings()
     except rs.SettingsError as exc:

@@ -11,8 +11,11 @@ Settings:    /etc/rdmatool/slurm.env (see rdmatool_slurm.py and README.md here)
                          A failure that names no node (a bad link, a fabric-level finding) holds the job instead:
                          requeuing it would only land it on the same fabric.
   gate inconclusive   -> logged; the job runs (ON_INCONCLUSIVE=hold holds it instead). Nothing is drained.
-  gate cannot run     -> (rdmatool missing, bad inventory, crash, hang) the job is held with the error as its
-                         AdminComment (FAIL_CLOSED=yes, the default) or runs (FAIL_CLOSED=no). Nothing is drained.
+  gate cannot run     -> (rdmatool missing, bad inventory, an internal error: exit 4 or a stage that broke, hang)
+                         the job is held with the error as its AdminComment (FAIL_CLOSED=yes, the default) or runs
+                         (FAIL_CLOSED=no). Nothing is drained.
+  a job id, restart count or node name that is not a plain name (letters, digits, ._-) -> never used in a path or a
+                         command: the prolog fails (exit 1: Slurm requeues or cancels the job), whatever FAIL_CLOSED.
 
 The script itself exits 0 whenever it did what it decided: a PrologSlurmctld that fails makes Slurm requeue or
 cancel the job, which is only the fallback here when scontrol itself refuses the requeue (an interactive job).
@@ -33,6 +36,16 @@ import rdmatool_slurm as rs  # noqa: E402 - found beside this script, which Slur
 def main() -> int:
     job = os.environ.get("SLURM_JOB_ID", "")
     nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    restart = os.environ.get("SLURM_JOB_RESTART_COUNT") or "0"
+    try:
+        for what, value in (("SLURM_JOB_ID", job), ("SLURM_JOB_RESTART_COUNT", restart)):
+            if value:
+                rs.checked_name(what, value)
+    except rs.BadName as exc:
+        # no path, log tag or scontrol call may take it; failing the prolog is how Slurm holds back the job then
+        rs.Log(None, "prolog")(f"{exc}; failing the prolog", error=True)
+        print(f"rdmatool prolog: {exc}", file=sys.stderr)
+        return 1
     try:
         settings = rs.load_settings()
     except rs.SettingsError as exc:
@@ -49,8 +62,13 @@ def main() -> int:
     except rs.ScontrolError as exc:
         log(f"{exc}; the job runs ungated", error=True)
         return 0
+    try:
+        nodes = [rs.checked_name("a node of SLURM_JOB_NODELIST", node) for node in nodes]
+    except rs.BadName as exc:
+        log(f"{exc}; holding the job", error=True)
+        return _hold(scontrol, job, f"rdmatool: cannot run: {exc}", log)
     # one set of gate files per attempt: a requeued job is gated again, and the first attempt says why it was
-    stem = Path(settings["LOGDIR"]) / f"gate.{job}.{os.environ.get('SLURM_JOB_RESTART_COUNT', '0')}"
+    stem = Path(settings["LOGDIR"]) / f"gate.{job}.{restart}"
     outcome = rs.run_gate(settings, nodes, profile=settings["GATE_PROFILE"],
                           budget=float(settings["GATE_BUDGET"]), stem=stem, junit=True)
     if outcome.code == rs.PASS:

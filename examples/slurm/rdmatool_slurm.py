@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -55,7 +56,22 @@ MAX_REASON = 200  # `sinfo -R` and `scontrol show node` stay readable; the whole
 GRACE_S = 60
 HEALTHCHECK_GRACE_S = 10
 
-PASS, FAIL, USAGE, INCONCLUSIVE = 0, 1, 2, 3
+PASS, FAIL, USAGE, INCONCLUSIVE, INTERNAL = 0, 1, 2, 3, 4  # 4: rdmatool itself failed, never a verdict
+
+# A node name or job id from the environment (SLURMD_NODENAME, SLURM_JOB_ID) or from scontrol goes into a file name
+# and an argument: letters, digits and `._-` only, no leading dot or dash (`..`, an option), bounded in length.
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+
+
+class BadName(Exception):
+    """A node name or job id that is not a plain name: one line saying which and what it was."""
+
+
+def checked_name(what: str, value: str) -> str:
+    """`value` if it is a plain name (see _NAME), else BadName naming `what` and the value as repr."""
+    if not _NAME.fullmatch(value):
+        raise BadName(f"{what} is not a plain name (letters, digits, ._- ; at most 128): {value[:160]!r}")
+    return value
 
 
 class SettingsError(Exception):
@@ -178,11 +194,23 @@ def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: floa
     if not isinstance(payload, dict):
         payload = {}
     verdict = payload.get("verdict")
+    broken = _broken_stages(payload) if proc.returncode == INCONCLUSIVE else ""
+    if broken:  # a stage whose own code broke is rdmatool failing, not the fabric being unknowable
+        return GateOutcome(None, payload, error=f"rdmatool gate: internal error: {broken}", log=stderr)
     if proc.returncode in (PASS, INCONCLUSIVE) or (proc.returncode == FAIL and verdict == "fail"):
         drain = drain_file.read_text().split() if drain_file.exists() else list(payload.get("drain", []))
         return GateOutcome(proc.returncode, payload, drain, log=stderr)
-    what = {USAGE: "usage or bad input"}.get(proc.returncode, f"exit {proc.returncode} without a verdict")
+    what = {USAGE: "usage or bad input", INTERNAL: "internal error"}.get(proc.returncode,
+                                                                        f"exit {proc.returncode} without a verdict")
     return GateOutcome(None, payload, error=f"rdmatool gate: {what}: {last_line or 'no message'}", log=stderr)
+
+
+def _broken_stages(payload: dict) -> str:
+    """`state: stage crashed: ...` for each stage of the gate's JSON whose status is `error` (its own code broke)."""
+    stages = payload.get("stages")
+    broken = [s for s in stages if isinstance(s, dict) and s.get("status") == "error"] if isinstance(stages, list) \
+        else []
+    return "; ".join(f"{s.get('name')}: {s.get('detail') or 'broke'}" for s in broken)
 
 
 def _keep(stem: Path, stdout: str, stderr: str) -> None:

@@ -138,6 +138,58 @@ def test_inconclusive_is_a_verdict_with_nothing_to_drain(tmp_path: Path) -> None
     assert (outcome.code, outcome.drain) == (3, [])
 
 
+def test_an_internal_error_is_never_read_as_inconclusive(tmp_path: Path) -> None:
+    """Exit 4 (rdmatool crashed) and an exit 3 whose stage broke both fail closed: the hooks hold or drain on them."""
+    crashed = _run(_fake_gate(tmp_path, "echo 'rdmatool: internal error: KeyError: x (at a.py:3)' >&2; exit 4\n"),
+                   tmp_path)
+    assert (crashed.code, crashed.error) == (None, "rdmatool gate: internal error: rdmatool: internal error: "
+                                                   "KeyError: x (at a.py:3)")
+    payload = {"verdict": "inconclusive", "stages": [
+        {"name": "state", "status": "error", "detail": "stage crashed: ValueError: bad"},
+        {"name": "counters", "status": "skipped", "detail": "the state stage did not finish"}]}
+    broke = _run(_fake_gate(tmp_path, f"echo '{json.dumps(payload)}'; exit 3\n"), tmp_path)
+    assert (broke.code, broke.error) == (None, "rdmatool gate: internal error: state: stage crashed: ValueError: bad")
+
+
+@pytest.mark.parametrize("name", ["gpu01", "r1n02.cluster", "node_7-b", "123456"])
+def test_plain_names_pass(name: str) -> None:
+    assert rs.checked_name("SLURMD_NODENAME", name) == name
+
+
+@pytest.mark.parametrize("name", ["../etc", "a/b", ".hidden", "-rf", "", "gpu01 gpu02", "gpu\n01", "x" * 129,
+                                  "gpu$(id)", "gpu01;reboot"])
+def test_anything_else_is_refused_naming_the_variable(name: str) -> None:
+    with pytest.raises(rs.BadName, match=r"^SLURM_JOB_ID is not a plain name .*: '"):
+        rs.checked_name("SLURM_JOB_ID", name)
+
+
+def test_a_health_check_named_outside_its_folder_writes_nothing(tmp_path: Path) -> None:
+    """SLURMD_NODENAME=../x would put the lock and the gate's log outside LOGDIR: refused before any path is made."""
+    settings = _fake_gate(tmp_path, "exit 0\n")
+    env_file = tmp_path / "slurm.env"
+    env_file.write_text(env_file.read_text() + f"LOGDIR={tmp_path / 'log' / 'inner'}\n")
+    result = subprocess.run([str(EXAMPLES / "healthcheck.py")], capture_output=True, text=True, timeout=60,
+                            env={"SLURMD_NODENAME": "../escaped", rs.CONFIG_ENV: str(env_file)})
+    assert result.returncode == 1
+    assert result.stderr == ("rdmatool healthcheck: SLURMD_NODENAME is not a plain name (letters, digits, ._- ; at "
+                             "most 128): '../escaped'\n")
+    assert not (tmp_path / "log").exists() and not (tmp_path / "argv").exists()
+    assert settings.rdmatool()
+
+
+def test_a_prolog_with_a_bad_job_id_fails_before_any_path_or_command(tmp_path: Path) -> None:
+    settings = _fake_gate(tmp_path, "exit 0\n")
+    env_file = tmp_path / "slurm.env"
+    env_file.write_text(env_file.read_text() + f"LOGDIR={tmp_path / 'log'}\nSCONTROL={tmp_path / 'rdmatool'}\n")
+    result = subprocess.run([str(EXAMPLES / "prolog-slurmctld.py")], capture_output=True, text=True, timeout=60,
+                            env={"SLURM_JOB_ID": "7/../../x", "SLURM_JOB_NODELIST": "gpu01",
+                                 rs.CONFIG_ENV: str(env_file)})
+    assert result.returncode == 1  # a failing PrologSlurmctld: Slurm requeues or cancels, never starts, the job
+    assert "SLURM_JOB_ID is not a plain name" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "log").exists() and not (tmp_path / "argv").exists()
+    assert settings.rdmatool()
+
+
 # --- drain reasons and scontrol's records -------------------------------------------------------------------------
 
 FINDING = {"rule": "port_not_active", "severity": "error", "target": "gpu03", "entity": "mlx5_0/1",
