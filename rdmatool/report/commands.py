@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from rdmatool.model import Severity
 from rdmatool.report import view as views
+from rdmatool.report.shown import cleaned, terminal
+from rdmatool.report.shown import comment as comment_text
 from rdmatool.result import DiagnoseResult
 
 BANG_COMMENT = frozenset({"onyx", "eos", "nxos"})
@@ -19,7 +21,12 @@ def comment(platform: str) -> str:
 
 
 def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
-    """The blocks for the suggestions answering a finding at `minimum` or above; empty when there is none."""
+    """The blocks for the suggestions answering a finding at `minimum` or above; empty when there is none.
+
+    A comment holds printable text only (a control character such as Ctrl-U in a device's value, pasted into a
+    shell without bracketed paste, would erase the `#` and run the rest); every command line is shown the same way,
+    so a value that reached one raw is inert text, never a keystroke (the commands quote or refuse every value)."""
+    result = cleaned(result)
     shown = views.select(result, minimum)
     blocks: dict[str, list[str]] = {}
     hosts = set(result.hosts)
@@ -30,13 +37,14 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
         if not platforms:
             continue
         mark = comment(platforms[0])
-        lines.append(f"{mark} {target}: {suggestion.setting}: {views.change_text(suggestion.current)} → "
-                     f"{views.change_text(suggestion.proposed)} — for {views.reason(findings, places=False)}")
+        lines.append(mark + " " + comment_text(
+            f"{target}: {suggestion.setting}: {views.change_text(suggestion.current)} → "
+            f"{views.change_text(suggestion.proposed)} — for {views.reason(findings, places=False)}"))
         for platform in platforms:
             if len(platforms) > 1:
                 where = _device(platform, target, target in hosts, suggestion.devices.get(platform))
-                lines.append(f"{comment(platform)} {platform} commands, on {where}:")
-            lines.extend(suggestion.commands[platform])
+                lines.append(f"{comment(platform)} " + comment_text(f"{platform} commands, on {where}:"))
+            lines.extend(terminal(command) for command in suggestion.commands[platform])
     return "\n\n".join("\n".join(lines) for lines in blocks.values() if lines) + ("\n" if blocks else "")
 
 

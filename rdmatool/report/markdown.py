@@ -6,20 +6,22 @@ from __future__ import annotations
 from rdmatool.model import Severity
 from rdmatool.report import view as views
 from rdmatool.report.hostsets import folded, grouped_failures
+from rdmatool.report.shown import code_span, fence, markdown
 from rdmatool.result import DiagnoseResult
 
 
 def render(result: DiagnoseResult, minimum: Severity = Severity.INFO) -> str:
+    # Every text is escaped (rdmatool.report.shown): a device's `<img onerror=…>` renders as those characters.
     shown = views.select(result, minimum)
     lines = [f"# rdmatool diagnosis: {result.verdict.value.upper()}", ""]
     if result.source:
-        lines += [f"Source: `{result.source}`", ""]
+        lines += [f"Source: {code_span(result.source)}", ""]
     if result.drain:
-        lines += [f"**Drain ({len(result.drain)}):** `{folded(result.drain)}`", ""]
+        lines += [f"**Drain ({len(result.drain)}):** {code_span(folded(result.drain))}", ""]
     unreachable = [f for f in result.failures if f.get("kind") == "connection"]
     if unreachable:
-        lines += [f"**Unreachable ({len(result.unreachable)}):** `{folded(result.unreachable)}`", ""]
-        lines += [f"- {targets}: {error}" for targets, _, error in grouped_failures(unreachable)] + [""]
+        lines += [f"**Unreachable ({len(result.unreachable)}):** {code_span(folded(result.unreachable))}", ""]
+        lines += [f"- {markdown(targets)}: {markdown(error)}" for targets, _, error in grouped_failures(unreachable)] + [""]
     hard = shown.of(*views.HARD)
     if hard:
         lines += [f"## Critical and error ({len(hard)})", ""] + _table(hard)
@@ -27,11 +29,11 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.INFO) -> str:
         lines += ["## Suggested changes (not applied)", ""]
         for suggestion, findings in shown.suggestions:
             target = suggestion.target or findings[0].target
-            lines += [f"### {target}: {suggestion.setting}: {views.change_text(suggestion.current)} → "
-                      f"{views.change_text(suggestion.proposed)}", "", f"For {views.reason(findings)}.", "",
-                      suggestion.rationale, ""]
+            lines += ["### " + markdown(f"{target}: {suggestion.setting}: {views.change_text(suggestion.current)} → "
+                                        f"{views.change_text(suggestion.proposed)}"), "",
+                      markdown(f"For {views.reason(findings)}."), "", _prose(suggestion.rationale), ""]
             for platform, commands in suggestion.commands.items():
-                lines += [f"{views.platform_label(suggestion, platform)}:", "```", *commands, "```", ""]
+                lines += [markdown(f"{views.platform_label(suggestion, platform)}:"), *fence(commands), ""]
     for severity in (Severity.WARNING, Severity.INFO):
         group = shown.of(severity)
         if group:
@@ -39,18 +41,29 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.INFO) -> str:
     others = [f for f in result.failures if f.get("kind") != "connection"]
     if others:
         lines += ["## Command and parse failures", ""]
-        lines += [f"- {targets}: {what}: {error}" for targets, what, error in grouped_failures(others)] + [""]
+        lines += [f"- {markdown(targets)}: {markdown(what)}: {markdown(error)}" for targets, what, error in grouped_failures(others)] + [""]
     if result.notes:
-        lines += ["## Notes", ""] + [f"- {note}" for note in result.notes] + [""]
+        lines += ["## Notes", ""] + [f"- {markdown(note)}" for note in result.notes] + [""]
     hidden = views.hidden_line(shown, "`--all` or `--severity info` lists them")
     if hidden:
-        lines += [f"_{hidden}_", ""]
+        lines += [f"_{markdown(hidden)}_", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _table(findings: list) -> list[str]:
     lines = ["| where | symptom | cause | check | fix | evidence |", "|---|---|---|---|---|---|"]
     for f in findings:
-        cells = [views.where(f), f.symptom, f.cause, f"`{f.check}`", f.fix, views.evidence_text(f)]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", "<br>") for c in cells) + " |")
+        cells = [_cell(views.where(f)), _cell(f.symptom), _cell(f.cause), code_span(f.check).replace("|", "\\|"),
+                 _cell(f.fix), _cell(views.evidence_text(f))]
+        lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _cell(text: str) -> str:
+    """A table cell: escaped, its line breaks as `<br>` (the one tag the report writes itself)."""
+    return "<br>".join(markdown(line) for line in str(text).split("\n"))
+
+
+def _prose(text: str) -> str:
+    """A paragraph of several lines: each escaped, the breaks kept."""
+    return "\n".join(markdown(line) for line in str(text).split("\n"))

@@ -14,6 +14,7 @@ import io
 from collections import defaultdict
 
 from rdmatool.report.page import RATE_FAMILIES, Page, PriorityFigure
+from rdmatool.report.shown import terminal
 
 MAX_PORTS = 40  # ports in the per-priority grid and the rate bars: the busiest first, the table has them all
 MAX_LABELLED_HOSTS = 48  # host names on the topology map beyond this many would overlap
@@ -31,8 +32,18 @@ def _figure(width: float, height: float):
 
 
 def _png(figure) -> bytes:
+    """The figure as PNG, every text in it (titles, tick labels: port and host names a device reported) shown as the
+    characters it is: controls made visible, never parsed as mathtext or TeX (rdmatool.report.shown)."""
+    import matplotlib
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+        text.set_usetex(False)
+        text.set_text(terminal(text.get_text()))
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):  # ticks made while drawing
+        figure.savefig(buffer, format="png")
     return buffer.getvalue()
 
 

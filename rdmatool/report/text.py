@@ -22,6 +22,7 @@ from rich.text import Text
 from rdmatool.model import Severity
 from rdmatool.report import view as views
 from rdmatool.report.hostsets import folded, grouped_failures
+from rdmatool.report.shown import cleaned
 from rdmatool.result import DiagnoseResult, finding_ids
 from rdmatool.units import duration
 
@@ -40,6 +41,7 @@ def render(result: DiagnoseResult, console: Console, minimum: Severity = Severit
            show_all: bool = False) -> None:
     """`minimum`: the lowest severity shown (info is hidden by default, and counted); `show_all`: every finding of
     those, with its evidence, and each suggestion's rationale."""
+    result = cleaned(result)  # what a device said reaches the terminal as text (rdmatool.report.shown)
     shown = views.select(result, minimum)
     window = f", window {duration(result.window_s)}" if result.window_s else ""
     _verdict("verdict: ", result, f"{window}  ", (result.source, "dim"), console)
@@ -55,6 +57,7 @@ def render_gate(gate: GateResult, console: Console, minimum: Severity = Severity
     """The gate's table: its verdict with the stages it is made of; the nodes to drain, each with the stages and
     rules that condemned it, the bad links and the unreachable targets; then the findings as a diagnosis shows
     them. The info findings are counted, and listed by `--json`."""
+    gate = cleaned(gate)
     result = DiagnoseResult(verdict=gate.verdict, findings=gate.findings, failures=gate.failures,
                             source=gate.bundle or "")
     shown = views.select(result, minimum)
