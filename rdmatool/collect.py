@@ -56,6 +56,13 @@ class TargetOutcome:
         """Snapshots in which at least one command of this target gave a usable output."""
         return [i for i, results in self.snapshots.items() if any(r.ok for r in results)]
 
+    @property
+    def usable(self) -> bool:
+        """Whether this target gave output the analysis can judge: it did not fail (a host that broke the framing,
+        hit its deadline or has no RDMA device keeps what it printed, but that is not a reading to judge by) and at
+        least one of its commands gave output."""
+        return self.ok and bool(self.snapshots_with_output())
+
 
 Progress = Callable[[str, str], None]  # (target name, event) — presentation lives in the CLI
 
@@ -234,8 +241,9 @@ def _discover_ports(session, target: Target, options: CollectOptions, deadline: 
 def collect_to_bundle(
     targets: list[Target], options: CollectOptions, out: str, force: bool = False, progress: Progress | None = None,
 ) -> tuple[list[TargetOutcome], str]:
-    """Collect, then commit the bundle atomically. An existing bundle is replaced by one without any target's data
-    only with `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
+    """Collect, then commit the bundle atomically. An existing bundle is replaced by one in which no target is
+    usable (`TargetOutcome.usable`: unreachable, framing broken, cut by the deadline, whatever the reason) only with
+    `force` (NothingCollected otherwise: a failed night must not erase the last good record)."""
     from rdmatool import bundle as bundle_io
 
     writer = bundle_io.BundleWriter(out)
@@ -258,9 +266,9 @@ def collect_to_bundle(
 
         outcomes = collect_all(targets, options, progress, finished=write)
         finished = now_iso()
-        if not force and writer.final.exists() and not any(o.snapshots_with_output() for o in outcomes):
+        if not force and writer.final.exists() and not any(o.usable for o in outcomes):
             raise NothingCollected(f"{writer.final}: no target was collected; the existing bundle is kept "
-                                   "(--force replaces it anyway)")
+                                   "(--force replaces it anyway)" + _first_failure(outcomes))
         failures = [{"target": o.target.name, "error": o.error} for o in outcomes if not o.ok]
         failures += [
             {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error, "snapshot": index}
@@ -274,6 +282,15 @@ def collect_to_bundle(
         writer.abort()  # never a half bundle under any name
         raise
     return outcomes, str(path)
+
+
+def _first_failure(outcomes: list[TargetOutcome]) -> str:
+    """The first target's failure and how many more, as the tail of one line (a thousand refusals stay one line)."""
+    errors = [o.error for o in outcomes if o.error]
+    if not errors:
+        return ""
+    more = f"; and {len(errors) - 1} more failures" if len(errors) > 1 else ""
+    return f": {errors[0]}{more}"
 
 
 def _store_builder():
