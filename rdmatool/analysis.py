@@ -22,7 +22,7 @@ from rdmatool.bundle import Bundle
 from rdmatool.facts import FactQuery
 from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import PortNames
+from rdmatool.port_names import PortNames, system_name
 from rdmatool.sample_columns import PEER_MARK
 from rdmatool.table_columns import TableColumns
 from rdmatool.triage import triage_facts
@@ -425,7 +425,7 @@ def _links(lldp: pd.DataFrame, names: set, aliases: pd.DataFrame) -> pd.DataFram
         if not isinstance(text, str) or "|" not in text:
             continue
         remote, _, remote_port = text.partition("|")
-        remote = remote.split(".")[0] if remote not in names else remote
+        remote = system_name(remote, names)
         if kind == "switch":
             rows.append((remote, remote_port, target, entity))
         else:

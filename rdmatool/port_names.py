@@ -14,6 +14,9 @@ The spellings:
 - Cumulus breakouts `swp1s0`, `swp1s1` are ports of their own, never `swp1`;
 - InfiniBand: a node description iblinkinfo makes unique with the port GUID (`gpu01 mlx5_0 (0x...)`) is the node
   of the plain one (`node_description`); a CA's default description is `<host> <device>` (`ca_of`).
+- A neighbour's system name (`system_name`): LLDP sends the device's hostname, which may be fully qualified
+  (`leaf01.pod1.example.net`) and in capitals (`LEAF01`) where the inventory says `leaf01`: host names are not
+  case-sensitive.
 """
 
 from __future__ import annotations
@@ -26,6 +29,22 @@ from dataclasses import dataclass, field
 _PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)(?=\d)")
 _BLANKS = re.compile(r"\s+")
 _GUID_SUFFIX = re.compile(r"\s*\(0x[0-9a-fA-F]+\)\s*$")
+_FOLDED: list = [None, {}]  # the last set of names seen and its lower-case index (callers pass one set per bundle)
+
+
+def system_name(name: str, names) -> str:
+    """A neighbour's system name as the bundle names it: the target of that name, else of its first label (an
+    FQDN), compared without case where neither matches exactly; else the first label."""
+    if name in names:
+        return name
+    short = name.split(".")[0]
+    if short in names:
+        return short
+    if _FOLDED[0] is not names:
+        _FOLDED[1] = {n.lower(): n for n in names if isinstance(n, str)}
+        _FOLDED[0] = names
+    folded = _FOLDED[1]
+    return folded.get(name.lower()) or folded.get(short.lower()) or short
 
 
 def port_key(port: str) -> str:

@@ -23,6 +23,7 @@ from rdmatool.facts import FactQuery
 from rdmatool.pairs.attribution import LOW, classify, fact_row
 from rdmatool.pairs.localise import RailRun, localise
 from rdmatool.pairs.model import Attribution, PairResult, leaf_pair
+from rdmatool.port_names import system_name
 
 NO_UPLINKS = "not known (no switch-to-switch LLDP in the data)"
 
@@ -134,7 +135,7 @@ def uplink_ports(analysis) -> dict[str, list[str]]:
         if kind != "switch" or not isinstance(text, str) or "|" not in text or not isinstance(entity, str):
             continue
         remote, _, remote_port = text.partition("|")
-        remote = remote if remote in switches else remote.split(".")[0]  # a peer's FQDN, the bundle's short name
+        remote = system_name(remote, switches)  # a peer's FQDN or capitals, the bundle's name
         if remote in switches and remote != target:
             out.setdefault(target, []).append(f"{entity} to {remote} {remote_port}".rstrip())
     return {leaf: sorted(set(ports)) for leaf, ports in out.items()}

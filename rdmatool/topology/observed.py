@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from rdmatool.facts import FactQuery
-from rdmatool.port_names import PortNames, ca_of, node_description
+from rdmatool.port_names import PortNames, ca_of, node_description, system_name
 from rdmatool.topology import Link, SwitchCable
 
 LLDP = "lldp"
@@ -43,8 +43,8 @@ def _targets(query: FactQuery) -> set[str]:
 
 
 def short_name(name: str, names: set[str]) -> str:
-    """A neighbour's system name as the bundle names it: whole when a target has it, else cut at its first dot."""
-    return name if name in names else name.split(".")[0]
+    """A neighbour's system name as the bundle names it (rdmatool.port_names.system_name)."""
+    return system_name(name, names)
 
 
 # a switch's own port names: its port status first, then its LLDP's local ports (NX-OS may abbreviate them)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rdmatool.inventory import InventoryLink
 from rdmatool.model import Target, TargetKind
-from rdmatool.port_names import port_key
+from rdmatool.port_names import port_key, system_name
 from rdmatool.topology import Link
 
 INVENTORY = "inventory"
@@ -71,10 +71,8 @@ def add_cabled_switches(selected: list[Target], everything: list[Target], links:
 
 def _name_in(name: str, switches: dict[str, Target]) -> str | None:
     """A neighbour's name as the inventory has it (`leaf01.dc1` is `leaf01` when only that is a target)."""
-    if name in switches:
-        return name
-    short = name.split(".")[0]
-    return short if short in switches else None
+    found = system_name(name, switches)
+    return found if found in switches else None
 
 
 def _with_ports(switch: Target, cabled: list[str], some_unnamed: bool) -> Target:

@@ -43,6 +43,7 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
                     snapshots=rng.choice((1, 2, 2, 3)), interval_s=rng.choice((5.0, 10.0, 30.0)),
                     fmt=rng.choice((1, 2, 3)), load=load, fw=fw)
     fabric.domain = rng.choice(("", "", "pod1.example.net", "cluster.local"))
+    fabric.upper_switch_names = rng.random() < 0.2
     mgmt_lldp, all_priorities = rng.random() < 0.5, rng.random() < 0.5
     name_style = rng.choice(("gpu{:02d}", "node-{:03d}", "dgx-a{:02d}"))
     for i in range(n_compute + n_storage):
@@ -120,7 +121,8 @@ def _switches(rng: random.Random, fabric: Fabric, n_leaves: int, n_spines: int, 
             name = f"{prefix}{i + 1:02d}" if role == "leaf" else f"spine{i + 1:02d}"
             switch = Switch(name=name, nos=kind, role=role, address=f"10.254.{0 if role == 'leaf' else 1}.{i + 1}",
                             pfc=(fabric.site.roce_priority,), ecn_min=rng.choice((100_000, 150_000, 200_000)),
-                            ecn_max=rng.choice((600_000, 800_000, 1_000_000)), ecn_prob=rng.choice((10, 20, 50)))
+                            ecn_max=rng.choice((600_000, 800_000, 1_000_000)), ecn_prob=rng.choice((10, 20, 50)),
+                            chassis=kind == "sonic" and rng.random() < 0.3)
             # enough ports for every host rail plus the uplinks, named as the NOS names them
             names = port_names(kind, 60, rng) if kind != "ib" else [(str(n), "") for n in range(1, 65)]
             for name_, alias in names:

@@ -104,6 +104,7 @@ class Switch:
     ecn_max: int = 1_000_000
     ecn_prob: int = 20
     ecn_on: bool = True
+    chassis: bool = False  # a multi-ASIC SONiC box: its counters list backplane ports (Ethernet-BP*) with N/A
 
     def port(self, name: str) -> SwitchPort:
         return next(p for p in self.ports if p.name == name)
@@ -125,8 +126,12 @@ class Fabric:
     perf_writer: str = "rdmatool"  # how the per-peer perftest outputs are named: rdmatool | peer | command
     domain: str = ""  # the DNS domain lldpd sends after each system name (`gpu01.pod1.example.net`), or none
 
+    upper_switch_names: bool = False  # switches whose hostname is set in capitals (LEAF01) while the inventory has leaf01
+
     def lldp_name(self, name: str) -> str:
         """A device's name as its LLDP advertises it: the hostname, fully qualified where the site's are."""
+        if self.upper_switch_names and any(s.name == name for s in self.switches):
+            name = name.upper()
         return f"{name}.{self.domain}" if self.domain else name
 
     def switch(self, name: str) -> Switch:

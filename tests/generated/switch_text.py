@@ -49,9 +49,10 @@ def sonic(fabric: Fabric, switch: Switch, t: float) -> list[tuple[str, str, str,
     pfc = ""
     for way in ("Rx", "Tx"):
         key = "rx_pfc" if way == "Rx" else "tx_pfc"
+        backplane = [[f"Ethernet-BP{4 * i}"] + ["N/A"] * 8 for i in range(2 if switch.chassis else 0)]
         pfc += _table([f"Port {way}"] + [f"PFC{i}" for i in range(8)],
                       [[p.name] + [f"{p.counters[f'{key}{prio}'].at(t):,}" if i == prio else "0" for i in range(8)]
-                       for p in _up(switch)]) + "\n"
+                       for p in _up(switch)] + backplane) + "\n"
     lossless = _table(["Interface", "Lossless priorities"],
                       [[p.name, (",".join(map(str, switch.pfc)) if p.pfc_on else "") or "N/A"] for p in _up(switch)])
     ecn = ("Profile: AZURE_LOSSLESS\n-----------------------  -------\n"

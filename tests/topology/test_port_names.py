@@ -76,3 +76,16 @@ def test_a_switch_s_own_name_wins_over_an_alias_that_looks_like_it() -> None:
 def test_infiniband_node_descriptions_with_and_without_the_guid(description: str, plain: str, ca) -> None:
     assert node_description(description) == plain
     assert ca_of(description) == ca
+
+
+def test_a_neighbours_system_name_is_found_whatever_its_domain_and_case() -> None:
+    from rdmatool.port_names import system_name
+
+    names = {"leaf01", "gpu01", "spine.a"}
+    assert system_name("leaf01", names) == "leaf01"
+    assert system_name("leaf01.pod1.example.net", names) == "leaf01"
+    assert system_name("LEAF01", names) == "leaf01"
+    assert system_name("LEAF01.POD1.EXAMPLE.NET", names) == "leaf01"
+    assert system_name("spine.a", names) == "spine.a"  # a target whose name has a dot is itself
+    assert system_name("oob-sw01.mgmt", names) == "oob-sw01"  # no target: the first label, as before
+    assert system_name("Gpu01", {"gpu01", "GPU01"}) in {"gpu01", "GPU01"}
