@@ -57,8 +57,10 @@ def _whole(low: int, high: int) -> Callable[[Any], str | None]:
 
 
 def _positive(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        return "a positive number"
+    # finite too: `.inf` is greater than 0, and an infinite RTT or cable turns every threshold derived from it into
+    # inf or nan far from here (a crash in the middle of a diagnosis)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value > 0 and math.isfinite(value)):
+        return "a positive finite number"
     return None
 
 

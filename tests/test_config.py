@@ -100,7 +100,12 @@ def test_an_empty_file_sets_nothing(tmp_path: Path) -> None:
     ("site:\n  rtt_us: 10\n  roce_prio: 3\n", 3, "unknown site key 'roce_prio'"),
     ("site:\n  roce_priority: 9\n", 2, "site.roce_priority takes a whole number from 0 to 7, not 9"),
     ("site:\n  roce_dscp: true\n", 2, "site.roce_dscp takes a whole number from 0 to 63"),
-    ("site:\n  rtt_us: -1\n", 2, "site.rtt_us takes a positive number"),
+    ("site:\n  rtt_us: -1\n", 2, "site.rtt_us takes a positive finite number"),
+    ("site:\n  rtt_us: .inf\n", 2, "site.rtt_us takes a positive finite number, not inf"),
+    ("site:\n  rtt_us: .nan\n", 2, "site.rtt_us takes a positive finite number, not nan"),
+    ("\nsite: {mtu: 9000, cable_length_m: -.inf}\n", 2, "site.cable_length_m takes a positive finite number"),
+    ("site:\n  roce_dscp: .inf\n", 2, "site.roce_dscp takes a whole number from 0 to 63, not inf"),
+    ("site:\n  rtt_us: lots\n", 2, "site.rtt_us takes a positive finite number, not 'lots'"),
     ("site:\n  roce_mtu: 1500\n", 2, "site.roce_mtu takes one of 256, 512, 1024, 2048, 4096"),
     ("site: fast\n", 1, "site is a mapping"),
     ("\n\ninventory: [a, b]\n", 3, "inventory: takes a path"),
@@ -189,6 +194,17 @@ def test_config_show_says_where_each_value_comes_from(tmp_path: Path) -> None:
     assert f"config file: {path}" in table.stdout
     assert any(line.split()[:2] == ["store", "/srv/baselines"] and line.endswith(f"({path}:1)")
                for line in table.stdout.splitlines())
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "-.inf"])
+def test_config_show_and_diagnose_refuse_an_infinite_rtt_naming_the_line(tmp_path: Path, value: str) -> None:
+    """`rtt_us: .inf` passed `config show` and crashed `diagnose` deep in the ECN thresholds."""
+    path = write(tmp_path / "c.yaml", f"store: /srv/baselines\nsite: {{rtt_us: {value}}}\n")
+    for argv in (["config", "show"], ["diagnose", str(DEMO)]):
+        result = runner.invoke(app, argv, env={"RDMATOOL_CONFIG": str(path)})
+        assert result.exit_code == 2, (argv, result.output)
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith(f"rdmatool: {path}:2: site.rtt_us takes a positive finite number, not "), line
 
 
 def test_config_show_without_a_file(tmp_path: Path) -> None:
@@ -280,7 +296,7 @@ def test_the_site_option_is_checked_as_the_file_is() -> None:
                            ("roce_prio=4", "--site roce_prio=4: unknown site key 'roce_prio'"),
                            ("roce_priority=9", "site.roce_priority takes a whole number from 0 to 7, not '9'"),
                            ("roce_dscp=high", "site.roce_dscp takes a whole number from 0 to 63, not 'high'"),
-                           ("rtt_us=inf", "site.rtt_us takes a positive number, not 'inf'")):
+                           ("rtt_us=inf", "site.rtt_us takes a positive finite number, not 'inf'")):
         with pytest.raises(config.ConfigError) as caught:
             config.parse_site_option([given])
         assert message in str(caught.value), caught.value
