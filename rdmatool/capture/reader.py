@@ -4,7 +4,9 @@ is dissected here (see rdmatool.capture.decode for the header walk).
 `open_capture(path) -> Capture` checks the file header itself first, so a file that is not a capture, or one cut
 inside its header, is a CaptureError naming the file and the byte offset. scapy's readers treat a record cut short
 at the end, or a block of impossible length, as a quiet end of file; `Capture.check_end()` looks at where reading
-stopped and turns such an end into a CaptureError with the offset of the record that is incomplete.
+stopped and turns such an end into a CaptureError with the offset of the record that is incomplete. A packet block
+whose captured length does not fit inside the block (scapy would cut the packet short and read on) is a CaptureError
+with the block's offset as it is read.
 
 Only regular files are opened, never through a symlink (rdmatool.files): a capture may come from a bundle written
 elsewhere. Memory does not depend on the file's size: records are read one at a time.
@@ -97,7 +99,7 @@ def open_capture(path: str | os.PathLike, max_bytes: int | None = None) -> Captu
 
 def _open_reader(name: str, handle, head: bytes, size: int) -> Capture:
     from scapy.error import Scapy_Exception
-    from scapy.utils import RawPcapNgReader, RawPcapReader
+    from scapy.utils import RawPcapReader
 
     _quiet_scapy()
     if len(head) < 4:
@@ -127,11 +129,62 @@ def _open_reader(name: str, handle, head: bytes, size: int) -> Capture:
         if length < 28 or length % 4 or length > size:
             raise CaptureError(name, 0, f"pcapng section header: impossible block length {length}")
         try:
-            reader = RawPcapNgReader(handle)
+            reader = _checked_pcapng_reader()(handle)
         except (Scapy_Exception, EOFError, OSError) as exc:
             raise CaptureError(name, 0, f"unreadable pcapng section header ({exc})") from None
+        reader.path = name
         return Capture(name, "pcapng", reader, handle, size, endian=endian)
     raise CaptureError(name, 0, f"not a pcap or pcapng file (magic {magic.hex()})")
+
+
+_CHECKED_READER: list[type] = []
+
+
+def _checked_pcapng_reader() -> type:
+    """scapy's RawPcapNgReader, with each packet block's captured length checked against the block that holds it:
+    scapy slices `block[20:20 + caplen]`, so an EPB claiming 100,000 bytes in a 40-byte block gave a short packet
+    and the file read as valid. The class is made on first use (scapy is imported only when a capture is read)."""
+    if _CHECKED_READER:
+        return _CHECKED_READER[0]
+    from scapy.utils import RawPcapNgReader
+
+    class CheckedPcapNgReader(RawPcapNgReader):
+        path = ""
+        block_start = 0
+
+        def _read_block(self, size=65535):  # noqa: ANN001, ANN202 - scapy's signature
+            self.block_start = self.f.tell()
+            return super()._read_block(size)
+
+        def _disagrees(self, block_length: int, what: str, caplen: int, room: int) -> CaptureError:
+            return CaptureError(self.path, self.block_start, f"pcapng {what} claims {caplen} captured bytes but its "
+                                                             f"block of {block_length} bytes holds at most {room}")
+
+        def _read_block_epb(self, block, size):  # noqa: ANN001, ANN202
+            if len(block) >= 20:
+                (caplen,) = struct.unpack(self.endian + "I", block[12:16])
+                if caplen > len(block) - 20:
+                    raise self._disagrees(len(block) + 12, "enhanced packet block", caplen, len(block) - 20)
+            return super()._read_block_epb(block, size)
+
+        def _read_block_pkt(self, block, size):  # noqa: ANN001, ANN202
+            if len(block) >= 20:
+                (caplen,) = struct.unpack(self.endian + "I", block[12:16])
+                if caplen > len(block) - 20:
+                    raise self._disagrees(len(block) + 12, "packet block", caplen, len(block) - 20)
+            return super()._read_block_pkt(block, size)
+
+        def _read_block_spb(self, block, size):  # noqa: ANN001, ANN202
+            if len(block) >= 4 and self.interfaces:
+                (wirelen,) = struct.unpack(self.endian + "I", block[:4])
+                snaplen = self.interfaces[0][1]
+                caplen = min(wirelen, snaplen) if snaplen else wirelen
+                if caplen > len(block) - 4:
+                    raise self._disagrees(len(block) + 12, "simple packet block", caplen, len(block) - 4)
+            return super()._read_block_spb(block, size)
+
+    _CHECKED_READER.append(CheckedPcapNgReader)
+    return CheckedPcapNgReader
 
 
 def _quiet_scapy() -> None:
