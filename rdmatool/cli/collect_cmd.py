@@ -226,6 +226,10 @@ def bundle_show(
     from rich.table import Table
     from rich.text import Text
 
+    from rdmatool.report.shown import cleaned
+
+    summary = cleaned(summary)  # a manifest's and a host's text shown as characters (rdmatool.report.shown)
+    failures_list = summary["failures"]
     out = data_console()
     out.print(Text.assemble((summary["path"], "bold"), f"  created {summary['created']}  interval "
                             f"{summary['interval_s']} s"))
@@ -234,7 +238,7 @@ def bundle_show(
     table.add_column("parser")
     table.add_column("files", justify="right")
     for name, count in summary["outputs_per_parser"].items():
-        table.add_row(name, str(count))
+        table.add_row(Text(name), str(count))
     out.print(table)
     if failures_list:
         failures = Table(title=f"{len(failures_list)} failures")
@@ -244,8 +248,8 @@ def bundle_show(
         failures.add_column("error", overflow="fold")
         for f in failures_list:
             what = f["parser"] if f["kind"] != "parse" else f"{f['parser']} (parse)"
-            failures.add_row(f["target"], what or "connection", ",".join(map(str, f["snapshots"])) or "-",
-                             f["error"] or "")
+            failures.add_row(Text(str(f["target"])), Text(str(what or "connection")),
+                             ",".join(map(str, f["snapshots"])) or "-", Text(str(f["error"] or "")))
         out.print(failures)
 
 

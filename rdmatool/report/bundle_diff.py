@@ -1,10 +1,15 @@
-"""`rdmatool bundle diff` as a table (rich) or Markdown, from the diff's JSON shape (rdmatool.bundle_diff)."""
+"""`rdmatool bundle diff` as a table (rich) or Markdown, from the diff's JSON shape (rdmatool.bundle_diff).
+
+Every value a device reported (settings, neighbours, errors, names) is shown as text (rdmatool.report.shown): its
+control characters visible in the table, its Markdown and HTML escaped in the Markdown."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from rdmatool.report.shown import cleaned, code_span, markdown
 
 RATES_SHOWN = 30  # the largest moves; --format json lists every one
 
@@ -44,6 +49,7 @@ def target_lines(diff: dict) -> list[str]:
 
 
 def render_text(diff: dict, console: Console) -> None:
+    diff = cleaned(diff)
     head = f"{diff['changes']} changes from {diff['a']} ({diff['created_a']}) to {diff['b']} ({diff['created_b']})"
     console.print(f"[bold]{escape(head)}[/bold]")
     for line in target_lines(diff):
@@ -53,7 +59,7 @@ def render_text(diff: dict, console: Console) -> None:
         for column in ("where", "setting", "before", "after"):
             table.add_column(column)
         for row in diff["config"]:
-            table.add_row(escape(_where(row)), row["setting"], escape(_cell(row["before"])),
+            table.add_row(escape(_where(row)), escape(str(row["setting"])), escape(_cell(row["before"])),
                           escape(_cell(row["after"])))
         console.print(table)
     if diff["cabling"]:
@@ -81,13 +87,14 @@ def render_text(diff: dict, console: Console) -> None:
 
 def render_markdown(diff: dict) -> str:
     def cells(values: list[str]) -> str:
-        return "| " + " | ".join(v.replace("|", "\\|") for v in values) + " |"
+        return "| " + " | ".join(markdown(v) for v in values) + " |"
 
     lines = [f"# rdmatool bundle diff: {diff['changes']} changes", "",
-             f"From `{diff['a']}` ({diff['created_a']}) to `{diff['b']}` ({diff['created_b']}).", ""]
+             f"From {code_span(diff['a'])} ({markdown(diff['created_a'])}) to {code_span(diff['b'])} "
+             f"({markdown(diff['created_b'])}).", ""]
     targets = target_lines(diff)
     if targets:
-        lines += ["## Targets", "", *(f"- {line}" for line in targets), ""]
+        lines += ["## Targets", "", *(f"- {markdown(line)}" for line in targets), ""]
     if diff["config"]:
         lines += ["## Configuration", "", "| where | setting | before | after |", "|---|---|---|---|"]
         lines += [cells([_where(r), r["setting"], _cell(r["before"]), _cell(r["after"])]) for r in diff["config"]]

@@ -8,13 +8,20 @@ terminal one (rdmatool.report.text) recorded by rich, so the two never say diffe
 
 from __future__ import annotations
 
+import html
 import io
-from html import escape
 
 from rdmatool.model import Severity
 from rdmatool.report import plots
 from rdmatool.report.hostsets import grouped_failures
 from rdmatool.report.page import Page, PortRow
+from rdmatool.report.shown import terminal
+
+
+def escape(text, quote: bool = True) -> str:
+    """Text as HTML: its controls made visible and lone surrogates replaced (rdmatool.report.shown), then escaped."""
+    return html.escape(terminal(text, newlines=True), quote)
+
 
 # Nothing may leave the file: images are data: URIs, style and script are inline; a stray URL is refused by the
 # browser (and said in its console) rather than fetched.

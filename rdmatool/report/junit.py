@@ -5,9 +5,13 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from rdmatool.gate.policy import HARD, UNFINISHED, StageResult
+from rdmatool.report.shown import cleaned
 
 
 def render(stages: list[StageResult], nodes: list[str], drain: list[str]) -> str:
+    # XML 1.0 has no place for most control characters, and a lone surrogate cannot be encoded: what a device said
+    # is written as visible text (rdmatool.report.shown)
+    stages, nodes, drain = cleaned(stages), cleaned(nodes), cleaned(drain)
     root = ET.Element("testsuites", name="rdmatool gate")
     for stage in stages:
         suite = ET.SubElement(root, "testsuite", name=stage.name, time=f"{stage.duration_s:.3f}")

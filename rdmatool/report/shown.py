@@ -53,7 +53,8 @@ def comment(text) -> str:
 # The ASCII punctuation that opens or closes inline markup (emphasis, code, links, images, tables, strikethrough)
 # is backslash-escaped; `<`, `>` and `&` become entities so that no HTML tag or entity of a device's survives a
 # renderer that allows raw HTML; a line that would open a block (list, heading, quote, rule) has its mark escaped.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~!#])")
+# An underscore between two letters or digits opens no emphasis (`mlx5_0` stays as people read it).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]|~!#]|(?<![^\W_])_|_(?![^\W_]))")
 _BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+(?=[.)]))")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 

@@ -39,7 +39,7 @@ def test_markdown_leaves_no_tag_no_link_no_emphasis() -> None:
     assert "<" not in text and ">" not in text and "&lt;img" in text
     assert "\\[x\\](javascript:alert(1))" in text
     assert not RAW.search(text)
-    assert shown.markdown("a_b*c*`d`|e") == "a\\_b\\*c\\*\\`d\\`\\|e"
+    assert shown.markdown("a_b *c* _d_ `e`|f") == "a_b \\*c\\* \\_d\\_ \\`e\\`\\|f"
     assert shown.markdown("- item") == "\\- item" and shown.markdown("1. item") == "1\\. item"
     assert shown.markdown("# head") == "\\# head" and shown.markdown("AT&T") == "AT&amp;T"
 
