@@ -17,7 +17,10 @@ EXIT_INTERNAL = 4  # rdmatool itself failed: never a verdict (rdmatool.cli.exit_
 
 def die(message: str, code: int) -> NoReturn:
     """One line on stderr, then the exit code; the message names the file, host or line at fault."""
-    print(message, file=sys.stderr)
+    from rdmatool.report.shown import terminal
+
+    # a host's or a manifest's text quoted in the message is shown as characters, never sent to the terminal
+    print(terminal(message, newlines=True), file=sys.stderr)
     raise typer.Exit(code)
 
 
