@@ -54,8 +54,10 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
                     gpus=8 if role == "compute" else 0, gpu_util=rng.uniform(85, 99),
                     load1=rng.uniform(2, 30), psi_io=rng.uniform(0, 2), psi_cpu=rng.uniform(0, 3))
         host.mgmt_lldp = mgmt_lldp
+        # storage often has a NIC one speed below the compute rails
+        rail_rate = rate if role == "compute" or rng.random() < 0.5 else max(100, rate // 2)
         for r in range(rails):
-            host.rails.append(_rail(rng, fabric, r, rate))
+            host.rails.append(_rail(rng, fabric, r, rail_rate))
             host.rails[-1].all_priorities = all_priorities
             if role == "storage":  # storage keeps off the training's lossless class: lossy RoCE with ECN
                 host.rails[-1].pfc = ()
@@ -143,7 +145,7 @@ def _cable_hosts(rng: random.Random, fabric: Fabric) -> None:
         for r, rail in enumerate(host.rails):
             leaf = leaves[(r if rail_optimised and len(host.rails) > 1 else h) % len(leaves)]
             port = _free_port(leaf)
-            port.peer, port.peer_port = host.name, rail.netdev
+            port.peer, port.peer_port, port.speed_gbps = host.name, rail.netdev, rail.rate_gbps
             rail.leaf, rail.leaf_port = leaf.name, port.name
 
 

@@ -165,6 +165,8 @@ def port_names(nos: str, count: int, rng: random.Random) -> list[tuple[str, str]
             return [(f"swp{1 + i // 4}s{i % 4}", "") for i in range(count)]
         return [(f"swp{i + 1}", "") for i in range(count)]
     if nos == "onyx":
+        if rng.random() < 0.25:  # split ports: Eth1/1/1 .. Eth1/1/2
+            return [(f"Eth1/{1 + i // 2}/{1 + i % 2}", "") for i in range(count)]
         return [(f"Eth1/{i + 1}", "") for i in range(count)]
     if nos == "eos":
         if rng.random() < 0.5:
