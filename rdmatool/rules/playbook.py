@@ -342,6 +342,7 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
             raise fail(f"rule {rule_id}: `group_by` takes {', '.join(GROUP_COLUMNS)}{also}, not {yamlio.quote(name)}")
     _check_metrics(params, fail, rule_id)
     _check_operators(params, fail, rule_id)
+    _check_numeric_values(params, kind, fail, rule_id)
     where_filter = raw.get("where") or {}
     if not _is_where(where_filter):
         raise _located(path, where_filter, fail, f"rule {rule_id}: `where` must be {_WHERE}, not "
@@ -467,6 +468,23 @@ def _check_metrics(params: dict, fail, rule_id: str) -> None:
     for name in _metric_names(params):
         if not isinstance(name, str) or not metrics.is_known(name):
             raise fail(f"rule {rule_id}: unknown metric {yamlio.quote(name)} (not in the glossary)")
+
+
+def _check_numeric_values(params: dict, kind: str, fail, rule_id: str) -> None:
+    """A `value` compared with a counter or a gauge (or with a rate or delta) is a finite number: `value: lots` or
+    "nan" would compare as text, match nothing, and the rule would pass forever. Text is for state metrics."""
+    compared = [params] if kind in ("threshold", "rate") else []
+    compared += [c for c in params.get("also") or [] if isinstance(c, dict)]
+    for cond in compared:
+        metric, value = cond.get("metric"), cond.get("value")
+        default_field = "rate" if cond is params and kind == "rate" else "value"
+        state = metric in metrics.GLOSSARY and metrics.GLOSSARY[metric].kind is metrics.STATE
+        if state and cond.get("field", default_field) == "value":
+            continue
+        values = value if isinstance(value, list) else [value]
+        if not all(_is_number(v) for v in values):
+            raise fail(f"rule {rule_id}: `value` compared with {metric} must be a finite number, not "
+                       f"{yamlio.quote(value)}")
 
 
 def _check_operators(params: dict, fail, rule_id: str) -> None:

@@ -192,6 +192,28 @@ MISMATCH = "    metric: pfc_enabled\n"
          "an `also` condition with scope: target compares the target's total with a number, not 'none'"),
         ("rate", THRESHOLD + "    also:\n      - {metric: cnp_sent, op: '==', value: 0, field: rates}\n", 2,
          "`field` of an `also` condition must be one of value, rate, delta, not 'rates'"),
+        # a number compared with text matches nothing: the rule would never fire
+        ("threshold", "    metric: link_downed\n    op: '>'\n    value: lots\n", 2,
+         "`value` compared with link_downed must be a finite number, not 'lots'"),
+        ("threshold", "    metric: link_downed\n    op: '>'\n    value: nan\n", 2,
+         "`value` compared with link_downed must be a finite number, not 'nan'"),
+        ("threshold", "    metric: link_downed\n    op: in\n    value: [1, many]\n", 2,
+         "`value` compared with link_downed must be a finite number"),
+        ("threshold", "    metric: link_downed\n    op: '>'\n    value: .inf\n", 2,
+         "`value` must be a string, a number or a list of them, not"),
+        ("threshold", "    metric: link_downed\n    op: '>'\n    value: .nan\n", 2,
+         "`value` must be a string, a number or a list of them, not"),
+        ("rate", THRESHOLD + "    also:\n      - {metric: cnp_sent, op: '>', value: lots}\n", 2,
+         "`value` compared with cnp_sent must be a finite number, not 'lots'"),
+        ("rate", THRESHOLD.replace("value: 0", "value: Active").replace("link_downed", "port_state"), 2,
+         "`value` compared with port_state must be a finite number, not 'Active'"),
+        ("ecn_vs_pause", "    metric: rx_pause_fraction\n    paused_above: lots\n    marked_below: 0.01\n", 2,
+         "`paused_above` must be a number, not 'lots'"),
+        ("ecn_vs_pause", "    metric: rx_pause_fraction\n    paused_above: .inf\n    marked_below: 0.01\n", 2,
+         "`paused_above` must be a number, not"),
+        ("ratio", "    numerator: cnp_handled\n    denominator: cnp_sent\n    op: '<'\n    value: .nan\n", 2,
+         "`value` must be a number, not"),
+        ("deviation", "    metric: bw_avg_gbps\n    min_deviation: .inf\n", 2, "`min_deviation` must be a number"),
     ],
 )
 def test_bad_values_are_refused_with_file_line_and_reason(tmp_path: Path, kind: str, body: str, line: int,
@@ -227,6 +249,8 @@ def test_no_shipped_rule_uses_description_or_ref() -> None:
         ("rate", THRESHOLD + "    also:\n      - {metric: port_state, op: '==', value: Active}\n"
                              "      - {metric: cnp_sent, op: '>', value: 0, scope: target}\n"),
         ("fleet_outlier", "    metric: link_rate_gbps\n    group_by: [ca_type, role]\n"),
+        ("threshold", "    metric: port_state\n    op: '!='\n    value: Active\n"),  # text for a state metric
+        ("threshold", "    metric: link_downed\n    op: in\n    value: [1, 2.5]\n"),
     ],
 )
 def test_the_same_checks_accept_what_the_kinds_read(tmp_path: Path, kind: str, body: str) -> None:
@@ -305,3 +329,15 @@ def test_a_bad_copy_of_the_shipped_playbooks_is_exit_2_with_one_line(tmp_path: P
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"rdmatool: {broken}:{line}: rule host_pfc_not_roce_priority: mismatch mode is ambiguous")
+
+
+def test_a_threshold_that_is_not_a_number_is_exit_2_naming_the_line(tmp_path: Path) -> None:
+    """`value: lots` used to load, compare as text, match nothing and let the diagnosis pass."""
+    shutil.copytree(default_playbooks(), tmp_path / "pb")
+    (tmp_path / "pb" / "99-site.yaml").write_text(HEAD.format(kind="threshold").replace("  - id: r", "  - id: lots_of")
+                                                  + "    metric: link_downed\n    op: '>'\n    value: lots\n")
+    result = subprocess.run([sys.executable, "-m", "rdmatool", "diagnose", str(REPO / "examples" / "demo-bundle"),
+                             "--playbooks", str(tmp_path / "pb")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (f"rdmatool: {tmp_path / 'pb' / '99-site.yaml'}:2: rule lots_of: `value` compared with "
+                             f"link_downed must be a finite number, not 'lots'\n")
