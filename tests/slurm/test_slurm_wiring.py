@@ -195,6 +195,23 @@ def test_prolog_fails_closed_when_rdmatool_is_missing(wiring: Wiring) -> None:
     assert any("the job runs ungated (FAIL_CLOSED=no)" in line for line in wiring.log_lines())
 
 
+def test_prolog_holds_the_job_when_rdmatool_crashes(wiring: Wiring) -> None:
+    """rdmatool's own crash is exit 4, never 3: with FAIL_CLOSED=yes the job is held, not run as inconclusive."""
+    crashing = wiring.root / "bin" / "rdmatool-crashing"
+    crashing.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -c '"
+                        "import sys, rdmatool.cli as cli\n"
+                        "def build(argv=None): raise RuntimeError(\"simulated bug\")\n"
+                        "cli.build = build; sys.argv = [\"rdmatool\", *sys.argv[1:]]; cli.main()' \"$@\"\n")
+    crashing.chmod(0o755)
+    wiring.configure(RDMATOOL=str(crashing))
+    job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
+    record = wiring.cluster.wait_for("the job held", _held(wiring, job), timeout=60)
+    assert record["AdminComment"].startswith("rdmatool: gate could not run: rdmatool gate: internal error: rdmatool: "
+                                             "internal error: RuntimeError: simulated bug"), record
+    assert not [n for n in NODES if "DRAIN" in _state(wiring, n)]
+    assert any("holding the job (FAIL_CLOSED=yes)" in line for line in wiring.log_lines())
+
+
 def test_prolog_inconclusive_gate_drains_nothing(wiring: Wiring) -> None:
     wiring.fabric.set_fault("unreachable", "gpu02")
     job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
