@@ -25,10 +25,10 @@ from pathlib import Path
 from rdmatool import commands, host_framing
 from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
-from rdmatool.transport import verbs
+from rdmatool.transport import output_cap, verbs
 from rdmatool.transport.framed import now_iso, results_of
 
-MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # as over SSH
+MAX_SNAPSHOT_BYTES = output_cap.MAX_SNAPSHOT_BYTES  # as over SSH
 MAX_VERBS_BYTES = 16 * 1024 * 1024  # a verbs document of eight devices with full GID tables is well below 1 MB
 LOCAL_ADDRESS = "localhost"
 # A bundle's target names are directory names (rdmatool.bundle.names.TARGET_NAME spells the same pattern).
@@ -80,8 +80,7 @@ class LocalSession:
         # A session of its own: on a deadline the whole group (the script and the tool it waits for) is killed.
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                    start_new_session=True)
-        chunks: list[bytes] = []
-        received = 0
+        stream = output_cap.CappedStream(self.max_output_bytes, source="the script printed")
         error = None
         try:
             process.stdin.write(script)  # a few kB: within the pipe's buffer, so this never waits on the script
@@ -100,17 +99,15 @@ class LocalSession:
                     data = os.read(process.stdout.fileno(), 65536)
                     if not data:
                         break
-                    received += len(data)
-                    if received > self.max_output_bytes:
-                        error = f"the script printed more than {self.max_output_bytes} bytes; output so far kept"
+                    error = stream.add(data)
+                    if error:
                         break
-                    chunks.append(data)
         finally:
             if process.poll() is None and error is not None:
                 _kill_group(process)
             process.stdout.close()
             process.wait()
-        return b"".join(chunks).decode("utf-8", errors="replace"), error
+        return stream.text(), error
 
     def read_verbs(self, timeout_s: float) -> CommandResult:
         """The verbs view as the `verbs` output; a reader that hangs, dies or floods is that output's error."""

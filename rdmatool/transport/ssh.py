@@ -12,6 +12,7 @@ from rdmatool.errors import RdmatoolError
 from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
 from rdmatool.ssh_library import paramiko
+from rdmatool.transport import output_cap
 from rdmatool.transport.framed import now_iso, results_of
 from rdmatool.transport.hostkeys import (
     HostKeyChanged,
@@ -23,19 +24,20 @@ from rdmatool.transport.hostkeys import (
 from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh_options import CollectorTransport, blocking_reads, end_transport, identity
 
-# What one host may send for one snapshot. A real host's script output is a few MB even with eight NICs.
-MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = output_cap.MAX_SNAPSHOT_BYTES  # what one host may send for one snapshot (output_cap)
 
 
 class Session:
     """One authenticated SSH connection to a host, reused for every snapshot of a collection."""
 
     def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
-                 max_output_bytes: int = MAX_SNAPSHOT_BYTES, jumps: JumpHosts | None = None) -> None:
+                 max_output_bytes: int = MAX_SNAPSHOT_BYTES, jumps: JumpHosts | None = None,
+                 max_output_lines: int = output_cap.MAX_SNAPSHOT_LINES) -> None:
         """`jumps`: the bastions a collection shares among its sessions (one connection per bastion); a session
         given none keeps its own, closed with it."""
         self.target = target
         self.max_output_bytes = max_output_bytes
+        self.max_output_lines = max_output_lines
         check_identity_file(target)
         self.client = paramiko.SSHClient()
         self.client.set_missing_host_key_policy(VerifyingPolicy(known, target.address, target.port))
@@ -89,8 +91,7 @@ class Session:
         channel.exec_command(entry)
         channel.sendall(commands.host_script(token).encode())
         channel.shutdown_write()
-        chunks: list[bytes] = []
-        received = 0
+        stream = output_cap.CappedStream(self.max_output_bytes, self.max_output_lines)
         error = None
         channel.settimeout(0.5)
         while True:
@@ -106,16 +107,13 @@ class Session:
                 continue
             if not data:
                 break
-            received += len(data)
-            if received > self.max_output_bytes:
-                # A host that streams without end must not fill the collector's memory.
-                error = f"the host sent more than {self.max_output_bytes} bytes; output so far kept"
+            error = stream.add(data)  # a host that streams without end must not fill the collector's memory
+            if error:
                 break
-            chunks.append(data)
         # stderr of the script itself (not of the commands, which the script captures per section)
         channel.close()
         duration = time.monotonic() - t0
-        text = b"".join(chunks).decode("utf-8", errors="replace")
+        text = stream.text()
         sections, broken = host_framing.split_sections(text, token, mode)
         error = broken or error
         results = results_of(self.target.name, sections, started, duration)
