@@ -126,3 +126,11 @@ def test_a_control_character_in_the_output_would_run(tmp_path: Path) -> None:
     work.mkdir()
     _type_into([executable, "-i"], "# gpu01: trust pcp\x15>owned;#\n", work, bin_dir, bracketed=False)
     assert (work / "owned").exists()
+
+
+@pytest.mark.parametrize("name", ["eth0;touch owned", "eth0\x15", "$(id)", "-i", "eth0\n", "a b", "\ud800"])
+def test_a_device_name_that_is_not_a_name_is_refused(name: str) -> None:
+    for render in (tune.host_trust_dscp, lambda n: tune.host_pfc(n, [3]), lambda n: tune.host_cable_len(n, 5),
+                   lambda n: tune.host_dcqcn(n, "rp", 3), lambda n: tune.host_roce_tos(n, 106, 1)):
+        with pytest.raises(ValueError):
+            render(name)
