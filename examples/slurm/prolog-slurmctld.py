@@ -41,6 +41,8 @@ def main() -> int:
         for what, value in (("SLURM_JOB_ID", job), ("SLURM_JOB_RESTART_COUNT", restart)):
             if value:
                 rs.checked_name(what, value)
+        if nodelist:
+            rs.checked_hostlist("SLURM_JOB_NODELIST", nodelist)
     except rs.BadName as exc:
         # no path, log tag or scontrol call may take it; failing the prolog is how Slurm holds back the job then
         rs.Log(None, "prolog")(f"{exc}; failing the prolog", error=True)

@@ -67,6 +67,17 @@ class BadName(Exception):
     """A node name or job id that is not a plain name: one line saying which and what it was."""
 
 
+# A Slurm hostlist (`gpu[01-04,07],login1`): the names above with brackets, commas and ranges, never an option.
+_HOSTLIST = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9._,\[\]-]{0,65535}")
+
+
+def checked_hostlist(what: str, value: str) -> str:
+    """`value` if it reads as a Slurm hostlist (see _HOSTLIST), else BadName naming `what`."""
+    if not _HOSTLIST.fullmatch(value):
+        raise BadName(f"{what} is not a Slurm hostlist (letters, digits, ._-,[] ): {value[:160]!r}")
+    return value
+
+
 def checked_name(what: str, value: str) -> str:
     """`value` if it is a plain name (see _NAME), else BadName naming `what` and the value as repr."""
     if not _NAME.fullmatch(value):

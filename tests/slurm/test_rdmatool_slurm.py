@@ -163,6 +163,13 @@ def test_anything_else_is_refused_naming_the_variable(name: str) -> None:
         rs.checked_name("SLURM_JOB_ID", name)
 
 
+def test_hostlists_are_checked_before_scontrol_reads_them() -> None:
+    assert rs.checked_hostlist("SLURM_JOB_NODELIST", "gpu[01-04,07],login1") == "gpu[01-04,07],login1"
+    for bad in ("--help", "gpu01 gpu02", "gpu$(id)", "", "gpu/../x"):
+        with pytest.raises(rs.BadName, match="^SLURM_JOB_NODELIST is not a Slurm hostlist"):
+            rs.checked_hostlist("SLURM_JOB_NODELIST", bad)
+
+
 def test_a_health_check_named_outside_its_folder_writes_nothing(tmp_path: Path) -> None:
     """SLURMD_NODENAME=../x would put the lock and the gate's log outside LOGDIR: refused before any path is made."""
     settings = _fake_gate(tmp_path, "exit 0\n")
