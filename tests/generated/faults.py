@@ -62,7 +62,8 @@ def optic_errors_switch(fabric: Fabric, rng: random.Random) -> Injected:
 
 def rail_down(fabric: Fabric, rng: random.Random) -> Injected:
     host, rail = _pick(fabric, rng)
-    rail.state, rail.phys = "Down", rng.choice(("Polling", "Disabled"))
+    # a cable out trains forever (Polling); a port disabled is a fault only against peers whose port is up
+    rail.state, rail.phys = "Down", rng.choice(("Polling", "Disabled")) if len(_compute(fabric)) >= 3 else "Polling"
     port = _switch_port_of(fabric, rail)
     if port is not None:
         port.up, port.counters = False, {}
@@ -250,6 +251,8 @@ def switch_port_pfc_off(fabric: Fabric, rng: random.Random) -> Injected:
 
 
 def switch_lldp_one_sided(fabric: Fabric, rng: random.Random) -> Injected:
+    if not fabric.hosts_run_lldpd:  # neither end would say anything of the cable: nothing to judge
+        return None
     host, rail = _pick(fabric, rng)
     port = _switch_port_of(fabric, rail)
     port.lldp_seen = False

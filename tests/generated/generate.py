@@ -44,6 +44,7 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
                     fmt=rng.choice((1, 2, 3)), load=load, fw=fw)
     fabric.domain = rng.choice(("", "", "pod1.example.net", "cluster.local"))
     fabric.upper_switch_names = rng.random() < 0.2
+    fabric.hosts_run_lldpd = rng.random() < 0.75
     mgmt_lldp, all_priorities = rng.random() < 0.5, rng.random() < 0.5
     name_style = rng.choice(("gpu{:02d}", "node-{:03d}", "dgx-a{:02d}"))
     for i in range(n_compute + n_storage):

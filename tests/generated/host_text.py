@@ -198,7 +198,9 @@ def outputs(fabric: Fabric, host: Host, t: float) -> list[tuple[str, str, str, s
                     ("mlnx_qos", rail.netdev, f"mlnx_qos -i {rail.netdev}", mlnx_qos(rail)),
                     ("dcqcn_sysfs", rail.netdev, f"grep -H . /sys/class/net/{rail.netdev}/ecn/*/*", dcqcn_sysfs(fabric, rail))]
     if fabric.link_layer == "Ethernet":
-        out += [("lldpctl", "", "lldpctl -f json", lldpctl(fabric, host)), ("show_gids", "", "show_gids", show_gids(host))]
+        out.append(("show_gids", "", "show_gids", show_gids(host)))
+        if fabric.hosts_run_lldpd:
+            out.append(("lldpctl", "", "lldpctl -f json", lldpctl(fabric, host)))
     out += [("loadavg", "", "cat /proc/loadavg", loadavg(host)), ("psi", "", "grep -H . /proc/pressure/*", psi(host, t))]
     if fabric.link_layer == "InfiniBand" and host is fabric.hosts[0] and fabric.switches:
         rail = host.rails[0]

@@ -126,6 +126,7 @@ class Fabric:
     perf_writer: str = "rdmatool"  # how the per-peer perftest outputs are named: rdmatool | peer | command
     domain: str = ""  # the DNS domain lldpd sends after each system name (`gpu01.pod1.example.net`), or none
 
+    hosts_run_lldpd: bool = True  # many sites run no LLDP agent on hosts: only the switches' LLDP shows the cabling
     upper_switch_names: bool = False  # switches whose hostname is set in capitals (LEAF01) while the inventory has leaf01
 
     def lldp_name(self, name: str) -> str:
