@@ -36,6 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from rdmatool.metrics import GLOSSARY, RATE_SUFFIX, Metric
 from rdmatool.model import MetricKind, Verdict
+from rdmatool.report.shown import cleaned, terminal
 from rdmatool.result import DiagnoseResult
 
 PREFIX = "rdmatool_"
@@ -83,7 +84,7 @@ def _label_value(value) -> str:
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return terminal(str(value), newlines=True)  # a device's lone surrogate cannot be encoded; its controls shown
 
 
 def _families_of(rows: pd.DataFrame, name: str, help_text: str, counter: bool, scale: float) -> list:
@@ -193,6 +194,7 @@ def render(facts: pd.DataFrame, result: DiagnoseResult, created: str | None = No
            ) -> str:
     """The exposition text (Prometheus text format 0.0.4, which node_exporter's textfile collector reads)."""
     registry = CollectorRegistry(auto_describe=False)
+    result = cleaned(result)  # targets, rules and failures as label values: encodable, controls shown
     registry.register(_Families([*result_families(result, created, targets), *fact_families(facts)]))
     return generate_latest(registry).decode()
 

@@ -121,3 +121,15 @@ def test_the_commands_show_a_manifest_s_hostile_error(hostile_bundle: Path, args
         assert b"&lt;img" in run.stdout and "<img" not in outside_code(run.stdout.decode())
     else:
         assert b"\\e]52;" in said
+
+
+def test_prometheus_labels_hold_a_lone_surrogate_as_text(hostile_result) -> None:
+    import pandas as pd
+
+    from rdmatool.report import prometheus
+
+    hostile = dataclasses.replace(hostile_result, findings=[dataclasses.replace(f, target=f"gpu01{HOSTILE}")
+                                                            for f in hostile_result.findings])
+    exposition = prometheus.render(pd.DataFrame(columns=["metric"]), hostile)
+    exposition.encode("utf-8")  # a lone surrogate would raise here, where the file is written
+    assert 'target="gpu01sw\\\\e[2J' in exposition and not RAW.search(exposition.replace("\n", ""))
