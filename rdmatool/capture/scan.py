@@ -34,6 +34,9 @@ HIST_STEPS = 64  # per-flow throughput histogram: buckets of e^(1/64) (±0.8 %)
 # A flow's record costs a few kB through the summary: 1M distinct flows once took 3.8 GB, 50,000 stay near 150 MB,
 # and a host's real traffic is a few thousand queue pairs.
 MAX_FLOWS = 50_000
+# Records that hold not one byte of a packet: a real capture has none (tcpdump's snap length is never 0), and a sparse
+# file of zeros is nothing but them, 16 bytes each (a 1 GiB one once took minutes to walk through).
+MAX_EMPTY_RECORDS = 100_000
 
 # Flow record fields (a list: the per-packet path is attribute-free).
 (F_PKTS, F_BYTES, F_CE, F_CNP, F_GAPS, F_RETX, F_MAXPSN, F_AFTER_READ, F_BIN, F_BINBYTES, F_FIRSTBIN, F_LASTBIN,
@@ -171,7 +174,7 @@ def scan(cap: Capture, options: Options) -> Tally:  # noqa: C901 - one loop on p
     ts = 0.0
     tmin = tmax = None
     roce_pkts = roce_bytes = cnp = naks = gaps = retx = off_dscp = 0
-    other_pkts = other_bytes = undecoded = 0
+    other_pkts = other_bytes = undecoded = empty = 0
     for data, meta in cap.reader:
         if ng:
             last_good = tell()
@@ -190,6 +193,12 @@ def scan(cap: Capture, options: Options) -> Tally:  # noqa: C901 - one loop on p
             ts = meta[0] + meta[1] * tick
             wl = meta[2]
         n += 1
+        if not data:
+            empty += 1
+            if empty > MAX_EMPTY_RECORDS:
+                raise CaptureError(cap.path, last_good if ng else last_start,
+                                   f"more than {MAX_EMPTY_RECORDS} records without a byte of packet (a sparse or "
+                                   "corrupt file)")
         if t0 is None:
             t0 = tmin = tmax = ts
         elif ts > tmax:
