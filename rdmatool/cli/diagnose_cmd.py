@@ -15,6 +15,7 @@ from rdmatool.cli._targets import LIMIT_HELP, exclude_option, ignore_unknown_opt
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
+from rdmatool.report.shown import terminal
 from rdmatool.verdict import EXIT_CODES
 
 FORMATS = ("table", "json", "markdown", "commands")
@@ -105,7 +106,7 @@ def diagnose_command(
         die(f"rdmatool diagnose: {bundle or inventory_file}: {result.no_data}", EXIT_INCONCLUSIVE)
     if fmt != "table":  # what the reading assumed, beside the verdict in a log; the table's NOTES block says it there
         for note in result.notes:
-            typer.echo(f"rdmatool: note: {note}", err=True)
+            typer.echo(f"rdmatool: note: {terminal(note)}", err=True)
     if fmt == "json":
         print_json(result.as_json())
     elif fmt == "markdown":
@@ -133,8 +134,9 @@ def _minimum_severity(name: str | None, show_all: bool):
 
 
 def _warn(line: str) -> None:
-    """A file of the bundle that was not read: on stderr, so a JSON or markdown report on stdout stays whole."""
-    typer.echo(f"rdmatool: warning: {line}", err=True)
+    """A file of the bundle that was not read: on stderr, so a JSON or markdown report on stdout stays whole (its
+    name shown as characters: rdmatool.report.shown)."""
+    typer.echo(f"rdmatool: warning: {terminal(line)}", err=True)
 
 
 def _baseline_stats(ref: str, store: str):
