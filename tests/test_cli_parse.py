@@ -105,3 +105,16 @@ def test_table_output_keeps_bracketed_field_names() -> None:
     result = runner.invoke(app, ["parse", "perftest", str(sample)], env={"COLUMNS": "250"})
     assert result.exit_code == 0
     assert "t_typical[usec]" in result.stdout  # a field name, not rich markup to be swallowed
+
+
+def test_a_device_string_with_terminal_controls_is_shown_not_sent(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    hostile = tmp_path / "ibstat.txt"
+    hostile.write_bytes(b"CA 'mlx5_0'\n\tCA type: MT\x1b]52;c;aGk=\x07\x15owned\n")
+    out = subprocess.run([sys.executable, "-m", "rdmatool", "parse", "ibstat", str(hostile)],
+                         capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert "MT" in out.stdout and "\\e]52" in out.stdout  # the sequence is there, made visible
+    assert not any(ch in out.stdout for ch in "\x1b\x07\x15")

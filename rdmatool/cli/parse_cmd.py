@@ -15,6 +15,7 @@ from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import EmptyOutput, ParseError, RdmatoolError
 from rdmatool.model import Sample
+from rdmatool.report.shown import terminal
 
 FORMATS = ("table", "json")
 
@@ -91,13 +92,13 @@ def _print_table(name: str, samples: list[Sample]) -> None:
     for column in ("entity", "metric", "priority", "size_bytes", "value", "text", "raw_key"):
         table.add_column(column, overflow="fold")
     for s in samples:
-        table.add_row(
-            escape(s.entity),
+        table.add_row(  # what an output said is data: its controls shown, never sent (report.shown)
+            escape(terminal(s.entity)),
             s.metric,
             "" if s.priority is None else str(s.priority),
             "" if s.size_bytes is None else str(s.size_bytes),
             "" if s.value is None else f"{s.value:g}" if isinstance(s.value, float) else str(s.value),
-            escape(s.text or ""),
-            escape(s.raw_key or ""),  # `t_min[usec]` is a field name, not rich markup
+            escape(terminal(s.text or "")),
+            escape(terminal(s.raw_key or "")),  # `t_min[usec]` is a field name, not rich markup
         )
     Console().print(table)
