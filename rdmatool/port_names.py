@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 _PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)(?=\d)")
 _BLANKS = re.compile(r"\s+")
 _GUID_SUFFIX = re.compile(r"\s*\(0x[0-9a-fA-F]+\)\s*$")
-_FOLDED: list = [None, {}]  # the last set of names seen and its lower-case index (callers pass one set per bundle)
+# the last set of names seen with its lower-case index (callers pass one set per bundle); one tuple, replaced whole,
+# so a thread never pairs one set with another's index
+_FOLDED: list = [(None, {})]
 
 
 def system_name(name: str, names) -> str:
@@ -40,10 +42,10 @@ def system_name(name: str, names) -> str:
     short = name.split(".")[0]
     if short in names:
         return short
-    if _FOLDED[0] is not names:
-        _FOLDED[1] = {n.lower(): n for n in names if isinstance(n, str)}
-        _FOLDED[0] = names
-    folded = _FOLDED[1]
+    seen, folded = _FOLDED[0]
+    if seen is not names:
+        folded = {n.lower(): n for n in names if isinstance(n, str)}
+        _FOLDED[0] = (names, folded)
     return folded.get(name.lower()) or folded.get(short.lower()) or short
 
 
