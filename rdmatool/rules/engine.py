@@ -175,7 +175,7 @@ def _listed_ports(f: Finding) -> list[str]:
     """The ports a finding on a whole switch names in its record (a switch pausing its senders lists the ports it
     pauses them on): it stands at the near end of each of their cables too."""
     details = f.evidence.get("details") if f.entity is None else None
-    listed = details.get("paused") or [] if isinstance(details, dict) else []
+    listed = (details.get("paused") or []) if isinstance(details, dict) else []
     return [row["switch_port"] for row in listed if isinstance(row, dict) and isinstance(row.get("switch_port"), str)]
 
 
