@@ -160,18 +160,19 @@ def _checked_pcapng_reader() -> type:
             return CaptureError(self.path, self.block_start, f"pcapng {what} claims {caplen} captured bytes but its "
                                                              f"block of {block_length} bytes holds at most {room}")
 
-        def _read_block_epb(self, block, size):  # noqa: ANN001, ANN202
+        def _check_caplen(self, block: bytes, what: str) -> None:
+            """An EPB's or PB's captured length (bytes 12-16 of the body, after a 20-byte fixed part) fits its block."""
             if len(block) >= 20:
                 (caplen,) = struct.unpack(self.endian + "I", block[12:16])
                 if caplen > len(block) - 20:
-                    raise self._disagrees(len(block) + 12, "enhanced packet block", caplen, len(block) - 20)
+                    raise self._disagrees(len(block) + 12, what, caplen, len(block) - 20)
+
+        def _read_block_epb(self, block, size):  # noqa: ANN001, ANN202
+            self._check_caplen(block, "enhanced packet block")
             return super()._read_block_epb(block, size)
 
         def _read_block_pkt(self, block, size):  # noqa: ANN001, ANN202
-            if len(block) >= 20:
-                (caplen,) = struct.unpack(self.endian + "I", block[12:16])
-                if caplen > len(block) - 20:
-                    raise self._disagrees(len(block) + 12, "packet block", caplen, len(block) - 20)
+            self._check_caplen(block, "packet block")
             return super()._read_block_pkt(block, size)
 
         def _read_block_spb(self, block, size):  # noqa: ANN001, ANN202
