@@ -16,7 +16,12 @@ _STATE_METRICS = ("oper_state", "port_state")
 
 
 def down_switch_ports(query: FactQuery) -> set[tuple[str, str]]:
-    """(switch, port_key(port)) of every switch port whose own state view says it is not up."""
+    """(switch, port_key(port)) of every switch port whose own state view says it is not up (read once per query:
+    each `expected` mismatch rule asks)."""
+    return query.derived("down_switch_ports", lambda: _down_switch_ports(query))
+
+
+def _down_switch_ports(query: FactQuery) -> set[tuple[str, str]]:
     down: set[tuple[str, str]] = set()
     for metric in _STATE_METRICS:
         rows = query.take(query.select(metric, {"kind": "switch"}))
