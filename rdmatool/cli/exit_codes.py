@@ -80,8 +80,9 @@ CODES: dict[str, dict[int, str]] = {
         2: "usage or bad input: inventory, profile, playbooks, bundle, --limit or --exclude with --replay, an output "
            "file that cannot be written",
         3: f"inconclusive: no data, targets unreachable or not read in full (cut short by their deadline, a command "
-           f"that hung, files missing from the bundle) beyond --allow-missing, a stage that timed out, could not "
-           f"decide or broke, or {_SELECTION}; nothing is drained",
+           f"that hung, files missing from the bundle) beyond --allow-missing, a stage that timed out or could not "
+           f"decide, or {_SELECTION}; nothing is drained (a stage whose own code broke is 4, unless another stage "
+           f"failed: 1)",
     },
     "baseline save": {
         0: "saved",

@@ -11,12 +11,12 @@ from rich.console import Console
 from rdmatool import hostlist
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, die, print_json
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
-from rdmatool.model import TargetKind
+from rdmatool.model import TargetKind, Verdict
 from rdmatool.result import finding_json
 from rdmatool.verdict import EXIT_CODES
 
@@ -143,6 +143,11 @@ def gate_command(
         _print(result, Console())
     if unwritten:
         die(f"rdmatool gate: {unwritten[0]}", EXIT_USAGE)
+    broken = [s for s in result.stages if s.status == "error"]
+    if broken and result.verdict is not Verdict.FAIL:
+        # a stage whose own code broke proved nothing: exit 4 (rdmatool failed), so that a hook set to fail closed
+        # holds the job; a FAIL still names its nodes to drain (exit 1), the broken stage in its JSON and table
+        die(f"rdmatool gate: internal error: {broken[0].name}: {broken[0].detail}", EXIT_INTERNAL)
     raise typer.Exit(EXIT_CODES[result.verdict])
 
 

@@ -5,7 +5,7 @@ collection; 3 bandwidth (perftest pairs with bad-node / bad-link attribution) an
 engine. A node that fails hard in a stage is on the drain list and left out of the later stages, which still run on
 the rest within the budget: one run names every node to drain, each with the stage and finding that condemned it.
 
-A stage whose own code breaks is `error` (inconclusive), never a pass and never a drain; no target answering at all
+A stage whose own code breaks is `error` (the gate exits 4, rdmatool failed), never a pass and never a drain; no target answering at all
 is `no_data` (inconclusive, one line), whatever `allow_missing` tolerates.
 """
 
