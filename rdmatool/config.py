@@ -17,6 +17,8 @@ site:                              # the values the facts cannot tell (docs/tuni
   rtt_us: 25
   roce_priority: 4                 # this site's RoCE class: DSCP 34 on priority 4
   roce_dscp: 34
+limits:                            # what one input may cost (rdmatool.limits); the defaults otherwise
+  snapshot_bytes: 67108864         # one host's or switch's output for one snapshot
 ```
 
 A relative path is read from the configuration file's folder, where such files usually live. An option given on the
@@ -150,6 +152,7 @@ class Config:
     playbooks: str | None = None
     gate_profile: str | None = None
     site: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
 
     def source(self, key: str) -> str | None:
@@ -192,8 +195,8 @@ def read(path: Path, searched: tuple[str, ...] = ()) -> Config:
         return Config(path=str(path), searched=searched)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:{yamlio.line_of(data) or 1}: a configuration file is a mapping of keys "
-                          f"({', '.join((*PATH_KEYS, 'site'))})")
-    known = (*PATH_KEYS, "site")
+                          f"({', '.join((*PATH_KEYS, 'site', 'limits'))})")
+    known = (*PATH_KEYS, "site", "limits")
     for key in data:
         if key not in known:
             raise ConfigError(f"{path}:{lines.get(str(key), data.line)}: unknown key {yamlio.quote(key)} (known: "
@@ -203,7 +206,8 @@ def read(path: Path, searched: tuple[str, ...] = ()) -> Config:
         if key in data:
             values[key] = _path(path, data[key], f"{path}:{lines.get(key, data.line)}: {key}")
     site = _site(path, data.get("site"), lines, data.line)
-    return Config(path=str(path), searched=searched, site=site, lines=lines, **values)
+    bounds = _limits(path, data.get("limits"), lines, data.line)
+    return Config(path=str(path), searched=searched, site=site, limits=bounds, lines=lines, **values)
 
 
 def _text(path: Path) -> str:
@@ -225,7 +229,7 @@ def _text(path: Path) -> str:
 
 
 def _key_lines(text: str) -> dict[str, int]:
-    """The line of each top-level key and of each key under `site` (as `site.KEY`). yamlio keeps the line of each
+    """The line of each top-level key and of each key under `site` and `limits` (as `site.KEY`). yamlio keeps the line of each
     mapping only; the file has passed its checks (size, aliases, nesting) before this second, node-level read."""
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -237,10 +241,10 @@ def _key_lines(text: str) -> dict[str, int]:
     for key, value in root.value:
         if isinstance(key, yaml.ScalarNode):
             lines[key.value] = key.start_mark.line + 1
-            if key.value == "site" and isinstance(value, yaml.MappingNode):
+            if key.value in ("site", "limits") and isinstance(value, yaml.MappingNode):
                 for sub, _ in value.value:
                     if isinstance(sub, yaml.ScalarNode):
-                        lines[f"site.{sub.value}"] = sub.start_mark.line + 1
+                        lines[f"{key.value}.{sub.value}"] = sub.start_mark.line + 1
     return lines
 
 
@@ -268,3 +272,23 @@ def _site(path: Path, raw: Any, lines: dict[str, int], top_line: int) -> dict[st
             raise ConfigError(f"{at}: site.{key} takes {problem}, not {yamlio.quote(value)}")
         site[key] = value
     return site
+
+
+def _limits(path: Path, raw: Any, lines: dict[str, int], top_line: int) -> dict[str, int]:
+    from rdmatool import limits
+
+    if raw is None:
+        return {}
+    where = f"{path}:{lines.get('limits', top_line)}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: limits is a mapping of {', '.join(limits.RANGES)}")
+    bounds = {}
+    for key, value in raw.items():
+        at = f"{path}:{lines.get(f'limits.{key}', yamlio.line_of(raw) or top_line)}"
+        if not isinstance(key, str) or key not in limits.RANGES:
+            raise ConfigError(f"{at}: unknown limits key {yamlio.quote(key)} (known: {', '.join(limits.RANGES)})")
+        problem = limits.problem(key, value)
+        if problem:
+            raise ConfigError(f"{at}: limits.{key} takes {problem}, not {yamlio.quote(value)}")
+        bounds[key] = value
+    return bounds

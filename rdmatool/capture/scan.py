@@ -24,16 +24,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from rdmatool import limits
 from rdmatool.capture.reader import MAX_RECORD, Capture, CaptureError
 from rdmatool.config import SITE_DEFAULTS
 
 ROCE_UDP_PORT = 4791
 MAX_BINS = 1 << 20  # time bins kept per series; beyond, bins are merged two by two (twice as long)
 HIST_STEPS = 64  # per-flow throughput histogram: buckets of e^(1/64) (±0.8 %)
-# Flows kept one by one; the packets of any further flow are counted together as "other flows" (no PSN tracking).
-# A flow's record costs a few kB through the summary: 1M distinct flows once took 3.8 GB, 50,000 stay near 150 MB,
-# and a host's real traffic is a few thousand queue pairs.
-MAX_FLOWS = 50_000
+# Flows kept one by one (the run's limits.pcap_flows); the packets of any further flow are counted together as
+# "other flows" (no PSN tracking). A flow's record costs a few kB through the summary: 1M distinct flows once took
+# 3.8 GB, 50,000 stay near 150 MB, and a host's real traffic is a few thousand queue pairs.
+MAX_FLOWS = limits.DEFAULTS["pcap_flows"]
 # Records that hold not one byte of a packet: a real capture has none (tcpdump's snap length is never 0), and a sparse
 # file of zeros is nothing but them, 16 bytes each (a 1 GiB one once took minutes to walk through).
 MAX_EMPTY_RECORDS = 100_000
@@ -67,7 +68,7 @@ class Options:
     roce_priority: int = SITE_DEFAULTS["roce_priority"]
     bin_s: float = 0.01
     link_gbps: float | None = None
-    max_flows: int = MAX_FLOWS
+    max_flows: int = field(default_factory=lambda: limits.value("pcap_flows"))
 
 
 @dataclass

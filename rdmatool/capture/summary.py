@@ -8,7 +8,7 @@ summary keys: packets, duration_s, pfc, global_pause, roce, flows, other_on_roce
   duration_s (null without a link rate or a duration); global_pause: frames, quanta, pause_time_s and senders.
 - roce: {packets, bytes (non-CNP RoCEv2), cnp, dscp {"26": n}, ecn {not_ect, ect0, ect1, ce}, flows, other_flows,
   naks, psn_gaps, retransmissions}; dscp and ecn count the same packets as `packets`. `flows` counts the flows kept
-  one by one (at most `Options.max_flows`, scan.MAX_FLOWS by default: the memory bound); the packets of any further
+  one by one (at most `Options.max_flows`, the run's limits.pcap_flows by default: the memory bound); the packets of any further
   flow are in other_flows {packets, bytes, cnp, ce}, without PSN checks.
 - flows: [{src, dst, dest_qp, packets, bytes, dscp (the flow's most common), ce, cnp, psn_gaps, gbps_p50,
   gbps_max}], most bytes first. A CNP travels against the data, so it counts on the flow it is addressed to
@@ -80,7 +80,7 @@ def summarise(t: Tally) -> dict:
             "dscp": {str(k): v for k, v in sorted(t.dscp.items())},
             "ecn": {name: t.ecn[code] for name, code in zip(ECN_NAMES, _ECN_CODES, strict=True)},
             "flows": len(t.flows),
-            # the flows beyond the flow table's cap (scan.MAX_FLOWS), counted together; none in `flows` below
+            # the flows beyond the flow table's cap (Options.max_flows), counted together; none in `flows` below
             "other_flows": {"packets": t.other_flows[F_PKTS], "bytes": t.other_flows[F_BYTES],
                             "cnp": t.other_flows[F_CNP], "ce": t.other_flows[F_CE]},
             "naks": t.naks,

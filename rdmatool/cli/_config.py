@@ -17,8 +17,13 @@ DEFAULT_STORE = "baselines"  # rdmatool.baseline.DEFAULT_STORE (tests/test_cli_s
 
 
 def current() -> Config:
-    """The configuration in effect for this process's environment (read once per environment)."""
-    return _cached(os.environ.get("RDMATOOL_CONFIG"), os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+    """The configuration in effect for this process's environment (read once per environment); its `limits` become
+    the run's bounds (rdmatool.limits: what a host, a switch or a capture may cost)."""
+    from rdmatool import limits
+
+    config = _cached(os.environ.get("RDMATOOL_CONFIG"), os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+    limits.configure(config.limits)
+    return config
 
 
 @functools.lru_cache(maxsize=4)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import typer
 
+from rdmatool import limits
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.exit_codes import epilog
 
 # The upper bounds, checked in the command rather than by typer, whose help would print each range where the option
-# names need the room at 80 columns. A million packets is minutes of a busy RoCE class at the default snap length,
-# and its file (~144 MB at 128 bytes a packet) is already more than `rdmatool pcap` reads by default.
-LIMITS = {"duration": 3600, "max_packets": 1_000_000, "snaplen": 65535}
+# names need the room at 80 columns. --max-packets' bound is the run's limits.capture_packets (a million by default:
+# minutes of a busy RoCE class at the default snap length, a file more than `rdmatool pcap` reads by default).
+LIMITS = {"duration": 3600, "max_packets": limits.DEFAULTS["capture_packets"], "snaplen": 65535}
 
 
 def register(app: typer.Typer) -> None:
@@ -45,10 +46,11 @@ def capture_command(
     from rdmatool.errors import RdmatoolError
     from rdmatool.model import TargetKind
 
+    inventory_file = _config.inventory(inventory_file)  # the configuration file's limits apply from here
+    bounds = {**LIMITS, "max_packets": limits.value("capture_packets")}
     for option, value in (("duration", duration), ("max_packets", max_packets), ("snaplen", snaplen)):
-        if value > LIMITS[option]:
-            die(f"rdmatool capture: --{option.replace('_', '-')} {value}: at most {LIMITS[option]}", EXIT_USAGE)
-    inventory_file = _config.inventory(inventory_file)
+        if value > bounds[option]:
+            die(f"rdmatool capture: --{option.replace('_', '-')} {value}: at most {bounds[option]}", EXIT_USAGE)
     if not inventory_file:
         die("rdmatool capture: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     if bool(device) == bool(netdev):

@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
 def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option()) -> None:
     """Print the effective configuration: each setting, its value and where it comes from (FILE:LINE of the config
     file, or the built-in default); options given to a command still win over both."""
+    from rdmatool import limits
     from rdmatool.config import SITE_KEYS, candidates
     from rdmatool.tune.suggest.context import DEFAULT_PROFILE
 
@@ -34,6 +35,8 @@ def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option(
                 for key in BUILT_IN]
     settings += [{"key": f"site.{key}", "value": cfg.site.get(key, DEFAULT_PROFILE.get(key)),
                   "source": cfg.source(f"site.{key}") or "default"} for key in SITE_KEYS]
+    settings += [{"key": f"limits.{key}", "value": cfg.limits.get(key, default),
+                  "source": cfg.source(f"limits.{key}") or "default"} for key, default in limits.DEFAULTS.items()]
     looked = candidates()
     doc = {"file": cfg.path, "searched": [] if looked is None else [str(p) for p in looked], "settings": settings}
     if fmt == JSON:

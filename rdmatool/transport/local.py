@@ -28,7 +28,6 @@ from rdmatool.model import CommandResult, Target
 from rdmatool.transport import output_cap, verbs
 from rdmatool.transport.framed import now_iso, results_of
 
-MAX_SNAPSHOT_BYTES = output_cap.MAX_SNAPSHOT_BYTES  # as over SSH
 MAX_VERBS_BYTES = 16 * 1024 * 1024  # a verbs document of eight devices with full GID tables is well below 1 MB
 LOCAL_ADDRESS = "localhost"
 # A bundle's target names are directory names (rdmatool.bundle.names.TARGET_NAME spells the same pattern).
@@ -51,7 +50,7 @@ def verbs_command(python: str | None = None) -> list[str]:
 class LocalSession:
     """The counterpart of `ssh.Session` for the machine rdmatool runs on: same snapshots, same results."""
 
-    def __init__(self, target: Target, max_output_bytes: int = MAX_SNAPSHOT_BYTES, python: str | None = None) -> None:
+    def __init__(self, target: Target, max_output_bytes: int | None = None, python: str | None = None) -> None:
         self.target = target
         self.max_output_bytes = max_output_bytes
         self.python = python

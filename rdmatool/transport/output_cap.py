@@ -5,30 +5,34 @@ A host is data, and a compromised one can print without end: 256 MiB of bare new
 counted chunk by chunk while it is received, and the reading stops at the first chunk over either cap: what came
 before it is kept (the host fails alone, named, with the sections it gave) and nothing more is held.
 
-The caps: `MAX_SNAPSHOT_BYTES` (32 MiB) and `MAX_SNAPSHOT_LINES` (1,000,000); a real host's snapshot is a few MB and
-some 20,000 lines even with eight NICs, and a large subnet's iblinkinfo some 50,000. What a host costs the collector
-at most is about six times the byte cap (the chunks, their join, the decoded text, its lines and the sections'
-texts at the peak of the framing check): ~200 MB, so `--forks` × 200 MB bounds the collection's memory.
+The caps are the run's `limits.snapshot_bytes` (32 MiB by default) and `limits.snapshot_lines` (1,000,000), settings
+of the configuration file (rdmatool.limits). What a host costs the collector at most is about six times the byte cap
+(the chunks, their join, the decoded text, its lines and the sections' texts at the peak of the framing check):
+~200 MB by default, so `--forks` × 200 MB bounds the collection's memory. A switch is counted the same way
+(rdmatool.transport.switch), its commands' outputs together making its snapshot.
 """
 
 from __future__ import annotations
 
-MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024
-MAX_SNAPSHOT_LINES = 1_000_000
+from rdmatool import limits
+
+MAX_SNAPSHOT_BYTES = limits.DEFAULTS["snapshot_bytes"]
+MAX_SNAPSHOT_LINES = limits.DEFAULTS["snapshot_lines"]
 
 
 class CappedStream:
     """A snapshot's chunks as they arrive, within a byte and a line cap. `add` returns the failure once a chunk
     would go over either (that chunk is not kept), None otherwise."""
 
-    def __init__(self, max_bytes: int = MAX_SNAPSHOT_BYTES, max_lines: int = MAX_SNAPSHOT_LINES,
+    def __init__(self, max_bytes: int | None = None, max_lines: int | None = None,
                  source: str = "the host sent") -> None:
-        self.max_bytes = max_bytes
-        self.max_lines = max_lines
+        self.max_bytes = max_bytes or limits.value("snapshot_bytes")
+        self.max_lines = max_lines or limits.value("snapshot_lines")
         self.source = source
         self.chunks: list[bytes] = []
         self.bytes = 0
         self.lines = 0
+        self.over = False  # a chunk went over a cap: the stream ends there
 
     def add(self, data: bytes) -> str | None:
         if self.bytes + len(data) > self.max_bytes:
@@ -42,6 +46,7 @@ class CappedStream:
         return None
 
     def _over(self, what: str) -> str:
+        self.over = True
         return f"{self.source} {what} for one snapshot; output so far kept ({self.bytes} bytes, {self.lines} lines)"
 
     def text(self) -> str:

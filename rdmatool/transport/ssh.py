@@ -24,15 +24,14 @@ from rdmatool.transport.hostkeys import (
 from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh_options import CollectorTransport, blocking_reads, end_transport, identity
 
-MAX_SNAPSHOT_BYTES = output_cap.MAX_SNAPSHOT_BYTES  # what one host may send for one snapshot (output_cap)
-
 
 class Session:
     """One authenticated SSH connection to a host, reused for every snapshot of a collection."""
 
     def __init__(self, target: Target, known: KnownHosts, connect_timeout: float,
-                 max_output_bytes: int = MAX_SNAPSHOT_BYTES, jumps: JumpHosts | None = None,
-                 max_output_lines: int = output_cap.MAX_SNAPSHOT_LINES) -> None:
+                 max_output_bytes: int | None = None, jumps: JumpHosts | None = None,
+                 max_output_lines: int | None = None) -> None:
+        # None: the run's limits (rdmatool.limits), read when a snapshot starts
         """`jumps`: the bastions a collection shares among its sessions (one connection per bastion); a session
         given none keeps its own, closed with it."""
         self.target = target

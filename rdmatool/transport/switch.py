@@ -11,6 +11,7 @@ from rdmatool import commands
 from rdmatool.errors import RdmatoolError
 from rdmatool.failures import DEADLINE_EXCEEDED, SWITCH_READ_TIMEOUT
 from rdmatool.model import CommandResult, Target
+from rdmatool.transport import output_cap
 from rdmatool.transport.hostkeys import KnownHosts, host_key_name, other_key_algorithms, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso
 
@@ -108,22 +109,38 @@ class SwitchSession:
             self.conn.disconnect()
 
     def run(self, plan: list[commands.PlannedCommand], command_timeout: int, deadline: float) -> list[CommandResult]:
+        """One snapshot: the plan's commands in turn. What the switch sends is counted as netmiko reads it, all the
+        commands together within the run's snapshot caps (as a host's one stream is): a switch printing without end
+        fails at the cap, its command named and what it gave kept, instead of growing netmiko's buffer until the
+        collector runs out of memory."""
         results = []
-        for step in plan:
-            parser, qualifier, command = step.parser, step.qualifier, step.command
-            started, t0 = now_iso(), time.monotonic()
-            if time.monotonic() > deadline:
-                results.append(self._result(parser, qualifier, command, "", started, 0.0, DEADLINE_EXCEEDED))
-                continue
-            try:
-                output = self.conn.send_command(command, read_timeout=command_timeout, strip_prompt=True,
-                                                strip_command=not step.keep_echo)
-                error = next((f"{command}: {e}" for e in _CLI_ERRORS if e in output[:200]), None)
-            except Exception as exc:  # netmiko raises many types; each is this command's result, not a crash
-                output, error = "", f"{command}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            results.append(self._result(parser, qualifier, command, output, started, time.monotonic() - t0, error))
-            if error and SWITCH_READ_TIMEOUT in error:
-                break  # the CLI is stuck mid-output; later commands would read its leftovers
+        stream = output_cap.CappedStream(source="the switch sent")
+        original = self.conn.read_channel
+        self.conn.read_channel = _counted(original, stream)  # on this connection only; netmiko reads through it
+        try:
+            for step in plan:
+                parser, qualifier, command = step.parser, step.qualifier, step.command
+                started, t0 = now_iso(), time.monotonic()
+                if time.monotonic() > deadline:
+                    results.append(self._result(parser, qualifier, command, "", started, 0.0, DEADLINE_EXCEEDED))
+                    continue
+                stream.chunks = []  # what this command sent, kept only for the failure at the cap
+                try:
+                    output = self.conn.send_command(command, read_timeout=command_timeout, strip_prompt=True,
+                                                    strip_command=not step.keep_echo)
+                    error = next((f"{command}: {e}" for e in _CLI_ERRORS if e in output[:200]), None)
+                except OutputOverCap as exc:
+                    output, error = stream.text(), f"{command}: {exc}"
+                except Exception as exc:  # netmiko raises many types; each is this command's result, not a crash
+                    output, error = "", (f"{command}: {type(exc).__name__}: "
+                                         f"{str(exc).splitlines()[0] if str(exc) else ''}")
+                results.append(self._result(parser, qualifier, command, output, started, time.monotonic() - t0,
+                                            error))
+                if error and (SWITCH_READ_TIMEOUT in error or stream.over):
+                    break  # the CLI is stuck mid-output; later commands would read its leftovers
+        finally:
+            stream.chunks = []
+            self.conn.read_channel = original
         return results
 
     def _result(self, parser, qualifier, command, output, started, duration, error) -> CommandResult:
@@ -132,6 +149,23 @@ class SwitchSession:
             exit_code=0 if error is None else 1, qualifier=qualifier, started=started,
             duration_s=round(duration, 3), error=error,
         )
+
+
+class OutputOverCap(RdmatoolError):
+    """The switch sent more than the run's snapshot caps allow (rdmatool.limits)."""
+
+
+def _counted(read_channel, stream: output_cap.CappedStream):
+    """netmiko's `read_channel`, each piece it returns counted against `stream`'s caps; over them, OutputOverCap
+    ends the command (netmiko's own buffer stops growing with it)."""
+    def read() -> str:
+        data = read_channel()
+        if data:
+            problem = stream.add(data.encode("utf-8", "surrogateescape"))
+            if problem:
+                raise OutputOverCap(problem)
+        return data
+    return read
 
 
 def login_read_timeout(deadline: float | None) -> float:
