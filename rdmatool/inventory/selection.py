@@ -64,6 +64,7 @@ def _evaluate(option: str, expression: str, names: list[str], known: set[str], g
         parts = hostlist.terms(expression)
     except ValueError as exc:
         raise InventoryError(f"{option}: {exc}") from None
+    _check_size(option, expression, parts)
     result: set[str] = set(known) if parts[0][0] == "!" else set()
     for operator, operand in parts:
         matched = _operand(option, operand, names, known, groups, unknown)
@@ -76,6 +77,31 @@ def _evaluate(option: str, expression: str, names: list[str], known: set[str], g
         else:
             result ^= matched
     return result
+
+
+MAX_WILDCARDS = 100  # a job's node list has a few; each costs a pass over every target's name
+
+
+def _check_size(option: str, expression: str, parts: list[tuple[str, str]]) -> None:
+    """A whole expression within the bound one pattern has (hostlist.MAX_NAMES): each of 60 ranges of 99,999 names
+    passes alone, and together they would take minutes to build and match. Sized from the bounds, before any of
+    them is built; group names and wildcards stand for targets that exist, so they count one each."""
+    total = wildcards = 0
+    for _, operand in parts:
+        if operand.startswith("@") or "*" in operand or "?" in operand:
+            total += 1
+            wildcards += "*" in operand or "?" in operand
+            if wildcards > MAX_WILDCARDS:  # each is matched against every target's name
+                raise InventoryError(f"{option}: {yamlio.shorten(expression)} has more than {MAX_WILDCARDS} "
+                                     f"wildcard patterns (the limit)")
+            continue
+        try:
+            total += hostlist.size_of(operand)
+        except ValueError as exc:
+            raise InventoryError(f"{option}: {exc}") from None
+        if total > hostlist.MAX_NAMES:
+            raise InventoryError(f"{option}: {yamlio.shorten(expression)} stands for more than {hostlist.MAX_NAMES} "
+                                 f"names in all (the limit)")
 
 
 def _operand(option: str, operand: str, names: list[str], known: set[str], groups: dict[str, set[str]],
