@@ -1,5 +1,5 @@
 """`rdmatool plan`: the worked examples of docs/tuning.md §10 exactly, the measured variant on the demo bundle and on
-a hand-made pod with perftest results, `--json` with its schema, bad input as one line, and the README's examples
+a hand-made pod with perftest results, `--json` with its schema, bad input as one line, and the examples of docs/cli.md
 equal to what the commands print."""
 
 from __future__ import annotations
@@ -141,10 +141,10 @@ def test_bad_input_is_one_line_and_exit_2(args) -> None:
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
 
 
-def test_the_readme_examples_are_what_the_commands_print() -> None:
-    readme = (REPO / "README.md").read_text()
-    block = readme.split("```console\n", 1)[1].split("```", 1)[0]
-    commands = re.findall(r"^  \$ rdmatool plan (.+?)(?:\s+#.*)?$", block, re.M)
+def test_the_documented_examples_are_what_the_commands_print() -> None:
+    reference = (REPO / "docs" / "cli.md").read_text()
+    block = next(b for b in reference.split("```console\n")[1:] if "$ rdmatool plan" in b).split("```", 1)[0]
+    commands = re.findall(r"^\s*\$ rdmatool plan (.+?)(?:\s+#.*)?$", block, re.M)
     assert len(commands) == 2
     printed = [line.strip() for line in block.splitlines() if not line.strip().startswith("$")]
     for command in commands:
