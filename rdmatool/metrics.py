@@ -492,7 +492,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nic_utilization", "ratio", GAUGE,
      "an RDMA port's busier direction over the window, in bytes x 8 / (window x line rate): 1 = line rate"),
     ("triage_verdict", "", STATE,
-     "compute or communication (docs/tuning.md §6.3): compute_bound, communication_bound, data_loading, "
+     "compute or communication (rdmatool docs tuning §6.3): compute_bound, communication_bound, data_loading, "
      "overlapped (both busy), unclassified (in between), idle (no job holds GPU memory)"),
     ("triage_gpu_utilization_pct", "%", GAUGE, "the host's GPU utilisation: mean over its GPUs and both snapshots"),
     ("triage_gpu_memory_used_pct", "%", GAUGE, "the host's GPU memory in use, mean over its GPUs, in percent"),

@@ -2,7 +2,9 @@
 
 The code and the playbooks cite `§N.N` (a section), `§1.3 item N`, `row N` (a row of the §7 decision table) and
 source labels `[C4]` (the list of §8). Each one must resolve in docs/tuning.md, and every markdown document they
-name must be in the repository (a path as written, a bare file name anywhere in it).
+name must be in the repository (a path as written, a bare file name anywhere in it). What an operator reads (a
+finding's text, a suggestion's rationale) cites `rdmatool docs NAME PLACE`: a document the package ships (docs/tuning.md
+is a link to it), a place that `rdmatool docs` prints.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from rdmatool import docs_data
+from rdmatool.cli import app
 from tests.helpers import REPO
 
-DOC = REPO / "docs" / "tuning.md"
+DOC = Path(docs_data.path("tuning"))  # the shipped file, which docs/tuning.md links to
+SHIPPED_CITATION = re.compile(r"rdmatool docs ([\w-]+)([^()\"]*)")
 SECTION = re.compile(r"§(\d+(?:\.\d+)?)(?:\s+item\s+(\d+))?(?:\s+\"([^\"]+)\")?")
 ROWS = re.compile(r"\brows?\s+(\d+(?:\s*(?:,\s*and|,|and|/)\s*\d+)*)")
 LABEL = re.compile(r"\[(C\d+[a-z]?)\]")
@@ -169,11 +175,73 @@ def test_operator_facing_citations_name_the_document() -> None:
     from rdmatool.rules import playbook
     from rdmatool.tune.suggest.context import REF
 
-    assert REF == "docs/tuning.md" and (REPO / REF).is_file()
+    assert REF == "rdmatool docs tuning"
     unnamed = []
     for rule in playbook.load_dir(REPO / "playbooks"):
         for text in (rule.symptom, rule.cause, rule.check, rule.fix):
             for group in re.findall(r"\(([^()]*)\)", text):
-                if (ROWS.search(group) or "§" in group) and "docs/tuning.md" not in group:
+                if (ROWS.search(group) or "§" in group) and not group.startswith(REF + " "):
                     unnamed.append(f"{rule.source}: ({group})")
+            assert "docs/tuning.md" not in text, f"{rule.source}: an installed rdmatool has no docs/ folder"
     assert not unnamed, "\n".join(unnamed)
+
+
+def _shipped_citations() -> list[tuple[str, str, str]]:
+    """(file:line, document, places) for every `rdmatool docs NAME PLACES` in the playbooks' texts and the
+    suggestions' rationales (REF in the code)."""
+    out = []
+    for path in sorted((REPO / "playbooks").glob("*.yaml")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.lstrip().startswith("#"):
+                out += [(f"{path.name}:{number}", m.group(1), m.group(2)) for m in SHIPPED_CITATION.finditer(line)]
+    for path in sorted((REPO / "rdmatool" / "tune" / "suggest").glob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            out += [(f"{path.name}:{number}", "tuning", m.group(1)) for m in re.finditer(r"\{REF\}([^()\"]*)", line)]
+    return out
+
+
+def test_every_shipped_citation_resolves_to_a_shipped_document_and_its_place() -> None:
+    cited = _shipped_citations()
+    assert sum(".yaml:" in where for where, _, _ in cited) > 50 and sum(".py:" in where for where, _, _ in cited) >= 9
+    broken = []
+    for where, name, places in cited:
+        try:
+            sections, rows = docs_data.places(name, places)
+        except (KeyError, ValueError) as exc:
+            broken.append(f"{where}: {exc}")
+            continue
+        doc = docs_data.load(name)
+        broken += [f"{where}: {name} §{s} is not a heading" for s in sections
+                   if not re.match(rf"^#+ {re.escape(s)}\.? ", doc.lines[doc.sections[s][0]])]
+        broken += [f"{where}: {name} row {r} is not a row of the §7 table" for r in rows
+                   if doc.lines[doc.table[0]] != "## 7. Decision table" or not doc.lines[doc.rows[r]].startswith(f"| {r} |")]
+    assert not broken, "\n".join(broken)
+
+
+def test_docs_prints_what_a_finding_cites_and_refuses_a_place_it_lacks() -> None:
+    runner = CliRunner()
+    listed = runner.invoke(app, ["docs"])
+    assert listed.exit_code == 0 and listed.stdout.split()[0] == "tuning"
+    cited = runner.invoke(app, ["docs", "tuning", "§2.5,", "row", "6"])  # a finding's citation, as written
+    assert cited.exit_code == 0, cited.output
+    lines = cited.stdout.splitlines()
+    assert lines[0] == "### 2.5 Pauses against marks" and "## 7. Decision table" in lines
+    assert [line.split(" |")[0] for line in lines if re.match(r"^\| \d+ \|", line)] == ["| 6"]
+    assert "### 2.6" not in cited.stdout  # the section ends at the next heading of its level
+    whole = runner.invoke(app, ["docs", "tuning"])
+    assert whole.exit_code == 0 and whole.stdout == DOC.read_text()
+    assert runner.invoke(app, ["docs", "tuning", "--path"]).stdout.strip() == str(DOC)
+    for args, says in ((["docs", "tuning", "§11"], "no §11"), (["docs", "tuning", "row", "23"], "no row 23"),
+                       (["docs", "tuning", "cabling"], "names no section"), (["docs", "manual"], "no document")):
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == 2 and says in refused.output and "Traceback" not in refused.output, args
+
+
+def test_the_tuning_reference_is_package_data_and_docs_tuning_md_is_it() -> None:
+    import fnmatch
+
+    assert (REPO / "docs" / "tuning.md").resolve() == DOC.resolve()
+    assert DOC.resolve().parent == (REPO / "rdmatool" / "docs_data").resolve()
+    section = (REPO / "pyproject.toml").read_text().split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
+    shipped = re.findall(r'"([^"]+)"', re.search(r"^rdmatool = \[(.*?)\]", section, re.M).group(1))
+    assert any(fnmatch.fnmatch("docs_data/tuning.md", pattern) for pattern in shipped), shipped

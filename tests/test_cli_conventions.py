@@ -29,6 +29,7 @@ NOT_PRINTING = {
     ("report",): "writes one HTML file",
     ("export", "prometheus"): "its output is the Prometheus text format",
     ("schema",): "prints a JSON Schema, JSON already",
+    ("docs",): "prints a shipped Markdown document (or the places of it a finding cites) as it is",
 }
 
 

@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "plan_cmd": ("plan",),
     "report_cmd": ("report",),
     "schema_cmd": ("schema",),
+    "docs_cmd": ("docs",),
     "doctor_cmd": ("doctor",),
     "config_cmd": ("config",),
 }

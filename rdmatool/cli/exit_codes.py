@@ -131,6 +131,10 @@ CODES: dict[str, dict[int, str]] = {
         0: "printed",
         2: "a configuration file that cannot be used (FILE:LINE and the key), or RDMATOOL_CONFIG naming no file",
     },
+    "docs": {
+        0: "printed (without a NAME: the names of the shipped documents)",
+        2: "no such document, or a section or row it does not have (the shipped ones are named)",
+    },
 }
 
 

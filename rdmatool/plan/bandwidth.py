@@ -70,7 +70,7 @@ def bandwidth_plan(params: float, bytes_per_value: float, iterations_per_s: floa
         "required_bytes_per_s": required,
         "required_gbps": _gbps(required),
         "ring": ring,
-        "planning": {"rule": "plan at about 70 % of line rate (docs/tuning.md §10.3)",
+        "planning": {"rule": "plan at about 70 % of line rate (rdmatool docs tuning §10.3)",
                      **effective(planning_efficiency, line, need, ring_bytes, iterations_per_s)},
         "measured": None,
     }

@@ -312,7 +312,7 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     raw, template = _for_the_site(path, raw, rule_id, site)  # checked from here on as it reads for the site
     for name in (name for name in _NOT_SHOWN if name in raw):
         raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
-                   "symptom, cause, check or fix (a citation such as \"(docs/tuning.md row 1)\" in the text)")
+                   "symptom, cause, check or fix (a citation such as \"(rdmatool docs tuning row 1)\" in the text)")
     for text_field in ("symptom", "cause", "check", "fix"):
         if not isinstance(raw.get(text_field), str) or not raw[text_field].strip():
             raise fail(f"rule {rule_id}: missing field {text_field!r}")

@@ -40,7 +40,7 @@ DEFAULT_PROFILE: dict = {
     **cmd.NXOS_DEFAULTS,
 }
 GLOBAL_ENTITIES = ("qos", "host", "global", "port")  # switch-wide config rows (Cumulus `qos`, Onyx `host`)
-REF = "docs/tuning.md"  # the citation in every rationale: a document the reader has
+REF = "rdmatool docs tuning"  # the citation in every rationale: a document an installed rdmatool prints
 _HOST_SETTINGS = ["trust_mode", "pfc_enabled", "roce_np_enabled", "roce_rp_enabled", "cable_length_m", "cnp_dscp",
                   "dscp_to_priority"]
 _LINK_COLUMNS = {"host", "host_port", "switch", "switch_port"}
