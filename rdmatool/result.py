@@ -2,7 +2,7 @@
 
 The shape is public: `schema` names its version, its JSON Schema ships in rdmatool/schemas (`diagnose`), and
 docs/json-schemas.md says what may change without a new version. Each suggestion is listed once, with the
-findings it answers (by their `id`); each finding still lists its own suggestions, as before version 1.
+findings it answers (by their `id`); each finding also lists its own suggestions.
 """
 
 from __future__ import annotations

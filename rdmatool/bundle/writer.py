@@ -226,7 +226,7 @@ def sync_filesystem(path: Path) -> None:
 
     Not for a collection: syncfs also writes back whatever else is dirty on that filesystem (a node's checkpoints),
     and its cost is then not bounded by the bundle's. Tried for collections of 128 hosts against one fsync per
-    file, side by side: no better (client CPU 0.98x, 0.70-1.28x run to run; benchmarks/README.md §1)."""
+    file, side by side: no better (client CPU 0.98x, 0.70-1.28x run to run; measured with benchmarks/fanout.py)."""
     import ctypes  # only here: a small bundle never needs it
 
     try:

@@ -117,7 +117,7 @@ def _operand(option: str, operand: str, names: list[str], known: set[str], group
             unknown.append(operand)
         return matched
     if operand in groups and operand not in known and not re.search(r"[\[\]]", operand):
-        return set(groups[operand])  # a bare group name, as earlier versions accepted
+        return set(groups[operand])  # a bare group name: the `@` is optional
     try:
         wanted = hostlist.nodeset(operand)
     except ValueError as exc:

@@ -118,7 +118,7 @@ _RULES: tuple[_Rule, ...] = (
 def _map(name: str) -> tuple[str, int | None, int] | None:
     """(metric, priority, rank) for a raw counter name, or None when it is not one we emit.
 
-    Cached: a fleet's NICs print the same few hundred names, and trying the rules in order for each was the
+    Cached: a fleet's NICs print the same few hundred names, and trying the rules in order for each would be the
     costliest step of parsing a large bundle."""
     for rule in _RULES:
         match = rule.pattern.match(name)

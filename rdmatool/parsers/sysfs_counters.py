@@ -122,7 +122,7 @@ def _where(path: str) -> tuple[str, str, str]:
     """What a dumped file is, from its path alone: (kind, entity, name), kind one of `device` (entity the device,
     name the file), `pma` and `hw` (a counter of the port: name the counter), `port` (another port file), `skip`, or
     `foreign` (not under infiniband/). Cached: every host of a fleet dumps the same few hundred paths, and telling
-    them apart was most of the parse."""
+    them apart afresh each time would be most of the parse."""
     match = _IB_PATH.search(path)
     if match is None:
         return "foreign", "", ""

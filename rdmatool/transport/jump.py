@@ -1,10 +1,10 @@
 """ProxyJump bastions shared by the sessions of one collection: one authenticated connection per bastion, one
 direct-tcpip channel through it per target.
 
-A collection of 64 hosts behind one bastion used to open 64 connections to the bastion at once, each with its own
-key exchange and authentication. OpenSSH's default `MaxStartups 10:30:100` drops unauthenticated connections at
-random beyond 10 pending, so hosts behind a bastion came out unreachable at random: a gate inconclusive, or hosts
-missing from a diagnosis, for no fault of theirs. OpenSSH's own answer is the same as this module's: one connection
+Without it, a collection of 64 hosts behind one bastion would open 64 connections to the bastion at once, each
+with its own key exchange and authentication. OpenSSH's default `MaxStartups 10:30:100` drops unauthenticated
+connections at random beyond 10 pending, so hosts behind a bastion would come out unreachable at random: a gate
+inconclusive, or hosts missing from a diagnosis, for no fault of theirs. OpenSSH's own answer is the same as this module's: one connection
 (ControlMaster), many channels; a channel is not a start-up and costs the bastion no key exchange.
 
 The bastion's key is verified as any host's (the known_hosts policy of the collection); a bastion that cannot be

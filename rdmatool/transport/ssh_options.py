@@ -10,8 +10,8 @@ Measured against OpenSSH (`benchmarks/fanout.py`), what paramiko's defaults cost
 - a key file named in the inventory is parsed per connection, trying RSA, ECDSA and Ed25519 in turn: `identity`
   parses it once per collection and shares the key (a PKey is only read while signing).
 
-The security bar stays OpenSSH's: host keys are verified as before (hostkeys.py); the algorithms offered are a
-subset of OpenSSH's client defaults — CBC ciphers, 3DES, MD5 and truncated MACs are no longer offered.
+The security bar stays OpenSSH's: host keys are verified as for any connection (hostkeys.py); the algorithms
+offered are a subset of OpenSSH's client defaults — CBC ciphers, 3DES, MD5 and truncated MACs are not offered.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def end_transport(client: paramiko.SSHClient) -> None:
 
 class _Identities:
     """Private keys by file, parsed once: (path, size, mtime) → PKey, or None when paramiko could not load it here
-    (encrypted without the passphrase, an unknown format); the caller then passes the file to paramiko as before, so
-    its error message is unchanged."""
+    (encrypted without the passphrase, an unknown format); the caller then hands paramiko the file itself, so the
+    error message is paramiko's own."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
