@@ -1,8 +1,9 @@
 """Baselines: what the fabric looked like on good nights, as robust statistics the deviation rules compare against.
 
 Modules: `store` (names and paths, reading and checking files, the rule view, locking and saving), `figures` (a
-bundle's facts → the figures and reference counts of one night) and `stats` (sketches, weighted quantiles, robust
-statistics pooled over the nights, the reference, diff). Their public names are re-exported here.
+bundle's facts → the figures and reference counts of one night), `verdicts` (a night's recorded verdict and whether
+it counts in the statistics) and `stats` (sketches, weighted quantiles, robust statistics pooled over the nights
+that count, the reference, diff). Their public names are re-exported here; docs/baseline.md is the operator's view.
 
 A *store* is a directory (default `./baselines/`); each baseline NAME (default `default`) is one JSON file in it,
 with a copy of its rule statistics beside it:
@@ -12,12 +13,16 @@ STORE/.lock            lock file: every read-modify-write of the store holds fcn
 STORE/<NAME>.json      {"format": "rdmatool-baseline/2", "name", "keep", "updated",   header scalars, always first
                         "rule_stats": [coarse group, ...]  what `stats_for_rules` returns, right after the header
                         "reference": {category: {group: {"value", "count", "total"}}}
-                        "stats":    [fine group, ...]      recomputed over the kept nights on every save
-                        "nights":   [night, ...]}         oldest first, at most `keep` of them, last in the file
+                        "stats":    [fine group, ...]      recomputed over the nights that count on every save
+                        "nights":   [night, ...]}         oldest first, at most `keep` that count and `keep` that
+                                                          do not, last in the file
 STORE/.<NAME>.rules.json  the rule view: {"format": "rdmatool-baseline-rules/1", "baseline": "<NAME>.json",
                         "of": {"bytes", "mtime_ns", "sha256"},  the baseline file it was written for
                         "rule_stats": [coarse group, ...]}      the same rows as the baseline file's rule_stats
 night = {"id", "bundle", "created", "saved", "targets",
+         "diagnosis": {"verdict": "pass|warn|fail|inconclusive",   what `baseline save` found (absent: saved
+                       "counts": {severity: n}, "failures": n},     without one, by an older rdmatool)
+         "included_by_hand": true,                     only on a failing night counted by --include-failed
          "values": [{"metric", "kind", "role", "platform", "ca_type", "link_rate_gbps", "priority", "size_bytes",
                      "values": [...]                     the figures of one bundle for this fine group (<= K of them)
                      | "quantiles": [q0, q5, ..., q100], "n": n}],   a sketch instead when the group had > K
@@ -67,15 +72,21 @@ join key of rules.kinds.deviation. Statistics pool the values of all kept nights
 deviation, unscaled: the rule multiplies by 1.4826), p10/p90 (linear interpolation), n (values pooled), nights
 (see "Bounded nights" for groups stored as sketches).
 
-Reference facts (majority over the counts pooled from the kept nights; ties go to the lexically first value):
+Which nights count (`verdicts`): every night but those whose diagnosis — run by `baseline save` without a
+baseline, so that the baseline rules never judge their own nights — failed, unless saved with --include-failed.
+Statistics, rule_stats and reference come from the nights that count only; a baseline whose nights all fail has none
+(an empty rule_stats: the deviation rules then compare with nothing). The extra keys of a night keep the format
+`/2`: an older rdmatool reads such a file as before, but one that saves into it counts every night again.
+
+Reference facts (majority over the counts pooled from the nights that count; ties go to the lexically first value):
 `fw_version_by_ca_type`, `fw_version_by_board_id`, `trust_mode_by_role`, `pfc_priorities_by_role` (the comma list of
 PFC-enabled priorities per host interface, `none` if none) and `ecn_by_profile` (`platform/entity` →
 `min=..,max=..,pmax=..,enabled=..` of the switch ECN/WRED profile or queue).
 
 Saving: the bundle is analysed outside the lock; then, under the lock, the file is re-read, the night appended (a
 night with the same id, i.e. the same bundle path and manifest `created`, is replaced: re-running a nightly job is
-idempotent), nights sorted by `created` and the oldest dropped beyond `keep` (`--keep` given → stored as the new keep,
-else the stored one, else 30), large groups of the new night sketched, statistics recomputed, and the file written
+idempotent, and its new verdict decides), nights sorted by `created` and the oldest dropped beyond `keep` nights that
+count and `keep` that do not (`--keep` given → stored as the new keep, else the stored one, else 30), large groups of the new night sketched, statistics recomputed, and the file written
 with `rdmatool.files.write_atomic` (a temporary file in the store, fsynced, os.replace'd into place, the directory
 fsynced), then its rule view the same way. Two concurrent saves therefore serialise and both nights land. A corrupt
 or foreign file raises BaselineError("<path>: ...") and is never overwritten: `save` into it refuses (move it aside
@@ -134,12 +145,14 @@ from rdmatool.baseline.store import (
     summary,
     write_document,
 )
+from rdmatool.baseline.verdicts import VERDICTS, counted, findings_text, judged, record, status, trim
+from rdmatool.baseline.verdicts import summary as night_summary
 
 __all__ = [
     "DEFAULT_KEEP", "DEFAULT_NAME", "DEFAULT_STORE", "FINE_KEYS", "FORMAT", "FORMAT_V1", "HEADER_KEYS", "KEY_ORDER",
     "LOCK_NAME", "MAX_FILE_BYTES", "RULES_FORMAT", "RULE_COLUMNS", "RULE_KEYS", "SKETCH_PERCENTS", "SKETCH_POINTS",
-    "STAT_FIELDS", "add_night", "check_name", "diff", "figures_of", "list_store", "load", "locked", "night_from_bundle",
-    "path_of", "pooled", "read_rule_view", "rebuild", "reference", "reference_counts", "resolve", "robust",
-    "robust_weighted", "rules_path_of", "save", "sketch", "sketch_night", "stats_for_rules", "summary",
-    "weighted_quantile", "write_document",
+    "STAT_FIELDS", "VERDICTS", "add_night", "check_name", "counted", "diff", "figures_of", "findings_text", "judged",
+    "list_store", "load", "locked", "night_from_bundle", "night_summary", "path_of", "pooled", "read_rule_view", "rebuild", "record",
+    "reference", "reference_counts", "resolve", "robust", "robust_weighted", "rules_path_of", "save", "sketch",
+    "sketch_night", "stats_for_rules", "status", "summary", "trim", "weighted_quantile", "write_document",
 ]

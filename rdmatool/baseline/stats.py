@@ -1,4 +1,4 @@
-"""Statistics over the kept nights: sketches of large groups, weighted quantiles, robust statistics, pooling per
+"""Statistics over the nights that count: sketches of large groups, weighted quantiles, robust statistics, pooling per
 group, the reference facts and the comparison of two baselines (the package docstring says what each one means)."""
 
 from __future__ import annotations
@@ -7,6 +7,8 @@ import math
 from collections import Counter
 
 import numpy as np
+
+from rdmatool.baseline.verdicts import counted
 
 SKETCH_POINTS = 21  # K: a night's fine group with more figures than this is stored as its K quantiles + n
 SKETCH_PERCENTS = np.linspace(0.0, 100.0, SKETCH_POINTS)  # 0, 5, ..., 100
@@ -131,12 +133,14 @@ def reference(nights: list[dict]) -> dict:
 
 
 def rebuild(doc: dict) -> dict:
-    """Sketch the large groups of the kept nights, then recompute stats, rule_stats and reference from them."""
+    """Sketch the large groups of the kept nights, then recompute stats, rule_stats and reference from the nights
+    that count (rdmatool.baseline.verdicts: a failing night is kept, listed, and left out of them)."""
     nights = [sketch_night(night) for night in doc["nights"]]
     doc["nights"] = nights
-    doc["stats"] = pooled(nights, FINE_KEYS)
-    doc["rule_stats"] = pooled(nights, RULE_KEYS)
-    doc["reference"] = reference(nights)
+    normal = [night for night in nights if counted(night)]
+    doc["stats"] = pooled(normal, FINE_KEYS)
+    doc["rule_stats"] = pooled(normal, RULE_KEYS)
+    doc["reference"] = reference(normal)
     return doc
 
 

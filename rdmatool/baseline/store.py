@@ -21,6 +21,8 @@ import pandas as pd
 from rdmatool import files
 from rdmatool.baseline.figures import night_from_bundle, utc_now
 from rdmatool.baseline.stats import RULE_COLUMNS, RULE_KEYS, rebuild, sketch_night
+from rdmatool.baseline.verdicts import VERDICTS, counted, judged, trim
+from rdmatool.baseline.verdicts import summary as night_summary
 from rdmatool.errors import BaselineError
 
 FORMAT = "rdmatool-baseline/2"
@@ -90,14 +92,15 @@ def _baseline_files(store: Path) -> list[Path]:
 
 
 def summary(path: str | Path) -> dict:
-    """A short description for `baseline list`."""
+    """What `baseline list` says of one baseline: its nights, each with its verdict and whether it counts."""
     doc = load(path)
     nights = doc.get("nights", [])
     return {
-        "name": doc.get("name") or Path(path).stem, "path": str(path), "nights": len(nights),
-        "keep": doc.get("keep"), "first": nights[0].get("created") if nights else None,
+        "name": doc.get("name") or Path(path).stem, "path": str(path), "keep": doc.get("keep"),
+        "first": nights[0].get("created") if nights else None,
         "last": nights[-1].get("created") if nights else None, "groups": len(doc.get("rule_stats", [])),
-        "updated": doc.get("updated"),
+        "updated": doc.get("updated"), "counted": sum(1 for n in nights if counted(n)),
+        "nights": [night_summary(n) for n in nights],
     }
 
 
@@ -243,6 +246,7 @@ def _check_night(night, where: str) -> None:
     for key in ("id", "bundle", "created", "saved"):
         _expect(night.get(key), _TEXT, _key(where, key))
     _expect(night.get("targets"), _COUNT, _key(where, "targets"))
+    _check_diagnosis(night, where)
     for j, group in enumerate(_listing(night.get("values", []), _key(where, "values"))):
         group_where = f"{where}.values[{j}]"
         _check_group(group, group_where)
@@ -252,6 +256,22 @@ def _check_night(night, where: str) -> None:
         elif "values" in group:
             _numbers(group["values"], _key(group_where, "values"))
     _check_counts(night.get("facts") or {}, _key(where, "facts"))
+
+
+def _check_diagnosis(night: dict, where: str) -> None:
+    """The verdict `baseline save` recorded (rdmatool.baseline.verdicts): it decides whether the night counts."""
+    if "included_by_hand" in night and not isinstance(night["included_by_hand"], bool):
+        raise _Corrupt(f"{_key(where, 'included_by_hand')} is {_kind_of(night['included_by_hand'])}, not a boolean")
+    if night.get("diagnosis") is None:
+        return
+    where = _key(where, "diagnosis")
+    diagnosis = _mapping(night["diagnosis"], where)
+    if diagnosis.get("verdict") not in VERDICTS:
+        raise _Corrupt(f"{_key(where, 'verdict')} is {_kind_of(diagnosis.get('verdict'))}, not one of "
+                       f"{', '.join(VERDICTS)}")
+    _expect(diagnosis.get("failures"), _COUNT, _key(where, "failures"))
+    for severity, count in _mapping(diagnosis.get("counts") or {}, _key(where, "counts")).items():
+        _expect(count, _COUNT, _key(_key(where, "counts"), severity), nullable=False)
 
 
 def _check_rule_rows(rows, where: str = "rule_stats") -> None:
@@ -395,7 +415,8 @@ def write_document(path: Path, doc: dict) -> None:
 
 
 def add_night(store: str | Path, name: str, night: dict, keep: int | None = None) -> dict:
-    """Append one night to baseline NAME under the store lock; returns the written document."""
+    """Append one night to baseline NAME under the store lock; returns the written document. The store keeps the
+    newest `keep` nights that count and the newest `keep` that do not (rdmatool.baseline.verdicts.trim)."""
     if keep is not None and keep < 1:
         raise BaselineError(f"--keep must be at least 1, not {keep}")
     store = Path(store)
@@ -410,7 +431,7 @@ def add_night(store: str | Path, name: str, night: dict, keep: int | None = None
             nights = [n for n in doc.get("nights", []) if n.get("id") != night["id"]]
             nights.append(night)
             nights.sort(key=lambda n: (str(n.get("created") or ""), str(n.get("saved") or "")))
-            doc.update(format=FORMAT, name=name, keep=keep, updated=utc_now(), nights=nights[-keep:])
+            doc.update(format=FORMAT, name=name, keep=keep, updated=utc_now(), nights=trim(nights, keep))
             rebuild(doc)
             write_document(path, doc)
     except OSError as exc:
@@ -420,8 +441,10 @@ def add_night(store: str | Path, name: str, night: dict, keep: int | None = None
 
 
 def save(bundle_path: str | Path, store: str | Path = DEFAULT_STORE, name: str = DEFAULT_NAME,
-         keep: int | None = None) -> dict:
-    """Add one bundle's figures to baseline NAME of the store (created if absent)."""
+         keep: int | None = None, diagnosis: dict | None = None, include_failed: bool = False) -> dict:
+    """Add one bundle's figures to baseline NAME of the store (created if absent). `diagnosis`: the bundle's verdict
+    (rdmatool.baseline.verdicts.record, of the diagnosis without a baseline), which decides whether the night
+    counts; `include_failed` counts a failing night anyway. Without a diagnosis the night counts, as it always did."""
     check_name(name)
-    night = night_from_bundle(bundle_path)  # the expensive part, outside the lock
+    night = judged(night_from_bundle(bundle_path), diagnosis, include_failed)  # the expensive part, outside the lock
     return add_night(store, name, night, keep)

@@ -1,4 +1,5 @@
-"""`rdmatool baseline save|list|show|diff`: the nightly record of a healthy fabric (see rdmatool.baseline)."""
+"""`rdmatool baseline save|list|show|diff`: the nightly record of a healthy fabric (see rdmatool.baseline and
+docs/baseline.md)."""
 
 from __future__ import annotations
 
@@ -44,29 +45,60 @@ def save_command(
     bundle: str = typer.Argument(..., help="A collected bundle directory."),
     store: str = typer.Option(None, "--store", help=STORE_HELP),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Baseline name in the store."),
-    keep: int = typer.Option(None, "--keep", help=f"Nights to keep (default: as stored, else {DEFAULT_KEEP})."),
+    keep: int = typer.Option(None, "--keep", help=f"Nights to keep that count, and as many that do not (default: as "
+                             f"stored, else {DEFAULT_KEEP})."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Count this night in the statistics even "
+                                        "if its diagnosis fails (listed as included by hand); saving the same bundle "
+                                        "again without it takes it out."),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
     fmt: str = format_option(FORMATS),
     as_json: bool = json_option(),
 ) -> None:
-    """Add one bundle's figures to a baseline (created if absent); the oldest nights beyond --keep are dropped."""
+    """Add one bundle's figures to a baseline (created if absent), with the night's verdict.
+
+    The bundle is diagnosed as `rdmatool diagnose BUNDLE` does, without a baseline (the baseline rules never judge
+    the nights they learn from). A night that fails is saved and listed but kept out of the statistics the baseline
+    rules compare with, unless --include-failed; warnings and inconclusive nights count. The exit code is 0
+    whatever the verdict once the night is saved: paging on a bad night is the diagnosis' job (`diagnose`, `export
+    prometheus`), not the record's. Beyond --keep, the oldest nights are dropped."""
     from rdmatool import baseline as baselines
+    from rdmatool.diagnose import diagnose_bundle
 
     as_json, store = chosen("baseline save", fmt, as_json, FORMATS) == JSON, _config.store(store)
+    playbooks, site = _config.playbooks(playbooks), _config.site(site_values)
     if keep is not None and keep < 1:
         die(f"rdmatool baseline save: --keep must be at least 1, not {keep}", EXIT_USAGE)
     try:
-        doc = baselines.save(bundle, store, name, keep)
+        path = baselines.path_of(store, name)  # a bad name is refused before the slow part
+        night = baselines.night_from_bundle(bundle)  # no figures: no data (exit 3), before judging anything
+        diagnosis = baselines.record(diagnose_bundle(bundle, playbooks_dir=playbooks, profile=site))
+        night = baselines.judged(night, diagnosis, include_failed)
+        doc = baselines.add_night(store, name, night, keep)
     except NoData as exc:
         die(f"rdmatool baseline save: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
-    path = baselines.path_of(store, name)
-    out = {"path": str(path), "name": name, "bundle": doc["nights"][-1]["bundle"] if doc["nights"] else bundle,
-           "nights": len(doc["nights"]), "keep": doc["keep"], "groups": len(doc["rule_stats"])}
+    shown = baselines.night_summary(night)
+    kept = any(n.get("id") == night["id"] for n in doc["nights"])
+    out = {"path": str(path), "name": name, "bundle": night["bundle"], "verdict": shown["verdict"],
+           "counts": shown["counts"], "counted": shown["counted"] and kept, "status": shown["status"] if kept else
+           "dropped: older than the nights kept", "nights": len(doc["nights"]),
+           "nights_counted": sum(1 for n in doc["nights"] if baselines.counted(n)), "keep": doc["keep"],
+           "groups": len(doc["rule_stats"])}
     if as_json:
         print_json(out)
         return
-    print(f"saved {bundle} into {path}: {out['nights']} nights (keep {out['keep']}), {out['groups']} groups")
+    found = baselines.findings_text(out["counts"])
+    where = ("dropped at once, older than the nights kept" if not kept else
+             "in the statistics, by --include-failed" if shown["included_by_hand"] else
+             "in the statistics" if out["counted"] else "kept out of the statistics (--include-failed counts it)")
+    print(f"saved {bundle} into {path}: night {str(out['verdict']).upper()}{f' ({found})' if found else ''}, {where}; "
+          f"{_count(out['nights'], 'night')}, {out['nights_counted']} in the statistics (keep {out['keep']}), "
+          f"{_count(out['groups'], 'group')}")
+    if not out["nights_counted"]:
+        print("no night is in the statistics yet: the baseline rules compare with nothing until a night that does "
+              "not fail is saved")
 
 
 @baseline_app.command("list", epilog=epilog("baseline list"))
@@ -75,8 +107,11 @@ def list_command(
     fmt: str = format_option(FORMATS),
     as_json: bool = json_option(),
 ) -> None:
-    """The baselines of a store; a corrupt one is reported on stderr and the others still listed."""
+    """The baselines of a store and their nights: each night's verdict and whether it is in the statistics the
+    baseline rules compare with ("excluded: FAIL" for a night whose diagnosis failed, "included by hand" for one
+    saved with --include-failed). A corrupt baseline is reported on stderr and the others still listed."""
     from rdmatool import baseline as baselines
+    from rdmatool import schemas
 
     as_json, store = chosen("baseline list", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
@@ -87,18 +122,40 @@ def list_command(
         if "error" in entry:
             print(f"rdmatool: {entry['error']}", file=sys.stderr)
     if as_json:
-        print_json(entries)
+        print_json({"schema": schemas.tag("baseline-list"), "store": str(store), "baselines": entries})
         return
     good = [e for e in entries if "error" not in e]
     if not good:
         print(f"no baselines in {store}")
         return
+    console = Console(width=160)
     table = Table(title=f"baselines in {_fmt(store)}")
-    for column in ("name", "nights", "keep", "first", "last", "groups"):
+    for column in ("name", "nights", "in statistics", "keep", "first", "last", "groups"):
         table.add_column(column)
     for e in good:
-        table.add_row(*(_fmt(e.get(c)) for c in ("name", "nights", "keep", "first", "last", "groups")))
-    Console(width=160).print(table)
+        table.add_row(_fmt(e["name"]), str(len(e["nights"])), str(e["counted"]),
+                      *(_fmt(e.get(c)) for c in ("keep", "first", "last", "groups")))
+    console.print(table)
+    for e in good:
+        console.print(_nights_table(f"{_fmt(e['name'])}: nights", e["nights"]))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _nights_table(title: str, nights: list[dict]) -> Table:
+    """One row per night: when, its verdict and findings, and whether the statistics hold it."""
+    from rdmatool import baseline as baselines
+
+    table = Table(title=title)
+    for column in ("created", "verdict", "findings", "in statistics", "targets", "bundle"):
+        table.add_column(column)
+    for n in nights:
+        table.add_row(_fmt(n["created"]), _fmt(str(n["verdict"]).upper() if n["verdict"] else "-"),
+                      _fmt(baselines.findings_text(n["counts"])), _fmt(n["status"]), _fmt(n["targets"]),
+                      _fmt(n["bundle"]))
+    return table
 
 
 @baseline_app.command("show", epilog=epilog("baseline show"))
@@ -119,15 +176,16 @@ def show_command(
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
     stats = [r for r in doc.get("rule_stats", []) if not metric or metric in str(r.get("metric"))]
-    nights = [{k: n.get(k) for k in ("created", "bundle", "targets", "saved")} for n in doc.get("nights", [])]
+    nights = [baselines.night_summary(n) for n in doc.get("nights", [])]
     if as_json:
         print_json({"name": doc.get("name"), "path": str(path), "keep": doc.get("keep"), "nights": nights,
                     "rule_stats": stats, "reference": doc.get("reference", {})})
         return
     console = Console(width=160)
-    console.print(f"[bold]{_fmt(doc.get('name'))}[/bold]  {_fmt(path)}  {len(nights)} nights (keep {_fmt(doc.get('keep'))})")
-    for n in nights:
-        console.print(f"  {_fmt(n['created'])}  {_fmt(n['targets'])} targets  {_fmt(n['bundle'])}", highlight=False)
+    counted = sum(1 for n in nights if n["counted"])
+    console.print(f"[bold]{_fmt(doc.get('name'))}[/bold]  {_fmt(path)}  {_count(len(nights), 'night')}, {counted} in the "
+                  f"statistics (keep {_fmt(doc.get('keep'))})", highlight=False)
+    console.print(_nights_table("nights", nights))
     table = Table(title=f"{len(stats)} groups")
     for column in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights"):
         table.add_column(column, justify="right" if column not in ("metric", "kind", "role") else "left")

@@ -24,7 +24,9 @@ def _cli(*args: str):
 
 
 def _hosts(shift: float) -> list[Host]:
-    return [Host(f"gpu{i:02d}", bw={65536: 80.0 + i + shift}) for i in range(3)]
+    """A healthy night (at least 90 % of the 100 Gb/s line rate: the diagnosis `baseline save` runs does not fail
+    it, so the night is in the statistics)."""
+    return [Host(f"gpu{i:02d}", link_rate=100, bw={65536: 92.0 + i + shift}) for i in range(3)]
 
 
 def test_save_list_show_roundtrip(tmp_path: Path) -> None:
@@ -35,7 +37,7 @@ def test_save_list_show_roundtrip(tmp_path: Path) -> None:
         assert code == 0, out
     assert json.loads(out)["nights"] == 2
     code, out, _ = _cli("baseline", "list", "--store", store, "--json")
-    assert code == 0 and [e["name"] for e in json.loads(out)] == ["nightly"]
+    assert code == 0 and [e["name"] for e in json.loads(out)["baselines"]] == ["nightly"]
     code, out, _ = _cli("baseline", "show", "nightly", "--store", store, "--metric", "bw_avg", "--json")
     shown = json.loads(out)
     assert code == 0 and [n["bundle"] for n in shown["nights"]] == [str(b) for b in bundles[1:]]
@@ -51,8 +53,10 @@ def test_save_list_show_roundtrip(tmp_path: Path) -> None:
 def test_diff_command(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     _cli("baseline", "save", str(write_bundle(tmp_path / "a", _hosts(0))), "--store", store, "--name", "a")
-    slower = [Host(h.name, fw="28.40.1000", bw={65536: h.bw[65536] / 2}) for h in _hosts(0)]
-    _cli("baseline", "save", str(write_bundle(tmp_path / "b", slower, night=1)), "--store", store, "--name", "b")
+    slower = [Host(h.name, fw="28.40.1000", link_rate=100, bw={65536: h.bw[65536] / 2}) for h in _hosts(0)]
+    # half the line rate fails the night: counted by hand, to compare the two fleets
+    _cli("baseline", "save", str(write_bundle(tmp_path / "b", slower, night=1)), "--store", store, "--name", "b",
+         "--include-failed")
     code, out, _ = _cli("baseline", "diff", "a", "b", "--store", store, "--json")
     result = json.loads(out)
     assert code == 0
@@ -76,7 +80,7 @@ def test_bad_input_is_exit_2_and_one_line(tmp_path: Path) -> None:
     assert (store / "broken.json").read_text(encoding="utf-8") == "not json at all"
     code, out, err = _cli("baseline", "list", "--store", str(store), "--json")
     assert code == 0 and "broken.json" in err
-    assert [e["name"] for e in json.loads(out) if "error" not in e] == ["default"]
+    assert [e["name"] for e in json.loads(out)["baselines"] if "error" not in e] == ["default"]
     code, _, _ = _cli("baseline", "show", "default", "--store", str(store))
     assert code == 0
     code, _, err = _cli("baseline", "show", "nope", "--store", str(store))
@@ -104,7 +108,7 @@ def test_diagnose_reads_a_saved_baseline(tmp_path: Path) -> None:
     for n in range(3):
         _cli("baseline", "save", str(write_bundle(tmp_path / f"b{n}", _hosts(n), night=n)), "--store", store)
     # gpu00 now receives pause frames at 2000x its baseline rate on priority 3 (pause_rate_above_baseline)
-    storm = Host("gpu00", bw={65536: 80.0}, pauses=(0, 1_000_000))
+    storm = Host("gpu00", link_rate=100, bw={65536: 92.0}, pauses=(0, 1_000_000))
     today = write_bundle(tmp_path / "today", [storm, *_hosts(0)[1:]], night=5)
     code, out, err = _cli("diagnose", str(today), "--baseline", "default", "--store", store, "--format", "json")
     assert code in (0, 1, 3), err
@@ -118,7 +122,8 @@ def test_diagnose_bandwidth_below_baseline(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     for n in range(3):
         _cli("baseline", "save", str(write_bundle(tmp_path / f"b{n}", _hosts(n), night=n)), "--store", store)
-    today = write_bundle(tmp_path / "today", [Host("gpu00", bw={65536: 20.0}), *_hosts(0)[1:]], night=5)
+    today = write_bundle(tmp_path / "today", [Host("gpu00", link_rate=100, bw={65536: 20.0}), *_hosts(0)[1:]],
+                         night=5)
     result = runner.invoke(app, ["diagnose", str(today), "--baseline", "default", "--store", store, "--format", "json"])
     assert result.exception is None or isinstance(result.exception, SystemExit)
     found = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "bandwidth_below_baseline"]

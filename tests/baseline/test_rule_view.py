@@ -206,7 +206,7 @@ def test_views_are_not_baselines(saved, tmp_path: Path) -> None:
     assert baseline.rules_path_of(path).is_file()
     assert [e["name"] for e in baseline.list_store(store)] == ["default"]
     result = runner.invoke(app, ["baseline", "list", "--store", str(store), "--json"])
-    assert result.exit_code == 0 and [e["name"] for e in json.loads(result.stdout)] == ["default"]
+    assert result.exit_code == 0 and [e["name"] for e in json.loads(result.stdout)["baselines"]] == ["default"]
     assert result.stderr == ""
     # a store of one baseline other than `default`: the view does not make it ambiguous
     other = tmp_path / "other"

@@ -184,7 +184,7 @@ def test_corrupt_or_foreign_file_is_one_line_and_never_overwritten(tmp_path: Pat
         baseline.save(nights[1][0], store, name="bad")
     assert bad.read_bytes() == before
     listed = {e["name"]: e for e in baseline.list_store(store)}
-    assert listed["good"]["nights"] == 1 and "error" in listed["bad"] and "error" in listed["other"]
+    assert len(listed["good"]["nights"]) == 1 and "error" in listed["bad"] and "error" in listed["other"]
     assert baseline.save(nights[1][0], store, name="good")["nights"][-1]["bundle"] == str(nights[1][0])
 
 
