@@ -42,7 +42,7 @@ def test_every_host_folder_has_an_owner() -> None:
 def test_parse_json_on_every_real_host_sample(parser: str, path: Path) -> None:
     result = runner.invoke(app, ["parse", parser, str(path), "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["samples"]
     assert rows, f"{path} gave no samples"
     assert all(list(row) == KEYS for row in rows)
 
@@ -60,7 +60,7 @@ def test_stdin_and_dash_read_standard_input() -> None:
     for args in (["parse", "loadavg", "--json"], ["parse", "loadavg", "-", "--json"]):
         result = runner.invoke(app, args, input=text)
         assert result.exit_code == 0
-        assert [r["metric"] for r in json.loads(result.stdout)] == ["load1", "load5", "load15"]
+        assert [r["metric"] for r in json.loads(result.stdout)["samples"]] == ["load1", "load5", "load15"]
 
 
 def test_malformed_input_exits_1_with_one_located_line(tmp_path: Path) -> None:

@@ -142,11 +142,11 @@ def test_the_store_default_comes_from_the_file_and_the_option_wins(tmp_path: Pat
     path = write(tmp_path / "c.yaml", "store: site-store\n")
     from_file = runner.invoke(app, ["baseline", "list", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
     assert from_file.exit_code == 0, from_file.output
-    assert [e["name"] for e in json.loads(from_file.stdout)["baselines"]] == [json.loads(BASELINE.read_text())["name"]]
+    assert [e["name"] for e in json.loads(from_file.stdout)] == [json.loads(BASELINE.read_text())["name"]]
     explicit = runner.invoke(app, ["baseline", "list", "--store", str(tmp_path / "other"), "--json"],
                              env={"RDMATOOL_CONFIG": str(path)})
     assert explicit.exit_code == 0, explicit.output
-    assert json.loads(explicit.stdout)["baselines"] == []
+    assert json.loads(explicit.stdout) == []
 
 
 def test_the_inventory_default_comes_from_the_file(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ def test_the_inventory_default_comes_from_the_file(tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", "inventory: inv.ini\n")
     result = runner.invoke(app, ["inventory", "show", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
     assert result.exit_code == 0, result.output
-    assert [t["name"] for t in json.loads(result.stdout)] == ["gpu01", "gpu02"]
+    assert [t["name"] for t in json.loads(result.stdout)["targets"]] == ["gpu01", "gpu02"]
     without = runner.invoke(app, ["inventory", "show"], env={"RDMATOOL_CONFIG": ""})
     assert without.exit_code == 2 and "give -i INVENTORY" in without.stderr
 

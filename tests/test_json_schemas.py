@@ -1,6 +1,8 @@
 """Every JSON output names its shape (`schema`) and validates against the schema shipped for it (jsonschema):
-diagnose on the demo, pcap on a written capture, perf's attribution.json, bundle show, bundle diff; `rdmatool schema
-NAME` prints a valid JSON Schema. The gate's output is validated end to end on the simulated fabric (tests/e2e)."""
+diagnose on the demo, pcap on a written capture, perf's attribution.json, bundle show, bundle diff, doctor, config
+show, inventory show, parse, plan; `rdmatool schema NAME` prints a valid JSON Schema. Every command with `--json` is
+mapped to its schema here, so that a new one cannot ship without. The gate's output is validated end to end on the
+simulated fabric (tests/e2e) and here on a replay of the demo."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from rdmatool import schemas
@@ -22,7 +25,17 @@ from tests.helpers import REPO
 from tests.pods import bundle as pods
 
 DEMO = REPO / "examples" / "demo-bundle"
-OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show", "bundle-diff")
+OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show", "bundle-diff", "doctor", "config-show", "inventory-show",
+           "parse", "plan-bandwidth", "plan-checkpoint")
+# Every command with --json and the schema of what it prints (perf run writes attribution.json: `perf`).
+JSON_COMMANDS = {
+    ("diagnose",): "diagnose", ("gate",): "gate", ("pcap",): "pcap", ("bundle", "show"): "bundle-show",
+    ("bundle", "diff"): "bundle-diff", ("doctor",): "doctor", ("config", "show"): "config-show",
+    ("inventory", "show"): "inventory-show", ("parse",): "parse", ("plan", "bandwidth"): "plan-bandwidth",
+    ("plan", "checkpoint"): "plan-checkpoint", ("baseline", "list"): "baseline-list",
+}
+# The baseline store's other outputs: their JSON is the baseline work's to version (tests/baseline).
+WITHOUT_SCHEMA_YET = {("baseline", "save"), ("baseline", "show"), ("baseline", "diff")}
 runner = CliRunner()
 
 
@@ -103,3 +116,76 @@ def test_bundle_diff_json_conforms(tmp_path: Path) -> None:
     document = json.loads(out.stdout)
     conforms("bundle-diff", document)
     assert document["targets"]["added"] == ["gpu04"] and document["config"] and document["rates"]
+
+
+def _json_commands(group=None, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    group = group or typer.main.get_command(app)
+    if getattr(group, "commands", None):
+        return {path for name, sub in group.commands.items() for path in _json_commands(sub, (*prefix, name))}
+    return {prefix} if any("--json" in p.opts for p in group.params) else set()
+
+
+def test_every_command_with_json_has_its_schema() -> None:
+    commands = _json_commands()
+    assert ("diagnose",) in commands and ("plan", "checkpoint") in commands  # the walk read the app
+    unmapped = commands - set(JSON_COMMANDS) - WITHOUT_SCHEMA_YET
+    assert not unmapped, f"--json without a schema: {sorted(unmapped)}"
+    assert set(JSON_COMMANDS) | WITHOUT_SCHEMA_YET <= commands  # no stale entry
+    assert set(JSON_COMMANDS.values()) <= set(schemas.names())
+
+
+def _json(args: list[str], code: int = 0, **kwargs) -> dict:
+    out = runner.invoke(app, args, **kwargs)
+    assert out.exit_code == code, out.output
+    return json.loads(out.stdout)
+
+
+def test_doctor_json_conforms() -> None:
+    document = _json(["doctor", "--json"])
+    conforms("doctor", document)
+    assert set(document["tools"]) >= {"ibstat", "ethtool"}
+
+
+def test_config_show_json_conforms(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("store: /srv/baselines\nsite:\n  roce_dscp: 24\n")
+    document = _json(["config", "show", "--json"], env={"RDMATOOL_CONFIG": str(config)})
+    conforms("config-show", document)
+    assert {"key": "site.roce_dscp", "value": 24, "source": f"{config}:3"} in document["settings"]
+    conforms("config-show", _json(["config", "show", "--format", "json"], env={"RDMATOOL_CONFIG": ""}))
+
+
+def test_inventory_show_json_conforms() -> None:
+    inventory = REPO / "examples" / "inventories" / "cluster.yaml"
+    document = _json(["inventory", "show", "-i", str(inventory), "--json"])
+    conforms("inventory-show", document)
+    assert document["inventory"] == str(inventory) and len(document["targets"]) > 2
+    assert {t["kind"] for t in document["targets"]} == {"host", "switch"}
+
+
+def test_parse_json_conforms() -> None:
+    path = REPO / "tests" / "fixtures" / "parsers" / "mlnx_qos" / "ofed23_dscp_trust.txt"
+    document = _json(["parse", "mlnx_qos", str(path), "--json"])
+    conforms("parse", document)
+    assert document["parser"] == "mlnx_qos" and document["source"] == str(path)
+    assert any(s["priority"] is not None for s in document["samples"])
+    loadavg = (REPO / "tests" / "fixtures" / "parsers" / "loadavg" / "busy.txt").read_text()
+    piped = _json(["parse", "loadavg", "--json"], input=loadavg)
+    conforms("parse", piped)
+    assert piped["source"] == "<stdin>" and [s["metric"] for s in piped["samples"]] == ["load1", "load5", "load15"]
+
+
+def test_plan_json_conforms() -> None:
+    from rdmatool.plan import bandwidth, checkpoint
+
+    assert schemas.tag("plan-bandwidth") == bandwidth.SCHEMA and schemas.tag("plan-checkpoint") == checkpoint.SCHEMA
+    plain = _json(["plan", "bandwidth", "--params", "7e9", "--iterations-per-s", "1", "--json"])
+    conforms("plan-bandwidth", plain)
+    assert plain["ring"] is None and plain["measured"] is None
+    ring = _json(["plan", "bandwidth", "--params", "7e9", "--iterations-per-s", "1", "--nodes", "8", "--bundle",
+                  str(DEMO), "--json"])
+    conforms("plan-bandwidth", ring)
+    assert ring["ring"]["nodes"] == 8 and ring["measured"]["source"] == "bundle"
+    document = _json(["plan", "checkpoint", "--size", "100GB", "--interval", "1h", "--stall", "5min", "--json"])
+    conforms("plan-checkpoint", document)
+    assert schemas.errors("plan-checkpoint", {**document, "lost_share": 2})  # the schema can say no

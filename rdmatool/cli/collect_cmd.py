@@ -172,7 +172,10 @@ def inventory_show(
         die("rdmatool inventory show: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     targets = load_targets(inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown)
     if fmt == JSON:
-        print_json([t.public() for t in targets])
+        from rdmatool.schemas import tag
+
+        print_json({"schema": tag("inventory-show"), "inventory": inventory_file,
+                    "targets": [t.public() for t in targets]})
         return
     from rich.table import Table
 

@@ -27,6 +27,7 @@ def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option(
     file, or the built-in default); options given to a command still win over both."""
     from rdmatool import limits
     from rdmatool.config import SITE_KEYS, candidates
+    from rdmatool.schemas import tag
     from rdmatool.tune.suggest.context import DEFAULT_PROFILE
 
     fmt = chosen("config show", fmt, as_json, FORMATS)
@@ -38,7 +39,8 @@ def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option(
     settings += [{"key": f"limits.{key}", "value": cfg.limits.get(key, default),
                   "source": cfg.source(f"limits.{key}") or "default"} for key, default in limits.DEFAULTS.items()]
     looked = candidates()
-    doc = {"file": cfg.path, "searched": [] if looked is None else [str(p) for p in looked], "settings": settings}
+    doc = {"schema": tag("config-show"), "file": cfg.path,
+           "searched": [] if looked is None else [str(p) for p in looked], "settings": settings}
     if fmt == JSON:
         print_json(doc)
         return

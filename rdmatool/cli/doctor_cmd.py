@@ -39,7 +39,9 @@ def doctor_command(fmt: str = format_option(FORMATS), as_json: bool = json_optio
     as_json = chosen("doctor", fmt, as_json, FORMATS) == JSON
     report = examine()
     if as_json:
-        print_json(report)
+        from rdmatool.schemas import tag
+
+        print_json({"schema": tag("doctor"), **report})  # rdmatool/schemas/doctor.schema.json
         return
     for line in render(report):
         typer.echo(line)

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 def parse_command(
     name: str = typer.Argument(None, help="Parser name (see --list)."),
     file: str = typer.Argument(None, help="Output file to parse; stdin when omitted or '-'."),
-    fmt: str = format_option(FORMATS, "json: a list of samples"),
+    fmt: str = format_option(FORMATS, "json: the samples"),
     as_json: bool = json_option(),
     list_parsers: bool = typer.Option(False, "--list", help="List the parsers and exit."),
 ) -> None:
@@ -48,7 +48,10 @@ def parse_command(
     except ParseError as exc:
         die(exc.located(label), EXIT_FAIL)
     if as_json:
-        print_json([s.as_dict() for s in samples])
+        from rdmatool.schemas import tag
+
+        print_json({"schema": tag("parse"), "parser": name, "source": label,
+                    "samples": [s.as_dict() for s in samples]})
     else:
         _print_table(name, samples)
 

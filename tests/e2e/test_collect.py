@@ -185,8 +185,8 @@ def test_shards_cover_every_target_exactly_once(healthy, tmp_path: Path) -> None
     for k in (1, 2, 3):
         result = rdmatool("inventory", "show", "-i", str(healthy.inventory_path), "--shard", f"{k}/3", "--json")
         assert result.returncode == 0, result.stderr
-        seen += [t["name"] for t in json.loads(result.stdout)]
-    everything = json.loads(rdmatool("inventory", "show", "-i", str(healthy.inventory_path), "--json").stdout)
+        seen += [t["name"] for t in json.loads(result.stdout)["targets"]]
+    everything = json.loads(rdmatool("inventory", "show", "-i", str(healthy.inventory_path), "--json").stdout)["targets"]
     assert sorted(seen) == sorted(t["name"] for t in everything)
     assert len(seen) == len(set(seen))
     # and a shard really collects only its own targets
@@ -194,7 +194,7 @@ def test_shards_cover_every_target_exactly_once(healthy, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     shard_names = {t["name"] for t in manifest(tmp_path / "s")["targets"]}
     expected = json.loads(rdmatool("inventory", "show", "-i", str(healthy.inventory_path), "--shard", "2/3",
-                                   "--json").stdout)
+                                   "--json").stdout)["targets"]
     assert shard_names == {t["name"] for t in expected}
 
 
