@@ -142,11 +142,11 @@ def test_the_store_default_comes_from_the_file_and_the_option_wins(tmp_path: Pat
     path = write(tmp_path / "c.yaml", "store: site-store\n")
     from_file = runner.invoke(app, ["baseline", "list", "--format", "json"], env={"RDMATOOL_CONFIG": str(path)})
     assert from_file.exit_code == 0, from_file.output
-    assert [e["name"] for e in json.loads(from_file.stdout)] == [json.loads(BASELINE.read_text())["name"]]
+    assert [e["name"] for e in json.loads(from_file.stdout)["baselines"]] == [json.loads(BASELINE.read_text())["name"]]
     explicit = runner.invoke(app, ["baseline", "list", "--store", str(tmp_path / "other"), "--json"],
                              env={"RDMATOOL_CONFIG": str(path)})
     assert explicit.exit_code == 0, explicit.output
-    assert json.loads(explicit.stdout) == []
+    assert json.loads(explicit.stdout)["baselines"] == []
 
 
 def test_the_inventory_default_comes_from_the_file(tmp_path: Path) -> None:
