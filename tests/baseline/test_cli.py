@@ -11,6 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from rdmatool import baseline
 from rdmatool.cli import app
 from tests.baseline._bundles import Host, Switch, write_bundle
 
@@ -103,10 +104,16 @@ def test_two_nightly_processes_at_once_lose_nothing(tmp_path: Path) -> None:
     assert sorted(n["bundle"] for n in doc["nights"]) == sorted(str(b) for b in bundles)
 
 
+def _three_nights(tmp_path: Path, store: str) -> None:
+    """Three healthy nights saved through the library: these tests are of diagnose reading them, and the command's
+    own diagnosis of each night (test_save_list_show_roundtrip, test_verdicts.py) would only add seconds."""
+    for n in range(3):
+        baseline.save(write_bundle(tmp_path / f"b{n}", _hosts(n), night=n), store)
+
+
 def test_diagnose_reads_a_saved_baseline(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
-    for n in range(3):
-        _cli("baseline", "save", str(write_bundle(tmp_path / f"b{n}", _hosts(n), night=n)), "--store", store)
+    _three_nights(tmp_path, store)
     # gpu00 now receives pause frames at 2000x its baseline rate on priority 3 (pause_rate_above_baseline)
     storm = Host("gpu00", link_rate=100, bw={65536: 92.0}, pauses=(0, 1_000_000))
     today = write_bundle(tmp_path / "today", [storm, *_hosts(0)[1:]], night=5)
@@ -120,8 +127,7 @@ def test_diagnose_reads_a_saved_baseline(tmp_path: Path) -> None:
 
 def test_diagnose_bandwidth_below_baseline(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
-    for n in range(3):
-        _cli("baseline", "save", str(write_bundle(tmp_path / f"b{n}", _hosts(n), night=n)), "--store", store)
+    _three_nights(tmp_path, store)
     today = write_bundle(tmp_path / "today", [Host("gpu00", link_rate=100, bw={65536: 20.0}), *_hosts(0)[1:]],
                          night=5)
     result = runner.invoke(app, ["diagnose", str(today), "--baseline", "default", "--store", store, "--format", "json"])
