@@ -1,8 +1,10 @@
-"""`rdmatool export prometheus BUNDLE [-o FILE]`: a bundle's figures, findings and verdict for Prometheus."""
+"""`rdmatool export prometheus BUNDLE [-o FILE | --per-target DIR]`: a bundle's figures, findings and verdict for
+Prometheus (docs/prometheus.md)."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -10,6 +12,9 @@ from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
+
+# rdmatool.report.prometheus.DEFAULT_MAX_SERIES, here so that --help needs no pandas (tests keep the two in step)
+MAX_SERIES = 5000
 
 export_app = typer.Typer(help="Export a bundle's figures to other tools.", no_args_is_help=True)
 
@@ -24,14 +29,25 @@ def prometheus_command(
     out: str = typer.Option(None, "-o", "--out",
                             help="File to replace atomically, e.g. TEXTFILE_DIR/rdmatool.prom for node_exporter's "
                                  "textfile collector (default: stdout)."),
+    per_target: str = typer.Option(None, "--per-target", metavar="DIR",
+                                   help="Write one file per target, DIR/rdmatool-TARGET.prom (only its series, for "
+                                        "the textfile collector on that node), and the fleet-wide series (verdict, "
+                                        "fabric findings, the bundle's figures) once, in DIR/rdmatool.prom."),
+    max_series: int = typer.Option(MAX_SERIES, "--max-series", min=1,
+                                   help="Series per target at most; over it the target's largest families are left "
+                                        "out and counted in rdmatool_export_dropped_series."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
     store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
 ) -> None:
     """Latest values, counter rates, findings and the verdict in the Prometheus text format."""
-    from rdmatool.files import write_atomic
-    from rdmatool.report.prometheus import bundle_exposition
+    from rdmatool.report.prometheus import bundle_export
 
+    if out and per_target:
+        die("rdmatool export prometheus: -o and --per-target: give one of them", EXIT_USAGE)
+    if per_target and not Path(per_target).is_dir():  # said before the diagnosis, not after it
+        why = "not a directory" if Path(per_target).exists() else "no such directory"
+        die(f"rdmatool export prometheus: {per_target}: {why}", EXIT_USAGE)
     store, playbooks = _config.store(store), _config.playbooks(playbooks)
     try:
         stats = None
@@ -39,17 +55,40 @@ def prometheus_command(
             from rdmatool import baseline as baselines
 
             stats = baselines.stats_for_rules(baselines.resolve(baseline, store))
-        text, result = bundle_exposition(bundle, playbooks_dir=playbooks, baseline=stats, profile=_config.site())
+        export = bundle_export(bundle, max_series=max_series, playbooks_dir=playbooks, baseline=stats,
+                               profile=_config.site())
     except NoData as exc:
         die(f"rdmatool export prometheus: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
-    if out:
-        try:
-            write_atomic(out, text.encode())
-        except OSError as exc:  # the file as it was: the collector keeps reading yesterday's figures
-            die(f"rdmatool export prometheus: {out}: cannot write: {exc.strerror or exc}", EXIT_USAGE)
+    if per_target:
+        _write_per_target(per_target, export)
+    elif out:
+        _write(out, export.text())
     else:
-        sys.stdout.write(text)
-    if result.no_data:  # written anyway: its verdict says inconclusive, so an alert on it fires
-        die(f"rdmatool export prometheus: {bundle}: {result.no_data}", EXIT_INCONCLUSIVE)
+        sys.stdout.write(export.text())
+    if export.result.no_data:  # written anyway: its verdict says inconclusive, so an alert on it fires
+        die(f"rdmatool export prometheus: {bundle}: {export.result.no_data}", EXIT_INCONCLUSIVE)
+
+
+def _write(out: str, text: str) -> None:
+    from rdmatool.files import write_atomic
+
+    try:
+        write_atomic(out, text.encode())
+    except OSError as exc:  # the file as it was: the collector keeps reading yesterday's figures
+        die(f"rdmatool export prometheus: {out}: cannot write: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def _write_per_target(directory: str, export) -> None:
+    from rdmatool.report.prometheus.textfiles import write_per_target
+
+    try:
+        refused = write_per_target(directory, export)
+    except OSError as exc:  # each file written before is whole; this one and the rest are as they were
+        die(f"rdmatool export prometheus: {exc.filename or directory}: cannot write: {exc.strerror or exc}",
+            EXIT_USAGE)
+    if refused:
+        names = ", ".join(repr(t) for t in refused)
+        die(f"rdmatool export prometheus: {directory}: target names that cannot name a file, not written: {names} "
+            "(letters, digits, '.', '_', ':' and '-' only)", EXIT_USAGE)
