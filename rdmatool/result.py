@@ -40,24 +40,41 @@ class DiagnoseResult:
     @property
     def unreachable(self) -> list[str]:
         """Targets that could not be reached at all (failures of kind `connection`), once each."""
-        return list(dict.fromkeys(str(f.get("target", "")) for f in self.failures if f.get("kind") == "connection"))
+        return unreachable_targets(self.failures)
 
     def as_json(self, schema: str = SCHEMA) -> dict:
         """`schema`: the version tag of the output this is part of (`rdmatool pcap` adds its summary to it)."""
-        ids = finding_ids(self.findings)
+        judged = judged_json(self.findings, self.failures)
         return {
             "schema": schema,
             "verdict": self.verdict.value,
-            "counts": {s.value: sum(1 for f in self.findings if f.severity is s) for s in Severity},
+            "counts": judged["counts"],
             "drain": self.drain,
-            "unreachable": self.unreachable,
-            "findings": [{"id": i, **finding_json(f)} for i, f in zip(ids, self.findings)],
-            "suggestions": [{**suggestion_json(s), "findings": answered}
-                            for s, answered in unique_suggestions(self.findings, ids)],
+            "unreachable": judged["unreachable"],
+            "findings": judged["findings"],
+            "suggestions": judged["suggestions"],
             "failures": self.failures,
             "notes": self.notes,
             **self.extra,
         }
+
+
+def judged_json(findings: list[Finding], failures: list[dict]) -> dict:
+    """What a diagnosis says of its findings, in the shapes of its JSON, for every output that judges (the gate's
+    too): `counts` per severity, the `unreachable` targets, the `findings` each with its id, and the `suggestions`
+    each once with the ids of the findings it answers."""
+    ids = finding_ids(findings)
+    return {
+        "counts": {s.value: sum(1 for f in findings if f.severity is s) for s in Severity},
+        "unreachable": unreachable_targets(failures),
+        "findings": [{"id": i, **finding_json(f)} for i, f in zip(ids, findings)],
+        "suggestions": [{**suggestion_json(s), "findings": answered} for s, answered in unique_suggestions(findings, ids)],
+    }
+
+
+def unreachable_targets(failures: list[dict]) -> list[str]:
+    """Targets that could not be reached at all (failures of kind `connection`), once each."""
+    return list(dict.fromkeys(str(f.get("target", "")) for f in failures if f.get("kind") == "connection"))
 
 
 def finding_ids(findings: list[Finding]) -> list[str]:

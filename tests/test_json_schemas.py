@@ -189,3 +189,27 @@ def test_plan_json_conforms() -> None:
     document = _json(["plan", "checkpoint", "--size", "100GB", "--interval", "1h", "--stall", "5min", "--json"])
     conforms("plan-checkpoint", document)
     assert schemas.errors("plan-checkpoint", {**document, "lost_share": 2})  # the schema can say no
+
+
+def test_gate_json_carries_the_diagnosis_counts_unreachable_and_suggestions() -> None:
+    document = _json(["gate", "--replay", str(DEMO), "--json"], code=1)
+    conforms("gate", document)
+    # the keys the Slurm and Kubernetes hooks of examples/ read are still there
+    assert {"verdict", "drain", "drain_reasons", "stages", "findings"} <= set(document)
+    findings = document["findings"]
+    ids = [f["id"] for f in findings]
+    assert len(set(ids)) == len(ids)
+    assert document["counts"] == {s: sum(f["severity"] == s for f in findings)
+                                  for s in ("info", "warning", "error", "critical")}
+    assert document["counts"]["critical"] and document["counts"]["error"]
+    assert document["unreachable"] == ["gpu12"]  # the demo's connection failure
+    assert document["suggestions"] and all(set(s["findings"]) <= set(ids) for s in document["suggestions"])
+    answered = {i for s in document["suggestions"] for i in s["findings"]}
+    assert answered == {f["id"] for f in findings if f["suggestions"]}
+    # the same shapes as the diagnosis: the gate's schema holds the diagnosis' own definitions
+    gate, diagnose = schemas.load("gate"), schemas.load("diagnose")
+    for key in ("counts", "unreachable"):
+        assert {k: v for k, v in gate["properties"][key].items() if k != "description"} == \
+            {k: v for k, v in diagnose["properties"][key].items() if k != "description"}
+    for name in ("finding", "suggestion", "listed_suggestion"):
+        assert gate["$defs"][name] == diagnose["$defs"][name]

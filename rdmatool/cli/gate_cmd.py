@@ -17,7 +17,7 @@ from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
-from rdmatool.result import finding_json
+from rdmatool.result import judged_json
 from rdmatool.verdict import EXIT_CODES
 
 DRAIN_FORMATS = ("lines", "nodeset")
@@ -128,11 +128,16 @@ def gate_command(
     if as_json:
         from rdmatool.schemas import tag
 
+        # the counts, the unreachable targets, the findings (with their ids) and the suggestions as a diagnosis has them
+        judged = judged_json(result.findings, result.failures)
         print_json({
             "schema": tag("gate"),
             "verdict": result.verdict.value,
-            "findings": [finding_json(f) for f in result.findings],
+            "counts": judged["counts"],
+            "findings": judged["findings"],
+            "suggestions": judged["suggestions"],
             "failures": result.failures,
+            "unreachable": judged["unreachable"],
             "drain": result.drain,
             "drain_reasons": [c.as_json() for c in result.drain_reasons],
             "bad_links": [list(link) for link in result.bad_links],
