@@ -281,6 +281,25 @@ def test_the_bound_drops_whole_families_of_a_target_and_counts_them(demo) -> Non
     assert export_cmd.MAX_SERIES == bound.DEFAULT_MAX_SERIES
 
 
+def test_over_the_bound_the_raw_counter_totals_go_before_the_rates_and_shares() -> None:
+    def family(name: str, kind: str, n: int) -> prometheus.families.Family:
+        made = prometheus.families.Family(name, "help", kind)
+        for i in range(n):
+            made.add("gpu01", (("target", "gpu01"), ("port", str(i))), i)
+        return made
+
+    families = [family("rdmatool_rx_bytes", "counter", 5), family("rdmatool_rx_bytes_per_second", "gauge", 5),
+                family("rdmatool_port_pause_ratio", "gauge", 5), family("rdmatool_fw_version_info", "gauge", 1),
+                family("rdmatool_findings", "gauge", 2)]
+    fleet = prometheus.families.Family("rdmatool_gate_verdict", "help", "gauge")
+    fleet.add(None, (("verdict", "fail"),), 1)
+    kept = bound.bounded([*families, fleet], ["gpu01"], 12)
+    assert {f.name: len(f.samples) for f in kept} == {
+        "rdmatool_rx_bytes": 0, "rdmatool_rx_bytes_per_second": 5, "rdmatool_port_pause_ratio": 5,
+        "rdmatool_fw_version_info": 0, "rdmatool_findings": 2, "rdmatool_gate_verdict": 1, bound.DROPPED: 1}
+    assert kept[-1].samples == [("gpu01", (("target", "gpu01"),), 6.0)]
+
+
 # --- the command ----------------------------------------------------------------------------------------------------
 
 @pytest.fixture

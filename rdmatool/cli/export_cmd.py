@@ -14,7 +14,7 @@ from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 
 # rdmatool.report.prometheus.DEFAULT_MAX_SERIES, here so that --help needs no pandas (tests keep the two in step)
-MAX_SERIES = 5000
+MAX_SERIES = 10_000
 
 export_app = typer.Typer(help="Export a bundle's figures to other tools.", no_args_is_help=True)
 
@@ -34,8 +34,9 @@ def prometheus_command(
                                         "the textfile collector on that node), and the fleet-wide series (verdict, "
                                         "fabric findings, the bundle's figures) once, in DIR/rdmatool.prom."),
     max_series: int = typer.Option(MAX_SERIES, "--max-series", min=1,
-                                   help="Series per target at most; over it the target's largest families are left "
-                                        "out and counted in rdmatool_export_dropped_series."),
+                                   help="Series per target at most; over it whole families of the target are left "
+                                        "out, raw counter totals first, and counted in "
+                                        "rdmatool_export_dropped_series (docs/prometheus.md)."),
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
     store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
