@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import html
 import io
+import math
 
+from rdmatool import units
 from rdmatool.model import Severity
 from rdmatool.report import plots
 from rdmatool.report.hostsets import grouped_failures
@@ -29,26 +31,47 @@ _CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-sr
         "base-uri 'none'; form-action 'none'")
 _SEVERITIES = (Severity.CRITICAL, Severity.ERROR, Severity.WARNING, Severity.INFO)
 
-_STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1180px; padding: 0 16px 48px; color: #1d2733; }
-h1 { font-size: 22px; margin: 18px 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; }
-.verdict { display: inline-block; padding: 2px 12px; border-radius: 4px; color: white; font-weight: 700; }
-.verdict.pass { background: #2da44e; } .verdict.warn { background: #bf8700; }
-.verdict.fail { background: #cf222e; } .verdict.inconclusive { background: #8250df; }
-.meta { color: #57606a; } nav a { margin-right: 12px; }
-pre.oncall { background: #0d1117; color: #e6edf3; padding: 12px; overflow: auto; max-height: 640px; font-size: 12px;
-  line-height: 1.35; }
-table { border-collapse: collapse; width: 100%; font-size: 12.5px; }
-th, td { border-bottom: 1px solid #e1e4e8; padding: 3px 6px; text-align: left; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.sortable th { cursor: pointer; user-select: none; background: #f6f8fa; position: sticky; top: 0; }
-table.sortable th[aria-sort=ascending]::after { content: " \\25B2"; }
-table.sortable th[aria-sort=descending]::after { content: " \\25BC"; }
-tr.critical td:first-child, tr.error td:first-child { border-left: 4px solid #cf222e; }
-tr.warning td:first-child { border-left: 4px solid #bf8700; } tr.info td:first-child { border-left: 4px solid #0969da; }
-.sev { font-weight: 600; } .sev.critical, .sev.error { color: #cf222e; } .sev.warning { color: #9a6700; }
-.sev.info { color: #0969da; } img.plot { max-width: 100%; border: 1px solid #e1e4e8; }
-.none { color: #57606a; font-style: italic; } code { font-size: 12px; }
+# The page's colours. Every text is drawn on a background it keeps WCAG AA contrast with (4.5:1 for normal text):
+# TEXT_PAIRS lists each pair the style sheet declares, and tests/report/test_report_contrast.py computes their ratios.
+INK, MUTED, PAPER, HEADER_BG = plots.INK, "#57606a", "#ffffff", "#f6f8fa"
+RED, AMBER, BLUE, GREEN, VIOLET = "#cf222e", "#9a6700", "#0969da", "#1a7f37", "#8250df"
+# The on-call pane: a dark terminal whose every colour reads on its background, dim text included (rich draws `dim`
+# as the colour halfway to the background). ANSI order: black, red, green, yellow, blue, magenta, cyan, white.
+ONCALL_BG, ONCALL_FG = "#0d1117", "#f0f6fc"
+ONCALL_NORMAL = ("#8b949e", "#ff7b72", "#3fb950", "#d29922", "#58a6ff", "#bc8cff", "#39c5cf", "#f0f6fc")
+ONCALL_BRIGHT = ("#9ea7b3", "#ffa198", "#56d364", "#e3b341", "#79c0ff", "#d2a8ff", "#56d4dd", "#ffffff")
+TEXT_PAIRS = (  # (what, text colour, background)
+    ("page text", INK, PAPER), ("muted text", MUTED, PAPER), ("table header", INK, HEADER_BG),
+    ("verdict pass", PAPER, GREEN), ("verdict warn", PAPER, AMBER), ("verdict fail", PAPER, RED),
+    ("verdict inconclusive", PAPER, VIOLET), ("critical/error", RED, PAPER), ("warning", AMBER, PAPER),
+    ("info", BLUE, PAPER), ("on-call text", ONCALL_FG, ONCALL_BG),
+)
+
+_STYLE = f"""
+body {{ font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1180px; padding: 0 16px 48px; color: {INK};
+  background: {PAPER}; }}
+h1 {{ font-size: 22px; margin: 18px 0 4px; }} h2 {{ font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; }}
+.verdict {{ display: inline-block; padding: 2px 12px; border-radius: 4px; color: {PAPER}; font-weight: 700; }}
+.verdict.pass {{ background: {GREEN}; }} .verdict.warn {{ background: {AMBER}; }}
+.verdict.fail {{ background: {RED}; }} .verdict.inconclusive {{ background: {VIOLET}; }}
+.meta {{ color: {MUTED}; }} nav a {{ margin-right: 12px; color: {BLUE}; }}
+pre.oncall {{ background: {ONCALL_BG}; color: {ONCALL_FG}; padding: 12px; overflow: auto; max-height: 640px;
+  font-size: 12px; line-height: 1.35; }}
+table {{ border-collapse: collapse; width: 100%; font-size: 12.5px; }}
+th, td {{ border-bottom: 1px solid #e1e4e8; padding: 3px 6px; text-align: left; vertical-align: top; }}
+td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+table.sortable th {{ cursor: pointer; user-select: none; color: {INK}; background: {HEADER_BG}; position: sticky;
+  top: 0; }}
+table.sortable th[aria-sort=ascending]::after {{ content: " \\25B2"; }}
+table.sortable th[aria-sort=descending]::after {{ content: " \\25BC"; }}
+tr.critical td:first-child, tr.error td:first-child {{ border-left: 4px solid {RED}; }}
+tr.warning td:first-child {{ border-left: 4px solid {AMBER}; }} tr.info td:first-child {{ border-left: 4px solid {BLUE}; }}
+.sev {{ font-weight: 600; }} .sev.critical, .sev.error {{ color: {RED}; }} .sev.warning {{ color: {AMBER}; }}
+.sev.info {{ color: {BLUE}; }} img.plot {{ max-width: 100%; border: 1px solid #e1e4e8; }}
+ul.legend {{ list-style: none; padding: 0; margin: 4px 0; }}
+ul.legend li {{ display: inline-block; margin-right: 16px; }} ul.legend svg {{ vertical-align: middle; }}
+div.map {{ overflow-x: auto; border: 1px solid #e1e4e8; background: {PAPER}; }}
+.none {{ color: {MUTED}; font-style: italic; }} code {{ font-size: 12px; }}
 """
 
 # Click a header to sort by it, again to reverse. Numbers sort by their data-sort value; an empty cell sorts last.
@@ -74,13 +97,18 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
-_COLUMNS = (  # fleet table: header, PortRow attribute, numeric
-    ("target", "target", False), ("port", "port", False), ("netdev", "netdev", False), ("kind", "kind", False),
-    ("state", "state", False), ("rate Gb/s", "rate_gbps", True), ("pause fraction", "pause_fraction", True),
-    ("pause prio", "pause_priority", True), ("ECN mark ratio", "ecn_mark_ratio", True),
-    ("CNPs sent/s", "cnp_sent_per_s", True), ("CNPs handled/s", "cnp_handled_per_s", True),
-    ("errors in window", "errors", True), ("worst finding", "severity", False), ("findings", "findings", True),
+# The fleet table: header, PortRow attribute, form (None: text; "share": a share of the time or of the packets,
+# shown in percent as the on-call view says it; "number": a plain number). Sorting reads the exact value.
+_COLUMNS = (
+    ("target", "target", None), ("port", "port", None), ("netdev", "netdev", None), ("kind", "kind", None),
+    ("state", "state", None), ("rate Gb/s", "rate_gbps", "number"), ("pause % of time", "pause_fraction", "share"),
+    ("pause prio", "pause_priority", "number"), ("ECN-marked %", "ecn_mark_ratio", "share"),
+    ("CNPs sent/s", "cnp_sent_per_s", "number"), ("CNPs handled/s", "cnp_handled_per_s", "number"),
+    ("errors in window", "errors", "number"), ("worst finding", "severity", None), ("findings", "findings", "number"),
 )
+# Below these a figure reads as "< 0.0001 %" or "< 0.001", never in scientific notation: the exact value is in the
+# cell's data-sort and in the JSON.
+_SMALLEST_PERCENT, _SMALLEST_NUMBER = 1e-4, 1e-3
 
 
 def render(page: Page) -> str:
@@ -131,7 +159,7 @@ def _header(page: Page) -> str:
               if any(f.severity is s for f in result.findings)]
     facts = [escape(", ".join(counts) or "no findings")]
     if result.window_s:
-        facts.append(f"window {result.window_s:.3g} s")
+        facts.append(f"window {units.duration(result.window_s)}")
     if page.baseline:
         facts.append(f"baseline <code>{escape(page.baseline)}</code>")
     why = f'<p class="meta">{escape(result.no_data)}</p>' if result.no_data else ""
@@ -139,15 +167,28 @@ def _header(page: Page) -> str:
             f'<p class="meta">{" · ".join(facts)}<br>bundle <code>{escape(result.source)}</code></p>{why}')
 
 
+def oncall_theme():
+    """The on-call pane's terminal colours (rich's TerminalTheme): the pane's background and text, and the ANSI
+    palette the terminal view's styles name (`red`, `yellow`, `dim` ...)."""
+    from rich.terminal_theme import TerminalTheme
+
+    def rgb(colour: str) -> tuple[int, int, int]:
+        return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+    return TerminalTheme(rgb(ONCALL_BG), rgb(ONCALL_FG), [rgb(c) for c in ONCALL_NORMAL],
+                         [rgb(c) for c in ONCALL_BRIGHT])
+
+
 def _oncall(page: Page) -> str:
-    """The terminal's on-call view, recorded by rich with its colours as inline styles."""
+    """The terminal's on-call view, recorded by rich with its colours as inline styles, in the pane's palette."""
     from rich.console import Console
 
     from rdmatool.report import text
 
     console = Console(record=True, width=120, file=io.StringIO(), force_terminal=True, color_system="truecolor")
     text.render(page.result, console)
-    return '<pre class="oncall">' + console.export_html(inline_styles=True, code_format="{code}") + "</pre>"
+    recorded = console.export_html(theme=oncall_theme(), inline_styles=True, code_format="{code}")
+    return f'<pre class="oncall">{recorded}</pre>'
 
 
 def _where(finding) -> str:
@@ -158,12 +199,32 @@ def _where(finding) -> str:
 
 
 def _evidence(evidence: dict) -> str:
+    """Every key of the evidence; the observed, expected and baseline figures in the unit of the metric, as the
+    on-call view writes them (`observed 97.5 %`), the window as a duration."""
+    from rdmatool.metrics import GLOSSARY
+
+    metric = evidence.get("metric")
+    unit = units.unit_for(metric, GLOSSARY[metric].unit) if metric in GLOSSARY else ""
     shown = []
     for key, value in evidence.items():
         if value is None or key in ("target", "entity", "priority"):
             continue
-        shown.append(f"{key} {_number(value) if isinstance(value, float) else value}")
+        if key == "window_s" and isinstance(value, (int, float)):
+            value = units.duration(value)
+        elif key in ("observed", "expected", "baseline"):
+            value = _in_unit(value, unit)
+        elif isinstance(value, float):
+            value = _number(value)
+        shown.append(f"{key} {value}")
     return "; ".join(shown)
+
+
+def _in_unit(value, unit: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if unit == units.SHARE:
+        return _share(value)
+    return units.human(value, unit) if unit else _number(value)
 
 
 def _findings(page: Page) -> str:
@@ -182,15 +243,24 @@ def _findings(page: Page) -> str:
 
 
 def _number(value) -> str:
+    """A plain number as people write it (`14,820`, `0.25`, `399.6`); a tiny one as `< 0.001`, never `1e-05`."""
     if value is None:
         return "—"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if value.is_integer() and abs(value) < 1e15:
-            return f"{int(value):d}"
-        return f"{value:.3g}"
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return str(value)
+    if value and abs(value) < _SMALLEST_NUMBER:
+        return f"{'-' if value < 0 else ''}< {_SMALLEST_NUMBER:g}"
+    return units.number(value)
+
+
+def _share(value) -> str:
+    """A share of a whole in percent, as the on-call view says it (`97.5 %`, `0.0006 %`); a tiny one as
+    `< 0.0001 %`, never `6e-06`."""
+    if value is None:
+        return "—"
+    if value and abs(value) * 100 < _SMALLEST_PERCENT:
+        return f"< {_SMALLEST_PERCENT:g} %"
+    return units.percent(value)
 
 
 def _fleet(ports: list[PortRow]) -> str:
@@ -200,15 +270,16 @@ def _fleet(ports: list[PortRow]) -> str:
     rows = []
     for row in ports:
         cells = []
-        for _, name, numeric in _COLUMNS:
+        for _, name, form in _COLUMNS:
             value = getattr(row, name)
             if name == "severity":
                 rank = "" if value is None else str(_SEVERITIES[::-1].index(value))
                 shown = "" if value is None else value.value
                 cells.append(f'<td class="sev {shown}" data-sort="{rank}">{escape(shown)}</td>')
-            elif numeric:
+            elif form is not None:
                 key = "" if value is None else repr(float(value))
-                cells.append(f'<td class="num" data-sort="{key}">{escape(_number(value))}</td>')
+                shown = _share(value) if form == "share" else _number(value)
+                cells.append(f'<td class="num" data-sort="{key}">{escape(shown)}</td>')
             else:
                 cells.append(f"<td>{escape(value or '')}</td>")
         css = f' class="{row.severity.value}"' if row.severity else ""
@@ -239,14 +310,52 @@ def _perf(page: Page) -> str:
 
 
 def _topology(page: Page) -> str:
-    body = _image(plots.topology_map(page), "topology map: hosts and switches, bad links in red",
-                  "no cabling in this bundle (no LLDP neighbours, no iblinkinfo)")
-    bad = [link for link, is_bad in page.links if is_bad]
+    """The map, then in words the cables with a physical fault and the faults of ports (settings, traffic), each
+    on its port: a wrong setting is not a bad cable."""
+    svg = plots.topology_svg(page)
+    if svg is None:
+        body = _none("no cabling in this bundle (no LLDP neighbours, no iblinkinfo, no physically faulty port)")
+    else:
+        bad = sum(1 for cable in page.links if cable.bad)
+        body = (f"<p>Cabling seen by LLDP and the subnet: {len(page.links)} cables, {bad} with a physical fault; "
+                f"{len(page.port_faults)} ports with a fault of their own. Hover a cable or a marker for its names."
+                f'</p>{_legend()}<div class="map">{svg}</div>')
+    bad = [cable for cable in page.links if cable.bad]
     if bad:
-        body += "<p>Cables with a bad end:</p><ul>" + "".join(
-            f"<li>{escape(f'{link.host} {link.nic} ↔ {link.switch} {link.switch_port}'.rstrip())}</li>"
-            for link in bad) + "</ul>"
+        body += ('<p>Cables with a physical fault (link errors, flapping, down, degraded width or speed):</p>'
+                 '<ul id="bad-cables">' + "".join(
+                     f"<li>{escape(cable.name)}: <code>{escape(', '.join(cable.faults))}</code></li>" for cable in bad)
+                 + "</ul>")
+    elif page.links:
+        body += _none("no cable with a physical fault")
+    if page.port_faults:
+        body += ('<p>Faults of a port, not of its cable (settings, traffic), marked at that end of the cable:</p>'
+                 '<ul id="port-faults">' + "".join(
+                     f'<li><span class="sev {fault.severity.value}">{fault.severity.value}</span> '
+                     f"{escape(f'{fault.target} {fault.port}')}: <code>{escape(', '.join(fault.rules))}</code>"
+                     + ("" if fault.cable else " (no cable of this port in the bundle)") + "</li>"
+                     for fault in page.port_faults) + "</ul>")
     return body
+
+
+def _legend() -> str:
+    """What the map's colours and shapes say: each a small drawing beside its words (the words in the page's text
+    colour, so the legend reads whatever the swatch)."""
+
+    def swatch(shape: str) -> str:
+        return f'<svg width="24" height="14" viewBox="0 -7 24 14" aria-hidden="true">{shape}</svg>'
+
+    items = [
+        (f'<line x1="0" y1="0" x2="24" y2="0" stroke="{plots.GOOD}" stroke-width="1.5"/>', "cable"),
+        (f'<line x1="0" y1="0" x2="24" y2="0" stroke="{plots.BAD_COLOUR}" stroke-width="2.6"/>',
+         "a physical fault on either end: link errors, flapping, down, degraded width or speed"),
+        (plots.diamond(12, 0, plots.MARKER["error"]), "a fault of that port (error or critical): settings, traffic"),
+        (plots.diamond(12, 0, plots.MARKER["warning"]), "the same, a warning"),
+        (f'<rect x="7" y="-5" width="10" height="10" fill="white" stroke="{INK}" stroke-dasharray="3,2"/>',
+         "the far end of a cable the bundle did not see (a link down sends no LLDP)"),
+    ]
+    return '<ul class="legend">' + "".join(f"<li>{swatch(shape)} {escape(words)}</li>" for shape, words in items) \
+        + "</ul>"
 
 
 def _trend(page: Page) -> str:

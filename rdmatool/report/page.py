@@ -1,7 +1,8 @@
 """What the HTML report shows, gathered as plain values: the diagnosis, one row per port, the pause and ECN figures
-per priority, the key counter rates, the cabling with its bad links, the perftest pairs and the baseline's nights.
+per priority, the key counter rates, the cabling with its physically faulty cables and the faults of its ports, the
+perftest pairs and the baseline's nights.
 
-Nothing here judges: a port's worst severity and a link's badness are the findings' (the rules decided them), the
+Nothing here judges: a port's worst severity and a cable's fault are the findings' (the rules decided them), the
 figures are the analysis' facts as they are. The plots (rdmatool.report.plots) and the page (rdmatool.report.html)
 draw these values and nothing else.
 """
@@ -47,7 +48,24 @@ TREND_FIGURES = (
     ("bw_efficiency", "host", "perftest bandwidth / line rate"),
 )
 _SEVERITY_ORDER = {s: i for i, s in enumerate((Severity.INFO, Severity.WARNING, Severity.ERROR, Severity.CRITICAL))}
-BAD = (Severity.ERROR, Severity.CRITICAL)  # the severities that colour a link red and fail a diagnosis
+BAD = (Severity.ERROR, Severity.CRITICAL)  # the severities that colour a cable red and fail a diagnosis
+# The rules whose findings say the cable itself is at fault (or its optic, its port's physical layer): link errors,
+# flaps, a link down, a degraded width or speed. Their error and critical findings draw the cable red. Every other
+# finding on a port (a PFC priority, a DCQCN or ECN setting, the trust mode, the MTU, a storm, drops) is a fault of
+# the port, shown on it: a wrong setting is not fixed by replacing the cable. The one place that decides it; a
+# site's own rules are faults of their port unless named here.
+CABLE_RULES = frozenset({
+    # down
+    "port_not_active", "port_phys_not_linkup", "port_disabled_while_peers_active", "perf_rail_down",
+    # flapping
+    "ib_link_flapping", "eth_link_flapping",
+    # link errors (playbooks/10-links.yaml), per counter and per cable
+    "ib_symbol_errors_growing", "ib_link_error_recovery_growing", "ib_rcv_errors_growing", "eth_crc_errors_growing",
+    "fec_uncorrectable_growing", "cable_errors_both_ends", "cable_errors_host_end", "switch_port_errors_growing",
+    # degraded width or speed
+    "port_width_degraded", "port_speed_below_fleet", "link_speed_mismatch",
+})
+PORT_FAULT_SEVERITIES = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)  # marked on their port; info is not
 
 
 @dataclass
@@ -72,7 +90,47 @@ class PortRow:
 
     @property
     def names(self) -> set[str]:
-        return {self.port, self.port.split("/")[0], *((self.netdev,) if self.netdev else ())}
+        """The names findings and cables give this port: a host's RDMA port, its device and its netdev; a switch
+        port by its own name alone (`Ethernet1/1` is not `Ethernet1`)."""
+        names = {self.port, *((self.netdev,) if self.netdev else ())}
+        if self.kind == "host":
+            names.add(self.port.split("/")[0])
+        return names
+
+
+FAR_END_UNSEEN = "far end not seen"  # the name of the end of a cable the bundle did not see
+
+
+@dataclass(frozen=True)
+class Cable:
+    """One cable of the topology map and the physical-fault findings on either end (CABLE_RULES; empty: none).
+    A physically faulty port whose cable the bundle did not see (a link down sends no LLDP) is a cable too, its far
+    end unknown: `switch` "" (a host port), or `host` "" (a switch port)."""
+
+    link: Link
+    faults: tuple[str, ...] = ()
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.faults)
+
+    @property
+    def name(self) -> str:
+        host = f"{self.link.host} {self.link.nic}".strip() or FAR_END_UNSEEN
+        switch = f"{self.link.switch} {self.link.switch_port}".strip() or FAR_END_UNSEEN
+        return f"{host} ↔ {switch}"
+
+
+@dataclass(frozen=True)
+class PortFault:
+    """The findings on one port that are not its cable's (settings, traffic), at warning or worse; `cable`: the
+    cable of the map it is an end of, if any."""
+
+    target: str
+    port: str  # as the fleet table names it, with its netdev: `mlx5_1/1 (ens1f0np0)`
+    rules: tuple[str, ...]
+    severity: Severity
+    cable: Cable | None = None
 
 
 @dataclass
@@ -90,7 +148,8 @@ class Page:
     ports: list[PortRow]
     priorities: list[PriorityFigure]
     rates: dict[str, dict[str, float]]  # "target port" → family label → rate
-    links: list[tuple[Link, bool]]  # each cable once, and whether a bad finding names either end
+    links: list[Cable]  # each cable once, with its physical faults; then the faulty ports of unseen cables
+    port_faults: list[PortFault] = field(default_factory=list)  # the other faults, each on its port
     pairs: list = field(default_factory=list)  # PairResult of the bundle's perftest runs
     attribution: object = None  # their Attribution
     trend: list[dict] = field(default_factory=list)  # {"night", "label", "median", "p90", "max"}, oldest first
@@ -122,8 +181,9 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     facts = analysis.facts
     ports = port_rows(facts, result)
     pairs, attribution = perf_pairs(analysis, records)
+    cables, port_faults = judged_links(links_from_analysis(analysis), ports, result)
     return Page(result=result, ports=ports, priorities=priority_figures(facts, ports), rates=counter_rates(facts, ports),
-                links=judged_links(links_from_analysis(analysis), ports, result), pairs=pairs, attribution=attribution,
+                links=cables, port_faults=port_faults, pairs=pairs, attribution=attribution,
                 trend=trend(doc, facts) if doc else [], baseline=str(baseline) if baseline else None,
                 skipped=list(analysis.table.skipped))
 
@@ -246,16 +306,57 @@ def counter_rates(facts, ports: list[PortRow]) -> dict[str, dict[str, float]]:
     return out
 
 
-def judged_links(links: list[Link], ports: list[PortRow], result: DiagnoseResult) -> list[tuple[Link, bool]]:
-    """Each cable and whether an error or critical finding names the host port or the switch port at its ends."""
-    bad_ends: set[tuple[str, str]] = set()
-    names_of = {(r.target, n): r.names for r in ports for n in r.names}
+def judged_links(links: list[Link], ports: list[PortRow],
+                 result: DiagnoseResult) -> tuple[list[Cable], list[PortFault]]:
+    """Each cable with the physical faults of its ends (CABLE_RULES, error or critical), then one cable of unknown far
+    end per physically faulty port no cable reaches; and the other faults (warning or worse) of each port, on the
+    cable it is an end of. A finding names a port by any of its names (`mlx5_1/1`, `mlx5_1`, `ens1f0np0`)."""
+    rows = {(r.target, name): r for r in ports for name in r.names}
+
+    def port_of(target: str, name: str) -> tuple[str, str]:
+        row = rows.get((target, name))
+        return (target, row.port) if row else (target, name)
+
+    physical: dict[tuple[str, str], dict[str, None]] = {}
+    other: dict[tuple[str, str], dict[str, None]] = {}
+    worst: dict[tuple[str, str], Severity] = {}
     for finding in result.findings:
-        if finding.severity in BAD and finding.entity:
-            for name in names_of.get((finding.target, finding.entity), {finding.entity}):
-                bad_ends.add((finding.target, name))
-    return [(link, (link.host, link.nic) in bad_ends or (link.switch, link.switch_port) in bad_ends)
-            for link in links]
+        if not finding.entity:
+            continue  # a whole host or switch: the findings table has it, no port or cable does
+        key = port_of(finding.target, finding.entity)
+        if finding.rule in CABLE_RULES:
+            if finding.severity in BAD:
+                physical.setdefault(key, {})[finding.rule] = None
+        elif finding.severity in PORT_FAULT_SEVERITIES:
+            other.setdefault(key, {})[finding.rule] = None
+            if key not in worst or _SEVERITY_ORDER[finding.severity] > _SEVERITY_ORDER[worst[key]]:
+                worst[key] = finding.severity
+
+    cables, at_port = [], {}
+    for link in links:
+        ends = (port_of(link.host, link.nic), port_of(link.switch, link.switch_port))
+        cable = Cable(link, tuple(dict.fromkeys(r for end in ends for r in physical.get(end, {}))))
+        cables.append(cable)
+        for end in ends:
+            at_port.setdefault(end, cable)
+    switches = {r.target for r in ports if r.kind == "switch"} | {link.switch for link in links}
+    for key in sorted(physical):
+        if key not in at_port:
+            target, port = key
+            row = rows.get(key)
+            if target in switches:
+                link = Link("", "", target, port)
+            else:  # named as the cables name a host port: its RDMA device (`mlx5_0`), else its netdev
+                link = Link(target, port.split("/")[0] if row and row.kind == "host" else port, "")
+            cable = at_port[key] = Cable(link, tuple(physical[key]))
+            cables.append(cable)
+    faults = []
+    for key in sorted(other):
+        target, port = key
+        row = rows.get(key)
+        shown = f"{port} ({row.netdev})" if row and row.netdev and row.netdev != port else port
+        faults.append(PortFault(target, shown, tuple(other[key]), worst[key], at_port.get(key)))
+    return cables, faults
 
 
 def perf_pairs(analysis, records: list[dict]) -> tuple[list, object]:

@@ -1,5 +1,6 @@
 """The HTML report's figures: matplotlib figures of a report page's values → PNG bytes → `data:` URIs, so that the
-report is one file that needs nothing else (no network, no side files).
+report is one file that needs nothing else (no network, no side files); the topology map is SVG drawn here, inline
+in the page.
 
 Each function draws what rdmatool.report.page gathered and decides nothing; it returns None when there is nothing
 to draw (the page says so in words instead). matplotlib is imported here only, when a report is drawn: `import
@@ -10,6 +11,7 @@ state, so drawing needs no display and two reports in one process never share a 
 from __future__ import annotations
 
 import base64
+import html
 import io
 from collections import defaultdict
 
@@ -17,7 +19,7 @@ from rdmatool.report.page import RATE_FAMILIES, Page, PriorityFigure
 from rdmatool.report.shown import terminal
 
 MAX_PORTS = 40  # ports in the per-priority grid and the rate bars: the busiest first, the table has them all
-MAX_LABELLED_HOSTS = 48  # host names on the topology map beyond this many would overlap
+MAX_LABELLED_HOSTS = 400  # host names on the topology map: beyond, the map would be too wide to scroll
 GOOD, BAD_COLOUR, SWITCH_COLOUR, HOST_COLOUR = "#9aa5b1", "#d62728", "#1f4e79", "#4c956c"
 
 
@@ -120,50 +122,118 @@ def counter_rates(rates: dict[str, dict[str, float]], window_s: float | None) ->
     return _png(figure)
 
 
-def topology_map(page: Page) -> bytes | None:
-    """Switches on top, hosts below each under its switch, one line per cable: red when an error or critical
-    finding names either end, grey otherwise. A cable between two switches joins them on the top row."""
-    if not page.links:
+def topology_svg(page: Page) -> str | None:
+    """The cabling as an SVG drawing: switches on top, hosts below each under its switch, one line per cable, red
+    when a physical fault names either end (rdmatool.report.page.CABLE_RULES), grey otherwise; a diamond near the
+    end of a cable for a fault of that port (settings, traffic: page.port_faults). A faulty port whose cable the
+    bundle did not see is a short cable from it to a dashed box, its unknown far end. A cable between two switches
+    is an arc on the top row. Each cable and marker says what it is on hover (its <title>) and carries its ends as
+    data- attributes. SVG rather than a picture so that the browser draws it sharp at any zoom, and so a test can
+    read which cable is red; the page says the legend."""
+    cables = page.links
+    if not cables:
         return None
-    switches = sorted({link.switch for link, _ in page.links}
-                      | {link.host for link, _ in page.links if _is_switch(link.host, page)})
+    switch_targets = {r.target for r in page.ports if r.kind == "switch"}
+    switches = sorted({c.link.switch for c in cables if c.link.switch}
+                      | {c.link.host for c in cables if c.link.host in switch_targets})
     hosts: list[str] = []
     for switch in switches:  # hosts grouped under the first switch they reach, so cables stay short
-        for link, _ in page.links:
-            if link.switch == switch and link.host not in hosts and link.host not in switches:
-                hosts.append(link.host)
-    width = max(8.0, min(40.0, 0.32 * max(len(hosts), 2 * len(switches))))
-    figure = _figure(width, 4.2)
-    axes = figure.add_subplot()
-    x_host = {h: i for i, h in enumerate(hosts)}
-    spread = max(1, len(hosts) - 1)
-    x_switch = {s: (i + 0.5) * spread / len(switches) for i, s in enumerate(switches)}
-    for link, bad in sorted(page.links, key=lambda lb: lb[1]):  # red drawn last, on top
-        colour, weight = (BAD_COLOUR, 2.4) if bad else (GOOD, 1.0)
-        if link.host in x_switch:
-            axes.annotate("", xy=(x_switch[link.switch], 1.0), xytext=(x_switch[link.host], 1.0),
-                          arrowprops={"arrowstyle": "-", "color": colour, "lw": weight,
-                                      "connectionstyle": "arc3,rad=0.3"})
-            continue
-        axes.plot([x_host[link.host], x_switch[link.switch]], [0.0, 1.0], color=colour, lw=weight, zorder=1)
-    axes.scatter(list(x_switch.values()), [1.0] * len(switches), s=260, marker="s", color=SWITCH_COLOUR, zorder=2)
-    axes.scatter(list(x_host.values()), [0.0] * len(hosts), s=60, color=HOST_COLOUR, zorder=2)
+        for c in cables:
+            if c.link.switch == switch and c.link.host and c.link.host not in hosts and c.link.host not in switches:
+                hosts.append(c.link.host)
+    hosts += sorted({c.link.host for c in cables if not c.link.switch and c.link.host not in hosts})
+    labelled = len(hosts) <= MAX_LABELLED_HOSTS
+    step = 18 if labelled else max(3, 4000 // max(len(hosts), 1))
+    width = max(960, 60 + step * max(len(hosts), len(switches)))
+    label_room = 8 + 6 * max((len(h) for h in hosts), default=0) if labelled else 10
+    top, bottom, stub = 40, 250, 80
+    height = bottom + 14 + label_room
+    x_host = {h: 30 + (i + 0.5) * (width - 60) / max(len(hosts), 1) for i, h in enumerate(hosts)}
+    x_switch = {s: 30 + (i + 0.5) * (width - 60) / len(switches) for i, s in enumerate(switches)}
+    bad = sum(1 for c in cables if c.bad)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="topology" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="topology map: {len(cables)} cables, {bad} with a '
+           'physical fault in red">']
+    ends: dict[tuple[int, str], tuple[tuple[float, float], tuple[float, float]]] = {}  # for the port markers
+    unseen: dict[str, int] = {}  # the cables of unknown far end drawn so far from each port's host or switch
+    for c in sorted(cables, key=lambda c: c.bad):  # red drawn last, on top
+        link = c.link
+        colour, weight = (BAD_COLOUR, 2.6) if c.bad else (GOOD, 1.0)
+        arc = link.host in x_switch
+        if not link.switch or not link.host:  # a stub from the port to a dashed box: the far end is unknown
+            name = link.host or link.switch
+            k = unseen[name] = unseen.get(name, -1) + 1
+            a = (x_host[name], bottom) if link.host else (x_switch[name], top)
+            b = (a[0] + 10 + 9 * k, bottom - stub if link.host else top + stub)
+        else:
+            a = (x_switch[link.host], top) if arc else (x_host[link.host], bottom)
+            b = (x_switch[link.switch], top)
+        ends[id(c), "host"], ends[id(c), "switch"] = (a, b), (b, a)
+        attrs = (f'class="cable{" physical" if c.bad else ""}" data-host="{_attr(link.host)}" '
+                 f'data-nic="{_attr(link.nic)}" data-switch="{_attr(link.switch)}" '
+                 f'data-switch-port="{_attr(link.switch_port)}"')
+        if arc:  # between two switches: an arc above their row
+            shape = (f'<path d="M{a[0]:.1f},{a[1]} Q{(a[0] + b[0]) / 2:.1f},{top - 36} {b[0]:.1f},{b[1]}" '
+                     f'fill="none" stroke="{colour}" stroke-width="{weight}"/>')
+        else:
+            shape = (f'<line x1="{a[0]:.1f}" y1="{a[1]}" x2="{b[0]:.1f}" y2="{b[1]}" stroke="{colour}" '
+                     f'stroke-width="{weight}"/>')
+        if not link.switch or not link.host:
+            shape += (f'<rect x="{b[0] - 5:.1f}" y="{b[1] - 5}" width="10" height="10" fill="white" '
+                      f'stroke="{INK}" stroke-dasharray="3,2"/>')
+        what = c.name + (f": {', '.join(c.faults)}" if c.faults else "")
+        out.append(f"<g {attrs}><title>{_text(what)}</title>{shape}</g>")
     for name, x in x_switch.items():
-        axes.text(x, 1.09, name, ha="center", va="bottom", fontsize=8, fontweight="bold")
-    if len(hosts) <= MAX_LABELLED_HOSTS:
-        for name, x in x_host.items():
-            axes.text(x, -0.08, name, ha="center", va="top", fontsize=7, rotation=90)
-    bad_count = sum(1 for _, bad in page.links if bad)
-    axes.set_title(f"cabling seen by LLDP / the subnet: {len(page.links)} cables, {bad_count} with a bad end (red)",
-                   fontsize=10)
-    axes.set_ylim(-0.75 if len(hosts) <= MAX_LABELLED_HOSTS else -0.2, 1.35)
-    axes.set_xlim(-1, max(len(hosts), 1))
-    axes.axis("off")
-    return _png(figure)
+        out.append(f'<rect x="{x - 7:.1f}" y="{top - 7}" width="14" height="14" fill="{SWITCH_COLOUR}"/>'
+                   f'<text x="{x:.1f}" y="{top - 12}" font-size="11" font-weight="bold" text-anchor="middle" '
+                   f'fill="{INK}">{_text(name)}</text>')
+    for name, x in x_host.items():
+        out.append(f'<circle cx="{x:.1f}" cy="{bottom}" r="4.5" fill="{HOST_COLOUR}"/>')
+        if labelled:
+            out.append(f'<text transform="translate({x + 3.5:.1f},{bottom + 10}) rotate(90)" font-size="10" '
+                       f'fill="{INK}">{_text(name)}</text>')
+    for fault in page.port_faults:
+        point = _marker_at(fault, ends, x_host, x_switch, top, bottom)
+        if point is None:
+            continue  # a port of a host or switch not on the map: the list under it names it
+        x, y = point
+        out.append(f'<g class="port-fault {fault.severity.value}" data-target="{_attr(fault.target)}" '
+                   f'data-port="{_attr(fault.port)}"><title>{_text(f"{fault.target} {fault.port}: ")}'
+                   f'{_text(", ".join(fault.rules))}</title>{diamond(x, y, MARKER[fault.severity.value])}</g>')
+    out.append("</svg>")
+    return "".join(out)
 
 
-def _is_switch(name: str, page: Page) -> bool:
-    return any(r.target == name and r.kind == "switch" for r in page.ports)
+INK = "#1d2733"  # the page's text colour
+MARKER = {"warning": "#bf8700", "error": "#e8590c", "critical": "#e8590c"}  # a port's fault, by its severity
+
+
+def diamond(x: float, y: float, colour: str) -> str:
+    return (f'<polygon points="{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} {x - 6:.1f},{y:.1f}" '
+            f'fill="{colour}" stroke="white" stroke-width="1"/>')
+
+
+def _marker_at(fault, ends, x_host, x_switch, top, bottom) -> tuple[float, float] | None:
+    """Where a port's marker goes: a sixth of the way along its cable from its end, else beside its host or switch."""
+    if fault.cable is not None:
+        link = fault.cable.link
+        end = "host" if link.host == fault.target and link.host else "switch"
+        (x0, y0), (x1, y1) = ends[id(fault.cable), end]
+        return x0 + (x1 - x0) / 6, y0 + (y1 - y0) / 6
+    if fault.target in x_switch:
+        return x_switch[fault.target], top + 16
+    if fault.target in x_host:
+        return x_host[fault.target], bottom - 16
+    return None
+
+
+def _text(value: str) -> str:
+    """A name or text as SVG character data: its controls made visible (rdmatool.report.shown), then escaped."""
+    return html.escape(terminal(value), quote=False)
+
+
+def _attr(value: str) -> str:
+    return html.escape(terminal(value), quote=True)
 
 
 def trend(points: list[dict]) -> bytes | None:

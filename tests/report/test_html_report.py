@@ -25,6 +25,12 @@ def demo() -> page.Page:
     return page.build(DEMO, baseline=BASELINE)
 
 
+@pytest.fixture(scope="module")
+def document(demo: page.Page) -> str:
+    """The demo's report, drawn once (its plots take seconds)."""
+    return html.render(demo)
+
+
 class Resources(HTMLParser):
     """Every URL-bearing attribute of a document, and its CSP."""
 
@@ -42,12 +48,12 @@ class Resources(HTMLParser):
                 self.urls.append((tag, name, values[name]))
 
 
-def test_the_report_is_one_file_that_fetches_nothing(demo: page.Page) -> None:
-    document = html.render(demo)
+def test_the_report_is_one_file_that_fetches_nothing(document: str) -> None:
     found = Resources()
     found.feed(document)
     images = [url for tag, name, url in found.urls if tag == "img"]
-    assert len(images) >= 4  # pause & ECN per priority, counter rates, topology, trend
+    assert len(images) >= 3  # pause & ECN per priority, counter rates, trend (the topology is inline SVG)
+    assert document.count('<svg xmlns="http://www.w3.org/2000/svg" class="topology"') == 1
     for tag, name, url in found.urls:
         assert url.startswith("#") or url.startswith("data:image/png;base64,"), (tag, name, url[:80])
     for url in images:
@@ -58,7 +64,7 @@ def test_the_report_is_one_file_that_fetches_nothing(demo: page.Page) -> None:
     assert not re.search(r"<link\b|@import|url\(", document)  # no stylesheet or font from elsewhere
 
 
-def test_the_fleet_table_reads_the_facts_and_the_findings(demo: page.Page) -> None:
+def test_the_fleet_table_reads_the_facts_and_the_findings(demo: page.Page, document: str) -> None:
     rows = {(r.target, r.port): r for r in demo.ports}
     storm = rows[("gpu02", "mlx5_1/1")]  # the demo's PFC storm, on the netdev ens1f0np0 of this RDMA port
     assert storm.netdev == "ens1f0np0" and storm.pause_fraction > 0.9 and storm.pause_priority == 3
@@ -69,16 +75,54 @@ def test_the_fleet_table_reads_the_facts_and_the_findings(demo: page.Page) -> No
     assert rows[("gpu01", "mlx5_0/1")].errors >= 77  # symbol errors grew by 77 (counted once, two tools saw them)
     assert rows[("gpu10", "mlx5_1/1")].severity is None and rows[("gpu10", "mlx5_1/1")].errors == 0
     assert rows[("gpu01", "mlx5_1/1")].cnp_sent_per_s > 0
-    table = html.render(demo).split('id="fleet-table"', 1)[1].split("</table>", 1)[0]
+    table = document.split('id="fleet-table"', 1)[1].split("</table>", 1)[0]
     assert table.count("<tr") == len(demo.ports) + 1
 
 
-def test_a_link_is_bad_when_a_bad_finding_names_either_end(demo: page.Page) -> None:
-    links = {(link.host, link.switch, link.switch_port): bad for link, bad in demo.links}
-    assert links[("gpu02", "leaf02", "swp1")] is True  # PFC storm on the host end (and ECN after PFC on the switch)
+def test_the_fleet_table_says_shares_in_percent_as_the_text_does(document: str) -> None:
+    table = document.split('id="fleet-table"', 1)[1].split("</table>", 1)[0]
+    head = re.findall(r"<th>([^<]*)</th>", table)
+    assert "pause % of time" in head and "ECN-marked %" in head
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in table.split("<tr")[2:]]
+    storm = next(r for r in rows if r[:2] == ["gpu02", "mlx5_1/1"])
+    assert storm[head.index("pause % of time")] == "97.5 %"  # the on-call view's "paused 97.5 % of the time"
+    shares = [r[head.index(h)] for r in rows for h in ("pause % of time", "ECN-marked %")]
+    assert all(re.fullmatch(r"(< )?\d[\d.,]* %|—", cell) for cell in shares), shares
+    assert any(re.fullmatch(r"0\.000\d+ %", cell) for cell in shares)  # the demo's 6e-06 of the time, in percent
+    shown = " ".join(re.findall(r">([^<]*)<", table))  # what the cells say (their data-sort keeps the exact value)
+    assert not re.search(r"\de[+-]?\d", shown)  # no scientific notation in any cell
+
+
+@pytest.mark.parametrize(("value", "shown"), [(6.03e-06, "0.0006 %"), (0.975, "97.5 %"), (0.0, "0 %"),
+                                              (4e-9, "< 0.0001 %"), (None, "—")])
+def test_a_share_reads_in_percent_without_an_exponent(value, shown) -> None:
+    assert html._share(value) == shown
+
+
+@pytest.mark.parametrize(("value", "shown"), [(38.44, "38.44"), (14820.0, "14,820"), (0.0, "0"), (2e-05, "< 0.001"),
+                                              (3, "3"), (None, "—")])
+def test_a_number_reads_without_an_exponent(value, shown) -> None:
+    assert html._number(value) == shown
+
+
+def test_a_cable_is_bad_for_a_physical_fault_of_either_end_only(demo: page.Page, document: str) -> None:
+    links = {(c.link.host, c.link.switch, c.link.switch_port): c.bad for c in demo.links}
+    assert links[("gpu02", "leaf02", "swp1")] is False  # a PFC storm is the host's, not the cable's: on its port
+    assert links[("gpu03", "leaf03", "Eth1/1")] is False  # PFC on the wrong priority: a setting
     assert links[("gpu01", "leaf01", "Ethernet0")] is False  # gpu01's bad port is its InfiniBand one, not this
-    assert links[("gpu10", "leaf05", "Ethernet1/2")] is False
-    assert "gpu02 mlx5_1 ↔ leaf02 swp1" in html.render(demo)
+    assert links[("gpu01", "", "")] is True  # ... that one, flapping: its far end is not in the bundle
+    listed = document.split('id="bad-cables"', 1)[1].split("</ul>", 1)[0]
+    assert "gpu01 mlx5_0 ↔ far end not seen" in listed and "gpu02" not in listed and "gpu03" not in listed
+    ports = document.split('id="port-faults"', 1)[1].split("</ul>", 1)[0]
+    assert re.search(r"gpu03 mlx5_1/1 \(ens1f0np0\): <code>host_pfc_not_roce_priority", ports)
+    assert re.search(r"gpu02 mlx5_1/1 \(ens1f0np0\): <code>pfc_storm", ports)
+
+
+def test_the_evidence_reads_in_the_unit_of_its_metric() -> None:
+    evidence = {"metric": "tx_pause_fraction", "observed": 6.03e-06, "expected": "<= 0.5", "window_s": 3.2,
+                "device": "mlx5_1"}
+    assert html._evidence(evidence) == ("metric tx_pause_fraction; observed 0.0006 %; expected <= 0.5; "
+                                        "window_s 3.2 s; device mlx5_1")
 
 
 def test_the_trend_has_each_baseline_night_and_this_bundle(demo: page.Page) -> None:
@@ -89,7 +133,7 @@ def test_the_trend_has_each_baseline_night_and_this_bundle(demo: page.Page) -> N
     assert all(p["max"] < 0.01 for p in tx[:-1])
     assert tx[-1]["median"] < 0.01
     without = page.build(DEMO)
-    assert without.trend == [] and "no baseline given" in html.render(without)
+    assert without.trend == [] and "no baseline given" in html._trend(without)
 
 
 def test_a_bundle_with_perftest_pairs_gets_its_matrix(tmp_path: Path) -> None:
@@ -110,4 +154,7 @@ def test_a_bundle_with_perftest_pairs_gets_its_matrix(tmp_path: Path) -> None:
     assert len(shown.pairs) == 6 and shown.attribution.bad_nodes == ("gpu05",)
     document = html.render(shown)
     assert 'alt="perftest matrix ib_write_bw"' in document and "bad: gpu05" in document
-    assert "no perftest pairs" in html.render(page.build(DEMO))
+
+
+def test_a_bundle_without_perftest_pairs_says_so(document: str) -> None:
+    assert "no perftest pairs" in document
