@@ -34,13 +34,17 @@ class BundleWriter:
 
     def __init__(self, final: str | Path) -> None:
         self.final = Path(final).resolve()
-        if self.final.exists() and not (self.final / "manifest.json").is_file():
-            raise BundleError(f"{self.final}: exists and is not a bundle; refusing to replace it")
-        self.final.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.final.parent / f".{self.final.name}.partial-{os.getpid()}"
-        if self.tmp.exists():
-            shutil.rmtree(self.tmp)
-        (self.tmp / "snapshots").mkdir(parents=True)
+        try:
+            if self.final.exists() and not (self.final / "manifest.json").is_file():
+                raise BundleError(f"{self.final}: exists and is not a bundle; refusing to replace it")
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+            if self.tmp.exists():
+                shutil.rmtree(self.tmp)
+            (self.tmp / "snapshots").mkdir(parents=True)
+        except OSError as exc:  # a folder this user may not write: bad input, named before any host is read
+            why = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc  # a file on its path
+            raise BundleError(f"{self.final}: cannot write ({why})") from None
         # Each output as (snapshot, target, its name `<pack>/<stem>.txt`, result), in the order added.
         self.written: list[tuple[int, str, Path, CommandResult]] = []
         # Each output's (raw, side) signatures, by name: both its pack's (size, mtime_ns) as written — what the

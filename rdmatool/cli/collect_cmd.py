@@ -82,6 +82,8 @@ def collect_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     except NothingCollected as exc:
         die(f"rdmatool: {exc}", EXIT_INCONCLUSIVE)
+    except RdmatoolError as exc:  # a known_hosts file this user cannot read or write: bad input, named
+        die(f"rdmatool: {exc}", EXIT_USAGE)
     nothing = nothing_collected(outcomes)
     if nothing:  # one line, not a table of a thousand identical refusals
         die(f"rdmatool: {inventory_file}: {nothing}; bundle written to {path}", EXIT_INCONCLUSIVE)

@@ -81,6 +81,9 @@ def gate_command(
     if replay and (limit or exclude):  # judging the whole bundle for a job's node list would drain others' nodes
         die("rdmatool gate: --limit and --exclude select the targets of an inventory (-i); a replayed bundle is "
             "judged whole", EXIT_USAGE)
+    for path in (drain_file, junit):  # found before the budget is spent on a verdict that could not be handed over
+        if path and (why := _unwritable(path)):
+            die(f"rdmatool gate: {why}", EXIT_USAGE)
     try:
         profile = profiles.load(profile_file)
         if allow_missing is not None:
@@ -177,6 +180,19 @@ def _drain_text(drain: list[str], fmt: str) -> str:
     if fmt == "nodeset":
         return hostlist.fold(drain) + "\n" if drain else ""
     return "".join(f"{name}\n" for name in drain)
+
+
+def _unwritable(path: str) -> str | None:
+    """Why a file cannot be written at `path` (its folder made, a file created in it), one line naming it; or None."""
+    import tempfile
+
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=Path(path).parent).close()
+    except OSError as exc:
+        why = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc  # a file on its path
+        return f"{path}: cannot write ({why})"
+    return None
 
 
 def _atomic_write(path: str, text: str) -> list[str]:

@@ -62,6 +62,7 @@ def perf_run(
     """Run perftest pairs; write the matrix CSVs, a heatmap, the attribution. Exit 1 bad nodes/links found,
     3 errors or unreachable hosts (inconclusive), 0 all pairs at speed."""
     # The perftest engine brings the SSH transport (paramiko): imported here, not when the CLI starts.
+    from rdmatool.errors import RdmatoolError
     from rdmatool.perf import schedule
     from rdmatool.perf.attribution import attribute
     from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
@@ -98,7 +99,12 @@ def perf_run(
         if sys.stderr.isatty():
             stderr.print(message)
 
-    with PerfSession(hosts, options) as session:
+    session = PerfSession(hosts, options)
+    try:
+        session.open()
+    except RdmatoolError as exc:  # a known_hosts file this user cannot read or write: bad input, named
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    with session:
         expected = session.expected_gbps()
         if expected_gbps is not None:
             expected = dict.fromkeys(session.hosts, expected_gbps)

@@ -12,6 +12,11 @@ decode: a line with a marker, an unknown key type, bad base64, binary junk or no
 other lines still count. `@cert-authority` lines are skipped (host certificates are not verified here), so a host
 known only through a CA is an unknown host. Host names match exactly or through OpenSSH's hashed form (`|1|salt|hash`),
 as with paramiko's loader; wildcard patterns are not expanded.
+
+The file named by `--known-hosts` is the operator's: one that cannot be read, or cannot be written while new keys are
+to be recorded there, is bad input (KnownHostsError, one line naming the path, exit 2) found before any host is
+dialled, never a "Permission denied" blamed on each host's reachability. The system and user files stay optional,
+as OpenSSH treats them.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import os
 import threading
 from pathlib import Path
 
+from rdmatool.errors import RdmatoolError
 from rdmatool.ssh_library import paramiko
 
 SYSTEM_KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"
@@ -33,6 +39,10 @@ _write_lock = threading.Lock()  # many fan-out threads may learn keys at once; t
 _MAX_LINE = 64 * 1024  # a known_hosts line, even with a 16384-bit RSA key, is a few kB; longer is no key line
 # The host key algorithms that verify a key of each type (an RSA key signs with SHA-2 under other names).
 _ALGORITHMS = {"ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa")}
+
+
+class KnownHostsError(RdmatoolError):
+    """A known_hosts file the collection must read or write and cannot: `PATH: cannot ... (why)`."""
 
 
 class HostKeyUnknown(paramiko.SSHException):
@@ -75,13 +85,32 @@ class KnownHosts:
         self._revoked: set[tuple[str, bytes]] = set()  # (key type, key blob)
         self._lock = threading.Lock()
         for path in self.files:
-            if path.is_file():
-                self._load(path)
+            self._load(path, required=bool(extra) and path == self.files[-1])
+        if accept_new:
+            self._check_writable()
+
+    def _check_writable(self) -> None:
+        """The file new keys go to can be appended to (made, with its folders, when absent): checked before any host
+        is dialled, so that a collection run as a user who may not write there stops at once, naming the file."""
+        try:
+            self.record_to.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.record_to, "ab"):
+                pass
+        except OSError as exc:
+            why = "Not a directory" if isinstance(exc, FileExistsError) else exc.strerror or exc  # a file on its path
+            raise KnownHostsError(f"{self.record_to}: cannot record new host keys there ({why}); "
+                                  "give --known-hosts a file this user may write") from None
 
     # --- reading ------------------------------------------------------------------------------------------------
 
-    def _load(self, path: Path) -> None:
+    def _load(self, path: Path, required: bool = False) -> None:
+        """`required`: the file named by --known-hosts, which must be readable when it exists (absent, its hosts are
+        unknown); the others count only when they are readable."""
         try:
+            if not path.is_file():
+                if required and path.exists():
+                    raise KnownHostsError(f"{path}: not a known_hosts file (a directory or a device)")
+                return
             with open(path, "rb") as handle:
                 while True:
                     raw = handle.readline(_MAX_LINE)
@@ -92,7 +121,9 @@ class KnownHosts:
                             raw = handle.readline(_MAX_LINE)
                         continue
                     self._add_line(raw)
-        except OSError:
+        except OSError as exc:
+            if required:
+                raise KnownHostsError(f"{path}: cannot read ({exc.strerror or exc})") from None
             return  # unreadable: as if absent (OpenSSH ignores it too); its hosts are then unknown, never trusted
 
     def _add_line(self, raw: bytes) -> None:
@@ -184,15 +215,19 @@ class KnownHosts:
         with _write_lock:
             with self._lock:
                 self._plain.setdefault(name, []).append(key)
-            self.record_to.parent.mkdir(parents=True, exist_ok=True)
             line = f"{name} {key.get_name()} {key.get_base64()}\n".encode()
-            with open(self.record_to, "ab+") as handle:
-                # A file whose last line has no end (edited by hand) would glue the new key onto that line.
-                if handle.seek(0, os.SEEK_END) > 0:
-                    handle.seek(-1, os.SEEK_END)
-                    if handle.read(1) != b"\n":
-                        line = b"\n" + line
-                handle.write(line)
+            try:
+                self.record_to.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.record_to, "ab+") as handle:
+                    # A file whose last line has no end (edited by hand) would glue the new key onto that line.
+                    if handle.seek(0, os.SEEK_END) > 0:
+                        handle.seek(-1, os.SEEK_END)
+                        if handle.read(1) != b"\n":
+                            line = b"\n" + line
+                    handle.write(line)
+            except OSError as exc:  # writable when the collection began (_check_writable), no longer (disk full)
+                raise KnownHostsError(f"{self.record_to}: cannot record the host key of {name} "
+                                      f"({exc.strerror or exc})") from None
 
 
 def _key(key_type: str, blob_b64: str) -> paramiko.PKey | None:
