@@ -16,6 +16,7 @@ Presentation only: the verdict and the findings are the diagnosis' (rdmatool.dia
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -46,16 +47,29 @@ class Export:
 
     def text(self) -> str:
         """Everything in one file."""
-        return _exposition(self.families, lambda target: True, always=True)
+        return _exposition(self.families, {i: f.samples for i, f in enumerate(self.families)}, always=True)
 
     def fleet_text(self) -> str:
         """The series of no node: the verdict, the bundle's figures, findings on the fabric or on a pair."""
-        nodes = set(self.targets)
-        return _exposition(self.families, lambda target: target not in nodes, always=True)
+        nodes, merged = set(self.targets), {}
+        for target, samples in self._by_target.items():
+            if target not in nodes:
+                for i, some in samples.items():
+                    merged.setdefault(i, []).extend(some)
+        return _exposition(self.families, merged, always=True)
 
     def target_text(self, target: str) -> str:
         """The series of one node only."""
-        return _exposition(self.families, lambda t: t == target, always=False)
+        return _exposition(self.families, self._by_target.get(target, {}), always=False)
+
+    @cached_property
+    def _by_target(self) -> dict[str | None, dict[int, list]]:
+        """target -> family index -> its samples of that target: one pass, however many nodes are written."""
+        grouped: dict[str | None, dict[int, list]] = {}
+        for i, family in enumerate(self.families):
+            for sample in family.samples:
+                grouped.setdefault(sample[0], {}).setdefault(i, []).append(sample)
+        return grouped
 
 
 def build(facts: pd.DataFrame, result: DiagnoseResult, created: str | None = None,
@@ -80,10 +94,12 @@ def render(facts: pd.DataFrame, result: DiagnoseResult, created: str | None = No
     return build(facts, result, created, targets, max_series).text()
 
 
-def _exposition(families: list[Family], wanted, always: bool) -> str:
+def _exposition(families: list[Family], samples_of: dict[int, list], always: bool) -> str:
+    """The text of `families` with the samples `samples_of` gives each (by its index); a family without any is left
+    out, unless `always` and it is one an alert must find."""
     metrics = []
-    for family in families:
-        samples = [s for s in family.samples if wanted(s[0])]
+    for i, family in enumerate(families):
+        samples = samples_of.get(i, [])
         if not samples and not (always and family.name in _ALWAYS):
             continue
         metric = Metric(family.name, family.help, family.type)
