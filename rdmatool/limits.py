@@ -18,6 +18,9 @@ RANGES: dict[str, tuple[int, int, int]] = {
     "snapshot_lines": (1_000_000, 10_000, 50_000_000),
     "pcap_flows": (50_000, 100, 5_000_000),  # flows kept one by one; the rest counted as other flows
     "capture_packets": (1_000_000, 1_000, 50_000_000),  # the largest `capture --max-packets` accepted
+    # outputs of one target in one snapshot of a bundle (a pack's header entries, a folder's output files): a host
+    # has some 150 with eight NICs and its perftest peers, a switch some 500 with per-port commands
+    "target_outputs": (10_000, 100, 1_000_000),
 }
 DEFAULTS: dict[str, int] = {key: default for key, (default, _, _) in RANGES.items()}
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rdmatool import files
+from rdmatool import files, limits
 from rdmatool.bundle.manifest import one_line, read_manifest, shown_value
 from rdmatool.bundle.names import OUTPUTS_FILE, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
 from rdmatool.bundle.peers import PERFTEST, bundle_peers, per_peer_qualifier
@@ -186,9 +186,15 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
             else:
                 target_dirs.append((t.name, t.path))
         packs += sorted(target_packs)
+        most = limits.value("target_outputs")
         for target, target_path in sorted(target_dirs):
             raws, sides = {}, {}
-            for f in _entries(target_path, f"{where}/{target}", notes):
+            listed = _entries(target_path, f"{where}/{target}", notes, at_most=2 * most + 64)
+            if listed is None:  # counted as listed: a folder of a million files costs minutes downstream
+                notes.append(f"{_shown(f'{where}/{target}')}: more than {most} outputs (limits.target_outputs); "
+                             f"skipped")
+                continue
+            for f in listed:
                 name = f.name
                 if name.endswith(".txt"):
                     raws[name] = f
@@ -352,6 +358,9 @@ def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | s
     end = data.find(b"\n")
     if end < 0:
         raise OutputSkipped(f"{shown}: no header line; skipped")
+    most = limits.value("target_outputs")
+    if data.count(b'"name"', 0, end) > most:  # counted before parsing: a million entries cost minutes downstream
+        raise OutputSkipped(f"{shown}: the header lists more than {most} outputs (limits.target_outputs); skipped")
     try:
         header = json.loads(data[:end].decode("utf-8"))
     except (ValueError, RecursionError) as exc:
@@ -362,6 +371,8 @@ def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | s
     outputs = header.get("outputs")
     if not isinstance(outputs, list):
         raise OutputSkipped(f"{shown}: header key 'outputs': expected a list, got {shown_value(outputs)}; skipped")
+    if len(outputs) > most:  # the count above misses names written with escapes (a parse of the capped header)
+        raise OutputSkipped(f"{shown}: the header lists more than {most} outputs (limits.target_outputs); skipped")
     entries: dict[str, tuple[int, int, dict | str]] = {}
     position = end + 1
     for k, entry in enumerate(outputs):
@@ -391,10 +402,19 @@ def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | s
 _PACK_KEYS = ("name", "bytes")
 
 
-def _entries(path: str | os.PathLike, where: str, notes: list[str]) -> list[os.DirEntry]:
+def _entries(path: str | os.PathLike, where: str, notes: list[str], at_most: int | None = None,
+             ) -> list[os.DirEntry] | None:
+    """A folder's entries; None when there are more than `at_most` (listing stops there)."""
     try:
         with os.scandir(path) as it:
-            return list(it)
+            if at_most is None:
+                return list(it)
+            listed = []
+            for entry in it:
+                if len(listed) == at_most:
+                    return None
+                listed.append(entry)
+            return listed
     except OSError as exc:
         notes.append(f"{_shown(where)}: unreadable folder ({exc.strerror or exc}); skipped")
         return []
