@@ -21,7 +21,7 @@ SIZE = 65536
 
 
 def _cli(*args: str):
-    result = runner.invoke(app, list(args))
+    result = runner.invoke(app, list(args), env={"COLUMNS": "200"})  # a table's cells on one line each
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
 
