@@ -111,11 +111,12 @@ def _print_summary(summary: dict, console, link: float | None) -> None:
                   f"packets / {roce['bytes']} bytes in {roce['flows']} flows, {roce['cnp']} CNPs, "
                   f"{roce['naks']} NAKs, {roce['psn_gaps']} PSN gaps, {roce['retransmissions']} retransmissions",
                   highlight=False)
-    console.print(f"DSCP {roce['dscp']}  ECN {roce['ecn']}", highlight=False)
+    console.print(f"DSCP of the RoCEv2 packets: {_counted(roce['dscp'])}; ECN: {_counted(roce['ecn'], ECN_NAMES)}",
+                  highlight=False)
     other = summary["other_on_roce_class"]
     if other["packets"]:
-        console.print(f"other traffic on the RoCE class: {other['packets']} packets, {other['bytes']} bytes "
-                      f"{other['by_protocol']}", highlight=False)
+        console.print(f"other traffic on the RoCE class: {other['packets']} packets ({_counted(other['by_protocol'])}), "
+                      f"{other['bytes']} bytes", highlight=False)
     if summary["pfc"] or summary["global_pause"]["frames"]:
         table = Table(title="pause frames" + ("" if link else " (pause time needs --link-gbps)"))
         for column in ("priority", "frames", "quanta", "pause s", "senders"):
@@ -133,12 +134,26 @@ def _print_summary(summary: dict, console, link: float | None) -> None:
         for column in ("src", "dst", "qp", "packets", "bytes", "dscp", "ce", "cnp", "gaps", "Gb/s p50", "Gb/s max"):
             table.add_column(column)
         for f in summary["flows"][:10]:
-            table.add_row(f["src"], f["dst"], str(f["dest_qp"]), str(f["packets"]), str(f["bytes"]), str(f["dscp"]),
+            table.add_row(f["src"], f["dst"], str(f["dest_qp"]), str(f["packets"]), str(f["bytes"]), "-" if f["dscp"] is None else str(f["dscp"]),
                           str(f["ce"]), str(f["cnp"]), str(f["psn_gaps"]), f"{f['gbps_p50']:.3f}",
                           f"{f['gbps_max']:.3f}")
         console.print(table)
     periodic = [(name, p) for name, p in summary["periodic"].items() if isinstance(p, dict) and p["period_s"]]
     for name, p in periodic:
-        console.print(f"periodic {name}: every {p['period_s']:g} s (strength {p['strength']:.2f}); "
-                      f"with pause peaks {p['coincides_with_pause']}, with CE peaks {p['coincides_with_ce']}",
-                      highlight=False)
+        console.print(_periodic(name, p), highlight=False)
+
+
+ECN_NAMES = {"not_ect": "not-ECT", "ect0": "ECT(0)", "ect1": "ECT(1)", "ce": "CE"}
+
+
+def _counted(counts: dict, names: dict | None = None) -> str:
+    """`26 ×1000, 34 ×5`: a count per value as a person reads it (the JSON keeps the mapping)."""
+    return ", ".join(f"{(names or {}).get(key, key)} ×{n}" for key, n in counts.items()) or "none"
+
+
+def _periodic(name: str, p: dict) -> str:
+    """A periodic series and the share of its bursts that meet a pause or a CE peak (none: nothing to meet)."""
+    shares = (("pause", p["coincides_with_pause"]), ("CE", p["coincides_with_ce"]))
+    met = [f"{what} peaks {share * 100:.0f} %" for what, share in shares if share is not None]
+    return (f"periodic {name}: every {p['period_s']:g} s (strength {p['strength']:.2f})"
+            + (f"; its bursts in step with {', '.join(met)}" if met else ""))

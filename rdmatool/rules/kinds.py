@@ -159,7 +159,7 @@ def threshold(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             "expected": f"count {_negate(aggregate.get('op', '>='))} {aggregate['value']}", "baseline": None,
             "window_s": np.nan,
         })
-    return hits(part, f"{_negate(p['op'])} {p['value']}")
+    return hits(part, f"{_negate(p['op'])} {_shown(p['value'])}")
 
 
 rate = threshold  # a rate rule is a threshold on `<metric>_per_s` (or its delta); the default field differs
@@ -378,7 +378,7 @@ def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
             return empty_hits()
         return pd.DataFrame([{
             "target": "fabric", "entity": None, "priority": None, "observed": value,
-            "expected": f"{_negate(p['op'])} {p['value']}", "baseline": None, "window_s": float(den["window_s"].median()),
+            "expected": f"{_negate(p['op'])} {_shown(p['value'])}", "baseline": None, "window_s": float(den["window_s"].median()),
         }])
     # size_bytes too: a perftest sweep's p99 at 1 MB over its typical latency at 2 B is no jitter
     keys = ["target", "entity", "priority", "size_bytes"]
@@ -386,7 +386,7 @@ def ratio(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
     merged = merged[merged["d"] >= minimum]
     merged = merged.assign(x=merged["x"] / merged["d"])
     merged = merged[compare(merged["x"], p["op"], p["value"])]
-    return hits(merged, f"{_negate(p['op'])} {p['value']}")
+    return hits(merged, f"{_negate(p['op'])} {_shown(p['value'])}")
 
 
 def missing(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
@@ -578,6 +578,11 @@ def fmt(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _shown(value) -> str:  # noqa: ANN001 - a rule's value: a number, a word or a list of them
+    """A rule's value as the evidence's `expected` text shows it: a list as `{Polling, Sleep}`, not Python's repr."""
+    return "{" + ", ".join(map(str, value)) + "}" if isinstance(value, (list, tuple)) else str(value)
 
 
 def _negate(op: str) -> str:
