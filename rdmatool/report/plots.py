@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from collections import defaultdict
 
+from rdmatool.figures import png as figure_png
 from rdmatool.report.page import RATE_FAMILIES, Page, PriorityFigure
 from rdmatool.report.shown import terminal
 
@@ -34,19 +34,8 @@ def _figure(width: float, height: float):
 
 
 def _png(figure) -> bytes:
-    """The figure as PNG, every text in it (titles, tick labels: port and host names a device reported) shown as the
-    characters it is: controls made visible, never parsed as mathtext or TeX (rdmatool.report.shown)."""
-    import matplotlib
-    from matplotlib.text import Text
-
-    for text in figure.findobj(Text):
-        text.set_parse_math(False)
-        text.set_usetex(False)
-        text.set_text(terminal(text.get_text()))
-    buffer = io.BytesIO()
-    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):  # ticks made while drawing
-        figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    """The figure as PNG, every text in it shown as the characters it is (rdmatool.figures)."""
+    return figure_png(figure)
 
 
 def priority_grid(figures: list[PriorityFigure]) -> bytes | None:

@@ -84,6 +84,31 @@ def test_plots_never_read_device_text_as_tex() -> None:
     assert png and png.startswith(b"\x89PNG")
 
 
+def test_perftest_heatmaps_draw_names_as_text_never_tex(monkeypatch) -> None:
+    """The perftest heatmap (perf/output.py, also in the report) is saved through the same figure encoder: a name
+    or a test holding `$\\frac` or an escape sequence is drawn as its characters, and the texts drawn are visible."""
+    from matplotlib.figure import Figure
+
+    from rdmatool.perf import output
+
+    drawn: list[str] = []
+    real = Figure.savefig
+
+    def record(figure, *args, **kwargs):
+        from matplotlib.text import Text
+
+        drawn.extend(t.get_text() for t in figure.findobj(Text))
+        return real(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    nodes = [f"gpu01{HOSTILE}", "gpu$\\frac{1}{0}$02"]
+    png = output.heatmap_png([["-", 91.0], [92.5, "-"]], nodes, lambda v, i, j: 1.0, f"ib_write_bw {HOSTILE}",
+                             "share of the pass line $\\alpha$")
+    assert png.startswith(b"\x89PNG")
+    assert any("gpu$\\frac{1}{0}$02" in t for t in drawn)  # the characters, not a fraction
+    assert any("\\e]52;" in t for t in drawn) and not any(RAW.search(t) for t in drawn)
+
+
 def test_bundle_diff_table_and_markdown() -> None:
     row = {"target": HOSTILE, "entity": HOSTILE, "setting": HOSTILE, "before": HOSTILE, "after": "[bold]x"}
     diff = {"changes": 2, "a": HOSTILE, "b": "b", "created_a": HOSTILE, "created_b": "t",
