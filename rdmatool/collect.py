@@ -19,14 +19,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rdmatool import commands, parsers
 from rdmatool.errors import BundleError, NothingCollected, ParseError
 from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target, TargetKind
-from rdmatool.transport.hostkeys import KnownHosts
-from rdmatool.transport.jump import JumpHosts
-from rdmatool.transport.ssh import Session, describe_connect_error, now_iso
+from rdmatool.transport.framed import now_iso
+
+if TYPE_CHECKING:
+    from rdmatool.transport.hostkeys import KnownHosts
+    from rdmatool.transport.jump import JumpHosts
 
 
 @dataclass(frozen=True)
@@ -72,14 +75,18 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     """Every target's outcome, in the targets' order. `finished` is called with each outcome as soon as its target is
     done, in the thread that collected it (the bundle is written while slower hosts still answer); what it raises
     ends the collection, as an exception of the caller would."""
-    known = None if options.local else KnownHosts(options.known_hosts, options.accept_new_host_keys,
-                                                  options.accept_new_key_types)
+    known = jumps = None  # local mode dials nobody: the SSH transport (paramiko) is not even imported
+    if not options.local:
+        from rdmatool.transport.hostkeys import KnownHosts
+        from rdmatool.transport.jump import JumpHosts
+
+        known = KnownHosts(options.known_hosts, options.accept_new_host_keys, options.accept_new_key_types)
+        jumps = JumpHosts()  # one connection per ProxyJump bastion for the whole collection
     snapshot_count = 1 if options.interval_s <= 0 else 2
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
     stop = threading.Event()
     subnets = _Subnets()
-    jumps = JumpHosts()  # one connection per ProxyJump bastion for the whole collection
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
@@ -101,10 +108,12 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     except BaseException:
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        jumps.close()
+        if jumps is not None:
+            jumps.close()
         raise
     pool.shutdown()
-    jumps.close()
+    if jumps is not None:
+        jumps.close()
     return outcomes
 
 
@@ -118,6 +127,8 @@ def _collect_target(
     try:
         session = _open(target, known, options.connect_timeout, options.local, deadline, jumps)
     except Exception as exc:
+        from rdmatool.transport.ssh import describe_connect_error
+
         outcome.error = describe_connect_error(target, exc)
         return
     try:
@@ -216,6 +227,8 @@ def _open(target: Target, known: KnownHosts | None, timeout: float, local: bool 
 
         return LocalSession(target)
     if target.kind is TargetKind.HOST:
+        from rdmatool.transport.ssh import Session
+
         return Session(target, known, timeout, jumps=jumps)
     from rdmatool.transport.switch import SwitchSession
 

@@ -19,7 +19,7 @@ import os
 import struct
 from dataclasses import dataclass
 
-from rdmatool import files
+from rdmatool import extras, files
 from rdmatool.errors import RdmatoolError
 
 PCAP_MAGICS = {
@@ -72,7 +72,8 @@ class Capture:
 
 def open_capture(path: str | os.PathLike, max_bytes: int | None = None) -> Capture:
     """The capture at `path`, header checked; CaptureError (FILE, offset, reason) when it is no capture, the file
-    is unsafe (not a regular file, over `max_bytes`) or unreadable."""
+    is unsafe (not a regular file, over `max_bytes`) or unreadable. MissingExtra when scapy is not installed."""
+    extras.require("capture", "reading a packet capture")
     name = str(path)
     try:
         checked = files.open_regular(name, max_bytes)

@@ -203,7 +203,10 @@ def _now() -> str:
 def take(target: Target, interface: str, bundle: str | Path, duration_s: int, max_packets: int, snaplen: int,
          known_hosts: str | None = None, accept_new_host_keys: bool = False, connect_timeout: float = 15.0) -> Path:
     """Connect (host key verified), run the audited capture command, stream it into the bundle."""
+    from rdmatool import extras
     from rdmatool.capture import Options, analyse_file
+
+    extras.require("capture", "checking the capture taken")  # before the host is asked for one
     from rdmatool.transport.hostkeys import KnownHosts
     from rdmatool.transport.ssh import Session, describe_connect_error
 

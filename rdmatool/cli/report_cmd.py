@@ -28,9 +28,14 @@ def report_command(
 ) -> None:
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
     counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""
-    from rdmatool import files
-    from rdmatool.report import html, page
+    from rdmatool import extras, files
     from rdmatool.verdict import EXIT_CODES
+
+    try:
+        extras.require("report", "the HTML report's figures")
+    except RdmatoolError as exc:
+        die(f"rdmatool report: {exc}", EXIT_USAGE)
+    from rdmatool.report import html, page
 
     store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site(site_values)
     target = Path(output)

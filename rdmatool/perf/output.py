@@ -6,7 +6,8 @@ FOLDER/pairs.csv                          one row per pair run (round, server, c
                                           server_nic, client_nic: the device/port each end ran on, `mlx5_1/1`)
 FOLDER/matrix_<test>_bw_avg_gbps.csv      bandwidth tests: node x node, the worst passing value of the pair
 FOLDER/matrix_<test>_lat_<p>_us.csv       latency tests: one matrix per column perftest printed (min ... p99.9)
-FOLDER/heatmap_<test>.png                 the matrix as colours with a colour bar: green at/above the pass line,
+FOLDER/heatmap_<test>.png                 (with rdmatool[report]: matplotlib)
+                                          the matrix as colours with a colour bar: green at/above the pass line,
                                           red at half of it and below, dark grey error, light grey not measured;
                                           host names on both axes in the CSV's order (up to 64 nodes)
 FOLDER/attribution.json                   bad nodes, bad links, missing, suspects, errors, evidence
@@ -23,6 +24,7 @@ import csv
 import json
 from pathlib import Path
 
+from rdmatool import extras
 from rdmatool.perf.attribution import LAT_FACTOR
 from rdmatool.perf.model import LAT_TESTS, Attribution, PairResult
 from rdmatool.schemas import tag
@@ -46,8 +48,9 @@ def write_results(results: list[PairResult], attribution: Attribution, folder: P
         else:
             cells = matrix(mine, nodes, lambda r: r.bw_avg_gbps, worst=min)
             _matrix_csv(nodes, cells, folder / f"matrix_{test}_bw_avg_gbps.csv")
-    for test, png in heatmaps(results, attribution).items():
-        (folder / f"heatmap_{test}.png").write_bytes(png)
+    if extras.installed("report"):  # a picture of the CSV matrices: a node install without matplotlib has none
+        for test, png in heatmaps(results, attribution).items():
+            (folder / f"heatmap_{test}.png").write_bytes(png)
     record = {"schema": tag("perf"), **attribution.as_dict()}  # the shape tools rely on: rdmatool/schemas/perf
     (folder / "attribution.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     (folder / "results.json").write_text(json.dumps([r.as_dict() for r in results], indent=1, default=str) + "\n")
