@@ -189,7 +189,8 @@ def test_config_show_says_where_each_value_comes_from(tmp_path: Path) -> None:
     assert settings["site.roce_dscp"] == {"key": "site.roce_dscp", "value": 24, "source": f"{path}:3"}
     assert settings["site.roce_priority"] == {"key": "site.roce_priority", "value": DEFAULT_PROFILE["roce_priority"],
                                               "source": "default"}
-    table = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": str(path)})
+    # wide enough for a line per setting (at 80 a long source goes on under its value: tests/test_views_80_columns.py)
+    table = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": str(path), "COLUMNS": "200"})
     assert table.exit_code == 0
     assert f"config file: {path}" in table.stdout
     assert any(line.split()[:2] == ["store", "/srv/baselines"] and line.endswith(f"({path}:1)")
@@ -208,7 +209,7 @@ def test_config_show_and_diagnose_refuse_an_infinite_rtt_naming_the_line(tmp_pat
 
 
 def test_config_show_without_a_file(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": ""})
+    result = runner.invoke(app, ["config", "show"], env={"RDMATOOL_CONFIG": "", "COLUMNS": "200"})
     assert result.exit_code == 0
     assert "config file: none (RDMATOOL_CONFIG is set and empty)" in result.stdout
     assert any(line.split()[:2] == ["store", "baselines"] and line.endswith("(default)")

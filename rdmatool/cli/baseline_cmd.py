@@ -6,13 +6,10 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 
@@ -28,16 +25,6 @@ DEFAULT_KEEP = 30
 
 def register(app: typer.Typer) -> None:
     app.add_typer(baseline_app, name="baseline")
-
-
-def _fmt(value) -> str:
-    """A cell's text. Baselines may come from elsewhere: their strings are shown as they are, never read as rich
-    markup (a `[/x]` in a name would otherwise stop the command)."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return escape(str(value))
 
 
 @baseline_app.command("save", epilog=epilog("baseline save"))
@@ -128,34 +115,16 @@ def list_command(
     if not good:
         print(f"no baselines in {store}")
         return
-    console = Console(width=160)
-    table = Table(title=f"baselines in {_fmt(store)}")
-    for column in ("name", "nights", "in statistics", "keep", "first", "last", "groups"):
-        table.add_column(column)
+    from rdmatool.report import baselines as views  # the tables, fitted to COLUMNS (report.tables)
+
+    console = data_console()
+    console.print(views.store_table(console, str(store), good))
     for e in good:
-        table.add_row(_fmt(e["name"]), str(len(e["nights"])), str(e["counted"]),
-                      *(_fmt(e.get(c)) for c in ("keep", "first", "last", "groups")))
-    console.print(table)
-    for e in good:
-        console.print(_nights_table(f"{_fmt(e['name'])}: nights", e["nights"]))
+        console.print(views.nights_table(console, f"{e['name']}: nights", e["nights"]))
 
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _nights_table(title: str, nights: list[dict]) -> Table:
-    """One row per night: when, its verdict and findings, and whether the statistics hold it."""
-    from rdmatool import baseline as baselines
-
-    table = Table(title=title)
-    for column in ("created", "verdict", "findings", "in statistics", "targets", "bundle"):
-        table.add_column(column)
-    for n in nights:
-        table.add_row(_fmt(n["created"]), _fmt(str(n["verdict"]).upper() if n["verdict"] else "-"),
-                      _fmt(baselines.findings_text(n["counts"])), _fmt(n["status"]), _fmt(n["targets"]),
-                      _fmt(n["bundle"]))
-    return table
 
 
 @baseline_app.command("show", epilog=epilog("baseline show"))
@@ -181,26 +150,21 @@ def show_command(
         print_json({"name": doc.get("name"), "path": str(path), "keep": doc.get("keep"), "nights": nights,
                     "rule_stats": stats, "reference": doc.get("reference", {})})
         return
-    console = Console(width=160)
+    from rich.text import Text
+
+    from rdmatool.report import baselines as views  # the tables, fitted to COLUMNS (report.tables)
+    from rdmatool.report.shown import terminal
+
+    console = data_console()
     counted = sum(1 for n in nights if n["counted"])
-    console.print(f"[bold]{_fmt(doc.get('name'))}[/bold]  {_fmt(path)}  {_count(len(nights), 'night')}, {counted} in the "
-                  f"statistics (keep {_fmt(doc.get('keep'))})", highlight=False)
-    console.print(_nights_table("nights", nights))
-    table = Table(title=f"{len(stats)} groups")
-    for column in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights"):
-        table.add_column(column, justify="right" if column not in ("metric", "kind", "role") else "left")
-    for r in stats:
-        table.add_row(*(_fmt(r.get(c)) for c in (*baselines.RULE_KEYS, "median", "mad", "p10", "p90", "n", "nights")))
-    console.print(table)
+    console.print(Text.assemble((terminal(views.number(doc.get("name"))), "bold"),
+                                f"  {terminal(path)}  {_count(len(nights), 'night')}, {counted} in the statistics "
+                                f"(keep {terminal(views.number(doc.get('keep')))})"))
+    console.print(views.nights_table(console, "nights", nights))
+    console.print(views.groups_table(console, stats))
     reference = doc.get("reference", {})
     if reference:
-        facts = Table(title="reference facts (majority)")
-        for column in ("category", "group", "value", "share"):
-            facts.add_column(column)
-        for category, groups in reference.items():
-            for group, v in groups.items():
-                facts.add_row(_fmt(category), _fmt(group), _fmt(v.get("value")), f"{v.get('count')}/{v.get('total')}")
-        console.print(facts)
+        console.print(views.reference_table(console, reference))
 
 
 @baseline_app.command("diff", epilog=epilog("baseline diff"))
@@ -225,23 +189,17 @@ def diff_command(
     if as_json:
         print_json(result)
         return
-    console = Console(width=160)
-    console.print(f"{result['moved_total']} groups moved; {result['only_a']} only in {_fmt(a)}, {result['only_b']} only "
-                  f"in {_fmt(b)}", highlight=False)
+    from rich.text import Text
+
+    from rdmatool.report import baselines as views  # the tables, fitted to COLUMNS (report.tables)
+    from rdmatool.report.shown import terminal
+
+    console = data_console()
+    console.print(Text(f"{result['moved_total']} groups moved; {result['only_a']} only in {terminal(a)}, "
+                       f"{result['only_b']} only in {terminal(b)}"))
     if result["moved"]:
-        table = Table(title="medians that moved most")
-        for column in (*baselines.RULE_KEYS, "A", "B", "change", "relative"):
-            table.add_column(column)
-        for r in result["moved"]:
-            table.add_row(*(_fmt(r.get(c)) for c in baselines.RULE_KEYS), _fmt(r["median_a"]), _fmt(r["median_b"]),
-                          _fmt(r["change"]), f"{r['relative']:+.1%}" if abs(r["relative"]) != float("inf") else "new")
-        console.print(table)
-    if result["facts"]:
-        facts = Table(title="reference facts that changed")
-        for column in ("category", "group", "A", "B"):
-            facts.add_column(column)
-        for f in result["facts"]:
-            facts.add_row(_fmt(f["category"]), _fmt(f["group"]), _fmt(f["a"]), _fmt(f["b"]))
-        console.print(facts)
+        console.print(views.moved_table(console, result["moved"]))
+    if result["facts"]:  # a long value cut around what changed, not at its end
+        console.print(views.facts_table(console, result["facts"]))
     else:
         console.print("reference facts unchanged")

@@ -146,15 +146,11 @@ def print_summary(outcomes: list[TargetOutcome]) -> None:
     if not rows:
         print(f"collected {len(ok)}/{len(outcomes)} targets, no errors", file=sys.stderr)
         return
-    from rich.table import Table  # only for a table to show
+    from rdmatool.report import tables  # only for a table to show (rich with it)
 
-    table = Table(title=f"collected {len(ok)}/{len(outcomes)} targets", show_lines=False)
-    table.add_column("target")
-    table.add_column("status")
-    table.add_column("detail", overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    data_console(True).print(table)
+    err = data_console(True)
+    err.print(tables.fitted(err, ("target", "status", "detail"), rows, keys=("target", "status"),
+                            title=f"collected {len(ok)}/{len(outcomes)} targets"))
 
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
@@ -179,17 +175,36 @@ def inventory_show(
         print_json({"schema": tag("inventory-show"), "inventory": inventory_file,
                     "targets": [t.public() for t in targets]})
         return
-    from rich.table import Table
+    from rdmatool.report import tables
 
-    table = Table(title=f"{len(targets)} targets")
-    for column in ("name", "address", "port", "user", "kind", "platform", "role", "groups", "identity_file"):
-        table.add_column(column)
-    for t in targets:
-        p = t.public()
-        table.add_row(*(str(p[c] if not isinstance(p[c], list) else ",".join(p[c])) if p[c] is not None else ""
-                        for c in ("name", "address", "port", "user", "kind", "platform", "role", "groups",
-                                  "identity_file")))
-    data_console().print(table)
+    out = data_console()
+    headers, rows = _inventory_rows(targets, out)
+    out.print(tables.fitted(out, headers, rows, keys=("name", "address", "name / address"), right=("port",),
+                            title=f"{len(targets)} targets", show_lines=headers != INVENTORY_COLUMNS))
+
+
+INVENTORY_COLUMNS = ("name", "address", "port", "user", "kind", "platform", "role", "groups", "identity_file")
+DETAILS_WIDTH = 24  # the least a narrow layout leaves the folded details beside the name and the address
+
+
+def _inventory_rows(targets: list[Target], console) -> tuple[tuple[str, ...], list[list]]:
+    """A column per field when they fit the console; else the name, the address and the rest in one folded column;
+    else the address under the name. A name or an address is never cut nor broken (`10.0.…` is no address)."""
+    from rdmatool.report import tables
+
+    def shown(value) -> str:
+        return "" if value is None else ",".join(value) if isinstance(value, list) else str(value)
+
+    rows = [[shown(t.public()[c]) for c in INVENTORY_COLUMNS] for t in targets]
+    if tables.fits(console, INVENTORY_COLUMNS, rows):
+        return INVENTORY_COLUMNS, rows
+    details = ["; ".join(part for part in (
+        f"user {row[3]}" if row[3] else "", f"port {row[2]}", " ".join(v for v in row[4:7] if v),
+        f"groups {row[7]}" if row[7] else "", f"key {row[8]}" if row[8] else "") if part) for row in rows]
+    side_by_side = [[row[0], row[1], "x" * DETAILS_WIDTH] for row in rows]
+    if tables.fits(console, ("name", "address", "details"), side_by_side):
+        return ("name", "address", "details"), [[row[0], row[1], d] for row, d in zip(rows, details)]
+    return ("name / address", "details"), [[tables.lines(row[0], row[1]), d] for row, d in zip(rows, details)]
 
 
 @bundle_app.command("show", epilog=epilog("bundle show"))
@@ -228,34 +243,25 @@ def bundle_show(
     if fmt == JSON:
         print_json(summary)
         return
-    from rich.table import Table
     from rich.text import Text
 
-    from rdmatool.report.shown import cleaned
+    from rdmatool.report import tables
+    from rdmatool.report.shown import terminal
 
-    summary = cleaned(summary)  # a manifest's and a host's text shown as characters (rdmatool.report.shown)
-    failures_list = summary["failures"]
-    out = data_console()
-    out.print(Text.assemble((summary["path"], "bold"), f"  created {summary['created']}  interval "
-                            f"{summary['interval_s']} s"))
-    out.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs")
-    table = Table(title="outputs per parser")
-    table.add_column("parser")
-    table.add_column("files", justify="right")
-    for name, count in summary["outputs_per_parser"].items():
-        table.add_row(Text(name), str(count))
-    out.print(table)
+    out = data_console()  # a manifest's and a host's text shown as characters (report.shown, report.tables)
+    out.print(Text.assemble((terminal(summary["path"]), "bold"), f"  created {terminal(summary['created'])}  "
+                            f"interval {terminal(summary['interval_s'])} s"))
+    out.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs",
+              highlight=False)
+    out.print(tables.fitted(out, ("parser", "files"), [[name, str(count)] for name, count in
+                                                        summary["outputs_per_parser"].items()],
+                            keys=("parser",), right=("files",), title="outputs per parser"))
     if failures_list:
-        failures = Table(title=f"{len(failures_list)} failures")
-        failures.add_column("target")
-        failures.add_column("what")
-        failures.add_column("snapshots")
-        failures.add_column("error", overflow="fold")
-        for f in failures_list:
-            what = f["parser"] if f["kind"] != "parse" else f"{f['parser']} (parse)"
-            failures.add_row(Text(str(f["target"])), Text(str(what or "connection")),
-                             ",".join(map(str, f["snapshots"])) or "-", Text(str(f["error"] or "")))
-        out.print(failures)
+        rows = [[str(f["target"]), str((f["parser"] if f["kind"] != "parse" else f"{f['parser']} (parse)")
+                                       or "connection"), ",".join(map(str, f["snapshots"])) or "-",
+                 str(f["error"] or "")] for f in failures_list]
+        out.print(tables.fitted(out, ("target", "what", "snapshots", "error"), rows, keys=("target", "what"),
+                                title=f"{len(failures_list)} failures"))
 
 
 @bundle_app.command("merge", epilog=epilog("bundle merge"))
@@ -325,7 +331,5 @@ def bundle_diff(
     elif fmt == "markdown":
         typer.echo(render.render_markdown(result), nl=False)
     else:
-        from rich.console import Console
-
-        render.render_text(result, Console())  # its renderer escapes what it shows and styles with markup
+        render.render_text(result, data_console())  # what a device said shown as characters (report.shown)
     raise typer.Exit(EXIT_FAIL if result["changes"] else 0)

@@ -6,7 +6,7 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import print_json
+from rdmatool.cli._output import data_console, print_json, print_wrapped
 from rdmatool.cli.exit_codes import epilog
 
 config_app = typer.Typer(help="The configuration file: the defaults of -i, --store, --playbooks, the gate profile "
@@ -44,13 +44,14 @@ def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option(
     if fmt == JSON:
         print_json(doc)
         return
+    out = data_console()  # wrapped to COLUMNS: a value goes on under itself, never past the edge
     if cfg.path:
-        typer.echo(f"config file: {cfg.path}")
+        print_wrapped(out, f"config file: {cfg.path}")
     elif looked is None:
-        typer.echo("config file: none (RDMATOOL_CONFIG is set and empty)")
+        print_wrapped(out, "config file: none (RDMATOOL_CONFIG is set and empty)")
     else:
-        typer.echo(f"config file: none (looked for {', '.join(doc['searched'])})")
+        print_wrapped(out, f"config file: none (looked for {', '.join(doc['searched'])})")
     width = max(len(s["key"]) for s in settings)
     for s in settings:
         value = "(none)" if s["value"] is None else s["value"]
-        typer.echo(f"  {s['key']:{width}}  {value}  ({s['source']})")
+        print_wrapped(out, f"  {s['key']:{width}}  {value}  ({s['source']})", hanging=width + 2)

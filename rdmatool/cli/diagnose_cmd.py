@@ -6,11 +6,10 @@ import tempfile
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli._targets import LIMIT_HELP, exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
 from rdmatool.cli.exit_codes import epilog
@@ -116,7 +115,7 @@ def diagnose_command(
 
         typer.echo(commands.render(result, minimum), nl=False)
     else:
-        text.render(result, Console(), minimum, show_all=show_all)
+        text.render(result, data_console(), minimum, show_all=show_all)
     raise typer.Exit(EXIT_CODES[result.verdict])
 
 

@@ -15,7 +15,7 @@ import typer
 
 from rdmatool import __version__
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import print_json
+from rdmatool.cli._output import data_console, print_json, print_wrapped
 from rdmatool.cli.exit_codes import epilog
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # where Debian's, Ubuntu's, Fedora's and RHEL's python3-pyverbs installs
@@ -43,8 +43,9 @@ def doctor_command(fmt: str = format_option(FORMATS), as_json: bool = json_optio
 
         print_json({"schema": tag("doctor"), **report})  # rdmatool/schemas/doctor.schema.json
         return
+    out = data_console()  # wrapped to COLUMNS (a tool's reason can be long)
     for line in render(report):
-        typer.echo(line)
+        print_wrapped(out, line)
 
 
 def examine(sysfs: str = "/sys/class/infiniband") -> dict:

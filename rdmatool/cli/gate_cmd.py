@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import NoReturn
 
 import typer
-from rich.console import Console
 
 from rdmatool import hostlist
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
@@ -148,7 +147,7 @@ def gate_command(
             "elapsed_s": round(result.elapsed_s, 3),
         })
     else:
-        _print(result, Console())
+        _print(result, data_console())
     if unwritten:
         die(f"rdmatool gate: {unwritten[0]}", EXIT_USAGE)
     broken = [s for s in result.stages if s.status == "error"]
@@ -159,7 +158,7 @@ def gate_command(
     raise typer.Exit(EXIT_CODES[result.verdict])
 
 
-def _print(result, console: Console) -> None:
+def _print(result, console) -> None:
     """The on-call view of the gate (rdmatool.report.text), in the order of a diagnosis: the verdict and its stages,
     the nodes to drain with their reasons, then the causes."""
     from rdmatool.report import text

@@ -5,9 +5,6 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from rdmatool import files, parsers
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
@@ -15,7 +12,6 @@ from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import EmptyOutput, ParseError, RdmatoolError
 from rdmatool.model import Sample
-from rdmatool.report.shown import terminal
 
 FORMATS = ("table", "json")
 
@@ -90,18 +86,29 @@ def _print_list() -> None:
         typer.echo(f"{info.name:28} {info.summary}")
 
 
+PARSE_COLUMNS = ("entity", "metric", "priority", "size_bytes", "value", "text", "raw_key")
+
+
 def _print_table(name: str, samples: list[Sample]) -> None:
-    table = Table(title=f"{name}: {len(samples)} samples")
-    for column in ("entity", "metric", "priority", "size_bytes", "value", "text", "raw_key"):
-        table.add_column(column, overflow="fold")
-    for s in samples:
-        table.add_row(  # what an output said is data: its controls shown, never sent (report.shown)
-            escape(terminal(s.entity)),
-            s.metric,
-            "" if s.priority is None else str(s.priority),
-            "" if s.size_bytes is None else str(s.size_bytes),
-            "" if s.value is None else f"{s.value:g}" if isinstance(s.value, float) else str(s.value),
-            escape(terminal(s.text or "")),
-            escape(terminal(s.raw_key or "")),  # `t_min[usec]` is a field name, not rich markup
-        )
-    Console().print(table)
+    """A row per sample; the metric, the entity and the value whole (in that order when not all fit: an entity of
+    several words then wraps between them). Columns no sample fills are left out; when the rest does not fit the
+    console, the priority and size become one `at` column and a text value the value's."""
+    from rdmatool.cli._output import data_console
+    from rdmatool.report import tables
+
+    def value(s: Sample) -> str:
+        return "" if s.value is None else f"{s.value:g}" if isinstance(s.value, float) else str(s.value)
+
+    # what an output said is data: its controls shown, never sent, and never read as markup (report.tables)
+    rows = [[s.entity, s.metric, "" if s.priority is None else str(s.priority),
+             "" if s.size_bytes is None else str(s.size_bytes), value(s), s.text or "", s.raw_key or ""]
+            for s in samples]
+    out = data_console()
+    headers: tuple[str, ...] = PARSE_COLUMNS
+    used = [i for i, _ in enumerate(headers) if i < 2 or any(row[i] for row in rows)]
+    if not tables.fits(out, [headers[i] for i in used], [[row[i] for i in used] for row in rows]):
+        headers = ("entity", "metric", "at", "value", "raw_key")
+        rows = [[row[0], row[1], " ".join(f"{label} {v}" for label, v in (("prio", row[2]), ("size", row[3])) if v),
+                 row[4] or row[5], row[6]] for row in rows]
+    out.print(tables.fitted(out, headers, rows, keys=("metric", "entity", "value"), right=("value",),
+                            optional=headers[2:], title=f"{name}: {len(samples)} samples"))

@@ -76,11 +76,10 @@ def pcap_command(
     if as_json:
         print_json(result.as_json(schema=tag("pcap")))
     else:
-        from rich.console import Console
-
+        from rdmatool.cli._output import data_console
         from rdmatool.report import text
 
-        console = Console()
+        console = data_console()
         text.render(result, console)
         _print_summary(summary, console, link)
     raise typer.Exit(EXIT_CODES[result.verdict])
@@ -104,7 +103,7 @@ def _bundle_link_gbps(path: Path) -> float | None:
 
 
 def _print_summary(summary: dict, console, link: float | None) -> None:
-    from rich.table import Table
+    from rdmatool.report import tables
 
     roce = summary["roce"]
     console.print(f"{summary['packets']} packets over {summary['duration_s']:.3f} s; RoCEv2 {roce['packets']} "
@@ -118,26 +117,18 @@ def _print_summary(summary: dict, console, link: float | None) -> None:
         console.print(f"other traffic on the RoCE class: {other['packets']} packets ({_counted(other['by_protocol'])}), "
                       f"{other['bytes']} bytes", highlight=False)
     if summary["pfc"] or summary["global_pause"]["frames"]:
-        table = Table(title="pause frames" + ("" if link else " (pause time needs --link-gbps)"))
-        for column in ("priority", "frames", "quanta", "pause s", "senders"):
-            table.add_column(column)
-        for e in summary["pfc"]:
-            table.add_row(str(e["priority"]), str(e["frames"]), str(e["quanta"]),
-                          "-" if e["pause_time_s"] is None else f"{e['pause_time_s']:.6f}", ", ".join(e["senders"]))
+        rows = [[str(e["priority"]), str(e["frames"]), str(e["quanta"]),
+                 "-" if e["pause_time_s"] is None else f"{e['pause_time_s']:.6f}", ", ".join(e["senders"])]
+                for e in summary["pfc"]]
         gp = summary["global_pause"]
         if gp["frames"]:
-            table.add_row("802.3x", str(gp["frames"]), str(gp["quanta"]),
-                          "-" if gp["pause_time_s"] is None else f"{gp['pause_time_s']:.6f}", ", ".join(gp["senders"]))
-        console.print(table)
+            rows.append(["802.3x", str(gp["frames"]), str(gp["quanta"]),
+                         "-" if gp["pause_time_s"] is None else f"{gp['pause_time_s']:.6f}", ", ".join(gp["senders"])])
+        console.print(tables.fitted(console, ("priority", "frames", "quanta", "pause s", "senders"), rows,
+                                    keys=("priority",), right=("frames", "quanta", "pause s"),
+                                    title="pause frames" + ("" if link else " (pause time needs --link-gbps)")))
     if summary["flows"]:
-        table = Table(title=f"RoCE flows (top 10 of {len(summary['flows'])})")
-        for column in ("src", "dst", "qp", "packets", "bytes", "dscp", "ce", "cnp", "gaps", "Gb/s p50", "Gb/s max"):
-            table.add_column(column)
-        for f in summary["flows"][:10]:
-            table.add_row(f["src"], f["dst"], str(f["dest_qp"]), str(f["packets"]), str(f["bytes"]), "-" if f["dscp"] is None else str(f["dscp"]),
-                          str(f["ce"]), str(f["cnp"]), str(f["psn_gaps"]), f"{f['gbps_p50']:.3f}",
-                          f"{f['gbps_max']:.3f}")
-        console.print(table)
+        console.print(_flow_table(summary["flows"][:10], len(summary["flows"]), console))
     periodic = [(name, p) for name, p in summary["periodic"].items() if isinstance(p, dict) and p["period_s"]]
     for name, p in periodic:
         console.print(_periodic(name, p), highlight=False)
@@ -157,3 +148,25 @@ def _periodic(name: str, p: dict) -> str:
     met = [f"{what} peaks {share * 100:.0f} %" for what, share in shares if share is not None]
     return (f"periodic {name}: every {p['period_s']:g} s (strength {p['strength']:.2f})"
             + (f"; its bursts in step with {', '.join(met)}" if met else ""))
+
+
+FLOW_COLUMNS = ("src", "dst", "qp", "packets", "bytes", "dscp", "ce", "cnp", "gaps", "Gb/s p50", "Gb/s max")
+
+
+def _flow_table(flows: list[dict], total: int, console):
+    """The top flows, a column per figure when they fit the console; else the flow's addresses and QP stacked in
+    one column and its figures in three: an address is never cut (an IPv6 address takes 39 characters)."""
+    from rdmatool.report import tables
+
+    title = f"RoCE flows (top {len(flows)} of {total})"
+    rows = [[f["src"], f["dst"], str(f["dest_qp"]), str(f["packets"]), str(f["bytes"]), "-" if f["dscp"] is None else str(f["dscp"]), str(f["ce"]),
+             str(f["cnp"]), str(f["psn_gaps"]), f"{f['gbps_p50']:.3f}", f"{f['gbps_max']:.3f}"] for f in flows]
+    if tables.fits(console, FLOW_COLUMNS, rows):
+        return tables.fitted(console, FLOW_COLUMNS, rows, keys=("src", "dst", "qp"), right=FLOW_COLUMNS[3:],
+                             title=title)
+    stacked = [[tables.lines(r[0], r[1], f"qp {r[2]}"), tables.lines(r[3], r[4]),
+                tables.lines(f"dscp {r[5]}", f"ce {r[6]} cnp {r[7]}", f"gaps {r[8]}"), tables.lines(r[9], r[10])]
+               for r in rows]
+    return tables.fitted(console, ("src / dst / qp", "packets / bytes", "marks", "Gb/s p50 / max"), stacked,
+                         keys=("src / dst / qp",), right=("packets / bytes", "Gb/s p50 / max"), title=title,
+                         show_lines=True)

@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die
@@ -22,7 +21,6 @@ from rdmatool.report.hostsets import folded
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
-stderr = data_console(stderr=True)  # pair errors are the hosts' own words
 MODES = ("pairs", "topology", "ring", "all-pairs")
 MAX_PORT_BASE = 63000
 
@@ -68,6 +66,7 @@ def perf_run(
     from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
     from rdmatool.perf.output import write_results
 
+    stderr = data_console(stderr=True)  # pair errors are the hosts' own words; made now: COLUMNS as it is now
     if port_base > MAX_PORT_BASE:
         die(f"rdmatool: --port-base {port_base}: at most {MAX_PORT_BASE}", EXIT_USAGE)
     inventory_file = _config.inventory(inventory_file)
@@ -155,41 +154,47 @@ def _topology_choice(topology: str, hosts, rounds: int, device: str | None, seed
 
 def _summary(results: list[PairResult], attribution: Attribution, folder: Path, missing: dict[str, str],
              untested: dict[str, dict[str, str]] | None = None) -> None:
+    from rdmatool.report import tables
+
+    stderr = data_console(stderr=True)
     ok = sum(1 for r in results if r.error is None)
     stderr.print(f"{len(results)} pairs run, {ok} measured, {len(attribution.errors)} errored; results in {folder}")
     tested = nics_detail(nics_of(results), {})
     if tested:
         stderr.print(tested.removeprefix("; "), highlight=False)  # which device/port the pairs ran on
-    table = Table(title="perf attribution", show_lines=False)
-    for column in ("verdict", "where", "evidence"):
-        table.add_column(column, overflow="fold")
+    rows: list[list[str]] = []
+
+    def add(*cells) -> None:
+        rows.append(list(cells))
+
     for node in attribution.bad_nodes:
         ev = attribution.evidence.get(node, {})
         values = [f"{p}={'/'.join(f'{x:.1f}' for x in m['measured']) or 'error'}" for p, m in ev.get("measured", {}).items()]
-        table.add_row("bad node", node, f"expected {ev.get('expected_gbps')} Gb/s; " + ", ".join(values))
+        add("bad node", node, f"expected {ev.get('expected_gbps')} Gb/s; " + ", ".join(values))
     for a, b in attribution.bad_links:
         ev = attribution.evidence.get(f"{a}<->{b}", {})
-        table.add_row("bad link", f"{a} <-> {b}",
-                      f"measured {ev.get('measured')} of {ev.get('expected')} Gb/s; both ends fine with others")
+        add("bad link", f"{a} <-> {b}",
+            f"measured {ev.get('measured')} of {ev.get('expected')} Gb/s; both ends fine with others")
     nics = (attribution.evidence or {}).get("_nics") or {}
     for host, rail in attribution.bad_nics:
         record = nics.get(f"{host}/{rail}") or {}
         down = record.get("verdict") == "down"
-        table.add_row("rail down" if down else "bad NIC", f"{host} {rail}", record.get("state") if down else
-                      f"slow on its rail; at speed on {', '.join(record.get('ok_on_rails') or []) or 'another rail'}")
+        add("rail down" if down else "bad NIC", f"{host} {rail}", record.get("state") if down else
+            f"slow on its rail; at speed on {', '.join(record.get('ok_on_rails') or []) or 'another rail'}")
     for node in attribution.suspects:
-        table.add_row("suspect", node, "low or errored, not enough partners to decide")
+        add("suspect", node, "low or errored, not enough partners to decide")
     alike: dict[tuple[str, str], list[str]] = {}  # a fleet's hosts not tested alike are one row
     for host, found in (untested or {}).items():
         for device, why in found.items():
             alike.setdefault((device, why), []).append(host)
     for (device, why), hosts in alike.items():
-        table.add_row("not tested", f"{folded(hosts)} {device}", why)
+        add("not tested", f"{folded(hosts)} {device}", why)
     for name, error in missing.items():
-        table.add_row("missing", name, error)
+        add("missing", name, error)
     for server, client, error in attribution.errors[:20]:
-        table.add_row("error", f"{server} -> {client}", error)
-    if table.row_count:
-        stderr.print(table)
+        add("error", f"{server} -> {client}", error)
+    if rows:
+        stderr.print(tables.fitted(stderr, ("verdict", "where", "evidence"), rows, keys=("where",),
+                                   title="perf attribution"))
     else:
         stderr.print("all pairs at speed")

@@ -6,9 +6,10 @@ control characters visible in the table, its Markdown and HTML escaped in the Ma
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from rdmatool.report import tables
 from rdmatool.report.shown import cleaned, code_span, markdown
 
 RATES_SHOWN = 30  # the largest moves; --format json lists every one
@@ -49,40 +50,53 @@ def target_lines(diff: dict) -> list[str]:
 
 
 def render_text(diff: dict, console: Console) -> None:
+    """The diff as tables fitted to the console (rdmatool.report.tables): where a change is, whole. When a column
+    each does not fit, the place is stacked over what changed there, and the value before over the value after, so
+    that the two line up; a value too long for its column is cut around what changed, never at its end."""
     diff = cleaned(diff)
-    head = f"{diff['changes']} changes from {diff['a']} ({diff['created_a']}) to {diff['b']} ({diff['created_b']})"
-    console.print(f"[bold]{escape(head)}[/bold]")
+    console.print(Text(f"{diff['changes']} changes from {diff['a']} ({diff['created_a']}) to {diff['b']} "
+                       f"({diff['created_b']})", style="bold"))
     for line in target_lines(diff):
-        console.print(f"  {escape(line)}", highlight=False)
+        console.print(Text(f"  {line}"))
     if diff["config"]:
-        table = Table(title=f"configuration ({len(diff['config'])})")
-        for column in ("where", "setting", "before", "after"):
-            table.add_column(column)
-        for row in diff["config"]:
-            table.add_row(escape(_where(row)), escape(str(row["setting"])), escape(_cell(row["before"])),
-                          escape(_cell(row["after"])))
-        console.print(table)
+        rows = [[_where(row), str(row["setting"]), _cell(row["before"]), _cell(row["after"])] for row in diff["config"]]
+        console.print(_changes(console, ("where", "setting"), rows, f"configuration ({len(diff['config'])})"))
     if diff["cabling"]:
-        table = Table(title=f"cabling ({len(diff['cabling'])})")
-        for column in ("port", "before", "after"):
-            table.add_column(column)
-        for row in diff["cabling"]:
-            table.add_row(escape(_where(row, "port")), escape(_cell(row["before"])), escape(_cell(row["after"])))
-        console.print(table)
+        rows = [[_where(row, "port"), _cell(row["before"]), _cell(row["after"])] for row in diff["cabling"]]
+        console.print(_changes(console, ("port",), rows, f"cabling ({len(diff['cabling'])})"))
     if diff["rates"]:
         shown = diff["rates"][:RATES_SHOWN]
         more = len(diff["rates"]) - len(shown)
         title = f"rates moved beyond {diff['tolerance']:.0%} ({len(diff['rates'])}" + (
             f", the {len(shown)} largest shown" if more else "") + ")"
-        table = Table(title=title)
-        for column in ("where", "metric", "before", "after", "change"):
-            table.add_column(column)
-        for row in shown:
-            table.add_row(escape(_where(row)), escape(row["metric"] + (f" ({row['unit']})" if row["unit"] else "")),
-                          _cell(row["before"]), _cell(row["after"]), _relative(row))
-        console.print(table)
+        headers = ("where", "metric", "before", "after", "change")
+        rows = [[_where(row), row["metric"] + (f" ({row['unit']})" if row["unit"] else ""), _cell(row["before"]),
+                 _cell(row["after"]), _relative(row)] for row in shown]
+        if tables.fits(console, headers, rows):
+            console.print(tables.fitted(console, headers, rows, keys=("where", "metric", "change"),
+                                        right=("before", "after", "change"), title=title))
+        else:
+            stacked = [[tables.lines(r[0], r[1]), tables.lines(r[2], r[3]), r[4]] for r in rows]
+            console.print(tables.fitted(console, ("where / metric", "before / after", "change"), stacked,
+                                        keys=("where / metric", "change"), right=("before / after", "change"),
+                                        title=title, show_lines=True))
     if not diff["changes"]:
         console.print("no change")
+
+
+def _changes(console: Console, keys: tuple[str, ...], rows: list[list[str]], title: str):
+    """Rows of the `keys` cells then a value before and after: a column each when they fit the console, else the
+    keys stacked in one column and the two values in another, one over the other (cut around their difference
+    when longer than the room left)."""
+    headers = (*keys, "before", "after")
+    if tables.fits(console, headers, rows):
+        return tables.fitted(console, headers, rows, keys=keys, title=title)
+    key = " / ".join(keys)
+    taken = max(len(part) for row in rows for part in row[:len(keys)])  # the key column, as fitted() will give it
+    room = max(16, console.width - tables.table_extra(2, Table()) - min(taken, console.width - 16))
+    stacked = [[tables.lines(*row[:len(keys)]), tables.lines(*tables.around_change(row[-2], row[-1], room))]
+               for row in rows]
+    return tables.fitted(console, (key, "before / after"), stacked, keys=(key,), title=title, show_lines=True)
 
 
 def render_markdown(diff: dict) -> str:
