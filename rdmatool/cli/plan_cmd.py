@@ -6,7 +6,7 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import RdmatoolError
 
@@ -87,9 +87,28 @@ def _print_bandwidth(plan: dict) -> None:
     typer.echo(_effective_line("measured", measured, bool(ring)))
 
 
+def _verdict_line(plan: dict) -> str | None:
+    """`verdict: NOT FEASIBLE: ...`: whether the plan can be met, said last. None for the estimate alone (no line
+    rate, nothing measured asked for): its figures are the answer, there is nothing to judge them against."""
+    verdict = plan["verdict"]
+    if verdict["feasible"] is None and plan["inputs"]["line_gbps"] is None and plan["measured"] is None:
+        return None
+    said = {True: "feasible", False: "NOT FEASIBLE", None: "not judged"}[verdict["feasible"]]
+    return f"verdict: {said}: {verdict['reason']}"
+
+
+def _exit_code(plan: dict) -> int:
+    """1 for a plan that cannot be met; 3 when --bundle or --baseline held nothing to judge it on; else 0."""
+    if plan["verdict"]["feasible"] is False:
+        return EXIT_FAIL
+    if plan.get("measured") is not None and plan["measured"].get("efficiency") is None:
+        return EXIT_INCONCLUSIVE
+    return 0
+
+
 @plan_app.command("bandwidth", epilog=epilog("plan bandwidth"))
 def bandwidth_command(
-    params: float = typer.Option(..., "--params", help="Model parameters (7e9 for 7 B)."),
+    params: str = typer.Option(..., "--params", metavar="COUNT", help="Model parameters: 7B, 350M, 1.5T, 7e9 ..."),
     bytes_per_value: float = typer.Option(2.0, "--bytes-per-value", help="Bytes per parameter (2: FP16/BF16)."),
     iterations_per_s: float = typer.Option(..., "--iterations-per-s", help="Synchronisations per second."),
     parallelism: float = typer.Option(1.0, "--parallelism", help="Parallelism factor of the estimate."),
@@ -102,9 +121,11 @@ def bandwidth_command(
     as_json: bool = json_option(),
 ) -> None:
     """Bandwidth a data-parallel job needs: the estimate, the ring per node, and the effective rate at 70 % of line
-    rate and at what the fleet measured (--bundle or --baseline)."""
+    rate and at what the fleet measured (--bundle or --baseline); with --nodes and a line rate, whether the fabric
+    can carry it (the verdict line; exit 1 when it cannot)."""
     from rdmatool.plan import measured as fleet
     from rdmatool.plan.bandwidth import bandwidth_plan
+    from rdmatool.plan.units import parse_count
 
     as_json, store = chosen("plan bandwidth", fmt, as_json, FORMATS) == JSON, _config.store(store)
     if bundle and baseline:
@@ -118,8 +139,8 @@ def bandwidth_command(
 
             path = baselines.resolve(baseline, store)
             measured = fleet.from_baseline_stats(baselines.stats_for_rules(path), str(path))
-        plan = bandwidth_plan(params, bytes_per_value, iterations_per_s, parallelism, nodes, link_gbps,
-                              measured=measured)
+        plan = bandwidth_plan(parse_count(params, "--params"), bytes_per_value, iterations_per_s, parallelism, nodes,
+                              link_gbps, measured=measured)
     except ValueError as exc:
         die(f"rdmatool plan bandwidth: {exc}", EXIT_USAGE)
     except RdmatoolError as exc:
@@ -128,20 +149,24 @@ def bandwidth_command(
         print_json(plan)
     else:
         _print_bandwidth(plan)
-    if measured is not None and measured.get("efficiency") is None:
-        raise typer.Exit(EXIT_INCONCLUSIVE)
+        line = _verdict_line(plan)
+        if line:
+            typer.echo(line)
+    raise typer.Exit(_exit_code(plan))
 
 
 @plan_app.command("checkpoint", epilog=epilog("plan checkpoint"))
 def checkpoint_command(
-    size: str = typer.Option(..., "--size", help="Checkpoint size: 100GB, 1.5TiB ..."),
-    interval: str = typer.Option(..., "--interval", help="Time between checkpoints: 1h, 30min, 900s ..."),
+    size: str = typer.Option(..., "--size", metavar="SIZE", help="Checkpoint size: 100GB, 1.5TiB ..."),
+    interval: str = typer.Option(..., "--interval", metavar="DURATION",
+                                 help="Time between checkpoints: 1h, 30min, 900s ..."),
     write_gbps: float = typer.Option(None, "--write-gbps", help="Write rate to storage, Gb/s."),
-    stall: str = typer.Option(None, "--stall", help="Or the stall itself, when known: 5min ..."),
+    stall: str = typer.Option(None, "--stall", metavar="DURATION", help="Or the stall itself, when known: 5min ..."),
     fmt: str = format_option(FORMATS),
     as_json: bool = json_option(),
 ) -> None:
-    """Stall per checkpoint and the share of compute lost to it."""
+    """Stall per checkpoint and the share of compute lost to it; a stall not shorter than the interval cannot be
+    met (exit 1)."""
     from rdmatool.plan.checkpoint import checkpoint_plan
     from rdmatool.plan.units import parse_duration, parse_size
 
@@ -151,11 +176,15 @@ def checkpoint_command(
                                parse_duration(stall) if stall else None)
     except ValueError as exc:
         die(f"rdmatool plan checkpoint: {exc}", EXIT_USAGE)
+    code = 0 if plan["verdict"]["feasible"] else EXIT_FAIL
     if as_json:
         print_json(plan)
-        return
+        raise typer.Exit(code)
     typer.echo(plan["formula"])
     typer.echo(f"  {_bytes(plan['size_bytes'])} at {_gbps(plan['write_gbps'])}: a stall of "
                f"{_duration(plan['stall_s'])} every {_duration(plan['interval_s'])}")
     typer.echo(f"  {plan['checkpoints_per_day']:.3g} checkpoints a day lose {_duration(plan['lost_s_per_day'])} a "
                f"day: {plan['lost_share']:.1%} of the compute")
+    if not plan["verdict"]["feasible"]:
+        typer.echo(f"verdict: NOT FEASIBLE: {plan['verdict']['reason']}")
+    raise typer.Exit(code)

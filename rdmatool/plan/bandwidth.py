@@ -79,4 +79,31 @@ def bandwidth_plan(params: float, bytes_per_value: float, iterations_per_s: floa
                             **effective(measured["efficiency"], line, need, ring_bytes, iterations_per_s)}
     elif measured is not None:
         plan["measured"] = measured
+    plan["verdict"] = feasibility(plan)
     return plan
+
+
+def feasibility(plan: dict) -> dict:
+    """Whether the fabric can carry the plan: a ring's all-reduce must take no longer than the time between two
+    synchronisations (its share of an iteration at most 1), at the efficiency the plan is judged on: the fleet's,
+    when a bundle or a baseline was given, else the planning rule's 70 %. `feasible` is None when that cannot be
+    said: no ring (the estimate is the whole job's, not a node's), no line rate, or nothing measured."""
+    basis = "measured" if plan["measured"] is not None else "planning"
+    figures = plan["measured"] if plan["measured"] is not None else plan["planning"]
+    out = {"feasible": None, "basis": basis, "iteration_share": figures.get("iteration_share")}
+    if figures.get("efficiency") is None:
+        return {**out, "reason": f"nothing measured: {figures.get('reason')}"}
+    if plan["ring"] is None:
+        return {**out, "reason": "a verdict needs --nodes: the estimate is the whole job's, not a node's"}
+    if out["iteration_share"] is None:
+        return {**out, "reason": "a verdict needs the line rate (--link-gbps, or --bundle / --baseline)"}
+    feasible = out["iteration_share"] <= 1
+    at = (f"at the measured {figures['efficiency']:.1%} of line rate" if basis == "measured"
+          else f"at {figures['efficiency']:.0%} of line rate")
+    took = (f"the all-reduce takes {figures['allreduce_s_per_iteration']:.3g} s {at}, "
+            f"{figures['iteration_share']:.0%} of the {1 / plan['inputs']['iterations_per_s']:.3g} s an iteration has")
+    if feasible:
+        return {**out, "feasible": True, "reason": took}
+    return {**out, "feasible": False,
+            "reason": f"{took}; a line rate of {figures['line_gbps_needed']:,.0f} Gb/s per node would be needed, or "
+                      f"fewer synchronisations per second"}
