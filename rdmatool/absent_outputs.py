@@ -6,11 +6,17 @@ nothing: the target then simply has fewer readings, and with its second snapshot
 its pause storm or its flapping link is never seen and a verdict passes it. Such a target is as unread as an
 unreachable one: one failure per target naming the snapshots with nothing, which makes a diagnosis inconclusive and
 the gate count the target as missing (rdmatool.failures.unread_targets: it has no parser).
+
+A tool missing on a target explains its own output's absence, not the target's: a host whose snapshot holds
+nothing at all is not read, even if one of its tools was recorded as not installed there (a missing tool is a
+warning only beside what the host did say: rdmatool.verdict).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+from rdmatool.failures import tool_gaps
 
 
 def absent_failures(manifest: dict, present: Iterable[tuple[int, str]]) -> list[dict]:
@@ -21,7 +27,11 @@ def absent_failures(manifest: dict, present: Iterable[tuple[int, str]]) -> list[
     snapshots = sorted({s["index"] for s in manifest.get("snapshots") or []
                         if isinstance(s.get("index"), int) and not isinstance(s.get("index"), bool)})
     explained: set[tuple[int | None, str]] = set()
-    for failure in manifest.get("failures") or []:
+    failures = manifest.get("failures") or []
+    missing_tools = tool_gaps(failures)
+    for failure in failures:
+        if failure in missing_tools:
+            continue
         target = failure.get("target")
         if not failure.get("parser"):
             explained.add((None, target))  # the target's own failure: whatever it left is what it gave

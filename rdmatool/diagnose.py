@@ -13,7 +13,7 @@ from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.errors import PlaybookError
 from rdmatool.facts import FactQuery
-from rdmatool.failures import bundle_failures
+from rdmatool.failures import bundle_failures, tool_gaps
 from rdmatool.frame import noise_notes
 from rdmatool.model import Verdict
 from rdmatool.pairs.bundle_results import with_pair_attribution
@@ -108,7 +108,9 @@ def diagnose_analysis(
             if finding.evidence.get("window_s") is not None:
                 finding.evidence["window_from"] = "manifest snapshot times"
     nothing = nothing_to_judge(analysis)
-    return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else verdict(findings, failures), findings, failures,
+    gaps = tool_gaps(failures)  # a tool missing on a host warns, as in the gate and collect (rdmatool.verdict)
+    judged = verdict(findings, [f for f in failures if f not in gaps], gaps=gaps)
+    return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else judged, findings, failures,
                           source=source, window_s=analysis.window_s, notes=notes, no_data=nothing,
                           hosts=[str(t.get("name")) for t in analysis.table.targets if t.get("kind", "host") == "host"])
 

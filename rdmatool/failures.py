@@ -77,6 +77,13 @@ def command_gap(error: object) -> str | None:
     return None
 
 
+def tool_gaps(failures: Iterable[dict]) -> list[dict]:
+    """The failures that are a tool missing on a target (`perfquery not installed on gpu07`): a known, lasting gap
+    in what the target says, judged alike by collect, diagnose and the gate (rdmatool.verdict: a warning, named,
+    never inconclusive by itself). A target that gave nothing else is not read (rdmatool.absent_outputs)."""
+    return [f for f in failures if isinstance(f, dict) and f.get("parser") and command_gap(f.get("error")) == NOT_INSTALLED]
+
+
 def unread_targets(failures: Iterable[dict]) -> list[str]:
     """Targets a verdict cannot vouch for: not reached or not in the bundle (a failure with no parser), or with a
     command that gave no whole answer — cut by the target's deadline, or by its own timeout. A tool that is missing

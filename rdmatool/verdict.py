@@ -10,16 +10,20 @@ EXIT_CODES = {Verdict.PASS: 0, Verdict.WARN: 0, Verdict.FAIL: 1, Verdict.INCONCL
 HARD = (Severity.ERROR, Severity.CRITICAL)
 
 
-def verdict(findings: list[Finding], failures: Sized = (), allow_missing: int = 0, unfinished: bool = False) -> Verdict:
+def verdict(findings: list[Finding], failures: Sized = (), allow_missing: int = 0, unfinished: bool = False,
+            gaps: Sized = ()) -> Verdict:
     """Fail on any error or critical finding; otherwise missing data is never a pass (fail closed): more
     `failures` than `allow_missing` (diagnose: the collection and parse failures; the gate: the targets it could not
     read), or a check that did not finish (`unfinished`: a gate stage timed out or was inconclusive), is
-    inconclusive. Warnings alone warn."""
+    inconclusive. Warnings alone warn, and so do `gaps`: the tools missing on a target (rdmatool.failures.tool_gaps,
+    which the callers keep out of `failures`). A missing tool is a lasting fact of the host, not an unknown: holding
+    every job on it as inconclusive would hold them until someone installs a package, while a warning names it and
+    judges the rest the host said."""
     if any(f.severity in HARD for f in findings):
         return Verdict.FAIL
     if len(failures) > allow_missing or unfinished:
         return Verdict.INCONCLUSIVE
-    if any(f.severity is Severity.WARNING for f in findings):
+    if any(f.severity is Severity.WARNING for f in findings) or len(gaps):
         return Verdict.WARN
     return Verdict.PASS
 

@@ -87,11 +87,9 @@ def collect_command(
     nothing = nothing_collected(outcomes)
     if nothing:  # one line, not a table of a thousand identical refusals
         die(f"rdmatool: {inventory_file}: {nothing}; bundle written to {path}", EXIT_INCONCLUSIVE)
-    print_summary(outcomes)
-    failed = [o for o in outcomes if not o.ok]
+    code = print_summary(outcomes)
     print(f"bundle written to {path}", file=sys.stderr)
-    if failed:
-        raise typer.Exit(EXIT_INCONCLUSIVE)
+    raise typer.Exit(code)
 
 
 def local_or_inventory(local: bool, inventory_file: str | None, limit: str | None, shard: str | None,
@@ -134,23 +132,31 @@ def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
     return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
 
 
-def print_summary(outcomes: list[TargetOutcome]) -> None:
+def print_summary(outcomes: list[TargetOutcome]) -> int:
+    """The targets with something to say, on stderr, and the collection's exit code: 3 when a target was not
+    collected, else 0. A tool missing on a target is a `warning`, as diagnose and the gate judge it
+    (rdmatool.failures.tool_gaps); other command failures leave the target `partial`."""
+    from rdmatool.failures import NOT_INSTALLED, command_gap
+
     ok = [o for o in outcomes if o.ok]
+    code = EXIT_INCONCLUSIVE if len(ok) < len(outcomes) else 0
     rows = []
     for outcome in outcomes:
         command_errors = [r.error for rs in outcome.snapshots.values() for r in rs if r.error]
         if outcome.ok and not command_errors:
             continue
-        status = "failed" if not outcome.ok else "partial"
+        missing_tools = all(command_gap(e) == NOT_INSTALLED for e in command_errors)
+        status = "failed" if not outcome.ok else "warning" if missing_tools else "partial"
         rows.append((outcome.target.name, status, outcome.error or "; ".join(sorted(set(command_errors))[:4])))
     if not rows:
         print(f"collected {len(ok)}/{len(outcomes)} targets, no errors", file=sys.stderr)
-        return
+        return code
     from rdmatool.report import tables  # only for a table to show (rich with it)
 
     err = data_console(True)
     err.print(tables.fitted(err, ("target", "status", "detail"), rows, keys=("target", "status"),
                             title=f"collected {len(ok)}/{len(outcomes)} targets"))
+    return code
 
 
 @inventory_app.command("show", epilog=epilog("inventory show"))

@@ -5,6 +5,7 @@ read, are never a pass; and the gate fails (exit 1) only when it can name what f
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from dataclasses import dataclass, field
 
 from rdmatool.model import Finding, Severity, Verdict
@@ -119,12 +120,13 @@ def drain_list(reasons: list[Condemnation]) -> list[str]:
 
 
 def gate_verdict(findings: list[Finding], stages: list[StageResult], missing: list[str], allow_missing: int,
-                 drain: list[str], host_names: set[str]) -> Verdict:
+                 drain: list[str], host_names: set[str], gaps: Sized = ()) -> Verdict:
     """rdmatool.verdict's verdict, and a failure only when it is named: nodes to drain, or a hard finding of the
     fabric (a switch, a link, `fabric`). A failure that names neither is not one the scheduler could act on, so the
-    gate fails closed (inconclusive) instead of exiting 1."""
+    gate fails closed (inconclusive) instead of exiting 1. `gaps`: the tools missing on a target, a warning as in a
+    diagnosis (rdmatool.failures.tool_gaps)."""
     unfinished = any(s.status in UNFINISHED for s in stages)
-    decided = verdict(findings, missing, allow_missing, unfinished=unfinished)
+    decided = verdict(findings, missing, allow_missing, unfinished=unfinished, gaps=gaps)
     fabric_failure = any(f.severity in HARD and f.target not in host_names for f in findings)
     if decided is Verdict.FAIL and not drain and not fabric_failure:
         return Verdict.INCONCLUSIVE

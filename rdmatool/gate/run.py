@@ -22,7 +22,7 @@ from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.diagnose import default_playbooks, failures_of, nothing_to_judge
 from rdmatool.errors import RdmatoolError
-from rdmatool.failures import unread_targets
+from rdmatool.failures import tool_gaps, unread_targets
 from rdmatool.gate import policy
 from rdmatool.gate.judge import inter_leaf, judge
 from rdmatool.gate.profile import GateProfile
@@ -132,7 +132,7 @@ def _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_
     reasons = policy.drain_reasons(stages, hosts, bad_nodes)
     drain = policy.drain_list(reasons)
     decided = Verdict.INCONCLUSIVE if nothing else policy.gate_verdict(
-        findings, stages, missing, profile.allow_missing, drain, hosts)
+        findings, stages, missing, profile.allow_missing, drain, hosts, gaps=tool_gaps(failures))
     return GateResult(
         verdict=decided, stages=stages, findings=sorted(findings, key=engine.order), failures=failures,
         drain=drain, bad_links=bad_links, bundle=bundle, elapsed_s=time.monotonic() - start, drain_reasons=reasons,
