@@ -1,5 +1,6 @@
-"""The README's exit-code table and each command's `--help` say the same, for every command the CLI has: the two
-cannot drift apart, and a new command cannot ship without its row."""
+"""Every command's `--help`, the exit-code table of docs/cli-conventions.md and the README's copy of it say the same,
+for every command the CLI has: they cannot drift apart, and a new command cannot ship without its row. The rows every
+command shares (a tool missing on a host) and the closed-stdout line are rdmatool.cli.exit_codes' too."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import typer.main
 from typer.testing import CliRunner
 
 from rdmatool.cli import app
+from rdmatool.cli.exit_codes import CLOSED, SHARED
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT_DIR = Path(__file__).resolve().parents[1]
+README = ROOT_DIR / "README.md"
+CONVENTIONS = ROOT_DIR / "docs" / "cli-conventions.md"
 _ENTRY = re.compile(r"(\d) = (.*?)(?=; \d = |$)")
 
 
@@ -26,17 +30,25 @@ def leaf_commands(group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 COMMANDS = leaf_commands(typer.main.get_command(app))
 
 
-def readme_table() -> dict[str, dict[int, str]]:
-    """The rows of the README's "Exit codes" table: command -> {code: meaning}; a dash is a code not used."""
-    section = README.read_text(encoding="utf-8").split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `rdmatool ")]
-    table = {}
-    for line in rows:
+def table(path: Path) -> tuple[dict[str, dict[int, str]], dict[str, dict[int, str]]]:
+    """The rows of a document's "Exit codes" table: command -> {code: meaning}, and the shared rows by their first
+    cell; a dash is a code not used. Empty when the document has no such table."""
+    text = path.read_text(encoding="utf-8")
+    if "\n## Exit codes\n" not in text:
+        return {}, {}
+    section = text.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    commands, shared = {}, {}
+    for line in section.splitlines():
+        if not line.startswith("| ") or line.startswith("| command |"):
+            continue
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
         assert len(cells) == 6, line
-        command = cells[0].strip("`").removeprefix("rdmatool ")
-        table[command] = {code: text for code, text in enumerate(cells[1:]) if text != "—"}
-    return table
+        codes = {code: text for code, text in enumerate(cells[1:]) if text != "—"}
+        if cells[0].startswith("`rdmatool "):
+            commands[cells[0].strip("`").removeprefix("rdmatool ")] = codes
+        else:
+            shared[cells[0]] = codes
+    return commands, shared
 
 
 def help_codes(path: tuple[str, ...]) -> dict[int, str]:
@@ -51,15 +63,34 @@ def help_codes(path: tuple[str, ...]) -> dict[int, str]:
 
 def test_every_command_has_a_row() -> None:
     assert len(COMMANDS) >= 10  # the walk found the command tree, not just the root
-    assert sorted(readme_table()) == sorted(" ".join(path) for path in COMMANDS)
+    assert sorted(table(CONVENTIONS)[0]) == sorted(" ".join(path) for path in COMMANDS)
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=[" ".join(p) for p in COMMANDS])
-def test_help_says_what_the_readme_says(path: tuple[str, ...]) -> None:
-    documented = readme_table()[" ".join(path)]
+def test_help_says_what_the_table_says(path: tuple[str, ...]) -> None:
+    documented = table(CONVENTIONS)[0][" ".join(path)]
     assert help_codes(path) == documented
     assert set(documented) <= {0, 1, 2, 3, 4} and 0 in documented and 2 in documented
     assert documented[4].startswith("internal error")  # every command: a crash is never read as a verdict
+
+
+def test_the_shared_rows_and_the_closed_stdout_line_are_documented() -> None:
+    shared = table(CONVENTIONS)[1]
+    assert shared == {f"{fact} ({who})": codes for fact, (who, codes) in SHARED.items()}
+    assert " ".join(CLOSED.split()) in " ".join(CONVENTIONS.read_text(encoding="utf-8").split())
+
+
+# The README is being rewritten: its copy still has the plan rows from before a plan could be not feasible (exit 1)
+# and no shared row. Strict: once the README says the same, this test passes and the marker must go.
+@pytest.mark.xfail(strict=True, reason="README.md's copy of the table awaits the rows of docs/cli-conventions.md")
+def test_the_readmes_copy_if_it_has_one_is_the_same() -> None:
+    commands, shared = table(README)
+    if not commands:
+        pytest.skip("the README links the table instead of copying it")
+    documented, documented_shared = table(CONVENTIONS)
+    differ = sorted(c for c in set(commands) | set(documented) if commands.get(c) != documented.get(c))
+    assert not differ, f"README.md's exit-code rows differ from docs/cli-conventions.md: {differ}"
+    assert shared == documented_shared, "README.md's shared rows differ from docs/cli-conventions.md"
 
 
 def test_an_internal_error_is_exit_4_one_line_never_a_verdict(monkeypatch: pytest.MonkeyPatch,

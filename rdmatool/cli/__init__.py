@@ -1,6 +1,8 @@
 """The `rdmatool` command: a thin typer app, one module per command group.
 
-Expected errors become exit codes and one line on stderr here, at the boundary; no traceback reaches a user.
+Expected errors become exit codes and one line on stderr here, at the boundary; no traceback reaches a user. The root
+command (`_Root`) is that boundary for typer's own errors too: a usage error is one line and exit 2, a closed stdout
+(`| head -1`) a quiet 141 (rdmatool.cli._boundary), and the help shows plain metavars (rdmatool.cli._format).
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import traceback
 from pathlib import Path
 
 import typer
+from typer.core import TyperGroup
 
 from rdmatool import __version__, huge_pages
+from rdmatool.cli._boundary import boundary, reader_gone
+from rdmatool.cli._format import plain_metavars
 
 # Each command module and the top-level names it registers, in the order `rdmatool --help` lists them.
 COMMAND_MODULES = {
@@ -47,6 +52,20 @@ def _root(
     """RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters."""
 
 
+class _Root(TyperGroup):
+    """The `rdmatool` group: every command is parsed and run through it, so its boundary covers them all, whether
+    run by main() or by a test's CliRunner."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201 - click's signature
+        plain_metavars(self)  # before any help is printed
+        with boundary():  # the root's own options: --help, --version, an unknown command
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+        with boundary():
+            return super().invoke(ctx)
+
+
 def build(argv: list[str] | None = None) -> typer.Typer:
     """The command line app: every command, or, when `argv` names one (`collect -i ...`), that command's module
     alone. `rdmatool collect` runs on every node of a fleet (a prolog, a health check, a shard of a job array):
@@ -58,6 +77,7 @@ def build(argv: list[str] | None = None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
         pretty_exceptions_enable=False,
+        cls=_Root,
     )
     app.callback()(_root)
     # Only a command name in first place is one command's business: the options before it (--help, --version,
@@ -86,6 +106,11 @@ def main() -> None:
     except KeyboardInterrupt:
         print("rdmatool: interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # written outside a command (shell completion): the reader went away all the same
+        try:
+            reader_gone()
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
     except Exception as exc:  # noqa: BLE001 - a bug of rdmatool's own: 1 would read as "drain these nodes", 3 as a verdict
         if os.environ.get("RDMATOOL_TRACEBACK"):
             raise

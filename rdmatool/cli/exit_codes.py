@@ -1,10 +1,13 @@
-"""What each command's exit code means, in one table: every command's `--help` prints its row (`epilog`), the
-README's "Exit codes" table says the same (tests/test_exit_codes_doc.py keeps the two equal).
+"""What each command's exit code means, in one table: every command's `--help` prints its row (`epilog`),
+docs/cli-conventions.md holds the table (`markdown_table`) with the rows every command shares (`SHARED`), and the
+README's copy, where it has one, says the same (tests/test_exit_codes_doc.py keeps them equal).
 
 The contract for schedulers and scripts: 0 pass, 1 fail (something named to drain or fix), 2 usage or bad input
 (one line naming the file, host or line), 3 inconclusive (no data, unreachable, budget). 0-3 are verdicts about the
 input; 4 is rdmatool itself failing (a bug: one line, cli.main), never a verdict. It is not 3, so that a scheduler's
 hook set to fail closed holds the job when rdmatool crashed, and never 1, which would read as "drain these nodes".
+A stdout closed by its reader (`| head -1`) is EXIT_CLOSED, 141, for every command: not a verdict either
+(rdmatool.cli._boundary says why).
 """
 
 from __future__ import annotations
@@ -52,13 +55,16 @@ CODES: dict[str, dict[int, str]] = {
         3: "no data: no target of the bundle answered (the file is still written, verdict inconclusive)",
     },
     "plan bandwidth": {
-        0: "printed",
+        0: "printed: feasible, or nothing to judge it against (no --nodes or no line rate)",
+        1: "not feasible: the ring all-reduce takes longer than an iteration at the efficiency judged on (the verdict "
+           "line says how long)",
         2: "usage or bad input: a value out of range, the bundle, the baseline",
-        3: "--bundle or --baseline holds nothing to measure (the nominal plan is still printed)",
+        3: "--bundle or --baseline holds nothing to measure (the nominal plan is still printed, not judged)",
     },
     "plan checkpoint": {
-        0: "printed",
-        2: "usage or bad input: a size, duration or rate that cannot be read, a stall not shorter than the interval",
+        0: "printed: feasible",
+        1: "not feasible: a stall not shorter than the interval",
+        2: "usage or bad input: a size, duration or rate that cannot be read",
     },
     "diagnose": {
         0: "pass, or warnings only",
@@ -144,6 +150,32 @@ for _codes in CODES.values():
     _codes[EXIT_INTERNAL] = _INTERNAL
 
 
+# A fact judged alike by every command that meets it, as a row of the table: (who meets it, {code: meaning}).
+SHARED: dict[str, tuple[str, dict[int, str]]] = {
+    "a tool missing on a host": (
+        "collect, diagnose, report, gate, export prometheus",
+        {0: "a warning naming the tool and the host (`perfquery not installed on gpu07`); the rest of what the host "
+            "said is judged, and a finding or another failure decides as it would without it",
+         3: "only when the host said nothing else: it is not read"}),
+}
+EXIT_CLOSED = 141  # 128 + SIGPIPE; ended by rdmatool.cli._boundary
+CLOSED = (f"A stdout closed by its reader (`rdmatool parse --list | head -1`) ends every command quietly with exit "
+          f"{EXIT_CLOSED} (128 + SIGPIPE, as a shell reports a tool the reader left): nothing on stderr, and never "
+          f"a verdict, so a gate whose output was cut is neither a pass nor a drain.")
+
+
 def epilog(command: str) -> str:
     """The `--help` text of one command's exit codes: `Exit codes: 0 = ...; 1 = ...`."""
     return "Exit codes: " + "; ".join(f"{code} = {meaning}" for code, meaning in sorted(CODES[command].items())) + "."
+
+
+def markdown_table(order: list[str] | None = None) -> str:
+    """The table of docs/cli-conventions.md: a row per command (in `order`, else this module's), then the shared
+    rows; `—` for a code a command does not use."""
+    lines = ["| command | 0 | 1 | 2 | 3 | 4 |", "|---|---|---|---|---|---|"]
+    for command in order or list(CODES):
+        codes = CODES[command]
+        lines.append(f"| `rdmatool {command}` | " + " | ".join(codes.get(c, "—") for c in range(5)) + " |")
+    for fact, (who, codes) in SHARED.items():
+        lines.append(f"| {fact} ({who}) | " + " | ".join(codes.get(c, "—") for c in range(5)) + " |")
+    return "\n".join(lines)
