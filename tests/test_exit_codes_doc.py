@@ -80,9 +80,6 @@ def test_the_shared_rows_and_the_closed_stdout_line_are_documented() -> None:
     assert " ".join(CLOSED.split()) in " ".join(CONVENTIONS.read_text(encoding="utf-8").split())
 
 
-# The README is being rewritten: its copy still has the plan rows from before a plan could be not feasible (exit 1)
-# and no shared row. Strict: once the README says the same, this test passes and the marker must go.
-@pytest.mark.xfail(strict=True, reason="README.md's copy of the table awaits the rows of docs/cli-conventions.md")
 def test_the_readmes_copy_if_it_has_one_is_the_same() -> None:
     commands, shared = table(README)
     if not commands:
