@@ -101,6 +101,12 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("port_dlid_mapping_errors", "packets", COUNTER, "receive errors: DLID mapping (perfquery -E)"),
     ("port_vl_mapping_errors", "packets", COUNTER, "receive errors: VL mapping (perfquery -E)"),
     ("port_looping_errors", "packets", COUNTER, "receive errors: looping packets (perfquery -E)"),
+    # PortXmitDiscardDetails (perfquery -D, ibqueryerrors --details): a breakdown of PortXmitDiscards.
+    ("port_inactive_discards", "packets", COUNTER, "transmit discards: the port was not Active"),
+    ("port_neighbor_mtu_discards", "packets", COUNTER, "transmit discards: packet longer than the neighbour's MTU"),
+    ("port_sw_lifetime_limit_discards", "packets", COUNTER, "transmit discards: switch lifetime limit exceeded"),
+    ("port_sw_hoq_lifetime_limit_discards", "packets", COUNTER,
+     "transmit discards: head-of-queue lifetime limit exceeded (a stalled egress: congestion or a dead peer)"),
     # --- RoCE / Ethernet (cumulative; priority column where per-priority) -------------------------------------
     ("rx_pause_frames", "frames", COUNTER, "PFC/global pause frames received (peer asks us to stop)"),
     ("tx_pause_frames", "frames", COUNTER, "PFC/global pause frames sent (we ask the peer to stop)"),
@@ -299,6 +305,31 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("ib_link_phys_state", "", STATE, "physical state of a port in the subnet (LinkUp, Polling, Disabled ...)"),
     ("ib_link_rate_gbps", "Gb/s", GAUGE, "a subnet port's active width x lane speed"),
     ("ib_link_capable", "", STATE, "what iblinkinfo says the link could run at (`Could be ...`)"),
+    # --- the subnet sweep from one host: ibnetdiscover, ibqueryerrors, sminfo, iblinkinfo (rdmatool.parsers.*) ----
+    ("ib_node_type", "", STATE, "type of the subnet node a port belongs to: Switch, CA or Router"),
+    ("ib_node_guid", "", STATE, "GUID of the subnet node a port belongs to (0x...): tells apart nodes of one name"),
+    ("ib_port_guid", "", STATE, "GUID of a subnet port (0x...; a switch's ports all carry the switch's)"),
+    ("ib_link_neighbor_guid", "", STATE,
+     "GUID of the far end of a subnet port (a CA's port GUID, a switch's GUID): tells apart far ends of one name"),
+    ("ib_lid", "", GAUGE, "LID of a subnet port (a switch port: the switch's LID); unique within one subnet only"),
+    ("ib_link_width", "", STATE, "active width of a subnet port as the sweep prints it (1X, 2X, 4X, 8X, 12X)"),
+    ("ib_link_speed", "", STATE,
+     "active lane speed of a subnet port by name (SDR ... NDR, XDR, FDR10); `???`, `Extended speed` or "
+     "`undefined (N)` where the tool could not tell, and then no ib_link_rate_gbps"),
+    ("ib_error_threshold", "", GAUGE,
+     "ibqueryerrors' reporting threshold for a counter (entity = the canonical counter): a count at or below it "
+     "is not printed, so it reads as zero"),
+    ("ib_errors_suppressed", "", STATE, "the counters ibqueryerrors was told not to report (text, space-separated)"),
+    ("ib_nodes_checked", "nodes", GAUGE, "subnet nodes ibqueryerrors read (its summary)"),
+    ("ib_bad_nodes", "nodes", GAUGE, "subnet nodes with a counter above its threshold (ibqueryerrors' summary)"),
+    ("ib_ports_checked", "ports", GAUGE, "subnet ports ibqueryerrors read (its summary)"),
+    ("ib_bad_ports", "ports", GAUGE, "subnet ports with a counter above its threshold (ibqueryerrors' summary)"),
+    ("pma_query_failures", "queries", GAUGE,
+     "performance-management queries that got no answer during a sweep: the sweep is partial"),
+    ("sm_guid", "", STATE, "port GUID of a subnet manager (sminfo; entity lid<LID> of the SM)"),
+    ("sm_priority", "", GAUGE, "a subnet manager's priority, 0-15 (sminfo)"),
+    ("sm_state", "", STATE, "a subnet manager's state: master, standby, discovering, not_active (sminfo)"),
+    ("sm_activity_count", "", COUNTER, "a subnet manager's activity counter: a live master's keeps growing"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
     ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),
@@ -503,6 +534,36 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
      "growth of the host's link and transport error counters over the window (symbol errors, drops, "
      "out-of-sequence, timeouts ...)"),
     ("triage_record", "", STATE, "the triage's evidence as JSON: thresholds, each GPU's and each port's figures"),
+    # --- NCCL: the recipe's judgement (rdmatool.nccl, judged by playbooks/60-nccl.yaml) and NCCL_DEBUG=INFO logs
+    # (rdmatool.parsers.nccl_debug; entity = the process, `host:pid`) -----------------------------------------------
+    ("nccl_recipe_verdict", "", STATE, "what no single NCCL recipe fits on a host or port (rdmatool.nccl.recipe)"),
+    ("nccl_hca", "", STATE, "the NCCL_IB_HCA the recipe gives the host: its compute rails"),
+    ("nccl_gids", "", STATE, "a port's GID rows as read: [index] type IPv4"),
+    ("nccl_gid_index", "", GAUGE, "a RoCE v2 IPv4 GID index: the recipe's for a port, or the one a log says NCCL used"),
+    ("nccl_gid_indexes", "", STATE, "the RoCE v2 IPv4 GID index of each RoCE rail of a host"),
+    ("nccl_fleet_gid_index", "", GAUGE, "the RoCE v2 IPv4 GID index most hosts of the fleet have"),
+    ("nccl_dscp_priority", "", GAUGE, "the priority a host maps the site's RoCE DSCP to"),
+    ("nccl_rail_link_layer", "", STATE, "the link layer of most of a host's compute rails"),
+    ("nccl_ports", "ports", GAUGE, "RDMA ports the bundle holds for a host"),
+    ("nccl_log_verdict", "", STATE, "what an NCCL log shows NCCL did against the recipe (rdmatool.nccl.log)"),
+    ("nccl_log_seen", "", STATE, "what the NCCL log shows (a device list, a GID index, a traffic class ...)"),
+    ("nccl_log_wanted", "", STATE, "what the recipe gives for the same"),
+    ("nccl_version", "", STATE, "the NCCL (or RCCL) version a log names"),
+    ("nccl_net", "", STATE, "the network NCCL chose (`Using network IB`, `Socket`, a plugin's name)"),
+    ("nccl_net_device", "", STATE,
+     "a device NCCL's network listed: text = device:port/link layer (or a socket interface), value = its NCCL "
+     "device index, raw_key = the transport (NET/IB, NET/Socket, NET/IBext ...)"),
+    ("nccl_oob_interface", "", STATE, "the interface NCCL's IB transport exchanges connection data over (`; OOB`)"),
+    ("nccl_bootstrap_interface", "", STATE, "the interface of NCCL's bootstrap (`Bootstrap : Using eth0:...`)"),
+    ("nccl_no_device", "", STATE, "a transport that found no device (`NET/IB : No device found.`)"),
+    ("nccl_env", "", STATE, "an NCCL variable the log says was set: raw_key = the name, text = the value"),
+    ("nccl_gdr", "", GAUGE, "GPU Direct RDMA for an HCA: 1 enabled, 0 disabled (raw_key = the HCA)"),
+    ("nccl_connections", "", GAUGE, "channel connections through one transport path (raw_key: NET/IB/0/GDRDMA ...)"),
+    ("nccl_rank", "", GAUGE, "a rank this process holds (raw_key: its CUDA device)"),
+    ("nccl_nranks", "ranks", GAUGE, "ranks in the communicator"),
+    ("nccl_net_plugin", "", STATE, "what NCCL said of its network plugin (loaded, or why not)"),
+    ("nccl_connected", "", STATE, "`rings` or `trees`: NCCL connected all of them"),
+    ("nccl_warning", "", STATE, "an NCCL WARN line"),
 ]
 
 GLOSSARY: dict[str, Metric] = {}

@@ -87,10 +87,31 @@ PMA_COUNTERS: tuple[PmaCounter, ...] = (
     PmaCounter("PortDLIDMappingErrors", None, "port_dlid_mapping_errors", 16, 16),
     PmaCounter("PortVLMappingErrors", None, "port_vl_mapping_errors", 16, 16),
     PmaCounter("PortLoopingErrors", None, "port_looping_errors", 16, 16),
+    # PortXmitDiscardDetails (perfquery -D, ibqueryerrors --details): 16-bit each, a breakdown of PortXmitDiscards.
+    PmaCounter("PortInactiveDiscards", None, "port_inactive_discards", 16, 16),
+    PmaCounter("PortNeighborMTUDiscards", None, "port_neighbor_mtu_discards", 16, 16),
+    PmaCounter("PortSwLifetimeLimitDiscards", None, "port_sw_lifetime_limit_discards", 16, 16),
+    PmaCounter("PortSwHOQLifetimeLimitDiscards", None, "port_sw_hoq_lifetime_limit_discards", 16, 16),
 )
 
 BY_PERFQUERY_NAME: dict[str, PmaCounter] = {c.perfquery_name: c for c in PMA_COUNTERS}
 BY_SYSFS_NAME: dict[str, PmaCounter] = {c.sysfs_name: c for c in PMA_COUNTERS if c.sysfs_name}
+# The names older libibmad releases (OFED 1.x) gave the PortCounters fields, as perfquery and ibqueryerrors print
+# them there: same fields, same widths.
+LEGACY_NAMES: dict[str, str] = {
+    "SymbolErrors": "SymbolErrorCounter", "LinkRecovers": "LinkErrorRecoveryCounter",
+    "LinkDowned": "LinkDownedCounter", "RcvErrors": "PortRcvErrors", "RcvRemotePhysErrors": "PortRcvRemotePhysicalErrors",
+    "RcvSwRelayErrors": "PortRcvSwitchRelayErrors", "XmtDiscards": "PortXmitDiscards",
+    "XmtConstraintErrors": "PortXmitConstraintErrors", "RcvConstraintErrors": "PortRcvConstraintErrors",
+    "LinkIntegrityErrors": "LocalLinkIntegrityErrors", "ExcBufOverrunErrors": "ExcessiveBufferOverrunErrors",
+    "XmtData": "PortXmitData", "RcvData": "PortRcvData", "XmtPkts": "PortXmitPkts", "RcvPkts": "PortRcvPkts",
+    "XmtWait": "PortXmitWait",
+}
+
+
+def by_printed_name(name: str) -> PmaCounter | None:
+    """The counter a tool's printed field name stands for, in the current or the legacy spelling."""
+    return BY_PERFQUERY_NAME.get(name) or BY_PERFQUERY_NAME.get(LEGACY_NAMES.get(name, ""))
 
 
 def counter_samples(

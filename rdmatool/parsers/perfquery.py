@@ -1,16 +1,23 @@
 """`perfquery [-x|-E] [lid] [port]`: InfiniBand PMA port counters (PortCounters, extended, RcvErrorDetails).
 
-Command: `perfquery -x` (PortCountersExtended, 64-bit data counters), `perfquery` (legacy PortCounters, 32-bit) or
-`perfquery -E` (PortRcvErrorDetails); several blocks may follow one another (`-a`, or one call per port).
-Emits (entity `lid<LID>/<port>` from the block header, e.g. `lid2052/1` -- perfquery knows only the LID and the
-port number, not the device name): the canonical IB counters `symbol_errors`, `link_error_recovery`,
+Command: `perfquery -x` (PortCountersExtended, 64-bit data counters), `perfquery` (legacy PortCounters, 32-bit),
+`perfquery -E` (PortRcvErrorDetails) or `perfquery -D` (PortXmitDiscardDetails), of the local port or by LID
+(`perfquery -x LID PORT`: a switch port read from a host); several blocks may follow one another (`-a`, or one call
+per port). Emits (entity `lid<LID>/<port>` from the block header, e.g. `lid2052/1`; `lid<LID>/ALL` for the ports'
+sum a switch gives for port 255 -- perfquery knows only the LID and the port number, not the device name, and a
+LID is unique only within its subnet, so the caller keeps which subnet it asked): the canonical IB counters
+`symbol_errors`, `link_error_recovery`,
 `link_downed`, `port_rcv_errors`, `port_rcv_remote_physical_errors`, `port_rcv_switch_relay_errors`,
 `port_xmit_discards`, `port_xmit_constraint_errors`, `port_rcv_constraint_errors`, `local_link_integrity_errors`,
 `excessive_buffer_overrun_errors`, `vl15_dropped`, `qp1_dropped`, `port_xmit_wait`, `port_xmit_data_bytes` and
 `port_rcv_data_bytes` (PortXmitData/PortRcvData are 4-octet words: x4, ints), `port_xmit_packets`,
 `port_rcv_packets`, `port_{unicast,multicast}_{xmit,rcv}_packets`; with -E `port_local_physical_errors`,
 `port_malformed_packet_errors`, `port_buffer_overrun_errors`, `port_dlid_mapping_errors`,
-`port_vl_mapping_errors`, `port_looping_errors`. raw_key is perfquery's name (`PortXmitWait`).
+`port_vl_mapping_errors`, `port_looping_errors`; with -D `port_inactive_discards`, `port_neighbor_mtu_discards`,
+`port_sw_lifetime_limit_discards`, `port_sw_hoq_lifetime_limit_discards`. raw_key is perfquery's name
+(`PortXmitWait`), also in the legacy OFED spelling older releases print (`SymbolErrors`, `LinkRecovers`, `XmtData`,
+`XmtWait` ...: the same fields and widths). Fields are read by name, in any order (old releases print `QP1Dropped`
+before `VL15Dropped`, a header without CapMask).
 A counter pinned at the maximum of its PMA field also gets a `counter_saturated` sample (value 1, text = the
 canonical metric, raw_key = perfquery's name): the error counters at their narrow widths in every form
 (LinkDownedCounter / LinkErrorRecoveryCounter / constraint errors 255, LocalLinkIntegrityErrors and
@@ -23,7 +30,7 @@ Example:
     LinkDownedCounter:...............1
 Caveats: PortSelect, CounterSelect and CounterSelect2 are metadata and skipped, as is the CapMask of the header.
 A header wrapped onto two lines is joined. `# ...` comment lines are skipped before the first header only; an
-unknown counter name, a counter before any header, another counter group (-X, -D, -T, PortSamples) or a
+unknown counter name, a counter before any header, another counter group (-X, -T, PortSamples) or a
 directed-route header is a ParseError. `N/A` gives value None. `iberror:` lines, `ibwarn:` lines that report a
 failure (failed / can't / cannot) and the shared tool failures (`can't open UMAD port`, `ibpanic:` ...) become
 `tool_error` samples (entity `host`: a failing perfquery has not printed which port it was asked for); other
@@ -48,12 +55,14 @@ NAME = "perfquery"
 
 _HEADER_START = re.compile(r"^\s*#\s*(?:Port|PortRcvErrorDetails|PortXmitDiscardDetails)\b")
 _HEADER = re.compile(
-    r"^\s*#\s*(?P<group>Port extended counters|Port counters|PortRcvErrorDetails counters):\s*"
+    r"^\s*#\s*(?P<group>Port extended counters|Port counters|PortRcvErrorDetails counters"
+    r"|PortXmitDiscardDetails counters):\s*"
     r"Lid\s+(?P<lid>\d+)\s+port\s+(?P<port>\d+)\s*"
     r"(?:\(\s*CapMask:\s*0x[0-9A-Fa-f]+(?:\s+CapMask2:\s*0x[0-9A-Fa-f]+)?\s*\))?\s*$"
 )
 _PAIR = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9]*):(?:\.+\s*|\s+)(?P<value>\S.*?)\s*$")
 _METADATA = {"PortSelect", "CounterSelect", "CounterSelect2"}
+_ALL_PORTS = 255  # `perfquery -a` on a switch that sums its ports itself (AllPortSelect): the header says port 255
 _IBWARN_FAILURE = re.compile(r"fail|can'?t|cannot|unable", re.IGNORECASE)
 
 
@@ -101,7 +110,8 @@ def _header(numbered: list[tuple[int, str]], index: int) -> tuple[_Block | None,
         consumed = 1
     if match is None:
         return None, 0
-    entity = f"lid{int(match['lid'])}/{int(match['port'])}"
+    port = int(match["port"])
+    entity = f"lid{int(match['lid'])}/{'ALL' if port == _ALL_PORTS else port}"
     return _Block(entity, extended=match["group"] != "Port counters"), consumed
 
 
@@ -124,7 +134,7 @@ def _counter(block: _Block | None, line_no: int, line: str) -> list[Sample]:
     name = match["name"]
     if name in _METADATA:
         return []
-    pma = _ibcounters.BY_PERFQUERY_NAME.get(name)
+    pma = _ibcounters.by_printed_name(name)
     if pma is None:
         raise ParseError(NAME, line_no, line, f"unknown perfquery counter {name!r}")
     value = counter(NAME, line_no, line, match["value"], fraction="a counter must be a whole number")
