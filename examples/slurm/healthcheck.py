@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Slurm HealthCheckProgram: this node's fabric health (state and counters, no perftest), NHC-style.
+"""Slurm HealthCheckProgram: this node's fabric health (state and counters, no perftest), NHC-style: checked on the
+node itself by `rdmatool gate --local` (no SSH, no inventory, no known_hosts; root, as slurmd runs it).
 
 slurm.conf:  HealthCheckProgram=/etc/slurm/rdmatool/healthcheck.py
              HealthCheckInterval=300
@@ -7,9 +8,8 @@ slurm.conf:  HealthCheckProgram=/etc/slurm/rdmatool/healthcheck.py
              (slurmd kills a health check after 60 s: keep HEALTHCHECK_BUDGET at 45 s or less)
 Settings:    /etc/rdmatool/slurm.env (see rdmatool_slurm.py and README.md here)
 
-Until rdmatool reads a node locally, the check reaches this node over SSH like any other gate (the node must be in
-the inventory under its Slurm name). slurmd names the node in SLURMD_NODENAME (several slurmd on one host each get
-their own).
+slurmd names the node in SLURMD_NODENAME (several slurmd on one host each get their own); the local gate judges this
+machine, and what it finds is this node's, whatever the machine's host name.
 
   gate passes        -> if the node is drained with rdmatool's own reason, it is resumed; otherwise nothing.
   gate fails         -> the node is drained with "rdmatool: <rule>: <summary>" (the reason is refreshed when the
@@ -61,7 +61,7 @@ def main() -> int:
             return 0
         outcome = rs.run_gate(settings, [node], profile=settings["HEALTHCHECK_PROFILE"],
                               budget=float(settings["HEALTHCHECK_BUDGET"]), stem=logdir / f"health.{node}",
-                              grace=rs.HEALTHCHECK_GRACE_S)
+                              grace=rs.HEALTHCHECK_GRACE_S, local=True)
         scontrol = rs.Scontrol(settings["SCONTROL"])
         try:
             # the node as it is now, after the gate: someone may have drained it meanwhile
@@ -80,7 +80,7 @@ def act(scontrol: rs.Scontrol, node: rs.Node, outcome: rs.GateOutcome, fail_clos
             log(f"passed; left drained by someone else ({node.reason})")
         return
     if outcome.code == rs.INCONCLUSIVE:
-        log("inconclusive (unreachable, no data or out of budget); nothing changed")
+        log("inconclusive (no RDMA device or no data read, or out of budget); nothing changed")
         return
     if outcome.code == rs.FAIL:
         reason = rs.drain_reason(outcome, node.name)

@@ -1,8 +1,12 @@
 """What the Slurm wiring shares: its settings, one run of `rdmatool gate`, drain reasons, scontrol, the log.
 
 Standard library only: Slurm runs these scripts with an empty environment (no PATH, no virtualenv), under the
-system's /usr/bin/python3, and rdmatool is called as a program, never imported. Install this file beside
+system's /usr/bin/python3, and rdmatool is called as a program, never imported. `install.sh` puts this file beside
 `prolog-slurmctld.py` and `healthcheck.py` (README.md in this folder).
+
+Two kinds of gate: the prolog's reaches the job's nodes over SSH from the controller (the inventory, the service
+user's key and known_hosts); the health check's is `rdmatool gate --local` on the node itself (no SSH, no
+inventory, no known_hosts), whose one target is named after this machine and is reported under the Slurm node name.
 
 Settings are `KEY=VALUE` lines in /etc/rdmatool/slurm.env (or the file named by RDMATOOL_SLURM_CONFIG); the file is
 read as data, never sourced by a shell. The defaults below are what an unset key means.
@@ -31,13 +35,14 @@ DEFAULT_CONFIG = "/etc/rdmatool/slurm.env"
 SEARCH_PATH = "/opt/rdmatool/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 DEFAULTS = {
     "RDMATOOL": "rdmatool",            # a path, or a name looked up in SEARCH_PATH
-    "INVENTORY": "/etc/rdmatool/inventory.yaml",
-    "KNOWN_HOSTS": "",                 # e.g. /etc/rdmatool/known_hosts; empty: the service user's own
+    "INVENTORY": "/etc/rdmatool/inventory.yaml",   # the prolog's gate (the health check reads its own node)
+    "KNOWN_HOSTS": "",                 # the prolog's: e.g. /var/lib/rdmatool/known_hosts; empty: the user's own
     "GATE_PROFILE": "/etc/rdmatool/gate-profile.yaml",
     "GATE_BUDGET": "180",
     "HEALTHCHECK_PROFILE": "/etc/rdmatool/healthcheck-profile.yaml",
     "HEALTHCHECK_BUDGET": "40",        # slurmd kills a health check after 60 s
-    "GATE_ARGS": "",                   # more options for every gate run, split like a shell would (never run by one)
+    "GATE_ARGS": "",                   # more options for the prolog's gate, split like a shell would (never run by one)
+    "HEALTHCHECK_ARGS": "",            # more options for the health check's `gate --local`, split the same way
     "LOGDIR": "/var/log/rdmatool",
     "SCONTROL": "scontrol",
     # When rdmatool cannot give a verdict (not installed, bad inventory, crashed): yes = the prolog holds the job and
@@ -132,10 +137,11 @@ def load_settings(path: str | None = None) -> Settings:
             float(values[key])
         except ValueError:
             raise SettingsError(f"{path}: {key} must be a number of seconds, not {values[key]!r}") from None
-    try:
-        shlex.split(values["GATE_ARGS"])
-    except ValueError as exc:
-        raise SettingsError(f"{path}: GATE_ARGS: {exc}") from None
+    for key in ("GATE_ARGS", "HEALTHCHECK_ARGS"):
+        try:
+            shlex.split(values[key])
+        except ValueError as exc:
+            raise SettingsError(f"{path}: {key}: {exc}") from None
     return Settings(values, path)
 
 
@@ -165,10 +171,13 @@ class GateOutcome:
 
 
 def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: float, stem: Path,
-             junit: bool = False, grace: float = GRACE_S) -> GateOutcome:
+             junit: bool = False, grace: float = GRACE_S, local: bool = False) -> GateOutcome:
     """`rdmatool gate --limit NODES --json --drain-file STEM.drain`, its stdout kept in STEM.json and its stderr in
     STEM.log. Exit 1 counts as a failure only with a verdict of "fail" in the JSON: anything else that exits 1 (a
-    traceback, a killed process) is an error, never a reason to drain."""
+    traceback, a killed process) is an error, never a reason to drain.
+
+    `local`: `rdmatool gate --local` instead, on the machine this runs on, which is the one node of `nodes`: what it
+    says of this machine (named by its host name) is returned as said of that node (`_as_node`)."""
     program = settings.rdmatool()
     if program is None:
         return GateOutcome(None, error=f"rdmatool not found ({settings['RDMATOOL']}; set RDMATOOL in "
@@ -176,13 +185,17 @@ def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: floa
     stem.parent.mkdir(parents=True, exist_ok=True)
     drain_file = stem.with_name(stem.name + ".drain")
     drain_file.unlink(missing_ok=True)  # a list left by an earlier run must never be read as this run's
-    argv = [program, "gate", "-i", settings["INVENTORY"], "--limit", ",".join(nodes), "--profile", profile,
-            "--budget", f"{budget:g}", "--json", "--drain-file", str(drain_file)]
-    if settings["KNOWN_HOSTS"]:
-        argv += ["--known-hosts", settings["KNOWN_HOSTS"]]
+    if local:
+        (node,) = nodes
+        argv = [program, "gate", "--local"]
+    else:
+        argv = [program, "gate", "-i", settings["INVENTORY"], "--limit", ",".join(nodes)]
+        if settings["KNOWN_HOSTS"]:
+            argv += ["--known-hosts", settings["KNOWN_HOSTS"]]
+    argv += ["--profile", profile, "--budget", f"{budget:g}", "--json", "--drain-file", str(drain_file)]
     if junit:
         argv += ["--junit", str(stem.with_name(stem.name + ".junit.xml"))]
-    argv += shlex.split(settings["GATE_ARGS"])
+    argv += shlex.split(settings["HEALTHCHECK_ARGS" if local else "GATE_ARGS"])
     env = {**os.environ, "PATH": os.environ.get("PATH") or SEARCH_PATH}
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -210,10 +223,23 @@ def run_gate(settings: Settings, nodes: list[str], *, profile: str, budget: floa
         return GateOutcome(None, payload, error=f"rdmatool gate: internal error: {broken}", log=stderr)
     if proc.returncode in (PASS, INCONCLUSIVE) or (proc.returncode == FAIL and verdict == "fail"):
         drain = drain_file.read_text().split() if drain_file.exists() else list(payload.get("drain", []))
+        if local:
+            payload, drain = _as_node(payload, node), [node] if drain else []
         return GateOutcome(proc.returncode, payload, drain, log=stderr)
     what = {USAGE: "usage or bad input", INTERNAL: "internal error"}.get(proc.returncode,
                                                                         f"exit {proc.returncode} without a verdict")
     return GateOutcome(None, payload, error=f"rdmatool gate: {what}: {last_line or 'no message'}", log=stderr)
+
+
+def _as_node(payload: dict, node: str) -> dict:
+    """A local gate's JSON with this machine's name replaced by the Slurm node's: a local gate has one target, this
+    machine, named by its host name (several slurmd on one host, or a NodeName that is not the host name, differ)."""
+    findings = [{**f, "target": node} if isinstance(f, dict) and f.get("target") else f
+                for f in payload.get("findings") or []]
+    reasons = [{**c, "node": node} if isinstance(c, dict) and c.get("node") else c
+               for c in payload.get("drain_reasons") or []]
+    return {**payload, "findings": findings, "drain_reasons": reasons,
+            "drain": [node] if payload.get("drain") else []}
 
 
 def _broken_stages(payload: dict) -> str:

@@ -10,6 +10,9 @@ Slurm or MUNGE, and two clusters never meet. Every command the test runs (`scont
         job = cluster.sbatch("--nodes=2", "--wrap", "sleep 30")
         cluster.node("gpu01")["State"], cluster.job(job)["JobState"]
 
+`slurm_user="slurm"` runs slurmctld (and so PrologSlurmctld) as that unprivileged user, as a site does: the
+cluster's folder must then be one that user may reach, and slurmctld's state, log and pid files are made its own.
+
 When the Slurm or MUNGE daemons are missing or we are not root, `require_slurm` skips with the reason, unless the
 environment variable CI is "true": then it fails (CI installs slurm-wlm and munge, and must never skip).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -149,12 +153,12 @@ def _fields(text: str) -> dict[str, str]:
 
 
 def write_config(root: Path, nodes: list[str], ctld_port: int, node_ports: dict[str, int],
-                 extra: dict[str, str]) -> Path:
+                 extra: dict[str, str], slurm_user: str = "root") -> Path:
     lines = {
         "ClusterName": "rdmatooltest",
         "SlurmctldHost": f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
         "SlurmctldPort": str(ctld_port),
-        "SlurmUser": "root",
+        "SlurmUser": slurm_user,
         "SlurmdUser": "root",
         "AuthType": "auth/munge",
         "CredType": "cred/munge",
@@ -198,20 +202,27 @@ def write_config(root: Path, nodes: list[str], ctld_port: int, node_ports: dict[
 
 
 @contextlib.contextmanager
-def slurm_cluster(nodes: list[str], root: Path, **settings: str) -> Iterator[SlurmCluster]:
+def slurm_cluster(nodes: list[str], root: Path, slurm_user: str = "root", **settings: str) -> Iterator[SlurmCluster]:
     """A started cluster of `nodes`, every node IDLE; `settings` are more slurm.conf lines (PrologSlurmctld=...,
-    HealthCheckProgram=...). Stopped (and its daemons reaped) on exit."""
+    HealthCheckProgram=...); `slurm_user`: slurm.conf's SlurmUser. Stopped (and its daemons reaped) on exit."""
     require_slurm()
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o755)  # munged refuses a key or socket folder that others may write
     for sub in ("munge", "ctld", "spool"):
         (root / sub).mkdir(exist_ok=True)
-        (root / sub).chmod(0o700 if sub == "munge" else 0o755)
+        # the socket's folder is reached by every client: the SlurmUser's slurmctld and scontrol too
+        (root / sub).chmod(0o700 if sub == "munge" and slurm_user == "root" else 0o755)
+    if slurm_user != "root":  # what slurmctld writes once it has dropped root
+        user = pwd.getpwnam(slurm_user)
+        for path in (root / "ctld", root / "slurmctld.log", root / "slurmctld.pid"):
+            if not path.exists():
+                path.touch()
+            os.chown(path, user.pw_uid, user.pw_gid)
     key = root / "munge" / "munge.key"
     subprocess.run([_which("mungekey"), "--create", "--keyfile", str(key)], check=True, capture_output=True)
     for name in nodes:
         (root / "spool" / name).mkdir(exist_ok=True)
-    conf = write_config(root, nodes, free_port(), {n: free_port() for n in nodes}, settings)
+    conf = write_config(root, nodes, free_port(), {n: free_port() for n in nodes}, settings, slurm_user)
     cluster = SlurmCluster(root, nodes, conf)
     try:
         cluster.processes.append(_daemon(cluster, "munged.out", [

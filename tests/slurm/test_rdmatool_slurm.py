@@ -151,6 +151,29 @@ def test_an_internal_error_is_never_read_as_inconclusive(tmp_path: Path) -> None
     assert (broke.code, broke.error) == (None, "rdmatool gate: internal error: state: stage crashed: ValueError: bad")
 
 
+def test_the_health_checks_gate_is_local_and_its_findings_are_the_nodes(tmp_path: Path) -> None:
+    """`gate --local` names this machine by its host name; the health check reads it as its Slurm node's. No
+    inventory, no known_hosts, no SSH options: the health check's own HEALTHCHECK_ARGS only."""
+    finding = {"rule": "port_not_active", "severity": "error", "target": "host-a", "symptom": "port Down"}
+    payload = {"verdict": "fail", "drain": ["host-a"], "findings": [finding],
+               "drain_reasons": [{"node": "host-a", "rule": "port_not_active", "symptom": "port Down"}]}
+    settings = _fake_gate(tmp_path, f"echo host-a > \"$DRAIN\"; echo '{json.dumps(payload)}'; exit 1\n")
+    settings.values.update(KNOWN_HOSTS="/etc/kh", GATE_ARGS="--forks 128", HEALTHCHECK_ARGS="--allow-missing 0")
+    outcome = rs.run_gate(settings, ["gpu07"], profile="p.yaml", budget=30, stem=tmp_path / "health.gpu07", local=True)
+    assert (tmp_path / "argv").read_text().split() == [
+        "gate", "--local", "--profile", "p.yaml", "--budget", "30", "--json", "--drain-file",
+        str(tmp_path / "health.gpu07.drain"), "--allow-missing", "0"]
+    assert (outcome.code, outcome.drain) == (1, ["gpu07"])
+    assert rs.drain_reason(outcome, "gpu07") == "rdmatool: port_not_active: port Down"
+    assert [f["target"] for f in outcome.findings_of("gpu07")] == ["gpu07"]
+    # what the gate printed is kept as it said it
+    assert json.loads((tmp_path / "health.gpu07.json").read_text())["drain"] == ["host-a"]
+    # and rdmatool failing on the node is still an error, which the health check drains for when FAIL_CLOSED=yes
+    crashed = rs.run_gate(_fake_gate(tmp_path, "echo 'rdmatool: internal error: X' >&2; exit 4\n"), ["gpu07"],
+                          profile="p.yaml", budget=30, stem=tmp_path / "health.gpu07", local=True)
+    assert crashed.code is None and crashed.error.startswith("rdmatool gate: internal error")
+
+
 @pytest.mark.parametrize("name", ["gpu01", "r1n02.cluster", "node_7-b", "123456"])
 def test_plain_names_pass(name: str) -> None:
     assert rs.checked_name("SLURMD_NODENAME", name) == name

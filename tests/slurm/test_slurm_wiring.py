@@ -1,13 +1,16 @@
-"""The shipped Slurm wiring against a real Slurm and the simulated fabric.
+"""The shipped Slurm wiring, installed by its own install.sh, against a real Slurm and the simulated fabric.
 
 A real munged + slurmctld + one slurmd per node on localhost (tests/slurm/cluster.py), with the Slurm nodes named
-like the fabric's hosts (gpu01..), so the gate the prolog runs over SSH judges exactly the allocated nodes. What
-the tests check is what Slurm says afterwards (`scontrol show node` State and Reason, `scontrol show job`), never
-what the scripts print.
+like the fabric's hosts (gpu01..), and the wiring installed as a site installs it (tests/slurm/site.py): slurmctld
+runs as the service user `slurm`, so the prolog and its gate run as that user, with the key and known_hosts
+`install.sh` made it and the log folder it gave it. The prolog's gate reaches the allocated nodes over SSH; the
+health check runs `rdmatool gate --local` on its node (as root, in that simulated node's view). What the tests
+check is what Slurm says afterwards (`scontrol show node` State and Reason, `scontrol show job`), never what the
+scripts print.
 
-slurmctld and slurmd run their scripts with an empty environment; each test cluster points them at a wrapper that
-sets SLURM_CONF (this cluster's slurm.conf) and RDMATOOL_SLURM_CONFIG (the settings file the test rewrites) and
-execs the shipped script.
+slurmctld and slurmd run their scripts with an empty environment; each test cluster points them at a hook that
+sets SLURM_CONF (this cluster's slurm.conf) and RDMATOOL_SLURM_CONFIG (the installed slurm.env, which the test
+rewrites) and execs the installed script.
 """
 
 from __future__ import annotations
@@ -15,24 +18,23 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.fabric.fixtures import fabric_fixture
+from tests.slurm import site as sites
 from tests.slurm.cluster import SlurmCluster, slurm_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples" / "slurm"
 NODES = [f"gpu{i:02d}" for i in range(1, 7)]
 # state and a one-second counter window: the faults injected here are port faults (the perftest stage and its
 # attribution have their own end-to-end tests in tests/e2e/test_gate.py)
 GATE_PROFILE = "counters_window_s: 1\nbandwidth: {enabled: false}\n"
 HEALTH_PROFILE = "counters_window_s: 1\nbandwidth: {enabled: false}\n"
+HAS_RDMA = Path("/sys/class/infiniband").is_dir() and any(Path("/sys/class/infiniband").iterdir())
 
 fabric = fabric_fixture("healthy", scope="module")
 
@@ -40,28 +42,18 @@ fabric = fabric_fixture("healthy", scope="module")
 @dataclass
 class Wiring:
     cluster: SlurmCluster
-    root: Path
+    site: sites.Site
     fabric: object
 
     @property
     def logdir(self) -> Path:
-        return self.root / "log"
+        return self.site.log_dir
 
     def configure(self, **overrides: str) -> None:
-        """The settings file the scripts read, as a site writes it: the test's rdmatool, inventory and profiles."""
-        values = {
-            "RDMATOOL": str(self.root / "bin" / "rdmatool"),
-            "INVENTORY": str(self.fabric.inventory_path),
-            "KNOWN_HOSTS": str(self.fabric.known_hosts),
-            "GATE_PROFILE": str(self.root / "gate-profile.yaml"),
-            "GATE_BUDGET": "90",
-            "HEALTHCHECK_PROFILE": str(self.root / "health-profile.yaml"),
-            "HEALTHCHECK_BUDGET": "40",
-            "LOGDIR": str(self.logdir),
-            **overrides,
-        }
-        (self.root / "slurm.env").write_text("# written by the test\n" + "".join(
-            f"{key}={value}\n" for key, value in values.items()))
+        """The installed settings, with the test's profiles and budgets after them."""
+        self.site.configure(GATE_PROFILE=str(self.site.root / "gate-profile.yaml"), GATE_BUDGET="90",
+                            HEALTHCHECK_PROFILE=str(self.site.root / "health-profile.yaml"), HEALTHCHECK_BUDGET="40",
+                            **overrides)
 
     def log_lines(self) -> list[str]:
         log = self.logdir / "slurm.log"
@@ -70,7 +62,7 @@ class Wiring:
     def healthcheck(self, *nodes: str) -> None:
         """The HealthCheckProgram as slurmd runs it on each of `nodes` at once: no environment but
         SLURMD_NODENAME."""
-        runs = [subprocess.Popen(["env", "-i", f"SLURMD_NODENAME={node}", str(self.root / "healthcheck")],
+        runs = [subprocess.Popen(["env", "-i", f"SLURMD_NODENAME={node}", str(self.site.hooks["healthcheck"])],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for node in nodes]
         for run in runs:
             _, stderr = run.communicate(timeout=120)
@@ -78,28 +70,23 @@ class Wiring:
             assert "Traceback" not in stderr, stderr
 
 
-def _install(root: Path, conf: Path) -> None:
-    """The test's rdmatool (this checkout, run by this interpreter), profiles and the two wrappers."""
-    (root / "bin").mkdir(parents=True, exist_ok=True)
-    launcher = root / "bin" / "rdmatool"
-    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m rdmatool \"$@\"\n")
-    launcher.chmod(0o755)
-    (root / "gate-profile.yaml").write_text(GATE_PROFILE)
-    (root / "health-profile.yaml").write_text(HEALTH_PROFILE)
-    for name, script in (("prolog", "prolog-slurmctld.py"), ("healthcheck", "healthcheck.py")):
-        wrapper = root / name
-        wrapper.write_text(f"#!/bin/sh\nexport SLURM_CONF={conf} RDMATOOL_SLURM_CONFIG={root / 'slurm.env'}\n"
-                           f"exec {EXAMPLES / script}\n")
-        wrapper.chmod(0o755)
+@pytest.fixture(scope="module")
+def installed(fabric):
+    site = sites.install(fabric, NODES + ["gpu07"])
+    (site.root / "gate-profile.yaml").write_text(GATE_PROFILE)
+    (site.root / "health-profile.yaml").write_text(HEALTH_PROFILE)
+    try:
+        yield site
+    finally:
+        sites.uninstall(site)
 
 
 @pytest.fixture(scope="module")
-def started(fabric, tmp_path_factory):
-    root = tmp_path_factory.mktemp("slurm-wiring")
-    _install(root, root / "cluster" / "slurm.conf")
-    with slurm_cluster(NODES, root / "cluster", PrologSlurmctld=str(root / "prolog"),
-                       PrologEpilogTimeout="180") as cluster:
-        yield Wiring(cluster, root, fabric)
+def started(fabric, installed):
+    installed.write_hooks(installed.root / "cluster" / "slurm.conf")
+    with slurm_cluster(NODES, installed.root / "cluster", slurm_user=sites.SERVICE_USER,
+                       PrologSlurmctld=str(installed.hooks["prolog"]), PrologEpilogTimeout="180") as cluster:
+        yield Wiring(cluster, installed, fabric)
 
 
 @pytest.fixture
@@ -109,14 +96,46 @@ def wiring(started):
     started.cluster.cancel_all()
     started.cluster.resume_all()
     started.configure()
-    (started.logdir / "slurm.log").unlink(missing_ok=True)
+    (started.logdir / "slurm.log").write_text("")  # kept, not removed: install.sh made it the service user's
     yield started
     started.fabric.clear_faults()
+    for node in NODES:
+        started.site.off_fabric(node, False)
+
+
+def test_install_sh_gives_the_service_user_what_the_prolog_needs_and_nothing_else(installed) -> None:
+    site = installed
+    owner = sites.owner_and_mode
+    assert owner(site.hook_dir / "prolog-slurmctld.py") == ("root", "0o755")
+    assert owner(site.hook_dir / "rdmatool_slurm.py") == ("root", "0o644")
+    assert owner(site.conf_dir / "slurm.env") == ("root", "0o644")
+    assert owner(site.log_dir) == (sites.SERVICE_USER, "0o750")
+    assert owner(site.log_dir / "slurm.log") == (sites.SERVICE_USER, "0o640")
+    assert owner(site.state_dir) == (sites.SERVICE_USER, "0o700")
+    assert owner(site.state_dir / "id_ed25519") == (sites.SERVICE_USER, "0o600")
+    known = site.state_dir / "known_hosts"
+    assert owner(known)[0] == sites.SERVICE_USER and len(known.read_text().splitlines()) == len(NODES) + 1
+    settings = dict(line.split("=", 1) for line in site.installed.splitlines() if "=" in line and line[0] != "#")
+    assert (settings["RDMATOOL"], settings["LOGDIR"], settings["KNOWN_HOSTS"], settings["INVENTORY"]) == (
+        str(site.rdmatool), str(site.log_dir), str(known), str(site.conf_dir / "inventory.yaml"))
+    # the set-up as the README wrote it before: the service user recording host keys into root's folder. One line
+    # naming the file, exit 2, before any host is dialled; never a host "unreachable (Permission denied)".
+    done = site.as_service_user(str(site.rdmatool), "collect", "-i", str(site.conf_dir / "inventory.yaml"), "-o",
+                                str(site.state_dir / "again"), "--interval", "0", "--accept-new-host-keys",
+                                "--known-hosts", str(site.conf_dir / "known_hosts"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (f"rdmatool: {site.conf_dir / 'known_hosts'}: cannot record new host keys there "
+                                   "(Permission denied); give --known-hosts a file this user may write")
+    # a second install.sh keeps what a site edited, and the log
+    site.settings.write_text(site.installed + "ON_INCONCLUSIVE=hold\n")
+    assert site.install().returncode == 0
+    assert site.settings.read_text().endswith("ON_INCONCLUSIVE=hold\n")
+    assert owner(site.log_dir / "slurm.log") == (sites.SERVICE_USER, "0o640")
 
 
 def _assert_reason_is_a_finding(reason: str, report: dict, node: str) -> None:
     """A drain reason reads `rdmatool: <rule>: <symptom>` for one of the node's own error findings in the gate's
-    JSON."""
+    JSON (`node`: the name the gate knew it by: a local gate's is the machine's host name)."""
     assert reason.startswith("rdmatool: "), reason
     rule = reason.split(": ")[1]
     mine = [f for f in report["findings"] if f["target"] == node and f["severity"] in ("error", "critical")]
@@ -155,6 +174,7 @@ def test_prolog_drains_the_bad_node_requeues_the_job_and_it_runs_elsewhere(wirin
     reason = wiring.cluster.node("gpu03")["Reason"]
     first_run = json.loads((wiring.logdir / f"gate.{job}.0.json").read_text())
     assert first_run["drain"] == ["gpu03"]
+    assert sites.owner_and_mode(wiring.logdir / f"gate.{job}.0.json")[0] == sites.SERVICE_USER  # the prolog's gate
     _assert_reason_is_a_finding(reason, first_run, "gpu03")
     record = wiring.cluster.wait_for("the job to finish after its requeue", _finished(wiring, job), timeout=120)
     assert record["JobState"] == "COMPLETED", record
@@ -171,7 +191,7 @@ def test_prolog_drains_the_bad_node_requeues_the_job_and_it_runs_elsewhere(wirin
 
 def test_a_job_that_cannot_be_requeued_is_cancelled_never_started_on_the_bad_node(wiring: Wiring) -> None:
     wiring.fabric.set_fault("port_down", "gpu02", nic="mlx5_0")
-    ran = wiring.root / "ran"
+    ran = wiring.site.root / "ran"
     job = wiring.cluster.sbatch("--no-requeue", "--nodes=2", "--wrap", f"touch {ran}")
     record = wiring.cluster.wait_for("the job to end", _finished(wiring, job), timeout=90)
     assert record["JobState"] == "CANCELLED", record
@@ -181,14 +201,14 @@ def test_a_job_that_cannot_be_requeued_is_cancelled_never_started_on_the_bad_nod
 
 
 def test_prolog_fails_closed_when_rdmatool_is_missing(wiring: Wiring) -> None:
-    wiring.configure(RDMATOOL=str(wiring.root / "not-installed" / "rdmatool"))
+    wiring.configure(RDMATOOL=str(wiring.site.root / "not-installed" / "rdmatool"))
     job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
     record = wiring.cluster.wait_for("the job held", _held(wiring, job), timeout=60)
     assert record["AdminComment"].startswith("rdmatool: gate could not run: rdmatool not found"), record
     assert not [n for n in NODES if "DRAIN" in _state(wiring, n)]
     assert any("holding the job (FAIL_CLOSED=yes)" in line for line in wiring.log_lines())
     # FAIL_CLOSED=no: the same missing rdmatool lets the job run, and says so
-    wiring.configure(RDMATOOL=str(wiring.root / "not-installed" / "rdmatool"), FAIL_CLOSED="no")
+    wiring.configure(RDMATOOL=str(wiring.site.root / "not-installed" / "rdmatool"), FAIL_CLOSED="no")
     wiring.cluster.scontrol("release", job)
     record = wiring.cluster.wait_for("the released job to finish", _finished(wiring, job), timeout=90)
     assert record["JobState"] == "COMPLETED", record
@@ -197,12 +217,11 @@ def test_prolog_fails_closed_when_rdmatool_is_missing(wiring: Wiring) -> None:
 
 def test_prolog_holds_the_job_when_rdmatool_crashes(wiring: Wiring) -> None:
     """rdmatool's own crash is exit 4, never 3: with FAIL_CLOSED=yes the job is held, not run as inconclusive."""
-    crashing = wiring.root / "bin" / "rdmatool-crashing"
-    crashing.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -c '"
-                        "import sys, rdmatool.cli as cli\n"
-                        "def build(argv=None): raise RuntimeError(\"simulated bug\")\n"
-                        "cli.build = build; sys.argv = [\"rdmatool\", *sys.argv[1:]]; cli.main()' \"$@\"\n")
-    crashing.chmod(0o755)
+    crashing = sites.script(wiring.site.root / "opt" / "crashing" / "rdmatool", (
+        f"#!/bin/sh\nPYTHONPATH={sites.pythonpath()} exec {sites.service_user_python()} -c '"
+        "import sys, rdmatool.cli as cli\n"
+        "def build(argv=None): raise RuntimeError(\"simulated bug\")\n"
+        "cli.build = build; sys.argv = [\"rdmatool\", *sys.argv[1:]]; cli.main()' \"$@\"\n"))
     wiring.configure(RDMATOOL=str(crashing))
     job = wiring.cluster.sbatch("--nodes=2", "--wrap", "true")
     record = wiring.cluster.wait_for("the job held", _held(wiring, job), timeout=60)
@@ -233,8 +252,9 @@ def test_healthcheck_drains_with_the_finding_and_resumes_its_own_drain(wiring: W
     wiring.healthcheck("gpu05", "gpu04")
     node = wiring.cluster.node("gpu05")
     assert "DRAIN" in node["State"]
-    _assert_reason_is_a_finding(node["Reason"], json.loads((wiring.logdir / "health.gpu05.json").read_text()),
-                                "gpu05")
+    local = json.loads((wiring.logdir / "health.gpu05.json").read_text())  # the gate --local on the node
+    assert len(local["drain"]) == 1 and local["stages"][0]["detail"] == "1/1 targets read"
+    _assert_reason_is_a_finding(node["Reason"], local, local["drain"][0])
     assert _state(wiring, "gpu04") == "IDLE"  # the healthy neighbour is left as it is
     wiring.fabric.clear_faults()
     wiring.healthcheck("gpu05")
@@ -256,9 +276,10 @@ def test_healthcheck_never_resumes_or_relabels_a_node_someone_else_drained(wirin
                for line in lines), lines
 
 
+@pytest.mark.skipif(HAS_RDMA, reason="this machine has RDMA devices: a node without any cannot be played by it")
 def test_healthcheck_inconclusive_changes_nothing(wiring: Wiring) -> None:
-    wiring.fabric.set_fault("unreachable", "gpu04")
-    wiring.fabric.set_fault("unreachable", "gpu02")
+    wiring.site.off_fabric("gpu04")  # a node whose RDMA device is gone (no driver): no data, never a pass
+    wiring.site.off_fabric("gpu02")
     wiring.cluster.scontrol("update", "nodename=gpu02", "state=drain", "reason=rdmatool: port_not_active: earlier")
     wiring.healthcheck("gpu04", "gpu02")
     assert _state(wiring, "gpu04") == "IDLE"  # not drained for a monitoring gap
@@ -268,13 +289,12 @@ def test_healthcheck_inconclusive_changes_nothing(wiring: Wiring) -> None:
     assert sorted(line.split(" healthcheck ")[1].split(":")[0] for line in logged) == ["gpu02", "gpu04"]
 
 
-def test_slurmd_runs_the_healthcheck_and_it_drains_and_resumes(fabric, tmp_path: Path) -> None:
+def test_slurmd_runs_the_healthcheck_and_it_drains_and_resumes(fabric, installed) -> None:
     """The same program started by slurmd itself at HealthCheckInterval, with what slurmd gives it."""
     fabric.clear_faults()
-    _install(tmp_path, tmp_path / "cluster" / "slurm.conf")
-    wiring = Wiring(None, tmp_path, fabric)  # type: ignore[arg-type] - the cluster is started below
-    wiring.configure()
-    with slurm_cluster(["gpu07"], tmp_path / "cluster", HealthCheckProgram=str(tmp_path / "healthcheck"),
+    hooks = installed.write_hooks(installed.root / "cluster-gpu07" / "slurm.conf", folder="hooks-gpu07")
+    Wiring(None, installed, fabric).configure()  # type: ignore[arg-type] - only the settings
+    with slurm_cluster(["gpu07"], installed.root / "cluster-gpu07", HealthCheckProgram=str(hooks["healthcheck"]),
                        HealthCheckInterval="2", HealthCheckNodeState="ANY") as cluster:
         try:
             fabric.set_fault("port_down", "gpu07", nic="mlx5_0")
@@ -286,4 +306,4 @@ def test_slurmd_runs_the_healthcheck_and_it_drains_and_resumes(fabric, tmp_path:
                              lambda: "DRAIN" not in cluster.node("gpu07")["State"], timeout=60)
         finally:
             fabric.clear_faults()
-    assert os.path.exists(tmp_path / "log" / "health.gpu07.json")
+    assert os.path.exists(installed.log_dir / "health.gpu07.json")
