@@ -84,9 +84,36 @@ def test_the_configmap_holds_exactly_what_the_pods_read() -> None:
     assert read == set(CONFIG["data"]), (read, set(CONFIG["data"]))
 
 
+def _local(container: dict) -> bool:
+    """A node check: `gate --local` itself, or the DaemonSet's script that runs it."""
+    words = container.get("command", []) + container.get("args", [])
+    return "--local" in words or "/config/node-check.sh" in words
+
+
+def test_the_node_checks_read_their_own_node_with_no_key_inventory_or_known_hosts() -> None:
+    checks = [(name, spec, c) for name, spec, c in _rdmatool_containers() if _local(c)]
+    assert sorted(name for name, _, _ in checks) == ["daemonset.yaml", "init-container.yaml"]
+    for name, spec, container in checks:
+        words = " ".join(container.get("command", []) + container.get("args", []))
+        assert not any("secret" in v for v in spec["volumes"]), name
+        assert not any(m["mountPath"].startswith("/secrets") for m in container["volumeMounts"]), name
+        assert "-i " not in words and "--known-hosts" not in words and "inventory" not in words, name
+        assert container["securityContext"].get("runAsNonRoot", spec["securityContext"].get("runAsNonRoot")), name
+    script = CONFIG["data"]["node-check.sh"]
+    [gate] = [line for line in script.splitlines() if '"$RDMATOOL" gate' in line]
+    assert gate.split()[1:4] == ["gate", "--local", "--profile"] and "/config/node-profile.yaml" in gate
+    code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
+    assert "ssh" not in code.lower() and "known_hosts" not in code and "inventory" not in code
+    # the DaemonSet's pod reads the node's netdevs: it lives in the node's network namespace
+    daemonset = next(d for _, d in DOCS if d["kind"] == "DaemonSet")["spec"]["template"]["spec"]
+    assert daemonset["hostNetwork"] is True and daemonset["dnsPolicy"] == "ClusterFirstWithHostNet"
+
+
 def test_the_ssh_key_is_where_the_inventory_says_and_readable_by_the_pods() -> None:
     identity = yaml.safe_load(CONFIG["data"]["inventory.yaml"])["defaults"]["identity_file"]
     for name, spec, container in _rdmatool_containers():
+        if _local(container):
+            continue  # reads its own node: no key (above)
         if not any(m["mountPath"] == "/config" for m in container["volumeMounts"]):
             # no inventory, so no host to reach (the merge Job reads bundles only): no key either
             assert not any("secret" in v for v in spec["volumes"]), name
@@ -134,8 +161,9 @@ def test_the_daemonset_tolerates_its_own_taint_and_may_patch_nodes() -> None:
 
 # --- node-check.sh, run once with a recorded kubectl and a stand-in gate ---------------------------------------
 
-FINDING = {"rule": "port_not_active", "severity": "error", "target": "gpu007", "entity": "mlx5_0/1",
-           "symptom": "RDMA port mlx5_0/1 on gpu007 is not Active (state Down)"}
+# A local gate names the machine by its host name, which need not be the node's name: its findings are the node's.
+FINDING = {"rule": "port_not_active", "severity": "error", "target": "ip-10-0-0-7", "entity": "mlx5_0/1",
+           "symptom": "RDMA port mlx5_0/1 on ip-10-0-0-7 is not Active (state Down)"}
 
 
 def _node_check(tmp_path: Path, code: int, payload: dict | None, fail_closed: str = "no") -> tuple[int, list, str]:
@@ -146,7 +174,8 @@ def _node_check(tmp_path: Path, code: int, payload: dict | None, fail_closed: st
     kubectl.chmod(0o755)
     gate = bin_dir / "rdmatool"
     (tmp_path / "payload.json").write_text(json.dumps(payload) if payload is not None else "")
-    gate.write_text(f"#!/bin/sh\ncat {tmp_path / 'payload.json'}\necho 'last line of stderr' >&2\nexit {code}\n")
+    gate.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path / 'argv'}\ncat {tmp_path / 'payload.json'}\n"
+                    f"echo 'last line of stderr' >&2\nexit {code}\n")
     gate.chmod(0o755)
     script = tmp_path / "node-check.sh"
     script.write_text(CONFIG["data"]["node-check.sh"])
@@ -160,13 +189,17 @@ def _node_check(tmp_path: Path, code: int, payload: dict | None, fail_closed: st
 
 
 def test_node_check_taints_labels_and_gives_the_reason_on_a_failure(tmp_path: Path) -> None:
-    code, calls, stderr = _node_check(tmp_path, 1, {"verdict": "fail", "drain": ["gpu007"], "findings": [FINDING]})
+    code, calls, stderr = _node_check(tmp_path, 1, {"verdict": "fail", "drain": ["ip-10-0-0-7"],
+                                                    "findings": [FINDING]})
     assert code == 1
+    assert (tmp_path / "argv").read_text().split() == ["gate", "--local", "--profile", "/config/node-profile.yaml",
+                                                       "--budget", "60", "--json"]
     assert calls == [
         ["taint", "nodes", "gpu007", "rdmatool.io/fabric=fail:NoSchedule", "--overwrite"],
         ["label", "nodes", "gpu007", "rdmatool.io/fabric=fail", "--overwrite"],
         ["annotate", "nodes", "gpu007",
-         "rdmatool.io/reason=port_not_active: RDMA port mlx5_0/1 on gpu007 is not Active (state Down)", "--overwrite"],
+         "rdmatool.io/reason=port_not_active: RDMA port mlx5_0/1 on ip-10-0-0-7 is not Active (state Down)",
+         "--overwrite"],
     ]
     assert "failed; tainted" in stderr
 
