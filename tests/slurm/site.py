@@ -131,9 +131,9 @@ def install(fabric, hosts: list[str]) -> Site:
     site = Site(Path(tempfile.mkdtemp(prefix="rdmatool-slurm-site-", dir="/tmp")), fabric)
     site.root.chmod(0o755)
     rdmatool_launcher(site.rdmatool)
-    check = site.as_service_user(str(site.rdmatool), "--version")
-    assert check.returncode == 0, (f"the service user {SERVICE_USER} cannot run this checkout's rdmatool (the "
-                                   f"checkout and its venv must be readable by it): {check.stderr[-500:]}")
+    for path in (REPO / "rdmatool" / "__init__.py", Path(sysconfig.get_paths()["purelib"]) / "yaml" / "__init__.py"):
+        assert site.as_service_user("test", "-r", str(path)).returncode == 0, (
+            f"the service user {SERVICE_USER} cannot read {path}: the checkout and its venv must be readable by it")
     for step in ("files", "ssh-key"):
         done = site.install(step)
         assert done.returncode == 0, f"install.sh {step}: {done.stderr}"
