@@ -161,3 +161,6 @@ def _port_samples(entity: str, kind: str, match: re.Match, line_no: int, line: s
     if capable:
         samples.append(Sample(entity, "ib_link_capable", text=capable, raw_key="max"))
     return samples
+
+
+far_end_samples = _port_samples  # ibqueryerrors' `Link info` lines print a port's link exactly as iblinkinfo does

@@ -32,8 +32,8 @@ REFUSED = {
     "ethtool_info": "ethtool -i", "ibv_devinfo": "ibv_devinfo", "ibstatus": "ibstatus", "sysfs_counters": "grep",
     "dcqcn_sysfs": "grep", "psi": "grep", "loadavg": "cat /proc/loadavg", "show_gids": "show_gids",
     "nvidia_smi": "nvidia-smi", "dcgmi_dmon": "dcgmi dmon", "rocm_smi": "rocm-smi", "fw_query": "flint / mlxfwmanager",
-    "mlxlink": "mlxlink", "nccl_tests": "the nccl-tests program", "verbs": "the verbs read",
-    "ibnetdiscover": "ibnetdiscover", "sminfo": "sminfo",
+    "mlxlink": "mlxlink", "nccl_tests": "the nccl-tests program", "verbs": "the verbs read", "nccl_debug": "NCCL",
+    "ibnetdiscover": "ibnetdiscover", "sminfo": "sminfo", "ibqueryerrors": "ibqueryerrors",
 }
 LEGITIMATE = {"lldpctl", "iblinkinfo", "sonic_ecn", "perftest"}
 EMPTY = ["", "\n", "  \n\t\n", "\r\n\r\n", "   "]
