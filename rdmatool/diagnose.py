@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -15,9 +16,9 @@ from rdmatool.errors import PlaybookError
 from rdmatool.facts import FactQuery
 from rdmatool.failures import bundle_failures, tool_gaps
 from rdmatool.frame import noise_notes
-from rdmatool.model import Verdict
+from rdmatool.model import Finding, Verdict
 from rdmatool.pairs.bundle_results import with_pair_attribution
-from rdmatool.result import DiagnoseResult
+from rdmatool.result import DiagnoseResult, finding_ids
 from rdmatool.rules import engine, playbook
 from rdmatool.rules.command_failures import with_command_failures
 from rdmatool.topology import placement
@@ -81,9 +82,11 @@ def nothing_to_judge(analysis: Analysis) -> str | None:
 def diagnose_analysis(
     analysis: Analysis, playbooks_dir: str | Path | None = None, baseline: pd.DataFrame | None = None,
     profile: dict | None = None, source: str = "", topology: str | Path | None = None, pairs: list | None = None,
+    keep: Callable[[Finding], bool] | None = None,
 ) -> DiagnoseResult:
     """`topology`: an expected-topology file (rdmatool.topology.expected) the cabling is compared with; `pairs`:
-    perftest pair results, judged by path class against the cabling (rdmatool.topology.paths)."""
+    perftest pair results, judged by path class against the cabling (rdmatool.topology.paths); `keep`: the findings
+    judged, when a selection of the bundle's targets is (rdmatool.bundle.select: not another host's cable)."""
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
     rules = playbook.load_dir(playbooks_dir or default_playbooks(), site=profile)  # the site's RoCE / CNP class
@@ -101,6 +104,8 @@ def diagnose_analysis(
     # that hung (30-fleet-and-pitfalls.yaml).
     analysis = with_command_failures(analysis)
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
+    if keep is not None:
+        findings = kept_findings(findings, keep)
     failures = failures_of(analysis)
     notes = list(analysis.table.notes) + noise_notes(analysis.table.rows, analysis.table.codes)
     if any(note.startswith(tuple("0123456789")) and "manifest's snapshot times" in note for note in notes):
@@ -113,6 +118,14 @@ def diagnose_analysis(
     return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else judged, findings, failures,
                           source=source, window_s=analysis.window_s, notes=notes, no_data=nothing,
                           hosts=[str(t.get("name")) for t in analysis.table.targets if t.get("kind", "host") == "host"])
+
+
+def kept_findings(findings: list[Finding], keep: Callable[[Finding], bool]) -> list[Finding]:
+    """The findings `keep` accepts; one explained by a finding left out stands on its own (its story is told)."""
+    ids = finding_ids(findings)
+    kept = {i for i, f in zip(ids, findings) if keep(f)}
+    return [f if f.explained_by is None or f.explained_by in kept else replace(f, explained_by=None)
+            for i, f in zip(ids, findings) if i in kept]
 
 
 def pair_placement(analysis: Analysis, expected_topology=None) -> dict[str, dict[str, str]]:

@@ -91,11 +91,11 @@ def test_a_target_with_only_a_capture_in_a_snapshot_is_not_absent(tmp_path) -> N
     assert not any("no output in snapshot" in f["error"] for f in failures), failures
 
 
-def test_a_limit_on_a_saved_bundle_is_refused_not_ignored(tmp_path) -> None:
+def test_a_limit_on_a_replayed_bundle_is_refused_not_ignored(tmp_path) -> None:
+    """The gate's replay judges a bundle whole; `diagnose BUNDLE --limit` narrows it (tests/test_bundle_limit.py)."""
     path, host = _pod_bundle(tmp_path)
-    for command in (("gate", "--replay", str(path)), ("diagnose", str(path))):
-        run = rdmatool(*command, "--limit", host)
-        assert run.returncode == 2, run.stdout + run.stderr
-        assert "judged whole" in run.stderr and "Traceback" not in run.stderr
+    run = rdmatool("gate", "--replay", str(path), "--limit", host)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "judged whole" in run.stderr and "Traceback" not in run.stderr
     data = json.loads((path / "manifest.json").read_text())
     assert len(data["targets"]) > 1  # a selection would have mattered

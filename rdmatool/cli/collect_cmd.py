@@ -11,8 +11,23 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
-from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
-from rdmatool.cli._targets import choose_targets, exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._output import (
+    EXIT_FAIL,
+    EXIT_INCONCLUSIVE,
+    EXIT_USAGE,
+    data_console,
+    die,
+    print_json,
+    print_wrapped,
+)
+from rdmatool.cli._targets import (
+    BUNDLE_LIMIT_HELP,
+    bundle_selection,
+    choose_targets,
+    exclude_option,
+    ignore_unknown_option,
+    limit_option,
+)
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import BundleError, NoData, NothingCollected, RdmatoolError
 from rdmatool.model import Target
@@ -218,6 +233,9 @@ def bundle_show(
     path: str = typer.Argument(..., help="A collected bundle directory."),
     fmt: str = format_option(SHOW_FORMATS),
     as_json: bool = json_option(),
+    limit: str = limit_option(help=BUNDLE_LIMIT_HELP.replace("to judge (with -i: to collect)", "to summarise")),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
 ) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io
@@ -225,19 +243,20 @@ def bundle_show(
     from rdmatool.failures import bundle_failures
     from rdmatool.schemas import tag
 
-    try:
-        loaded = bundle_io.read(path)
-        # The parse failures too, so that this list is the one `diagnose` reports (through the samples store: a
-        # stored bundle is not parsed again; nothing is written here).
-        table = frame.load(path, write_store=False)
-    except BundleError as exc:
-        die(f"rdmatool: {exc}", EXIT_USAGE)
-    failures_list = bundle_failures(table.collection_failures, table.parse_failures)
     fmt = chosen("bundle show", fmt, as_json, SHOW_FORMATS)
+    with bundle_selection("bundle show", path, limit, exclude, ignore_unknown) as (read, selection):
+        try:
+            loaded = bundle_io.read(read)
+            # The parse failures too, so that this list is the one `diagnose` reports (through the samples store: a
+            # stored bundle is not parsed again; nothing is written here).
+            table = frame.load(read, write_store=False)
+        except BundleError as exc:
+            die(f"rdmatool: {exc}", EXIT_USAGE)
+    failures_list = bundle_failures(table.collection_failures, table.parse_failures)
     per_parser = Counter(e.result.parser for e in loaded.entries)
     summary = {
         "schema": tag("bundle-show"),  # the shape and its version: rdmatool/schemas/bundle-show.schema.json
-        "path": str(loaded.path),
+        "path": str(loaded.path) if selection is None else path,
         "created": loaded.manifest.get("created"),
         "interval_s": loaded.manifest.get("interval_s"),
         "snapshots": len(loaded.manifest.get("snapshots", [])),
@@ -245,6 +264,7 @@ def bundle_show(
         "outputs": len(loaded.entries),
         "outputs_per_parser": dict(sorted(per_parser.items())),
         "failures": failures_list,
+        **({"selection": selection.as_json()} if selection else {}),
     }
     if fmt == JSON:
         print_json(summary)
@@ -259,6 +279,8 @@ def bundle_show(
                             f"interval {terminal(summary['interval_s'])} s"))
     out.print(f"{summary['targets']} targets, {summary['snapshots']} snapshots, {summary['outputs']} outputs",
               highlight=False)
+    if selection:
+        print_wrapped(out, selection.note(), hanging=4)
     out.print(tables.fitted(out, ("parser", "files"), [[name, str(count)] for name, count in
                                                         summary["outputs_per_parser"].items()],
                             keys=("parser",), right=("files",), title="outputs per parser"))

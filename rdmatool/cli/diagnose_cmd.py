@@ -10,7 +10,14 @@ import typer
 from rdmatool.cli import _config
 from rdmatool.cli._format import chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
-from rdmatool.cli._targets import LIMIT_HELP, exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._targets import (
+    BUNDLE_LIMIT_HELP,
+    bundle_selection,
+    exclude_option,
+    ignore_unknown_option,
+    limit_option,
+    with_selection,
+)
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -42,7 +49,7 @@ def diagnose_command(
     severity: str = typer.Option(None, "--severity", help="Lowest severity shown: info | warning | error | critical "
                                  "(table, markdown, commands; JSON lists everything). Default: warning."),
     interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
-    limit: str = limit_option(help="With -i: " + LIMIT_HELP),
+    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
     exclude: str = exclude_option(),
     ignore_unknown: bool = ignore_unknown_option(),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="With -i: targets collected at once."),
@@ -62,9 +69,6 @@ def diagnose_command(
         inventory_file = _config.inventory(inventory_file)
     if not bundle and not inventory_file:
         die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
-    if bundle and not inventory_file and (limit or exclude):  # silently judging every target would mislead
-        die("rdmatool diagnose: --limit and --exclude select the targets of an inventory (-i); a saved bundle is "
-            "judged whole", EXIT_USAGE)
     store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site(site_values)
     minimum = _minimum_severity(severity, show_all)
     try:
@@ -94,9 +98,12 @@ def diagnose_command(
                                      topology=topology, profile=site)
             if workdir:
                 workdir.cleanup()
-        else:
-            result = diagnose_bundle(bundle, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
-                                     topology=topology, profile=site)
+        else:  # a nightly bundle narrowed to a job's nodes and their switches with --limit / --exclude
+            with bundle_selection("diagnose", bundle, limit, exclude, ignore_unknown) as (path, selection):
+                result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
+                                         topology=topology, profile=site,
+                                         **({"keep": selection.keeps} if selection else {}))
+            result = with_selection(result, bundle, selection)
     except NoData as exc:
         die(f"rdmatool diagnose: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

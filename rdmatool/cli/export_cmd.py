@@ -10,6 +10,13 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._targets import (
+    BUNDLE_LIMIT_HELP,
+    bundle_selection,
+    exclude_option,
+    ignore_unknown_option,
+    limit_option,
+)
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 
@@ -40,6 +47,9 @@ def prometheus_command(
     baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
     store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
 ) -> None:
     """Latest values, counter rates, findings and the verdict in the Prometheus text format."""
     from rdmatool.report.prometheus import bundle_export
@@ -56,8 +66,11 @@ def prometheus_command(
             from rdmatool import baseline as baselines
 
             stats = baselines.stats_for_rules(baselines.resolve(baseline, store))
-        export = bundle_export(bundle, max_series=max_series, playbooks_dir=playbooks, baseline=stats,
-                               profile=_config.site())
+        with bundle_selection("export prometheus", bundle, limit, exclude, ignore_unknown) as (read, selection):
+            export = bundle_export(read, max_series=max_series, playbooks_dir=playbooks, baseline=stats,
+                                   profile=_config.site(), **({"keep": selection.keeps} if selection else {}))
+        if selection:  # the figures and findings of the selection alone: said in the log beside the file
+            typer.echo(f"rdmatool: note: {selection.note()}", err=True)
     except NoData as exc:
         die(f"rdmatool export prometheus: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

@@ -8,6 +8,14 @@ import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._targets import (
+    BUNDLE_LIMIT_HELP,
+    bundle_selection,
+    exclude_option,
+    ignore_unknown_option,
+    limit_option,
+    with_selection,
+)
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 
@@ -25,6 +33,9 @@ def report_command(
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
     site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
+    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
 ) -> None:
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
     counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""
@@ -49,13 +60,14 @@ def report_command(
             from rdmatool import baseline as baselines
 
             path = baselines.resolve(baseline, store)
-        shown = page.build(bundle, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn,
-                           profile=site)
+        with bundle_selection("report", bundle, limit, exclude, ignore_unknown) as (read, selection):
+            shown = page.build(read, baseline=path, playbooks_dir=playbooks, topology=topology, on_skipped=_warn,
+                               profile=site, keep=selection.keeps if selection else None)
     except NoData as exc:
         die(f"rdmatool report: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:
         die(f"rdmatool: {exc}", EXIT_USAGE)
-    result = shown.result
+    result = with_selection(shown.result, bundle, selection)  # named as BUNDLE, the selection in its notes
     if result.no_data:  # nothing to judge: one line and no report that would read like an empty pass
         die(f"rdmatool report: {bundle}: {result.no_data}", EXIT_INCONCLUSIVE)
     try:

@@ -159,10 +159,10 @@ class Page:
 
 def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir: str | Path | None = None,
           topology: str | Path | None = None, on_skipped: Callable[[str], None] | None = None,
-          profile: dict | None = None) -> Page:
+          profile: dict | None = None, keep: Callable | None = None) -> Page:
     """Diagnose a bundle (as `rdmatool diagnose` does, with the baseline's statistics when one is given) and gather
-    what the report shows (`profile`: the site profile of the suggested settings). Errors are the diagnosis' own
-    (BundleError, BaselineError, PlaybookError...)."""
+    what the report shows (`profile`: the site profile of the suggested settings; `keep`: the findings judged, as
+    diagnose_analysis takes it). Errors are the diagnosis' own (BundleError, BaselineError, PlaybookError...)."""
     from rdmatool import baseline as baselines
     from rdmatool.capture.facts import analyse_with_captures
     from rdmatool.diagnose import diagnose_analysis
@@ -177,7 +177,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
             on_skipped(line)
     records = bundle_pairs(bundle)
     result = diagnose_analysis(analysis, playbooks_dir=playbooks_dir, baseline=stats, source=str(bundle),
-                               topology=topology, pairs=records, profile=profile)
+                               topology=topology, pairs=records, profile=profile, keep=keep)
     facts = analysis.facts
     ports = port_rows(facts, result)
     pairs, attribution = perf_pairs(analysis, records)
