@@ -19,7 +19,8 @@ KEYS = ["entity", "metric", "value", "text", "priority", "size_bytes", "raw_key"
 HOST_FOLDERS = {
     "ib_read_lat": "perftest", "ib_write_bw": "perftest", "ibstat": "ibstat", "ibstatus": "ibstatus",
     "nccl_all_reduce_perf": "nccl_tests", "perfquery": "perfquery", "sysfs_ecn_dcqcn": "dcqcn_sysfs",
-    "sysfs_infiniband": "sysfs_counters",
+    "sysfs_infiniband": "sysfs_counters", "iblinkinfo": "iblinkinfo", "ibnetdiscover": "ibnetdiscover",
+    "ibqueryerrors": "ibqueryerrors", "sminfo": "sminfo",
 }
 
 
