@@ -106,7 +106,8 @@ def test_baseline_diff_shows_the_change_and_where_a_long_value_differs(tmp_path:
     # the change itself, not the two equal beginnings of a 160-character value
     (row,) = [line for line in result.stdout.splitlines() if "cumulus/qos" in line]
     assert "…153600,min=153600" in row and "…100000,min=153600" in row, row
-    assert "new" in result.stdout or "%" in result.stdout
+    (moved,) = [line for line in result.stdout.splitlines() if "port_rcv_remote_physical_errors_per_s" in line]
+    assert re.search(r"│ +(\+[\d.]+%|new) │$", moved), moved  # the change, whole, on the metric's line
 
 
 def test_bundle_show_keeps_parsers_and_targets_whole() -> None:

@@ -2,8 +2,9 @@
 
 A group is named by its metric and the rest of its key (kind, role, priority, size): the metric is never cut. When a
 column per key and per figure does not fit the console (eleven columns at 80 do not), the key is one column, the
-metric over the rest of it, and the figures are paired (median and MAD, p10 and p90, n and nights). A baseline may
-come from another machine: every string in it is shown as characters, never read as markup.
+metric over the rest of it, and the figures are paired (median and MAD, p10 and p90, n and nights) with four
+significant digits (the JSON has them all). A baseline may come from another machine: every string in it is shown as
+characters, never read as markup.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from rdmatool.report import tables
 STATS = ("median", "mad", "p10", "p90", "n", "nights")
 
 
-def number(value) -> str:
+NARROW_DIGITS = 4  # significant digits of a figure in the stacked layout: `1.68e+07`, never folded mid-number
+
+
+def number(value, digits: int = 6) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return f"{value:.{digits}g}"
     return str(value)
 
 
@@ -59,10 +63,9 @@ def groups_table(console: Console, stats: list[dict]) -> Table:
     title = f"{len(stats)} groups"
     if tables.fits(console, headers, rows):
         return tables.fitted(console, headers, rows, keys=("metric",), right=STATS, title=title)
-    paired = [[tables.lines(number(r.get("metric")), _rest_of_key(r)),
-               tables.lines(number(r.get("median")), number(r.get("mad"))),
-               tables.lines(number(r.get("p10")), number(r.get("p90"))),
-               tables.lines(number(r.get("n")), number(r.get("nights")))] for r in stats]
+    short = [[number(r.get(c), NARROW_DIGITS) for c in STATS] for r in stats]
+    paired = [[tables.lines(number(r.get("metric")), _rest_of_key(r)), tables.lines(f[0], f[1]),
+               tables.lines(f[2], f[3]), tables.lines(f[4], f[5])] for r, f in zip(stats, short)]
     return tables.fitted(console, ("metric / group", "median / mad", "p10 / p90", "n / nights"), paired,
                          keys=("metric / group",), right=("median / mad", "p10 / p90", "n / nights"), title=title,
                          show_lines=True)
@@ -88,7 +91,8 @@ def moved_table(console: Console, moved: list[dict]) -> Table:
     if tables.fits(console, headers, rows):
         return tables.fitted(console, headers, rows, keys=("metric", "change", "relative"),
                              right=("A", "B", "change", "relative"), title=title)
-    grouped = [[tables.lines(row[0], _rest_of_key(r)), *row[len(RULE_KEYS):]] for row, r in zip(rows, moved)]
+    grouped = [[tables.lines(number(r.get("metric")), _rest_of_key(r)), number(r["median_a"], NARROW_DIGITS),
+                number(r["median_b"], NARROW_DIGITS), number(r["change"], NARROW_DIGITS), relative(r)] for r in moved]
     return tables.fitted(console, ("metric / group", "A", "B", "change", "relative"), grouped,
                          keys=("metric / group", "change", "relative"), right=("A", "B", "change", "relative"),
                          title=title, show_lines=True)
