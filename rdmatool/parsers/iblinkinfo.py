@@ -39,6 +39,7 @@ import re
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
 from rdmatool.parsers._ibinfo import Collector, content_lines
+from rdmatool.parsers._ibsubnet import NodeNames
 from rdmatool.parsers._samples import HOST, tool_error
 
 NAME = "iblinkinfo"
@@ -75,7 +76,7 @@ def parse(text: str) -> list[Sample]:
     # description → the header line of the node that printed it first. The ports under one header are one node's
     # (a dual-port CA's two ports, both `gpu01 HCA-1`) and keep the plain description, so that each matches the
     # far end the switch side names (`gpu01 HCA-1|2`); only another node printing the same description gets GUIDs.
-    owner_of: dict[str, object] = {}
+    names = NodeNames()
     line_mode: _LineMode | None = None
     for line_no, line in content_lines(text, NAME, out):
         if _DISCOVERY_FAILED.search(line):
@@ -84,7 +85,7 @@ def parse(text: str) -> list[Sample]:
         if match := _LINE.match(line):
             line_mode = line_mode or _LineMode(text)
             kind, key, desc = line_mode.node(match, line_no)
-            name = desc if owner_of.setdefault(desc, key) == key else f"{desc} ({match['guid'].lower()})"
+            name = names.name(desc, key, match["guid"].lower())
             entity = f"{name}/{int(match['port'])}"
             out.extend(_port_samples(entity, kind, match, line_no, line), line_no, line)
             continue
@@ -101,7 +102,7 @@ def parse(text: str) -> list[Sample]:
             raise ParseError(NAME, line_no, line, "port line before any `Switch:` or `CA:` header")
         kind, desc, switch_guid, header = node
         guid = switch_guid or match["guid"] or ""
-        name = desc if owner_of.setdefault(desc, header) == header else f"{desc} ({guid})"
+        name = names.name(desc, header, guid)
         entity = f"{name}/{int(match['port'])}"
         out.extend(_port_samples(entity, kind, match, line_no, line), line_no, line)
     return out.samples
