@@ -125,10 +125,8 @@ def _node(match: re.Match[str], line_no: int) -> _Node:
 
 
 def _port_entity(names: NodeNames, node: _Node, match: re.Match[str]) -> str:
-    line_guid = guid(match["guid"])
-    name = names.name(node.desc, node.key, node.guid or line_guid)
-    if node.guid is None and name != node.desc:
-        name = f"{node.desc} ({line_guid})"  # a CA's ports each by its own GUID, as iblinkinfo names them
+    # a switch's ports by the switch's GUID, a CA's each by the port GUID its line prints, as iblinkinfo names them
+    name = names.name(node.desc, node.key, node.guid or guid(match["guid"]))
     number = match["port"]
     return f"{name}/{number if number == 'ALL' else int(number)}"
 
