@@ -9,7 +9,8 @@ none, is for the rules to say: the parser reports what each SM says of itself.
 Example:
     sminfo: sm lid 1 sm guid 0xb83fd203001a2b3c, activity count 5421987 priority 15 state 3 SMINFO_MASTER
     -> Sample("lid1", "sm_state", text="master", raw_key="SMINFO_MASTER"), ...
-Caveats: the state is read from its number (0-3, IBTA SMInfo) where the word is missing or unknown; a number
+Caveats: an SM answering twice (the master asked as `sminfo`, then again by its LID) keeps its first answer; the
+others are counted, `parse_skipped_lines` entity `repeated_sm`. The state is read from its number (0-3, IBTA SMInfo) where the word is missing or unknown; a number
 outside 0-3 keeps the printed word. `iberror:` lines (`iberror: failed: query`) and the shared tool failures
 become `tool_error` (entity `host`); `ibwarn:` lines, `#` comments and the command line are skipped. Any other
 line is a ParseError. An empty output is a ParseError (`rdmatool parse` exits 2): sminfo prints its line whenever
@@ -22,7 +23,7 @@ import re
 
 from rdmatool.errors import ParseError
 from rdmatool.model import Sample
-from rdmatool.parsers._common import refuse_empty
+from rdmatool.parsers._common import Noise, refuse_empty
 from rdmatool.parsers._ibinfo import Collector, content_lines
 from rdmatool.parsers._samples import HOST, tool_error
 
@@ -41,6 +42,8 @@ _WORDS = {"SMINFO_NOTACT": 0, "SMINFO_DISCOVER": 1, "SMINFO_STANDBY": 2, "SMINFO
 def parse(text: str) -> list[Sample]:
     refuse_empty(NAME, "sminfo", text)
     out = Collector(NAME)
+    noise = Noise()
+    seen: set[int] = set()
     for line_no, line in content_lines(text, NAME, out):
         if _ERROR.search(line):
             out.add(tool_error(HOST, line.strip()), line_no, line)
@@ -48,8 +51,12 @@ def parse(text: str) -> list[Sample]:
         match = _LINE.match(line)
         if match is None:
             raise ParseError(NAME, line_no, line)
+        if int(match["lid"]) in seen:  # the master asked as `sminfo` and again by its LID: one SM, first answer kept
+            noise.skip("repeated_sm")
+            continue
+        seen.add(int(match["lid"]))
         out.extend(_samples(match), line_no, line)
-    return out.samples
+    return out.samples + noise.samples()
 
 
 def _samples(match: re.Match[str]) -> list[Sample]:
