@@ -8,19 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from rdmatool import platforms
+
 
 class TargetKind(str, Enum):
     HOST = "host"
     SWITCH = "switch"
 
 
-class Platform(str, Enum):
-    LINUX = "linux"
-    SONIC = "sonic"
-    CUMULUS = "cumulus"
-    ONYX = "onyx"
-    EOS = "eos"
-    NXOS = "nxos"
+# One member per module of rdmatool.platforms (Platform.SONIC = "sonic"), in the registry's order: a new switch OS is
+# a new module there, not a line here.
+Platform = Enum("Platform", [(m.NAME.upper(), m.NAME) for m in platforms.MODULES], type=str, module=__name__,
+                qualname="Platform")
 
 
 class MetricKind(str, Enum):

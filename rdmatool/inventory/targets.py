@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rdmatool import hostlist, yamlio
+from rdmatool import hostlist, platforms, yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Platform, Target, TargetKind
 from rdmatool.ssh_library import paramiko
@@ -34,15 +34,10 @@ _KNOWN_KEYS = {
     "name", "address", "group", "groups", "kind", "platform", "role", "user", "port", "identity_file",
     "proxy_jump", "ports", "password_env",
 }
-_SWITCH_PLATFORMS = {Platform.SONIC, Platform.CUMULUS, Platform.ONYX, Platform.EOS, Platform.NXOS}
-ANSIBLE_OS = {
-    "sonic": Platform.SONIC, "dellemc.enterprise_sonic.sonic": Platform.SONIC,
-    "cumulus": Platform.CUMULUS, "nvidia.nvue.nvue": Platform.CUMULUS, "cumulus_linux": Platform.CUMULUS,
-    "onyx": Platform.ONYX, "mellanox.onyx.onyx": Platform.ONYX, "mlnxos": Platform.ONYX,
-    "eos": Platform.EOS, "arista.eos.eos": Platform.EOS,
-    "nxos": Platform.NXOS, "cisco.nxos.nxos": Platform.NXOS,
-    "linux": Platform.LINUX,
-}
+_SWITCH_PLATFORMS = {Platform(m.NAME) for m in platforms.SWITCHES}
+_HOST_PLATFORMS = {Platform(m.NAME) for m in platforms.HOSTS}
+# ansible_network_os → platform: each platform module's ALIASES
+ANSIBLE_OS = {alias: Platform(m.NAME) for m in platforms.MODULES for alias in m.ALIASES}
 
 
 def from_native(data: dict, path: Path, config: paramiko.SSHConfig | None) -> list[Target]:
@@ -223,9 +218,11 @@ def _build_target(m: dict, where: str, config: paramiko.SSHConfig | None) -> Tar
         raise InventoryError(f"{where}: target {name!r}: kind must be host or switch, not "
                              f"{yamlio.quote(kind_raw)}") from None
     if kind is TargetKind.SWITCH and platform not in _SWITCH_PLATFORMS:
-        raise InventoryError(f"{where}: switch {name!r} needs a switch platform (sonic, cumulus, onyx, eos, nxos)")
-    if kind is TargetKind.HOST and platform is not Platform.LINUX:
-        raise InventoryError(f"{where}: host {name!r} must have platform linux, not {platform.value}")
+        choices = ", ".join(m.NAME for m in platforms.SWITCHES)
+        raise InventoryError(f"{where}: switch {name!r} needs a switch platform ({choices})")
+    if kind is TargetKind.HOST and platform not in _HOST_PLATFORMS:
+        hosts = ", ".join(m.NAME for m in platforms.HOSTS)
+        raise InventoryError(f"{where}: host {name!r} must have platform {hosts}, not {platform.value}")
     role = _text(m, "role", where, name, numbers=True)
     if role is not None and (len(role) > _GROUP_NAME_MAX or not role.isprintable()):
         raise InventoryError(f"{where}: target {name!r}: invalid role {yamlio.quote(role)}")
