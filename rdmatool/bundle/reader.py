@@ -25,9 +25,12 @@ from pathlib import Path
 
 from rdmatool import files, limits
 from rdmatool.bundle.manifest import one_line, read_manifest, shown_value
-from rdmatool.bundle.names import OUTPUTS_FILE, PACK_FORMAT, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
+from rdmatool.bundle.names import OUTPUTS_FILE, PACK_SUFFIX, QUALIFIER, STEM, TARGET_NAME
+from rdmatool.bundle.packs import _pack, _pack_entries  # noqa: F401 - _pack_entries: the tests check headers here
 from rdmatool.bundle.peers import PERFTEST, bundle_peers, per_peer_qualifier
 from rdmatool.bundle.side_data import side_problem as _side_problem
+from rdmatool.bundle.skipped import OutputSkipped
+from rdmatool.bundle.skipped import shown as _shown
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult
 
@@ -55,14 +58,6 @@ class Bundle:
     @property
     def failures(self) -> list[dict]:
         return self.manifest.get("failures") or []
-
-
-class OutputSkipped(BundleError):
-    """One output that is not read; `reason` is the line for `Bundle.skipped` (the other outputs go on)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def read(path: str | Path) -> Bundle:
@@ -167,7 +162,6 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
             continue
         snap_dirs.append((index, entry))
     stems: dict[str, bool] = {}  # which file names may name an output (_output_name)
-    regular = stat.S_ISREG
     packs = []
     for index, snap_dir in sorted(snap_dirs, key=lambda x: x[0]):
         where = f"snapshots/{snap_dir.name}"
@@ -188,58 +182,66 @@ def _scan(root: Path, skipped: list[str] | None) -> Scan:
         packs += sorted(target_packs)
         most = limits.value("target_outputs")
         for target, target_path in sorted(target_dirs):
-            raws, sides = {}, {}
-            listed = _entries(target_path, f"{where}/{target}", notes, at_most=2 * most + 64)
-            if listed is None:  # counted as listed: a folder of a million files costs minutes downstream
-                notes.append(f"{_shown(f'{where}/{target}')}: more than {most} outputs (limits.target_outputs); "
-                             f"skipped")
-                continue
-            for f in listed:
-                name = f.name
-                if name.endswith(".txt"):
-                    raws[name] = f
-                elif name.endswith(".json"):
-                    sides[name[:-5]] = f
-                elif others is not None and f.is_file(follow_symlinks=False):
-                    others.append((index, target, name, f.path))
-            folder_side = sides.get(_OUTPUTS_STEM)
-            shared_sig = None
-            if folder_side is not None:
-                # Format /2: one side file for the folder, so one stat; an unusable one leaves the folder unread,
-                # as an unusable side file leaves its output unread.
-                shared_sig = _regular_signature(folder_side, f"{where}/{target}/{OUTPUTS_FILE}", cap, notes)
-                if shared_sig is None:
-                    continue
-            for raw_name in sorted(raws):
-                raw = raws[raw_name]
-                stem = raw_name[:-4]
-                if not _output_name(stem, stems):
-                    notes.append(f"{_shown(f'{where}/{target}/{raw_name}')}: not an output file name; skipped")
-                    continue
-                try:  # the common case inline (a regular file within the cap); anything else is said below
-                    st = raw.stat(follow_symlinks=False)
-                    raw_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
-                except OSError:
-                    raw_sig = None
-                if raw_sig is None:
-                    raw_sig = _regular_signature(raw, f"{where}/{target}/{raw_name}", cap, notes)
-                    if raw_sig is None:
-                        continue
-                side = None if folder_side is not None else sides.get(stem)
-                side_sig = shared_sig
-                if side is not None:
-                    try:
-                        st = side.stat(follow_symlinks=False)
-                        side_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
-                    except OSError:
-                        side_sig = None
-                    if side_sig is None:
-                        side_sig = _regular_signature(side, f"{where}/{target}/{side.name}", cap, notes)
-                        if side_sig is None:
-                            continue  # an output whose side file is unusable is not read at all
-                found.append((index, target, raw.path, raw_sig, side_sig))
-                found_stems.append(stem)
+            _target_folder(index, target, target_path, where, cap, most, stems, notes, others, found, found_stems)
     return Scan(found, found_stems, packs=packs, others=others)
+
+
+def _target_folder(index: int, target: str, target_path: str, where: str, cap: int, most: int,
+                   stems: dict[str, bool], notes: list[str], others: list | None, found: list, found_stems: list,
+                   ) -> None:
+    """One target folder's outputs (format /1 or /2) into `found` and `found_stems`, its captures into `others`:
+    one directory read, one stat per file; what is not read is named in `notes`."""
+    regular = stat.S_ISREG
+    raws, sides = {}, {}
+    listed = _entries(target_path, f"{where}/{target}", notes, at_most=2 * most + 64)
+    if listed is None:  # counted as listed: a folder of a million files costs minutes downstream
+        notes.append(f"{_shown(f'{where}/{target}')}: more than {most} outputs (limits.target_outputs); skipped")
+        return
+    for f in listed:
+        name = f.name
+        if name.endswith(".txt"):
+            raws[name] = f
+        elif name.endswith(".json"):
+            sides[name[:-5]] = f
+        elif others is not None and f.is_file(follow_symlinks=False):
+            others.append((index, target, name, f.path))
+    folder_side = sides.get(_OUTPUTS_STEM)
+    shared_sig = None
+    if folder_side is not None:
+        # Format /2: one side file for the folder, so one stat; an unusable one leaves the folder unread,
+        # as an unusable side file leaves its output unread.
+        shared_sig = _regular_signature(folder_side, f"{where}/{target}/{OUTPUTS_FILE}", cap, notes)
+        if shared_sig is None:
+            return
+    for raw_name in sorted(raws):
+        raw = raws[raw_name]
+        stem = raw_name[:-4]
+        if not _output_name(stem, stems):
+            notes.append(f"{_shown(f'{where}/{target}/{raw_name}')}: not an output file name; skipped")
+            continue
+        try:  # the common case inline (a regular file within the cap); anything else is said below
+            st = raw.stat(follow_symlinks=False)
+            raw_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
+        except OSError:
+            raw_sig = None
+        if raw_sig is None:
+            raw_sig = _regular_signature(raw, f"{where}/{target}/{raw_name}", cap, notes)
+            if raw_sig is None:
+                continue
+        side = None if folder_side is not None else sides.get(stem)
+        side_sig = shared_sig
+        if side is not None:
+            try:
+                st = side.stat(follow_symlinks=False)
+                side_sig = [st.st_size, st.st_mtime_ns] if regular(st.st_mode) and st.st_size <= cap else None
+            except OSError:
+                side_sig = None
+            if side_sig is None:
+                side_sig = _regular_signature(side, f"{where}/{target}/{side.name}", cap, notes)
+                if side_sig is None:
+                    continue  # an output whose side file is unusable is not read at all
+        found.append((index, target, raw.path, raw_sig, side_sig))
+        found_stems.append(stem)
 
 
 _OUTPUTS_STEM = OUTPUTS_FILE[:-len(".json")]
@@ -290,16 +292,6 @@ def expanded(scanned: Scan, skipped: list[str]) -> tuple[list[tuple], list[str]]
     return outputs, stems
 
 
-@dataclass(frozen=True)
-class _Pack:
-    """An outputs pack as read: its signature then, its bytes, and each output's (start, end, side data) in them —
-    or, for an output whose side data is of the wrong shape, the line that says so instead of the side data."""
-
-    signature: list[int]
-    data: bytes
-    entries: dict[str, tuple[int, int, dict | str]]
-
-
 def packed_in(raw: Path) -> Path | None:
     """The outputs pack an output named `raw` is in (`<pack>/<stem>.txt`), None when it is a file of a folder."""
     parent = raw.parent
@@ -309,97 +301,6 @@ def packed_in(raw: Path) -> Path | None:
         return parent if stat.S_ISREG(os.lstat(parent).st_mode) else None
     except OSError:
         return None
-
-
-# The packs read lately, by path, with the signature each was read at: a pack's outputs are read one after the
-# other, and each would otherwise read and check the same file again. A few only (a pack may be megabytes).
-_PACKS: dict[str, _Pack | tuple[list[int], str]] = {}  # or (signature, why it is unusable)
-_PACKS_LOCK = threading.Lock()
-_PACKS_KEPT = 4  # outputs are read pack after pack; a hostile bundle's 64 MiB packs keep 256 MiB at most
-
-
-def _pack(path: str, where: str) -> _Pack:
-    """The pack at `path` (named `where` in messages), read or as read lately at its current signature;
-    OutputSkipped with the reason when it is not a regular file within the cap or not a pack."""
-    try:
-        signature = files.signature(os.stat(path, follow_symlinks=False))
-    except FileNotFoundError:
-        raise OutputSkipped(f"{_shown(where)}: disappeared while reading; skipped") from None
-    except OSError as exc:
-        raise OutputSkipped(f"{_shown(where)}: unreadable ({exc.strerror or exc}); skipped") from None
-    with _PACKS_LOCK:
-        known = _PACKS.get(path)
-    if isinstance(known, _Pack) and known.signature == signature:
-        return known
-    if isinstance(known, tuple) and known[0] == signature:
-        raise OutputSkipped(known[1])
-    try:
-        data, signature = files.read_regular_signed(path)  # the signature of what was read
-        known = _Pack(signature, data, _pack_entries(data, where))
-    except FileNotFoundError:
-        raise OutputSkipped(f"{_shown(where)}: disappeared while reading; skipped") from None
-    except files.UnsafeFileError as exc:
-        known = (signature, f"{_shown(where)}: {exc.reason}; skipped")
-    except OutputSkipped as exc:
-        known = (signature, exc.reason)
-    with _PACKS_LOCK:
-        if len(_PACKS) >= _PACKS_KEPT:
-            _PACKS.clear()
-        _PACKS[path] = known
-    if isinstance(known, tuple):
-        raise OutputSkipped(known[1])
-    return known
-
-
-def _pack_entries(data: bytes, where: str) -> dict[str, tuple[int, int, dict | str]]:
-    """Each output of a pack: (start, end, side data or what is wrong with it). OutputSkipped, naming the pack and
-    the key, when the header is not the format's, or the lengths it declares are not the file's."""
-    shown = _shown(where)
-    end = data.find(b"\n")
-    if end < 0:
-        raise OutputSkipped(f"{shown}: no header line; skipped")
-    most = limits.value("target_outputs")
-    if data.count(b'"name"', 0, end) > most:  # counted before parsing: a million entries cost minutes downstream
-        raise OutputSkipped(f"{shown}: the header lists more than {most} outputs (limits.target_outputs); skipped")
-    try:
-        header = json.loads(data[:end].decode("utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise OutputSkipped(f"{shown}: unreadable header ({one_line(exc)}); skipped") from None
-    if not isinstance(header, dict) or header.get("format") != PACK_FORMAT:
-        found = header.get("format") if isinstance(header, dict) else header
-        raise OutputSkipped(f"{shown}: header format {shown_value(found)} is not {PACK_FORMAT!r}; skipped")
-    outputs = header.get("outputs")
-    if not isinstance(outputs, list):
-        raise OutputSkipped(f"{shown}: header key 'outputs': expected a list, got {shown_value(outputs)}; skipped")
-    if len(outputs) > most:  # the count above misses names written with escapes (a parse of the capped header)
-        raise OutputSkipped(f"{shown}: the header lists more than {most} outputs (limits.target_outputs); skipped")
-    entries: dict[str, tuple[int, int, dict | str]] = {}
-    position = end + 1
-    for k, entry in enumerate(outputs):
-        if not isinstance(entry, dict):
-            raise OutputSkipped(f"{shown}: header outputs[{k}]: expected an object; skipped")
-        length, name = entry.get("bytes"), entry.get("name")
-        if isinstance(length, float) and length.is_integer():  # JSON Schema's integer: 7.0 is 7 (another writer's)
-            length = int(length)
-        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-            raise OutputSkipped(f"{shown}: header outputs[{k}] key 'bytes': expected a length, got "
-                                f"{shown_value(length)}; skipped")
-        if not isinstance(name, str):
-            raise OutputSkipped(f"{shown}: header outputs[{k}] key 'name': expected a string, got "
-                                f"{shown_value(name)}; skipped")
-        if name in entries:
-            raise OutputSkipped(f"{shown}: header outputs[{k}]: {shown_value(name)} named twice; skipped")
-        side = {key: value for key, value in entry.items() if key not in _PACK_KEYS}
-        problem = _side_problem(side)
-        entries[name] = (position, position + length, side if problem is None else
-                         f"{shown}: output {shown_value(name)}: {problem}; skipped")
-        position += length
-    if position != len(data):
-        raise OutputSkipped(f"{shown}: the header accounts for {position} bytes, the file has {len(data)}; skipped")
-    return entries
-
-
-_PACK_KEYS = ("name", "bytes")
 
 
 def _entries(path: str | os.PathLike, where: str, notes: list[str], at_most: int | None = None,
@@ -443,12 +344,6 @@ def _regular_signature(entry: os.DirEntry, name: str, cap: int, notes: list[str]
         notes.append(f"{_shown(name)}: {reason}; skipped")
         return None
     return files.signature(st)
-
-
-def _shown(name: str) -> str:
-    """A bundle-relative path for a message: as is when printable, quoted otherwise (a file name may hold a newline
-    or a terminal escape sequence)."""
-    return name if name.isprintable() else repr(name)
 
 
 def _snapshot_index(name: str) -> int | None:
