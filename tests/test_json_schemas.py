@@ -33,6 +33,7 @@ JSON_COMMANDS = {
     ("bundle", "diff"): "bundle-diff", ("doctor",): "doctor", ("config", "show"): "config-show",
     ("inventory", "show"): "inventory-show", ("parse",): "parse", ("plan", "bandwidth"): "plan-bandwidth",
     ("plan", "checkpoint"): "plan-checkpoint", ("baseline", "list"): "baseline-list",
+    ("nccl", "env"): "nccl-env", ("nccl", "check"): "nccl-check",  # conformance: tests/nccl/test_cli.py
 }
 # The baseline store's other outputs: their JSON is the baseline work's to version (tests/baseline).
 WITHOUT_SCHEMA_YET = {("baseline", "save"), ("baseline", "show"), ("baseline", "diff")}

@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "capture_cmd": ("capture",),
     "export_cmd": ("export",),
     "plan_cmd": ("plan",),
+    "nccl_cmd": ("nccl",),
     "report_cmd": ("report",),
     "schema_cmd": ("schema",),
     "docs_cmd": ("docs",),

@@ -141,6 +141,22 @@ CODES: dict[str, dict[int, str]] = {
         0: "printed (without a NAME: the names of the shipped documents)",
         2: "no such document, or a section or row it does not have (the shipped ones are named)",
     },
+    "nccl env": {
+        0: "printed: a recipe for every compute host selected, warnings at most (one environment for all when one "
+           "fits)",
+        1: "an error finding: a host no single recipe fits (GID indexes split across its rails, no RoCE v2 IPv4 GID, "
+           "the RoCE DSCP not on the lossless priority, no active rail); the recipe is still printed",
+        2: "usage or bad input: bundle, inventory, --limit, --site",
+        3: f"no compute host with an active RDMA rail in the bundle, nothing collected, or {_SELECTION}",
+    },
+    "nccl check": {
+        0: "printed: NCCL used the recipe's rails, GID index and traffic class, or no --bundle to check against "
+           "(warnings at most)",
+        1: "an error finding: socket fallback, a rank missing a rail, an HCA not on the compute rails, a GID index "
+           "or traffic class other than the recipe's",
+        2: "usage or bad input: a log that cannot be read (FILE: why), a bundle",
+        3: "no NCCL INFO line in the logs (the job ran without NCCL_DEBUG=INFO)",
+    },
 }
 
 

@@ -29,6 +29,7 @@ from rdmatool.verdict import verdict
 from tests.capture.test_triggers import TRIGGERS as CAPTURE_TRIGGERS
 from tests.e2e.helpers import REPO, collect, rdmatool
 from tests.fabric.fixtures import fabric_fixture
+from tests.nccl.test_triggers import TRIGGERS as NCCL_TRIGGERS
 from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
 from tests.pods import bundle as _pod
@@ -354,6 +355,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     ids += [t.rule for t in VERBS_TRIGGERS]  # local mode's verbs view (tests/transport/test_verbs_rules.py)
     ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
+    ids += [t.rule for t in NCCL_TRIGGERS]  # the NCCL recipe's and log check's problems (tests/nccl/test_triggers.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")
