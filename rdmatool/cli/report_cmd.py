@@ -43,7 +43,7 @@ def report_command(
     from rdmatool.verdict import EXIT_CODES
 
     try:
-        extras.require("report", "the HTML report's figures")
+        extras.require("report", "drawing the HTML report's figures")
     except RdmatoolError as exc:
         die(f"rdmatool report: {exc}", EXIT_USAGE)
     from rdmatool.report import html, page
