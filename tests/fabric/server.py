@@ -274,19 +274,24 @@ def write_inventory(fabric: Fabric, path: Path) -> None:
     path.write_text(yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=120))
 
 
-def start(scenario: Scenario, workdir: Path | None = None, port: int | None = None) -> Fabric:
-    """Write the state, keys, known_hosts and inventory, start sshd and wait until it accepts connections."""
-    base = Path(workdir) if workdir else Path("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
-    state = Path(tempfile.mkdtemp(prefix="rdma-fabric-", dir=base))
+def start(scenario: Scenario, workdir: Path | None = None, port: int | None = None, *, state: Path | None = None,
+          detach: bool = False) -> Fabric:
+    """Write the state, keys, known_hosts and inventory, start sshd and wait until it accepts connections.
+
+    `state`: an empty directory the caller made to hold the fabric itself (else a new one under `workdir`); `detach`:
+    sshd outlives this process (`python -m tests.fabric up`, see start_sshd)."""
+    if state is None:
+        base = Path(workdir) if workdir else Path("/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir())
+        state = Path(tempfile.mkdtemp(prefix="rdma-fabric-", dir=base))
     os.chmod(state, 0o755)
     try:
-        return _start(scenario, state, port or free_port())
+        return _start(scenario, state, port or free_port(), detach)
     except BaseException:
         shutil.rmtree(state, ignore_errors=True)
         raise
 
 
-def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
+def _start(scenario: Scenario, state: Path, port: int, detach: bool = False) -> Fabric:
     eff = write_state(scenario, state)
     host_pub = _keygen(state / "ssh_host_ed25519_key", "rdma-fabric-host")
     client_pub = _keygen(state / "client_key", "rdma-fabric-client")
@@ -324,7 +329,7 @@ def _start(scenario: Scenario, state: Path, port: int) -> Fabric:
         f"ForceCommand {sys.executable} -S {HERE / 'wrapper.py'} {state}",
     ]) + "\n")
     try:
-        fabric._sshd = start_sshd(config, state / "sshd.log", "127.0.1.1", port)
+        fabric._sshd = start_sshd(config, state / "sshd.log", "127.0.1.1", port, detach=detach)
     except RuntimeError:
         fabric.stop()
         raise
@@ -345,10 +350,14 @@ def key_only_login(host_key: Path, authorized_keys: Path, pid_file: Path) -> lis
     ]
 
 
-def start_sshd(config: Path, log: Path, address: str, port: int) -> subprocess.Popen:
-    """sshd -D with `config`, returned once it greets on address:port (RuntimeError with its log if it cannot)."""
+def start_sshd(config: Path, log: Path, address: str, port: int, detach: bool = False) -> subprocess.Popen:
+    """sshd -D with `config`, returned once it greets on address:port (RuntimeError with its log if it cannot).
+
+    `detach`: in a session of its own (a terminal's hang-up or Ctrl-C never reaches it) and holding none of our
+    output streams (whoever reads them, e.g. a test capturing the output of `up`, sees them end when we exit)."""
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL)
+    quiet = {"start_new_session": True, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL} if detach else {}
+    sshd = subprocess.Popen([SSHD, "-D", "-f", str(config), "-E", str(log)], stdin=subprocess.DEVNULL, **quiet)
     deadline = time.time() + 10
     while True:
         if sshd.poll() is not None:
