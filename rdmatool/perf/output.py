@@ -24,7 +24,7 @@ import csv
 import json
 from pathlib import Path
 
-from rdmatool import extras
+from rdmatool import extras, figures
 from rdmatool.perf.attribution import LAT_FACTOR
 from rdmatool.perf.model import LAT_TESTS, Attribution, PairResult
 from rdmatool.schemas import tag
@@ -183,8 +183,6 @@ def heatmap_png(cells: list[list], nodes: list[str], ratio, title: str, colour_l
     """Node x node cells as a PNG drawn by matplotlib: host names on both axes, a colour bar (red at half the pass
     line and below, through yellow, green at it and above), the values in the cells of small matrices, and a
     legend for the cells that hold no number. `ratio(value, i, j)` is a value's share of the pass line."""
-    import io
-
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import LinearSegmentedColormap, Normalize
     from matplotlib.figure import Figure  # a Figure of its own, never pyplot's global state: Agg, no display
@@ -217,6 +215,4 @@ def heatmap_png(cells: list[list], nodes: list[str], ratio, title: str, colour_l
     bar.set_label(colour_label, fontsize=8)
     axes.legend(handles=[Patch(color=_ERROR, label="error"), Patch(color=_UNMEASURED, label="not measured")],
                 loc="upper left", bbox_to_anchor=(1.0, -0.02), fontsize=7, frameon=False)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figures.png(figure)  # host and test names drawn as the characters they are, never as TeX
