@@ -3,9 +3,9 @@ loads none of the workstation's packages (the figures' matplotlib, the captures'
 SSH transport's paramiko); those two are extras, which the dev install brings for the tests; and a command that needs
 an extra that is not installed says which, in one line, exit 2.
 
-The gate and the commands run in a child Python whose `sys.modules` is printed at exit: what the command itself
-loaded, not what this test process happens to hold. An extra is "not installed" there by `sys.modules[name] = None`
-(what `import name` and `importlib.util.find_spec` both then report as absent).
+The gate runs in a child Python whose `sys.modules` is printed at exit: what the command itself loaded, not what
+this test process happens to hold. An extra is "not installed" by `sys.modules[name] = None` (what
+`import name` and `importlib.util.find_spec` both then report as absent).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 
 # Loaded by no node check. pandas.plotting is not here: `import pandas` brings that stub itself (1 ms), and it
@@ -24,8 +26,6 @@ NOT_ON_A_NODE = ("matplotlib", "scapy", "netmiko", "paramiko", "PIL", "prometheu
 
 RUN = """
 import atexit, json, sys
-for name in {absent!r}:
-    sys.modules[name] = None
 atexit.register(lambda: sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n"))
 sys.argv = ["rdmatool", *{args!r}]
 from rdmatool.cli import main
@@ -33,9 +33,9 @@ main()
 """
 
 
-def _rdmatool(*args: str, absent: tuple[str, ...] = ()) -> tuple[int, str, set[str]]:
+def _rdmatool(*args: str) -> tuple[int, str, set[str]]:
     """Exit code, stderr without the module list, and the modules loaded when the command ended."""
-    done = subprocess.run([sys.executable, "-c", RUN.format(absent=absent, args=list(args))], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", RUN.format(args=list(args))], capture_output=True,
                           text=True, timeout=120, cwd=REPO, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"})
     stderr, _, modules = done.stderr.rpartition("\nMODULES ")
     return done.returncode, stderr.strip(), set(json.loads(modules))
@@ -64,11 +64,19 @@ def test_the_figures_and_the_captures_are_extras_the_dev_install_brings() -> Non
     assert "pip install -q -e '.[dev]'" in (REPO / ".ci" / "run").read_text()
 
 
-def test_a_command_without_its_extra_names_the_extra(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("extra", "module", "command"), [
+    ("report", "matplotlib", ["report", "{tmp}", "-o", "{tmp}/r.html"]),
+    ("capture", "scapy", ["pcap", "{tmp}/capture.pcap"]),
+])
+def test_a_command_without_its_extra_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str,
+                                                     module: str, command: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from rdmatool.cli import app
+
     (tmp_path / "capture.pcap").write_bytes(b"\xd4\xc3\xb2\xa1" + bytes(20))
-    for args, absent, extra in ((["report", str(tmp_path), "-o", str(tmp_path / "r.html")], ("matplotlib",), "report"),
-                                (["pcap", str(tmp_path / "capture.pcap")], ("scapy",), "capture")):
-        code, stderr, modules = _rdmatool(*args, absent=absent)
-        assert code == 2, stderr
-        assert len(stderr.splitlines()) == 1 and f"pip install 'rdmatool[{extra}]'" in stderr, stderr
-        assert f"needs {absent[0]}, which is not installed here" in stderr
+    monkeypatch.setitem(sys.modules, module, None)  # not installed, for this test only
+    done = CliRunner().invoke(app, [word.format(tmp=tmp_path) for word in command])
+    assert done.exit_code == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and f"pip install 'rdmatool[{extra}]'" in done.stderr, done.stderr
+    assert f"needs {module}, which is not installed here" in done.stderr
