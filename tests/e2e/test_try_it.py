@@ -124,3 +124,14 @@ def test_bad_scenario_is_one_line_naming_it(capsys, tmp_path: Path) -> None:
     first, second = capsys.readouterr().err.splitlines()
     assert first.startswith(f"tests.fabric: scenario {bad}:") and "no scenario nosuch (known: " in second
     assert "try-it" in second and not (tmp_path / "fabric").exists()
+
+
+def test_an_interpreter_without_the_dependencies_is_one_line(monkeypatch, capsys, tmp_path: Path) -> None:
+    def no_yaml(*_args) -> None:
+        raise ModuleNotFoundError("No module named 'yaml'", name="yaml")
+
+    monkeypatch.setattr(try_it, "missing_prerequisite", lambda: None)
+    monkeypatch.setattr(try_it, "load_scenario", no_yaml)
+    assert try_it.main(["up", "--dir", str(tmp_path / "fabric")]) == 2
+    assert capsys.readouterr().err == ("tests.fabric: needs the project's venv (no module yaml): "
+                                       "sudo .venv/bin/python -m tests.fabric up\n")

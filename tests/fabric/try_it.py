@@ -294,3 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as exc:
         print(f"tests.fabric: {exc}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:  # run by an interpreter without the project's dependencies
+        print(f"tests.fabric: needs the project's venv (no module {exc.name}): sudo .venv/bin/python -m tests.fabric "
+              f"{args.command}", file=sys.stderr)
+        return 2
