@@ -26,17 +26,17 @@ from tests.pods import bundle as pods
 
 DEMO = REPO / "examples" / "demo-bundle"
 OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show", "bundle-diff", "doctor", "config-show", "inventory-show",
-           "parse", "plan-bandwidth", "plan-checkpoint")
+           "parse", "plan-bandwidth", "plan-checkpoint", "plan-storage", "baseline-save", "baseline-show", "baseline-diff")
 # Every command with --json and the schema of what it prints (perf run writes attribution.json: `perf`).
 JSON_COMMANDS = {
     ("diagnose",): "diagnose", ("gate",): "gate", ("pcap",): "pcap", ("bundle", "show"): "bundle-show",
     ("bundle", "diff"): "bundle-diff", ("doctor",): "doctor", ("config", "show"): "config-show",
     ("inventory", "show"): "inventory-show", ("parse",): "parse", ("plan", "bandwidth"): "plan-bandwidth",
     ("plan", "checkpoint"): "plan-checkpoint", ("baseline", "list"): "baseline-list",
+    ("plan", "storage"): "plan-storage",  # conformance: tests/test_plan_storage.py
+    ("baseline", "save"): "baseline-save", ("baseline", "show"): "baseline-show", ("baseline", "diff"): "baseline-diff",
     ("nccl", "env"): "nccl-env", ("nccl", "check"): "nccl-check",  # conformance: tests/nccl/test_cli.py
 }
-# The baseline store's other outputs: their JSON is the baseline work's to version (tests/baseline).
-WITHOUT_SCHEMA_YET = {("baseline", "save"), ("baseline", "show"), ("baseline", "diff")}
 runner = CliRunner()
 
 
@@ -129,9 +129,9 @@ def _json_commands(group=None, prefix: tuple[str, ...] = ()) -> set[tuple[str, .
 def test_every_command_with_json_has_its_schema() -> None:
     commands = _json_commands()
     assert ("diagnose",) in commands and ("plan", "checkpoint") in commands  # the walk read the app
-    unmapped = commands - set(JSON_COMMANDS) - WITHOUT_SCHEMA_YET
+    unmapped = commands - set(JSON_COMMANDS)
     assert not unmapped, f"--json without a schema: {sorted(unmapped)}"
-    assert set(JSON_COMMANDS) | WITHOUT_SCHEMA_YET <= commands  # no stale entry
+    assert set(JSON_COMMANDS) <= commands  # no stale entry
     assert set(JSON_COMMANDS.values()) <= set(schemas.names())
 
 
@@ -214,3 +214,17 @@ def test_gate_json_carries_the_diagnosis_counts_unreachable_and_suggestions() ->
             {k: v for k, v in diagnose["properties"][key].items() if k != "description"}
     for name in ("finding", "suggestion", "listed_suggestion"):
         assert gate["$defs"][name] == diagnose["$defs"][name]
+
+
+def test_the_baseline_store_outputs_conform(tmp_path) -> None:
+    store = tmp_path / "store"
+    saved = _json(["baseline", "save", str(DEMO), "--store", str(store), "--name", "night", "--json"])
+    conforms("baseline-save", saved)
+    assert saved["verdict"] == "fail" and saved["counted"] is False  # the demo fails: kept out of the statistics
+    shown = _json(["baseline", "show", "night", "--store", str(store), "--json"])
+    conforms("baseline-show", shown)
+    assert [n["verdict"] for n in shown["nights"]] == ["fail"]
+    moved = _json(["baseline", "diff", str(REPO / "baselines" / "demo-healthy.json"), "night", "--store", str(store),
+                   "--json"])
+    conforms("baseline-diff", moved)
+    assert moved["a"].endswith("demo-healthy.json") and moved["b"] == "night"

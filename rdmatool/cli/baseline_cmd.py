@@ -50,6 +50,7 @@ def save_command(
     whatever the verdict once the night is saved: paging on a bad night is the diagnosis' job (`diagnose`, `export
     prometheus`), not the record's. Beyond --keep, the oldest nights are dropped."""
     from rdmatool import baseline as baselines
+    from rdmatool import schemas
     from rdmatool.diagnose import diagnose_bundle
 
     as_json, store = chosen("baseline save", fmt, as_json, FORMATS) == JSON, _config.store(store)
@@ -68,7 +69,7 @@ def save_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     shown = baselines.night_summary(night)
     kept = any(n.get("id") == night["id"] for n in doc["nights"])
-    out = {"path": str(path), "name": name, "bundle": night["bundle"], "verdict": shown["verdict"],
+    out = {"schema": schemas.tag("baseline-save"), "path": str(path), "name": name, "bundle": night["bundle"], "verdict": shown["verdict"],
            "counts": shown["counts"], "counted": shown["counted"] and kept, "status": shown["status"] if kept else
            "dropped: older than the nights kept", "nights": len(doc["nights"]),
            "nights_counted": sum(1 for n in doc["nights"] if baselines.counted(n)), "keep": doc["keep"],
@@ -137,6 +138,7 @@ def show_command(
 ) -> None:
     """Nights, per-group statistics (median, MAD, p10/p90, n) and reference facts of one baseline."""
     from rdmatool import baseline as baselines
+    from rdmatool import schemas
 
     as_json, store = chosen("baseline show", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
@@ -147,7 +149,7 @@ def show_command(
     stats = [r for r in doc.get("rule_stats", []) if not metric or metric in str(r.get("metric"))]
     nights = [baselines.night_summary(n) for n in doc.get("nights", [])]
     if as_json:
-        print_json({"name": doc.get("name"), "path": str(path), "keep": doc.get("keep"), "nights": nights,
+        print_json({"schema": schemas.tag("baseline-show"), "name": doc.get("name"), "path": str(path), "keep": doc.get("keep"), "nights": nights,
                     "rule_stats": stats, "reference": doc.get("reference", {})})
         return
     from rich.text import Text
@@ -178,6 +180,7 @@ def diff_command(
 ) -> None:
     """The metrics whose medians moved most from A to B, and the reference facts that changed."""
     from rdmatool import baseline as baselines
+    from rdmatool import schemas
 
     as_json, store = chosen("baseline diff", fmt, as_json, FORMATS) == JSON, _config.store(store)
     try:
@@ -187,7 +190,7 @@ def diff_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     result = baselines.diff(doc_a, doc_b, top)
     if as_json:
-        print_json(result)
+        print_json({"schema": schemas.tag("baseline-diff"), "a": a, "b": b, **result})
         return
     from rich.text import Text
 
