@@ -131,6 +131,8 @@ def install(fabric, hosts: list[str]) -> Site:
     site = Site(Path(tempfile.mkdtemp(prefix="rdmatool-slurm-site-", dir="/tmp")), fabric)
     site.root.chmod(0o755)
     rdmatool_launcher(site.rdmatool)
+    # the service user may not write the checkout's __pycache__: compiled now, its every run would compile it again
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "rdmatool")], capture_output=True, check=True)
     for path in (REPO / "rdmatool" / "__init__.py", Path(sysconfig.get_paths()["purelib"]) / "yaml" / "__init__.py"):
         assert site.as_service_user("test", "-r", str(path)).returncode == 0, (
             f"the service user {SERVICE_USER} cannot read {path}: the checkout and its venv must be readable by it")
