@@ -66,6 +66,12 @@ CODES: dict[str, dict[int, str]] = {
         1: "not feasible: a stall not shorter than the interval",
         2: "usage or bad input: a size, duration or rate that cannot be read",
     },
+    "plan storage": {
+        0: "printed: the aggregate reaches --need, or no --need to judge it against",
+        1: "not feasible: the aggregate read rate is below --need at the efficiency judged on",
+        2: "usage or bad input: --nics, --efficiency or --need that cannot be read, the bundle",
+        3: "--bundle holds no perftest result to measure the efficiency (the plan is printed at the 3FS reference's)",
+    },
     "diagnose": {
         0: "pass, or warnings only",
         1: "an error or critical finding: fix what it names",
@@ -128,6 +134,14 @@ CODES: dict[str, dict[int, str]] = {
         0: "captured",
         2: "usage or bad input: inventory, interface name, --limit not naming exactly one host",
         3: f"the host could not capture (unreachable, no tcpdump, not permitted), or {_SELECTION}",
+    },
+    "watch": {
+        0: "ran its --duration or was stopped (SIGTERM, Ctrl-C), with no error or critical finding open at the end; "
+           "every completed interval is kept in --out",
+        1: "an error or critical watch finding still open when it ended (each was printed as a JSON line)",
+        2: "usage or bad input: inventory, --duration, playbooks, an --out or --textfile directory that cannot be "
+           "used or a history in --out that is not one",
+        3: f"no host answered in any interval, or {_SELECTION}",
     },
     "schema": {
         0: "printed (without a NAME: the names of the shipped schemas)",

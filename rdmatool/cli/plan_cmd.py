@@ -1,4 +1,5 @@
-"""`rdmatool plan bandwidth|checkpoint`: the capacity planners of docs/tuning.md §10."""
+"""`rdmatool plan bandwidth|checkpoint|storage`: the capacity planners of docs/tuning.md §10 and the storage read
+plan (rdmatool.plan.storage)."""
 
 from __future__ import annotations
 
@@ -188,3 +189,68 @@ def checkpoint_command(
     if not plan["verdict"]["feasible"]:
         typer.echo(f"verdict: NOT FEASIBLE: {plan['verdict']['reason']}")
     raise typer.Exit(code)
+
+
+def _print_storage(plan: dict) -> None:
+    from rdmatool.plan.storage import fmt_tb, fmt_tib
+
+    i, line, agg, ref = plan["inputs"], plan["line_rate"], plan["aggregate"], plan["reference"]
+    typer.echo(plan["formula"])
+    typer.echo(f"  line rate: {i['nodes']} nodes × {i['nics_per_node']} × {i['nic_gbps']:g} Gb/s = "
+               f"{line['gbps'] / 1000:,.4g} Tb/s = {fmt_tb(line['bytes_per_s'])} = {fmt_tib(line['bytes_per_s'])}")
+    measured = plan["measured"]
+    if measured is not None:
+        said = (f"{measured['efficiency']:.1%} ({measured['basis']}, {measured['n']} results)"
+                if measured["efficiency"] is not None else f"none: {measured['reason']}")
+        typer.echo(f"  measured ({measured['path']}): {said}")
+    typer.echo(f"  aggregate at {agg['efficiency']:.1%} of line rate ({agg['basis']}): {fmt_tb(agg['bytes_per_s'])} "
+               f"= {fmt_tib(agg['bytes_per_s'])}")
+    typer.echo(f"  {ref['name']} reference: {ref['nodes']} nodes × {ref['nics_per_node']} × {ref['nic_gbps']:g} Gb/s "
+               f"read {fmt_tib(ref['read']['bytes_per_s'])} = {fmt_tb(ref['read']['bytes_per_s'])} of "
+               f"{fmt_tib(ref['line_rate']['bytes_per_s'])} = {fmt_tb(ref['line_rate']['bytes_per_s'])}: "
+               f"{ref['efficiency']:.1%} of line rate (TiB/s over TB/s would say {ref['tib_over_tb_slip']:.0%})")
+    if plan["verdict"]["feasible"] is not None or (measured is not None and measured["efficiency"] is None):
+        said = {True: "feasible", False: "NOT FEASIBLE", None: "not judged"}[plan["verdict"]["feasible"]]
+        typer.echo(f"verdict: {said}: {plan['verdict']['reason']}")
+
+
+@plan_app.command("storage", epilog=epilog("plan storage"))
+def storage_command(
+    nodes: int = typer.Option(..., "--nodes", help="Storage nodes."),
+    nics: str = typer.Option(..., "--nics", metavar="COUNTxRATE", help="NICs per node and Gb/s each: 2x200G."),
+    efficiency: str = typer.Option(None, "--efficiency", metavar="SHARE",
+                                   help="Share of line rate delivered: 0.8 or 80% (default: the 3FS reference's)."),
+    need: str = typer.Option(None, "--need", metavar="RATE",
+                             help="Read rate wanted, unit named: 6TiB/s, 7TB/s, 500GB/s (gives a verdict)."),
+    bundle: str = typer.Option(None, "--bundle", help="A bundle whose perftest results give the fleet's efficiency."),
+    fmt: str = format_option(FORMATS),
+    as_json: bool = json_option(),
+) -> None:
+    """Read rate of the storage nodes: line rate in Tb/s, TB/s and TiB/s, the aggregate at an efficiency (given, the
+    fleet's measured with --bundle, else the 3FS reference's) and the 3FS reference beside it; with --need, whether
+    the aggregate reaches it (exit 1 when not)."""
+    from rdmatool.plan import storage
+
+    as_json = chosen("plan storage", fmt, as_json, FORMATS) == JSON
+    try:
+        count, gbps = storage.parse_nics(nics)
+        share = storage.parse_efficiency(efficiency) if efficiency is not None else None
+        wanted = storage.parse_rate(need) if need is not None else None
+        measured = None
+        if bundle:
+            from rdmatool.analysis import analyse_path
+
+            measured = storage.measured_efficiency(analyse_path(bundle), bundle)
+        plan = storage.storage_plan(nodes, count, gbps, share, measured, wanted)
+    except ValueError as exc:
+        die(f"rdmatool plan storage: {exc}", EXIT_USAGE)
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    if as_json:
+        print_json(plan)
+    else:
+        _print_storage(plan)
+    if plan["verdict"]["feasible"] is False:
+        raise typer.Exit(EXIT_FAIL)
+    unmeasured = plan["measured"] is not None and plan["measured"]["efficiency"] is None and share is None
+    raise typer.Exit(EXIT_INCONCLUSIVE if unmeasured else 0)
