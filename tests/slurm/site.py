@@ -61,7 +61,8 @@ class Site:
 
     def configure(self, **overrides: str) -> None:
         """slurm.env as installed, with `overrides` after it (a later line wins)."""
-        self.settings.write_text(self.installed + "# the test's\n" + "".join(f"{k}={v}\n" for k, v in overrides.items()))
+        lines = "".join(f"{key}={value}\n" for key, value in overrides.items())
+        self.settings.write_text(self.installed + "# the test's\n" + lines)
 
     def as_service_user(self, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run([RUNUSER, "-u", SERVICE_USER, "--", *argv], capture_output=True, text=True,
@@ -81,9 +82,11 @@ class Site:
         node. The latest are also `self.hooks`."""
         head = f"#!/bin/sh\nexport SLURM_CONF={slurm_conf} RDMATOOL_SLURM_CONFIG={self.settings}\n"
         self.hooks = {}
-        self.hooks["prolog"] = script(self.root / folder / "prolog", head + f"exec {self.hook_dir}/prolog-slurmctld.py\n")
+        self.hooks["prolog"] = script(self.root / folder / "prolog",
+                                      head + f"exec {self.hook_dir}/prolog-slurmctld.py\n")
         check = f"{self.hook_dir}/healthcheck.py"
-        nodes = "".join(f"{t['name']}) address={t['address']} ;;\n" for t in self.fabric.targets if t["kind"] == "host")
+        nodes = "".join(f"{t['name']}) address={t['address']} ;;\n" for t in self.fabric.targets
+                        if t["kind"] == "host")
         self.hooks["healthcheck"] = script(self.root / folder / "healthcheck", head + (
             f'[ -e "{self.root}/off-fabric/$SLURMD_NODENAME" ] && exec {check}\n'
             f'case "$SLURMD_NODENAME" in\n{nodes}*) exec {check} ;;\nesac\n'
@@ -129,28 +132,34 @@ def install(fabric, hosts: list[str]) -> Site:
     except KeyError:
         pytest.fail(f"no user {SERVICE_USER} (Debian's slurm-wlm makes it)", pytrace=False)
     site = Site(Path(tempfile.mkdtemp(prefix="rdmatool-slurm-site-", dir="/tmp")), fabric)
-    site.root.chmod(0o755)
-    rdmatool_launcher(site.rdmatool)
-    # the service user may not write the checkout's __pycache__: compiled now, its every run would compile it again
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "rdmatool")], capture_output=True, check=True)
-    for path in (REPO / "rdmatool" / "__init__.py", Path(sysconfig.get_paths()["purelib"]) / "yaml" / "__init__.py"):
-        assert site.as_service_user("test", "-r", str(path)).returncode == 0, (
-            f"the service user {SERVICE_USER} cannot read {path}: the checkout and its venv must be readable by it")
-    for step in ("files", "ssh-key"):
-        done = site.install(step)
-        assert done.returncode == 0, f"install.sh {step}: {done.stderr}"
-    site.installed = site.settings.read_text()
-    # the README's "authorise this key on every node": the simulated nodes all read one authorized_keys
-    site.authorised = (site.state_dir / "id_ed25519.pub").read_text().strip()
-    with open(Path(fabric.state) / "authorized_keys", "a") as keys:
-        keys.write(site.authorised + "\n")
-    inventory = yaml.safe_load(Path(fabric.inventory_path).read_text())
-    inventory["defaults"]["identity_file"] = str(site.state_dir / "id_ed25519")
-    inventory["targets"] = [{"name": t["name"], "address": t["address"], "group": "gpu"} for t in fabric.targets
-                            if t["name"] in hosts]
-    (site.conf_dir / "inventory.yaml").write_text(yaml.safe_dump(inventory, sort_keys=False))
-    done = site.install("host-keys")
-    assert done.returncode == 0, f"install.sh host-keys: {done.stdout}{done.stderr}"
+    try:
+        site.root.chmod(0o755)
+        rdmatool_launcher(site.rdmatool)
+        # the service user may not write the checkout's __pycache__: compiled now, or its every run compiles it
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "rdmatool")], capture_output=True,
+                       check=True)
+        for path in (REPO / "rdmatool" / "__init__.py",
+                     Path(sysconfig.get_paths()["purelib"]) / "yaml" / "__init__.py"):
+            assert site.as_service_user("test", "-r", str(path)).returncode == 0, (
+                f"the service user {SERVICE_USER} cannot read {path}: the checkout and its venv must be readable")
+        for step in ("files", "ssh-key"):
+            done = site.install(step)
+            assert done.returncode == 0, f"install.sh {step}: {done.stderr}"
+        site.installed = site.settings.read_text()
+        # the README's "authorise this key on every node": the simulated nodes all read one authorized_keys
+        site.authorised = (site.state_dir / "id_ed25519.pub").read_text().strip()
+        with open(Path(fabric.state) / "authorized_keys", "a") as keys:
+            keys.write(site.authorised + "\n")
+        inventory = yaml.safe_load(Path(fabric.inventory_path).read_text())
+        inventory["defaults"]["identity_file"] = str(site.state_dir / "id_ed25519")
+        inventory["targets"] = [{"name": t["name"], "address": t["address"], "group": "gpu"}
+                                for t in fabric.targets if t["name"] in hosts]
+        (site.conf_dir / "inventory.yaml").write_text(yaml.safe_dump(inventory, sort_keys=False))
+        done = site.install("host-keys")
+        assert done.returncode == 0, f"install.sh host-keys: {done.stdout}{done.stderr}"
+    except BaseException:  # a step that failed leaves neither the folder nor the authorised key behind
+        uninstall(site)
+        raise
     return site
 
 
