@@ -33,6 +33,9 @@ from rdmatool.model import Platform
 MARKER = "@@RDMATOOL@@"
 HOST_ENTRY_COMMAND = "sh -s -- {timeout} {mode}"  # the only exec request a host ever receives
 SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
+# `rdmatool watch`, every interval for as long as it runs: the counters snapshot's port views only (sysfs state and
+# counters, perfquery, ethtool -S: pause, ECN, CNPs, drops, errors), none of its LLDP, load or GPU reads.
+SNAPSHOT_WATCH = "watch"
 # The InfiniBand subnet's own view of its cabling: `iblinkinfo` over the first Active InfiniBand port, read once per
 # fabric (the collector asks one host per subnet manager, after that host's first snapshot: rdmatool.collect).
 SNAPSHOT_SUBNET = "subnet"
@@ -137,6 +140,7 @@ for n in $NETDEVS; do
     fi
 done
 set +f
+[ "$MODE" = watch ] && exit 0  # the light snapshot ends with the port views (SNAPSHOT_WATCH)
 [ "$MODE" = full ] && command -v show_gids >/dev/null 2>&1 && sec show_gids - show_gids
 # LLDP in both snapshots: a neighbour that differs between them is a flap or a re-cabling (rdmatool.topology).
 command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
@@ -292,14 +296,14 @@ def switch_port_argument(platform: Platform, port: str) -> str:
 
 
 def host_entry_command(timeout_s: int, mode: str) -> str:
-    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET):
+    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET, SNAPSHOT_WATCH):
         raise ValueError(f"unknown snapshot mode {mode!r}")
     return HOST_ENTRY_COMMAND.format(timeout=int(timeout_s), mode=shlex.quote(mode))
 
 
 def local_entry_argv(timeout_s: int, mode: str) -> list[str]:
     """HOST_ENTRY_COMMAND as local mode starts it: the same two values, as an argument vector (no shell)."""
-    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET):
+    if mode not in (SNAPSHOT_FULL, SNAPSHOT_COUNTERS, SNAPSHOT_SUBNET, SNAPSHOT_WATCH):
         raise ValueError(f"unknown snapshot mode {mode!r}")
     return ["sh", "-s", "--", str(int(timeout_s)), mode]
 

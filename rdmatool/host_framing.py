@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rdmatool.commands import DEVICE_NAME, MARKER, SNAPSHOT_COUNTERS, SNAPSHOT_FULL, SNAPSHOT_SUBNET
+from rdmatool.commands import (
+    DEVICE_NAME,
+    MARKER,
+    SNAPSHOT_COUNTERS,
+    SNAPSHOT_FULL,
+    SNAPSHOT_SUBNET,
+    SNAPSHOT_WATCH,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,8 @@ _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
     },
     SNAPSHOT_SUBNET: {None: ("iblinkinfo",), "iblinkinfo": ()},
 }
+# The watch snapshot is the counters one cut short after the port views: its order is the same, its end earlier.
+_HOST_ORDER[SNAPSHOT_WATCH] = _HOST_ORDER[SNAPSHOT_COUNTERS]
 HOST_PARSERS = (frozenset(_HOST_ORDER[SNAPSHOT_FULL]) | frozenset(_HOST_ORDER[SNAPSHOT_SUBNET])) - {None}
 _NO_QUALIFIER = frozenset({"ibstat", "ibv_devinfo", "show_gids", "lldpctl", "loadavg", "psi", "nvidia_smi",
                            "dcgmi_dmon", "rocm_smi"})

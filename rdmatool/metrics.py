@@ -564,6 +564,13 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nccl_net_plugin", "", STATE, "what NCCL said of its network plugin (loaded, or why not)"),
     ("nccl_connected", "", STATE, "`rings` or `trees`: NCCL connected all of them"),
     ("nccl_warning", "", STATE, "an NCCL WARN line"),
+    # --- `rdmatool watch`: a counter's rate judged over the watch's recent intervals (rdmatool.watch.judge, judged by
+    # playbooks/70-watch.yaml; entity = `<port or netdev>/<counter>`, raw_key = the counter) ------------------------
+    ("watch_spike_period_s", "s", GAUGE, "period of the spikes a counter's rate shows over a watch's recent intervals"),
+    ("watch_spike_strength", "", GAUGE, "autocorrelation of those rates at that period (1: strictly periodic)"),
+    ("watch_spike_count", "events", GAUGE, "spikes of the counter's rate within the watch's recent intervals"),
+    ("watch_growth_rate", "", GAUGE,
+     "rate a counter grew at over a watch's last intervals, after it stayed flat over the intervals before them"),
 ]
 
 GLOSSARY: dict[str, Metric] = {}

@@ -30,6 +30,7 @@ NOT_PRINTING = {
     ("export", "prometheus"): "its output is the Prometheus text format",
     ("schema",): "prints a JSON Schema, JSON already",
     ("docs",): "prints a shipped Markdown document (or the places of it a finding cites) as it is",
+    ("watch",): "prints its findings as JSON lines already, one a line as they come",
 }
 
 

@@ -29,6 +29,7 @@ COMMAND_MODULES = {
     "perf_cmd": ("perf",),
     "pcap_cmd": ("pcap",),
     "capture_cmd": ("capture",),
+    "watch_cmd": ("watch",),
     "export_cmd": ("export",),
     "plan_cmd": ("plan",),
     "nccl_cmd": ("nccl",),

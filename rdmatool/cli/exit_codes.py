@@ -135,6 +135,14 @@ CODES: dict[str, dict[int, str]] = {
         2: "usage or bad input: inventory, interface name, --limit not naming exactly one host",
         3: f"the host could not capture (unreachable, no tcpdump, not permitted), or {_SELECTION}",
     },
+    "watch": {
+        0: "ran its --duration or was stopped (SIGTERM, Ctrl-C), with no error or critical finding open at the end; "
+           "every completed interval is kept in --out",
+        1: "an error or critical watch finding still open when it ended (each was printed as a JSON line)",
+        2: "usage or bad input: inventory, --duration, playbooks, an --out or --textfile directory that cannot be "
+           "used or a history in --out that is not one",
+        3: f"no host answered in any interval, or {_SELECTION}",
+    },
     "schema": {
         0: "printed (without a NAME: the names of the shipped schemas)",
         2: "no such schema (the shipped ones are named)",

@@ -39,6 +39,7 @@ from tests.topology.test_link_errors import TRIGGERS as LINK_ERROR_TRIGGERS
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 from tests.transport.test_verbs_rules import TRIGGERS as VERBS_TRIGGERS
 from tests.triage.test_triggers import TRIGGERS as TRIAGE_TRIGGERS
+from tests.watch.test_judge import TRIGGERS as WATCH_TRIGGERS
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
@@ -356,6 +357,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in VERBS_TRIGGERS]  # local mode's verbs view (tests/transport/test_verbs_rules.py)
     ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
     ids += [t.rule for t in NCCL_TRIGGERS]  # the NCCL recipe's and log check's problems (tests/nccl/test_triggers.py)
+    ids += [t.rule for t in WATCH_TRIGGERS]  # a watch's judgement over time (tests/watch/test_judge.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")

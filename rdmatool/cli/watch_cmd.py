@@ -1,0 +1,151 @@
+"""`rdmatool watch`: watch the fabric's light counters for a while (or until stopped), judge them over time.
+
+The loop, the history, the judgement and the files are rdmatool.watch's; here only the options, the signals and
+the exit code. Findings go to stdout as JSON lines, notes (a host in a gap, the summary) to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import threading
+from pathlib import Path
+
+import typer
+
+from rdmatool.cli import _config
+from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
+from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli.exit_codes import epilog
+
+_DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>[smhd]?)")
+_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("watch", epilog=epilog("watch"))(watch_command)
+
+
+def duration_seconds(text: str) -> float:
+    """`90`, `90s`, `30m`, `1h`, `2d` in seconds; 0 for ever. ValueError otherwise."""
+    found = _DURATION.fullmatch(text.strip().lower())
+    if not found:
+        raise ValueError(f"--duration {text!r}: give seconds or a number with s, m, h or d (0: until stopped)")
+    return float(found["n"]) * _SECONDS[found["unit"]]
+
+
+def watch_command(
+    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
+    local: bool = typer.Option(False, "--local", help="Watch this machine itself (no SSH, no inventory)."),
+    limit: str = limit_option(),
+    exclude: str = exclude_option(),
+    ignore_unknown: bool = ignore_unknown_option(),
+    interval: float = typer.Option(10.0, "--interval", min=0.1, metavar="S", help="Seconds between readings."),
+    duration: str = typer.Option("1h", "--duration", metavar="D", help="How long: 90s, 30m, 1h, 2d; 0 until stopped."),
+    out: str = typer.Option(None, "--out", metavar="DIR",
+                            help="Keep the history and findings here (a restart resumes from it)."),
+    textfile_dir: str = typer.Option(None, "--textfile", metavar="DIR",
+                                     help="node_exporter textfile directory, rewritten each interval."),
+    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Hosts read at once."),
+    timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
+    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
+    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+) -> None:
+    """Watch the hosts' pause, ECN, CNP, drop and error counters every interval; print findings over time
+    (periodic spikes, counters that start to grow) as JSON lines. SIGTERM ends it cleanly."""
+    from rdmatool.errors import RdmatoolError
+    from rdmatool.watch import store
+    from rdmatool.watch.history import Shape
+    from rdmatool.watch.light import HostReader
+    from rdmatool.watch.loop import Watch, WatchOptions
+
+    try:
+        seconds = duration_seconds(duration)
+    except ValueError as exc:
+        die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    targets = _targets(local, _config.inventory(inventory_file), limit, exclude, ignore_unknown)
+    out_dir = _directory(out, create=True) if out else None
+    text_dir = _directory(textfile_dir, create=False) if textfile_dir else None
+    try:
+        rules = _rules(_config.playbooks(playbooks))
+        history = store.load(out_dir, Shape()) if out_dir else None
+        opener = _opener(local, known_hosts, accept_new_host_keys)
+    except RdmatoolError as exc:
+        die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    readers = [HostReader(t, opener, timeout) for t in targets]
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    options = WatchOptions(interval_s=interval, duration_s=seconds, forks=forks, out=out_dir, textfile=text_dir)
+    watch = Watch(readers, options, rules, _emit, lambda line: typer.echo(f"rdmatool watch: {line}", err=True),
+                  history=history)
+    try:
+        outcome = watch.run(stop)
+    except RdmatoolError as exc:  # the output directory became unwritable: said, with the file
+        die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    resumed = f" (resumed after {outcome.resumed_from})" if outcome.resumed_from else ""
+    typer.echo(f"rdmatool watch: {outcome.intervals} intervals{resumed}, {len(outcome.read_ever)} of "
+               f"{len(targets)} hosts read, {len(outcome.open_findings)} findings open"
+               f"{' (stopped)' if outcome.stopped else ''}", err=True)
+    if not outcome.read_ever:
+        raise typer.Exit(EXIT_INCONCLUSIVE)
+    if outcome.worst is not None and outcome.worst.value in ("error", "critical"):
+        raise typer.Exit(EXIT_FAIL)
+
+
+def _emit(event: dict) -> None:
+    typer.echo(json.dumps(event, sort_keys=True))
+
+
+def _targets(local: bool, inventory_file: str | None, limit, exclude, ignore_unknown) -> list:
+    from rdmatool.model import TargetKind
+
+    if local:
+        if inventory_file or limit:
+            die("rdmatool watch: --local watches this machine; it takes no -i or --limit", EXIT_USAGE)
+        from rdmatool.transport.local import local_target
+
+        return [local_target()]
+    if not inventory_file:
+        die("rdmatool watch: give -i INVENTORY (or `inventory` in the config file), or --local", EXIT_USAGE)
+    from rdmatool.cli.collect_cmd import load_targets
+
+    hosts = [t for t in load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown)
+             if t.kind is TargetKind.HOST]
+    if not hosts:
+        die(f"rdmatool watch: {inventory_file}: no host selected (switches are not watched)", EXIT_INCONCLUSIVE)
+    return hosts
+
+
+def _directory(path: str, create: bool) -> Path:
+    folder = Path(path)
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        die(f"rdmatool watch: {folder}: cannot create ({exc.strerror or exc})", EXIT_USAGE)
+    if not folder.is_dir():
+        die(f"rdmatool watch: {folder}: not a directory", EXIT_USAGE)
+    return folder
+
+
+def _rules(directory: str | None) -> list:
+    from rdmatool.diagnose import default_playbooks
+    from rdmatool.rules.playbook import load_dir
+
+    return load_dir(directory or default_playbooks())
+
+
+def _opener(local: bool, known_hosts: str | None, accept_new: bool):
+    if local:
+        from rdmatool.transport.local import LocalSession
+
+        return LocalSession
+    from rdmatool.transport.hostkeys import KnownHosts
+    from rdmatool.transport.jump import JumpHosts
+    from rdmatool.transport.ssh import Session
+
+    known, jumps = KnownHosts(known_hosts, accept_new), JumpHosts()  # one connection per bastion for the watch
+    return lambda target: Session(target, known, 10.0, jumps=jumps)

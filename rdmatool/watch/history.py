@@ -1,0 +1,140 @@
+"""The watch's memory: a fixed-size history of every series' rate, whatever the duration.
+
+A series is one counter of one port (target, entity, metric, priority). Its rates sit in two rings shared by every
+series: `recent` holds the last `recent` intervals at full resolution, `coarse` the `coarse` bins before them,
+each the mean and the maximum of `factor` intervals (the maximum keeps a spike visible after downsampling). A ring
+column with no reading (a host in a gap, a series not yet seen) is NaN. The memory is series x (recent + 2 x coarse)
+floats and never grows with time; new series (a port that appears) add rows, up to `max_series`.
+
+A rate needs two readings of the same counter: the first reading of a series (and the first after a counter went
+backwards: a reset or a driver reload) gives none. After a gap the rate is taken over the whole gap, from the last
+reading before it: an average, honest about the time it covers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rdmatool.watch.light import Reading
+
+Key = tuple[str, str, str, int]  # target, entity, metric, priority (-1: none)
+MAX_SERIES = 200_000
+
+
+@dataclass(frozen=True)
+class Shape:
+    recent: int = 120  # intervals at full resolution (20 min at 10 s)
+    coarse: int = 144  # downsampled bins (4 h of 100 s bins at 10 s x 10)
+    factor: int = 10  # intervals per coarse bin
+
+
+class History:
+    def __init__(self, shape: Shape = Shape(), max_series: int = MAX_SERIES) -> None:
+        if shape.recent < shape.factor or min(shape.recent, shape.coarse, shape.factor) < 1:
+            raise ValueError("the recent ring must hold at least one coarse bin")
+        self.shape = shape
+        self.max_series = max_series
+        self.keys: list[Key] = []
+        self.index: dict[Key, int] = {}
+        self.interval = 0  # intervals recorded so far (the next column is interval % recent)
+        self.times = np.full(shape.recent, np.nan)  # each recent column's time (epoch seconds)
+        self.coarse_times = np.full(shape.coarse, np.nan)
+        self.rates = np.full((0, shape.recent), np.nan, dtype=np.float32)
+        self.coarse_mean = np.full((0, shape.coarse), np.nan, dtype=np.float32)
+        self.coarse_max = np.full((0, shape.coarse), np.nan, dtype=np.float32)
+        self.last_value = np.full(0, np.nan)
+        self.last_time = np.full(0, np.nan)
+        self.states: dict[tuple[str, str], dict[str, str]] = {}  # target -> (entity, metric) -> text, latest
+        self.dropped_series = 0  # readings of series beyond max_series, not kept
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def _row(self, key: Key) -> int | None:
+        row = self.index.get(key)
+        if row is not None:
+            return row
+        if len(self.keys) >= self.max_series:
+            self.dropped_series += 1
+            return None
+        row = len(self.keys)
+        if row >= len(self.last_value):  # grow by doubling: a few reallocations over a watch's life
+            size = max(64, 2 * row)
+            self.rates = _grown(self.rates, size)
+            self.coarse_mean = _grown(self.coarse_mean, size)
+            self.coarse_max = _grown(self.coarse_max, size)
+            self.last_value = np.concatenate([self.last_value, np.full(size - len(self.last_value), np.nan)])
+            self.last_time = np.concatenate([self.last_time, np.full(size - len(self.last_time), np.nan)])
+        self.keys.append(key)
+        self.index[key] = row
+        return row
+
+    def record(self, at: float, readings: list[Reading]) -> dict[Key, float]:
+        """One interval: each reading's counters become rates in the interval's column; the rates of this interval
+        by series are returned (series without a rate are absent)."""
+        column = self.interval % self.shape.recent
+        self.rates[:, column] = np.nan
+        self.times[column] = at
+        rates: dict[Key, float] = {}
+        for reading in readings:
+            self.states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
+            for (entity, metric, priority), value in reading.counters.items():
+                key = (reading.target, entity, metric, -1 if priority is None else int(priority))
+                row = self._row(key)
+                if row is None:
+                    continue
+                before, then = self.last_value[row], self.last_time[row]
+                self.last_value[row], self.last_time[row] = value, reading.at
+                if math.isnan(before) or value < before or reading.at <= then:
+                    continue  # first reading, counter reset, or a clock that did not move
+                rate = (value - before) / (reading.at - then)
+                self.rates[row, column] = rate
+                rates[key] = rate
+        self.interval += 1
+        if self.interval % self.shape.factor == 0:
+            self._downsample()
+        return rates
+
+    def _downsample(self) -> None:
+        f = self.shape.factor
+        columns = [(self.interval - f + i) % self.shape.recent for i in range(f)]
+        block = self.rates[: len(self.keys)][:, columns]
+        bin_ = (self.interval // f - 1) % self.shape.coarse
+        seen = ~np.all(np.isnan(block), axis=1)
+        mean = np.full(len(self.keys), np.nan, dtype=np.float32)
+        peak = np.full(len(self.keys), np.nan, dtype=np.float32)
+        if seen.any():
+            mean[seen] = np.nanmean(block[seen], axis=1)
+            peak[seen] = np.nanmax(block[seen], axis=1)
+        self.coarse_mean[: len(self.keys), bin_] = mean
+        self.coarse_max[: len(self.keys), bin_] = peak
+        self.coarse_times[bin_] = np.nanmin(self.times[columns]) if not np.all(np.isnan(self.times[columns])) \
+            else np.nan
+
+    def recent_series(self) -> tuple[np.ndarray, np.ndarray]:
+        """(times, rates[series, interval]) of the recent ring in time order, oldest first."""
+        n = min(self.interval, self.shape.recent)
+        start = self.interval - n
+        columns = [(start + i) % self.shape.recent for i in range(n)]
+        return self.times[columns], self.rates[: len(self.keys)][:, columns]
+
+    def coarse_series(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(times, mean, max) of the coarse ring in time order, oldest first."""
+        bins = self.interval // self.shape.factor
+        n = min(bins, self.shape.coarse)
+        columns = [(bins - n + i) % self.shape.coarse for i in range(n)]
+        rows = len(self.keys)
+        return self.coarse_times[columns], self.coarse_mean[:rows][:, columns], self.coarse_max[:rows][:, columns]
+
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in (self.rates, self.coarse_mean, self.coarse_max, self.last_value,
+                                          self.last_time, self.times, self.coarse_times)))
+
+
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    out = np.full((rows, array.shape[1]), np.nan, dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out

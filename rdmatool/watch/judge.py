@@ -1,0 +1,103 @@
+"""Judgement over time: what the watch's recent history shows that no single snapshot can.
+
+Two figures per series (one counter of one port), as facts the playbooks judge (playbooks/70-watch.yaml):
+- a periodic spike: the rate's period by the capture analysis' own detection (rdmatool.capture.periodic: the
+  autocorrelation's strongest lag), kept when the spikes stand clear of the series' usual level (their peak at least
+  SPIKE_OVER_MEDIAN times its median) and recur at least MIN_SPIKES times: watch_spike_period_s, _strength, _count;
+- a counter that starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of
+  them read, then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
+  (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
+A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from rdmatool.analysis import FACT_COLUMNS, Analysis
+from rdmatool.capture import periodic
+from rdmatool.frame import SampleTable
+from rdmatool.watch.history import History, Key
+
+SPIKE_OVER_MEDIAN = 2.0
+MIN_SPIKES = 3
+MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
+GROWTH_FLAT, GROWTH_LAST = 6, 3
+PREFIX = "watch_"
+
+
+def spike(rates: np.ndarray) -> tuple[int, float, int] | None:
+    """(period in intervals, strength, spikes) of one series' recent rates, None when it has no periodic spike."""
+    x = np.nan_to_num(np.asarray(rates, dtype=float), nan=0.0)
+    if len(x) < periodic.MIN_BINS or x.max() <= 0 or x.max() < SPIKE_OVER_MEDIAN * max(np.median(x), 0.0):
+        return None
+    found = periodic.period(x)
+    if found is None or found[1] < MIN_STRENGTH:
+        return None
+    mask = periodic.peaks(x)
+    count = int(mask[0]) + int(np.count_nonzero(mask[1:] & ~mask[:-1]))  # each run of peak bins is one spike
+    if count < MIN_SPIKES:
+        return None
+    return found[0], found[1], count
+
+
+def growth(rates: np.ndarray) -> float | None:
+    """The mean rate since the counter started to grow (growing in each of the last GROWTH_LAST intervals at least,
+    flat over at least GROWTH_FLAT read intervals before), else None."""
+    x = np.asarray(rates, dtype=float)
+    growing = np.nan_to_num(x, nan=0.0) > 0
+    run = len(x) - int(np.flatnonzero(~growing)[-1]) - 1 if not growing.all() else len(x)
+    if run < GROWTH_LAST:
+        return None
+    before = x[: len(x) - run]
+    seen = before[~np.isnan(before)]
+    if len(seen) < GROWTH_FLAT or np.any(seen != 0):
+        return None
+    return float(x[len(x) - run:].mean())
+
+
+def facts(history: History) -> pd.DataFrame:
+    """The watch_* facts of the recent window, a frame of FACT_COLUMNS."""
+    times, rates = history.recent_series()
+    rows: list[dict] = []
+    if rates.shape[1] >= periodic.MIN_BINS:
+        steps = np.diff(times)
+        steps = steps[np.isfinite(steps) & (steps > 0)]
+        step = float(np.median(steps)) if len(steps) else math.nan
+        window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
+        active = np.flatnonzero(np.nanmax(np.where(np.isnan(rates), -1.0, rates), axis=1) > 0)
+        for row in active:
+            key = history.keys[row]
+            series = rates[row]
+            found = spike(series)
+            if found is not None and math.isfinite(step):
+                lag, strength, count = found
+                rows += [_fact(key, "spike_period_s", lag * step, window),
+                         _fact(key, "spike_strength", strength, window),
+                         _fact(key, "spike_count", count, window)]
+            grown = growth(series)
+            if grown is not None:
+                rows.append(_fact(key, "growth_rate", grown, window))
+    frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    return frame.astype({"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float,
+                         "delta": float})
+
+
+def _fact(key: Key, name: str, value: float, window: float) -> dict:
+    target, entity, metric, priority = key
+    return {"target": target, "kind": "host", "platform": None, "role": None, "entity": f"{entity}/{metric}",
+            "metric": PREFIX + name, "priority": None if priority < 0 else priority, "size_bytes": None,
+            "value": float(value), "text": None, "raw_key": metric, "window_s": window, "delta": np.nan, "flag": ""}
+
+
+def analysis_of(found: pd.DataFrame) -> Analysis:
+    """The facts as an analysis the rules engine reads: no samples behind them, no cabling."""
+    return Analysis(facts=found, table=SampleTable(frame=pd.DataFrame()), window_s=None)
+
+
+def watch_rules(rules: list) -> list:
+    """The rules of a playbook directory that judge watch facts (the others judge a bundle's snapshots)."""
+    return [r for r in rules if str(r.params.get("metric", "")).startswith(PREFIX)]

@@ -1,0 +1,58 @@
+"""A fake fleet for the watch's unit tests: hosts whose light counters follow a formula of the interval number."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rdmatool.model import Target
+from rdmatool.watch.light import Reading
+
+
+@dataclass
+class FakeHost:
+    """Counters of one port: `rates(i)` gives each counter's growth in interval i; `down(i)`: no answer then."""
+
+    name: str
+    rates: object  # (interval) -> {(entity, metric, priority): increment}
+    down: object = lambda i: False
+    step_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.target = Target(name=self.name, address="127.0.0.1")
+        self.i = 0
+        self.values: dict = {}
+        self.closed = 0
+
+    def read(self, deadline, stop=None):
+        i = self.i
+        self.i += 1
+        for key, inc in self.rates(i).items():
+            self.values[key] = self.values.get(key, 0.0) + inc
+        if self.down(i):
+            return None, "connection refused"
+        states = {("mlx5_0/1", "port_state"): "ACTIVE"}
+        return Reading(self.name, 1_000_000.0 + i * self.step_s, dict(self.values), states), None
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def steady(i: int) -> dict:
+    return {("eth2", "rx_pause_frames", 3): 500.0, ("mlx5_0/1", "cnp_sent", None): 40.0,
+            ("mlx5_0/1", "symbol_errors", None): 0.0}
+
+
+def periodic_pause(every: int = 4):
+    def rates(i: int) -> dict:
+        out = steady(i)
+        out[("eth2", "rx_pause_frames", 3)] = 90_000.0 if i % every == 0 else 500.0
+        return out
+    return rates
+
+
+def errors_from(start: int):
+    def rates(i: int) -> dict:
+        out = steady(i)
+        out[("mlx5_0/1", "symbol_errors", None)] = 7.0 if i >= start else 0.0
+        return out
+    return rates

@@ -1,0 +1,87 @@
+"""The watch's judgement over time (rdmatool.watch.judge) and its rules (playbooks/70-watch.yaml): a trigger for each
+rule (tests/rules/test_each_rule.py keeps the list and the playbook in step), silence on a healthy fleet."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+from rdmatool.rules.playbook import load_dir
+from rdmatool.watch import judge
+from rdmatool.watch.history import Shape
+from rdmatool.watch.loop import Watch, WatchOptions
+from tests.watch.fakes import FakeHost, errors_from, periodic_pause, steady
+
+PLAYBOOKS = load_dir(Path(__file__).resolve().parents[2] / "playbooks")
+
+
+class Trigger(NamedTuple):
+    rule: str
+    rates: object  # a FakeHost's counters (tests/watch/fakes.py)
+    intervals: int
+    counter: str
+
+
+TRIGGERS = [
+    Trigger("watch_periodic_spike", periodic_pause(4), 30, "rx_pause_frames"),
+    Trigger("watch_counter_starts_growing", errors_from(15), 20, "symbol_errors"),
+]
+
+
+def _run(hosts, intervals: int) -> tuple[list[dict], object]:
+    """Run a watch over fake hosts for `intervals` intervals, on a fake clock 10 s an interval."""
+    events: list[dict] = []
+    stop = threading.Event()
+    ticks = iter(range(intervals))
+
+    def clock() -> float:
+        n = next(ticks)
+        if n == intervals - 1:
+            stop.set()  # the interval being recorded is the last one
+        return 1_000_000.0 + 10.0 * n
+
+    watch = Watch(hosts, WatchOptions(interval_s=0, duration_s=0, shape=Shape(40, 8, 5)), PLAYBOOKS, events.append,
+                  lambda line: None, clock=clock)
+    return events, watch.run(stop)
+
+
+def test_a_periodic_pause_spike_is_named_with_its_host_period_and_class() -> None:
+    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu03", periodic_pause(4))], 30)
+    spikes = [e for e in events if e["rule"] == "watch_periodic_spike"]
+    assert [(e["target"], e["entity"], e["counter"], e["priority"]) for e in spikes] == [
+        ("gpu03", "eth2", "rx_pause_frames", 3)]
+    assert spikes[0]["period_s"] == 40.0 and spikes[0]["spikes"] >= 3 and spikes[0]["event"] == "finding"
+    assert "every 40 s" in spikes[0]["symptom"]
+    assert [f["target"] for f in outcome.open_findings] == ["gpu03"]
+
+
+@pytest.mark.parametrize("trigger", TRIGGERS, ids=[t.rule for t in TRIGGERS])
+def test_each_watch_rule_fires_on_its_trigger_alone(trigger: Trigger) -> None:
+    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu05", trigger.rates)], trigger.intervals)
+    assert [(e["event"], e["rule"], e["target"], e["counter"]) for e in events] == [
+        ("finding", trigger.rule, "gpu05", trigger.counter)]
+    assert "{" not in events[0]["symptom"]  # every placeholder filled
+    assert [f["rule"] for f in outcome.open_findings] == [trigger.rule]
+
+
+def test_a_healthy_fleet_is_silent() -> None:
+    events, outcome = _run([FakeHost(f"gpu{i:02}", steady) for i in range(4)], 30)
+    assert events == [] and outcome.open_findings == [] and outcome.intervals == 30
+
+
+def test_a_counter_that_starts_to_grow_is_named_once() -> None:
+    events, _ = _run([FakeHost("gpu02", errors_from(15))], 20)
+    assert [(e["event"], e["rule"], e["target"], e["counter"], e["growth_rate"]) for e in events] == [
+        ("finding", "watch_counter_starts_growing", "gpu02", "symbol_errors", 0.7)]
+
+
+def test_spike_detection_is_the_capture_analysis_own() -> None:
+    x = np.zeros(40)
+    x[::5] = 100.0
+    assert judge.spike(x)[0] == 5  # the lag in intervals
+    assert judge.spike(np.full(40, 3.0)) is None  # steady: no spike however high
+    assert judge.spike(x[:6]) is None  # too short to say
