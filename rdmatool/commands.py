@@ -14,8 +14,13 @@ DaemonSet, running on the node itself) runs the same script the same way, as a c
 it, local mode reads the verbs API through pyverbs: that read is code (`rdmatool/transport/verbs.py`: it opens
 each device and queries its attributes, ports and GIDs, and reads the same port files of sysfs), not a command.
 
-Switches get the per-platform show commands below through netmiko; per-port commands are filled in only with port
-names that passed `valid_port_name`.
+Switches get their platform's show commands through netmiko: each platform module declares its own (SHOW_COMMANDS in
+rdmatool/platforms/<nos>.py, read-only `show` views with their parsers' names) and SWITCH_COMMANDS below gathers
+them; every switch command line is built here (`switch_plan`) from that list and nothing else, and per-port
+commands are filled in only with port names that passed `valid_port_name` (the platform's PORT_NAME).
+tests/test_platforms.py checks the gathered list whole: every command a read-only show. Besides them a switch
+receives only netmiko's session set-up and, where the platform's ENTER_ENABLE says so, `enable` (a privilege
+level, not a configuration change).
 
 `rdmatool perf` and the gate also start perftest (bounded, between two hosts) with the commands of the last
 section; they are the only commands that put load on a host.
@@ -28,7 +33,9 @@ import secrets
 import shlex
 from dataclasses import dataclass
 
+from rdmatool import platforms
 from rdmatool.model import Platform
+from rdmatool.platforms.shapes import SwitchCommand
 
 MARKER = "@@RDMATOOL@@"
 HOST_ENTRY_COMMAND = "sh -s -- {timeout} {mode}"  # the only exec request a host ever receives
@@ -176,123 +183,28 @@ def host_script(token: str) -> str:
     return HOST_SCRIPT.replace("__TOKEN__", token)
 
 
-@dataclass(frozen=True)
-class SwitchCommand:
-    parser: str  # the `rdmatool parse` name of the output
-    command: str  # a template; `{port}` is filled with a validated switch port name
-    per_port: bool = False
-    counters: bool = True  # re-read in the second (counters-only) snapshot
-    qualifier: str | None = None  # extra qualifier (e.g. the priority of an Onyx per-priority view)
-    keep_echo: bool = False  # the output names neither port nor priority: keep the echoed command line with it
-
-
-def _cmds(*items: SwitchCommand) -> tuple[SwitchCommand, ...]:
-    return items
-
-
-# JSON forms where the platform has them: they survive firmware changes better than screen layouts. LLDP is read
-# in both snapshots, so that a neighbour changing between them shows (rdmatool.topology.cabling). Each platform's
-# port status view (speed, state) is read once, in the full snapshot: the cabling judge compares its speeds with the
-# hosts' (speed_mismatch); NX-OS's `show interface` carries them with its counters.
-SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {
-    Platform.SONIC: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json"),
-        SwitchCommand("sonic_pfc_counters", "show pfc counters"),
-        SwitchCommand("sonic_pfc_priority", "show pfc priority", counters=False),
-        SwitchCommand("sonic_queue_counters", "show queue counters"),
-        SwitchCommand("sonic_wred_counters", "show queue wredcounters"),
-        SwitchCommand("sonic_ecn", "show ecn", counters=False),
-        SwitchCommand("sonic_pfcwd_stats", "show pfcwd stats"),
-        SwitchCommand("sonic_pfcwd_config", "show pfcwd config", counters=False),
-        SwitchCommand("sonic_pg_drop", "show priority-group drop counters"),
-        SwitchCommand("sonic_portstat", "show interfaces counters"),
-        SwitchCommand("sonic_interface_status", "show interfaces status", counters=False),
-    ),
-    Platform.CUMULUS: _cmds(
-        SwitchCommand("lldpctl", "lldpctl -f json"),
-        SwitchCommand("cumulus_roce", "nv show qos roce", counters=False),
-        SwitchCommand("cumulus_pfc_stats", "nv show interface {port} counters qos pfc-stats", per_port=True),
-        SwitchCommand("cumulus_port_stats", "nv show interface {port} counters qos port-stats", per_port=True),
-        SwitchCommand("cumulus_egress_queue", "nv show interface {port} counters qos egress-queue-stats", per_port=True),
-        SwitchCommand(
-            "cumulus_ingress_buffer", "nv show interface {port} counters qos ingress-buffer-stats", per_port=True
-        ),
-        SwitchCommand("cumulus_roce_counters", "nv show interface {port} qos roce counters", per_port=True),
-        SwitchCommand("cumulus_roce_status", "nv show interface {port} qos roce status", per_port=True, counters=False),
-        SwitchCommand("cumulus_counters_errors", "nv show interface {port} counters errors", per_port=True),
-        SwitchCommand("cumulus_interface_status", "nv show interface -o json", counters=False),
-    ),
-    Platform.ONYX: _cmds(
-        SwitchCommand("onyx_lldp_neighbors", "show lldp remote"),
-        SwitchCommand("onyx_dcb_pfc", "show dcb priority-flow-control", counters=False),
-        SwitchCommand("onyx_ecn", "show interfaces ethernet {port} congestion-control", per_port=True),
-        *(
-            SwitchCommand(
-                "onyx_pfc_counters", f"show interfaces ethernet {{port}} counters pfc prio {prio}", per_port=True,
-                qualifier=f"prio{prio}", keep_echo=True,
-            )
-            for prio in range(8)
-        ),
-        # the output names no port: the echoed command line says which
-        SwitchCommand("onyx_interface_counters", "show interfaces ethernet {port} counters", per_port=True,
-                      keep_echo=True),
-        SwitchCommand("onyx_interface_status", "show interfaces ethernet status", counters=False),
-    ),
-    Platform.EOS: _cmds(
-        SwitchCommand("eos_lldp_neighbors", "show lldp neighbors | json"),
-        SwitchCommand("eos_pfc_counters", "show priority-flow-control counters | json"),
-        SwitchCommand("eos_ecn", "show qos interfaces ecn counters queue | json"),
-        SwitchCommand("eos_interface_errors", "show interfaces counters errors | json"),
-        SwitchCommand("eos_interface_status", "show interfaces status | json", counters=False),
-    ),
-    Platform.NXOS: _cmds(
-        SwitchCommand("nxos_lldp_neighbors", "show lldp neighbors | json"),
-        SwitchCommand("nxos_pfc", "show interface priority-flow-control | json"),
-        SwitchCommand("nxos_queuing", "show queuing interface | json"),
-        SwitchCommand("nxos_interface", "show interface | json"),
-    ),
-}
-
-# netmiko device type per switch platform: the real drivers, so tests exercise what production uses.
-NETMIKO_DEVICE_TYPE: dict[Platform, str] = {
-    Platform.SONIC: "linux",
-    Platform.CUMULUS: "linux",
-    Platform.ONYX: "mellanox_mlnxos",
-    Platform.EOS: "arista_eos",
-    Platform.NXOS: "cisco_nxos",
-}
-
-# Platforms whose CLI starts in a restricted mode and needs `enable` (a privilege level, not a configuration
-# change) before its show commands answer fully; without it netmiko also stalls on logout waiting for `#`.
-ENTER_ENABLE = {Platform.ONYX}
-
+# Each switch platform's show commands, in the order they run (LLDP first: it finds the ports facing hosts). JSON
+# forms where the platform has them. LLDP is read in both snapshots, so that a neighbour changing between them shows
+# (rdmatool.topology.cabling); each platform's port status view (speed, state) once, in the full snapshot: the
+# cabling judge compares its speeds with the hosts' (speed_mismatch).
+SWITCH_COMMANDS: dict[Platform, tuple[SwitchCommand, ...]] = {Platform(m.NAME): m.SHOW_COMMANDS
+                                                              for m in platforms.SWITCHES}
 LLDP_PARSER: dict[Platform, str] = {p: cmds[0].parser for p, cmds in SWITCH_COMMANDS.items()}
-
-# Per-platform spelling of a port name accepted into a command line. Anything else is refused, not quoted:
-# a switch CLI is not a POSIX shell, so quoting rules differ per vendor and a strict pattern is the safe choice.
-# Always matched whole (`fullmatch`): `$` would also accept a trailing newline, i.e. a second command line.
-# ASCII digits only ([0-9], not \d, which also takes other scripts' digits).
-_PORT_PATTERNS: dict[Platform, re.Pattern[str]] = {
-    Platform.SONIC: re.compile(r"Ethernet[0-9]{1,5}"),
-    Platform.CUMULUS: re.compile(r"swp[0-9]{1,5}(?:s[0-9]{1,3})?"),
-    Platform.ONYX: re.compile(r"(?:Eth)?[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,3})?"),
-    Platform.EOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){0,2}"),
-    Platform.NXOS: re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){1,2}"),
-}
 
 
 def valid_port_name(platform: Platform, port: str) -> bool:
-    pattern = _PORT_PATTERNS.get(platform)
-    return bool(pattern and isinstance(port, str) and pattern.fullmatch(port))
+    """Whether a port name may go into one of the platform's command lines. Anything else is refused, not quoted:
+    a switch CLI is not a POSIX shell, so quoting rules differ per vendor and a strict pattern (the platform's
+    PORT_NAME, matched whole) is the safe choice."""
+    module = platforms.switch(platform)
+    return bool(module and isinstance(port, str) and module.PORT_NAME.fullmatch(port))
 
 
 def switch_port_argument(platform: Platform, port: str) -> str:
     """The port as the platform's per-port show command wants it (Onyx takes `1/1` for `Eth1/1`)."""
     if not valid_port_name(platform, port):
         raise ValueError(f"refusing switch port name {port!r} for {platform.value}")
-    if platform is Platform.ONYX and port.startswith("Eth"):
-        return port[3:]
-    return port
+    return platforms.switch(platform).port_argument(port)
 
 
 def host_entry_command(timeout_s: int, mode: str) -> str:

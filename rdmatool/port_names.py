@@ -7,7 +7,8 @@ in this module of the floor, which reads no facts: the caller hands it each swit
 
 The spellings:
 - EOS `Et1/1` / `Ethernet1/1`, NX-OS `Eth1/1` / `Ethernet1/1`, Onyx `Eth1/1` / `1/1`, and `Ethernet 1/1` with a
-  space: one port (`port_key` drops the prefix before the port number, and case and blanks);
+  space: one port (`port_key` drops the prefix before the port number, and case and blanks; the prefixes are each
+  platform module's PORT_PREFIXES, rdmatool.platforms);
 - SONiC: its LLDP advertises the port *alias* (`etp1`, `fortyGigE0/0`, `Eth1/1`) as the port ID and the port name
   (`Ethernet0`) as its description; `show interfaces status` maps the two (its Alias column, the `port_alias`
   facts), so `PortNames` takes a switch's aliases and answers with its own name;
@@ -25,8 +26,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-# a prefix only when a port number follows it: `etp1` (a SONiC alias) is not `p1`
-_PORT_PREFIX = re.compile(r"^(?:ethernet|eth|et)(?=\d)")
+from rdmatool import platforms
+
+# a prefix only when a port number follows it: `etp1` (a SONiC alias) is not `p1`; the longest first (`ethernet`
+# before `eth` before `et`)
+_PREFIXES = sorted({p.lower() for m in platforms.SWITCHES for p in m.PORT_PREFIXES}, key=lambda p: (-len(p), p))
+_PORT_PREFIX = re.compile(r"^(?:" + "|".join(map(re.escape, _PREFIXES)) + r")(?=\d)")
 _BLANKS = re.compile(r"\s+")
 _GUID_SUFFIX = re.compile(r"\s*\(0x[0-9a-fA-F]+\)\s*$")
 # the last set of names seen with its lower-case index (callers pass one set per bundle); one tuple, replaced whole,

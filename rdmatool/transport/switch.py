@@ -7,7 +7,7 @@ import os
 import tempfile
 import time
 
-from rdmatool import commands
+from rdmatool import commands, platforms
 from rdmatool.errors import RdmatoolError
 from rdmatool.failures import DEADLINE_EXCEEDED, SWITCH_READ_TIMEOUT
 from rdmatool.model import CommandResult, Target
@@ -64,7 +64,7 @@ class SwitchSession:
             raise SwitchLoginTimeout(f"logged in, but the CLI gave no prompt (or did not answer its session set-up) "
                                      f"within {login_wait:.0f} s") from exc
         try:
-            if target.platform in commands.ENTER_ENABLE:
+            if platforms.switch(target.platform).ENTER_ENABLE:
                 # what is left of the deadline now, not what was left before the session set-up took its share
                 login_wait = self.conn.read_timeout_override = login_read_timeout(deadline)
                 self.conn.enable()
@@ -80,7 +80,7 @@ class SwitchSession:
     def _connect(handler, target: Target, connect_timeout: float, pinned: str, disabled: list[str],
                  login_wait: float):
         return handler(
-            device_type=commands.NETMIKO_DEVICE_TYPE[target.platform],
+            device_type=platforms.switch(target.platform).NETMIKO_DEVICE_TYPE,
             host=target.address,
             port=target.port,
             username=target.user or os.environ.get("USER") or "admin",

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+from rdmatool import platforms
 from rdmatool.model import Platform
 from rdmatool.transport import switch_drivers
 
@@ -14,13 +15,14 @@ from rdmatool.transport import switch_drivers
 _RACE = textwrap.dedent("""
     import threading
     from rdmatool.model import Platform
-    from rdmatool.transport.switch_drivers import connect_handler, onyx_driver
+    from rdmatool import platforms
+    from rdmatool.transport.switch_drivers import connect_handler, prompt_driver
     got, errors = [], []
     start = threading.Barrier(18)  # all at once: the race a fleet's first switch connections run
     def one(platform):
         start.wait()
         try:  # the Onyx class asked for directly too, as the tests do
-            got.append((onyx_driver() if platform is None else connect_handler(platform)).__name__)
+            got.append((prompt_driver(platforms.onyx) if platform is None else connect_handler(platform)).__name__)
         except Exception as exc:
             errors.append(repr(exc))
     threads = [threading.Thread(target=one, args=(p,)) for p in [Platform.EOS, Platform.ONYX, None] * 6]
@@ -44,7 +46,7 @@ def test_onyx_gets_netmikos_mlnxos_driver_with_a_prompt_read_and_the_rest_the_di
     from netmiko.ssh_dispatcher import CLASS_MAPPER
 
     onyx = switch_drivers.connect_handler(Platform.ONYX)
-    assert issubclass(onyx, CLASS_MAPPER["mellanox_mlnxos"]) and onyx is switch_drivers.onyx_driver()
+    assert issubclass(onyx, CLASS_MAPPER["mellanox_mlnxos"]) and onyx is switch_drivers.connect_handler(Platform.ONYX)
     assert onyx.session_preparation is not CLASS_MAPPER["mellanox_mlnxos"].session_preparation
     for platform in (Platform.SONIC, Platform.CUMULUS, Platform.EOS, Platform.NXOS):
         assert switch_drivers.connect_handler(platform) is ConnectHandler
@@ -53,7 +55,7 @@ def test_onyx_gets_netmikos_mlnxos_driver_with_a_prompt_read_and_the_rest_the_di
 def test_the_onyx_login_read_waits_for_a_prompt_character_not_for_silence() -> None:
     calls = []
 
-    class Probe(switch_drivers.onyx_driver()):
+    class Probe(switch_drivers.connect_handler(Platform.ONYX)):
         def __init__(self) -> None:  # no connection: only the preparation's steps are recorded
             pass
 
@@ -75,4 +77,4 @@ def test_the_onyx_login_read_waits_for_a_prompt_character_not_for_silence() -> N
 
     Probe().session_preparation()
     # the prompt is taken last: disabling paging has read up to its own echo, past any banner
-    assert calls == [("read", switch_drivers.ONYX_PROMPT_END), ("width",), ("paging",), ("prompt",)]
+    assert calls == [("read", platforms.onyx.LOGIN_PROMPT_END), ("width",), ("paging",), ("prompt",)]
