@@ -45,7 +45,7 @@ def test_a_command_builds_its_module_alone_and_the_root_builds_every_command():
     from rdmatool import cli
 
     every = {name for names in cli.COMMAND_MODULES.values() for name in names}
-    assert len(every) == 19
+    assert len(every) == 20
     assert _names(cli.build(["collect", "-i", "inv.yaml"])) == {"collect", "inventory", "bundle"}
     assert _names(cli.build(["gate", "--help"])) == {"gate"}
     for argv in ([], ["--help"], ["--version"], ["colect"], ["--install-completion", "bash"]):

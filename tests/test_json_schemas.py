@@ -26,7 +26,8 @@ from tests.pods import bundle as pods
 
 DEMO = REPO / "examples" / "demo-bundle"
 OUTPUTS = ("diagnose", "gate", "pcap", "perf", "bundle-show", "bundle-diff", "doctor", "config-show", "inventory-show",
-           "parse", "plan-bandwidth", "plan-checkpoint", "plan-storage", "baseline-save", "baseline-show", "baseline-diff")
+           "parse", "plan-bandwidth", "plan-checkpoint", "plan-storage", "baseline-save", "baseline-show", "baseline-diff",
+           "trial")
 # Every command with --json and the schema of what it prints (perf run writes attribution.json: `perf`).
 JSON_COMMANDS = {
     ("diagnose",): "diagnose", ("gate",): "gate", ("pcap",): "pcap", ("bundle", "show"): "bundle-show",
@@ -34,6 +35,7 @@ JSON_COMMANDS = {
     ("inventory", "show"): "inventory-show", ("parse",): "parse", ("plan", "bandwidth"): "plan-bandwidth",
     ("plan", "checkpoint"): "plan-checkpoint", ("baseline", "list"): "baseline-list",
     ("plan", "storage"): "plan-storage",  # conformance: tests/test_plan_storage.py
+    ("trial",): "trial",  # conformance: tests/trial/test_trial.py
     ("baseline", "save"): "baseline-save", ("baseline", "show"): "baseline-show", ("baseline", "diff"): "baseline-diff",
     ("nccl", "env"): "nccl-env", ("nccl", "check"): "nccl-check",  # conformance: tests/nccl/test_cli.py
 }

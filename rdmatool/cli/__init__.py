@@ -33,6 +33,7 @@ COMMAND_MODULES = {
     "export_cmd": ("export",),
     "plan_cmd": ("plan",),
     "nccl_cmd": ("nccl",),
+    "trial_cmd": ("trial",),
     "report_cmd": ("report",),
     "schema_cmd": ("schema",),
     "docs_cmd": ("docs",),

@@ -72,6 +72,15 @@ CODES: dict[str, dict[int, str]] = {
         2: "usage or bad input: --nics, --efficiency or --need that cannot be read, the bundle",
         3: "--bundle holds no perftest result to measure the efficiency (the plan is printed at the 3FS reference's)",
     },
+    "trial": {
+        0: "helped: a decisive figure (p99 latency, pause fraction, goodput, fairness) better beyond the runs' spread, "
+           "none worse: keep the change",
+        1: "hurt: a decisive figure worse beyond the runs' spread, none better: revert (the commands restoring "
+           "BEFORE's values are printed, never run)",
+        2: "usage or bad input: a side that is neither a bundle nor a directory of bundles, a corrupt bundle",
+        3: "inconclusive: no measurable effect, better and worse at once, fewer than two runs a side, runs of one "
+           "side that differ in configuration, or no configuration change",
+    },
     "diagnose": {
         0: "pass, or warnings only",
         1: "an error or critical finding: fix what it names",
