@@ -34,6 +34,8 @@ def _spread(side: dict | None, unit: str) -> str:
     return f"{_value(side['median'], unit)} [{_value(side['min'], unit)}, {_value(side['max'], unit)}]"
 
 
+_SOURCE = {"bundle": "the bundles' perftest results and counters", "incast": "the gate's incast stage (under load)",
+           "mixed": "both"}
 _SAID = {"better": "better", "worse": "WORSE", "changed": "changed (context)", "noise": "within the runs' spread",
          "unproven": "one run: no spread", "not measured": "not measured"}
 
@@ -41,7 +43,8 @@ _SAID = {"better": "better", "worse": "WORSE", "changed": "changed (context)", "
 def _print(result: dict) -> None:
     before, after = result["before"], result["after"]
     typer.echo(f"trial: {len(before['runs'])} run(s) before ({before['path']}), {len(after['runs'])} after "
-               f"({after['path']})")
+               f"({after['path']}); figures from {_SOURCE[before['source']]}" + (
+                   f" before, {_SOURCE[after['source']]} after" if before["source"] != after["source"] else ""))
     if result["changes"]:
         typer.echo("changed (BEFORE's last run against AFTER's first):")
         for c in result["changes"]:

@@ -1,5 +1,6 @@
 """What changed and whether it helped: the configuration changes between the two sides (rdmatool.bundle_diff), each
-figure's effect, and the verdict.
+figure's effect, and the verdict. The figures are a run's own (rdmatool.trial.runs): under load from a gate's
+incast stage when its bundle has one, else from the bundle's perftest results and counters; the two are not mixed.
 
 An effect is real when each side has at least two runs, the ranges of the two sides' runs do not overlap, and the
 medians differ by at least MIN_RELATIVE of BEFORE's median (and an absolute floor per figure): a difference inside
@@ -101,6 +102,10 @@ def verdict(found: list[dict], changes: list[dict], notes: list[str], before: li
     if any(n.startswith(("BEFORE's runs differ", "AFTER's runs differ")) for n in notes):
         return {"verdict": "inconclusive", "action": "repeat",
                 "reason": "the runs of one side do not share one configuration (see the notes)"}
+    if len({r.source for r in (*before, *after)}) > 1:
+        return {"verdict": "inconclusive", "action": "repeat",
+                "reason": "some runs hold a gate's incast figures (under load) and others not: they do not measure "
+                          "the same thing"}
     if not changes:
         return {"verdict": "inconclusive", "action": "none",
                 "reason": "no configuration change between BEFORE and AFTER" + (
@@ -114,6 +119,11 @@ def verdict(found: list[dict], changes: list[dict], notes: list[str], before: li
         return {"verdict": "hurt", "action": "revert", "reason": said(worse)}
     return {"verdict": "inconclusive", "action": "inconclusive",
             "reason": "no measurable effect: every decisive figure moved within the runs' spread"}
+
+
+def _side(name: str, runs: list[Run]) -> dict:
+    sources = {r.source for r in runs}
+    return {"path": name, "runs": [r.path for r in runs], "source": sources.pop() if len(sources) == 1 else "mixed"}
 
 
 def trial(before: list[Run], after: list[Run], site: dict, before_name: str = "BEFORE",
@@ -134,8 +144,8 @@ def trial(before: list[Run], after: list[Run], site: dict, before_name: str = "B
     changes = [{**c, "action": action} for c in between.config]
     result = {
         "schema": SCHEMA,
-        "before": {"path": before_name, "runs": [r.path for r in before]},
-        "after": {"path": after_name, "runs": [r.path for r in after]},
+        "before": _side(before_name, before),
+        "after": _side(after_name, after),
         "changes": changes,
         "effects": found,
         "notes": notes,

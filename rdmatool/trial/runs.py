@@ -11,6 +11,12 @@ figures are read from its bundle's facts:
 - `cnp_per_s`: the CNPs the notification points sent per second, summed over the hosts;
 - `goodput_gbps`: the perftest bandwidth of each host at its largest message size, summed;
 - `fairness`: Jain's index of those bandwidths, (Σx)² / (n·Σx²): 1 when every host gets the same.
+
+A gate bundle with an incast stage (`incast/results.json`, rdmatool.gate.incast_stage) holds the figures under load,
+which are what a congestion setting changes: there, pause fraction and ECN mark ratio are each incast group's (keyed
+by group), the CNP rate its receiver's CNPs over the load's duration (summed), goodput the groups' summed, fairness
+the mean of the groups' Jain indexes; p99 latency still comes from the bundle's perftest results. `Run.source` says
+which (`incast` or `bundle`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class Run:
     analysis: object  # rdmatool.analysis.Analysis
     figures: dict[str, float | None] = field(default_factory=dict)
     keyed: dict[str, dict[tuple, float]] = field(default_factory=dict)
+    source: str = "bundle"
 
 
 def side_paths(path: str | Path) -> list[Path]:
@@ -92,15 +99,62 @@ def figures(facts: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, dic
     return out, keyed
 
 
+def incast_groups(bundle: Path) -> list[dict] | None:
+    """The incast groups a gate bundle recorded (`incast/results.json`); None without one. BundleError names a file
+    that cannot be read or holds no list of groups."""
+    import json
+
+    from rdmatool import files
+    from rdmatool.errors import BundleError
+
+    path = bundle / "incast" / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        groups = json.loads(files.read_regular_text(path, errors="strict")).get("groups")
+    except files.UnsafeFileError as exc:
+        raise BundleError(f"{path}: {exc.reason}; not read") from None
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        raise BundleError(f"{path}: unreadable incast results ({type(exc).__name__})") from None
+    if not isinstance(groups, list) or not all(isinstance(g, dict) and "name" in g for g in groups):
+        raise BundleError(f"{path}: `groups` must be a list of incast groups, each with its name")
+    return groups
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def incast_figures(groups: list[dict]) -> tuple[dict[str, float | None], dict[str, dict[tuple, float]]]:
+    """The figures under load of a gate's incast stage (see the module's text)."""
+    def values(key: str) -> list[float]:
+        return [v for v in (_number(g.get(key)) for g in groups) if v is not None]
+
+    cnp = [c / d for c, d in ((_number(g.get("cnp_sent")), _number(g.get("duration_s"))) for g in groups)
+           if c is not None and d]
+    goodput, fairness = values("goodput_gbps"), values("fairness")
+    out = {"cnp_per_s": float(sum(cnp)) if cnp else None,
+           "goodput_gbps": float(sum(goodput)) if goodput else None,
+           "fairness": float(np.mean(fairness)) if fairness else None}
+    keyed = {metric: {(str(g["name"]), "", None): v for g in groups if (v := _number(g.get(metric))) is not None}
+             for metric in KEYED}
+    return out, keyed
+
+
 def load(path: str | Path) -> list[Run]:
-    """Every run of one side, analysed."""
+    """Every run of one side, analysed; the incast figures of a gate bundle with an incast stage."""
     from rdmatool.analysis import analyse_path
 
     runs = []
     for bundle in side_paths(path):
         analysis = analyse_path(bundle)
         figs, keyed = figures(analysis.facts)
-        runs.append(Run(str(bundle), analysis, figs, keyed))
+        groups = incast_groups(bundle)
+        if groups is None:
+            runs.append(Run(str(bundle), analysis, figs, keyed))
+            continue
+        under_load, keyed = incast_figures(groups)
+        runs.append(Run(str(bundle), analysis, {**figs, **under_load}, keyed, "incast"))
     return runs
 
 

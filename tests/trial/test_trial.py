@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -92,7 +93,8 @@ def test_the_spread_decides_what_is_an_effect() -> None:
 def test_better_and_worse_at_once_is_inconclusive() -> None:
     found = [{"label": "p99 latency", "effect": "better", "relative": -0.2, "change": -1},
              {"label": "goodput", "effect": "worse", "relative": -0.1, "change": -10}]
-    judged = compare.verdict(found, [{"setting": "x"}], [], [None, None], [None, None])
+    two = [SimpleNamespace(source="bundle")] * 2
+    judged = compare.verdict(found, [{"setting": "x"}], [], two, two)
     assert judged["verdict"] == "inconclusive" and judged["reason"] == \
         "better: p99 latency 20% lower; worse: goodput 10% lower"
 
@@ -109,7 +111,7 @@ def test_revert_renders_host_settings_and_says_the_rest_in_words() -> None:
     assert second["commands"] == [] and second["by_hand"] == "restore active_mtu of gpu01 mlx5_1 to 4096"
 
 
-def test_the_command_prints_the_revert_and_exits_1_and_its_json_conforms(sides) -> None:
+def test_the_command_prints_the_revert_and_exits_1(sides) -> None:
     runner = CliRunner()
     out = runner.invoke(app, ["trial", str(sides["before"]), str(sides["detuned"])], env={"COLUMNS": "200"})
     assert out.exit_code == 1, out.output
@@ -117,19 +119,19 @@ def test_the_command_prints_the_revert_and_exits_1_and_its_json_conforms(sides) 
     assert lines[-1] == "verdict: hurt: revert: p99 latency 50% higher, pause fraction 300% higher"
     assert "    ecnconfig -p AZURE_LOSSLESS -gmin 153600 -gmax 409600 -gdrop 10" in lines
     assert "  leaf01 AZURE_LOSSLESS ecn_min_threshold_bytes: 153600 → 1536000" in lines
-    document = json.loads(runner.invoke(app, ["trial", str(sides["before"] / "run-1"), str(sides["detuned"]),
-                                              "--json"]).stdout)
+
+
+def test_the_json_conforms(loaded) -> None:
+    one = compare.trial(loaded["before"][:1], loaded["detuned"], site_profile())
+    document = json.loads(json.dumps(one, default=str))  # as the command prints it
     assert schemas.tag("trial") == compare.SCHEMA and schemas.errors("trial", document) == []
     assert document["verdict"] == "inconclusive" and document["action"] == "repeat"  # one run before: no spread
+    assert schemas.errors("trial", json.loads(json.dumps(judge(loaded, "detuned"), default=str))) == []
     assert schemas.errors("trial", {**document, "verdict": "improved"})  # the schema can say no
 
 
-def test_runs_of_one_side_must_share_a_configuration(tmp_path, sides) -> None:
-    mixed = tmp_path / "mixed"
-    mixed.mkdir()
-    (mixed / "a").symlink_to(sides["tuned"] / "run-1")
-    (mixed / "b").symlink_to(sides["detuned"] / "run-1")
-    result = compare.trial(runs.load(sides["before"]), runs.load(mixed), site_profile())
+def test_runs_of_one_side_must_share_a_configuration(loaded) -> None:
+    result = compare.trial(loaded["before"], [loaded["tuned"][0], loaded["detuned"][0]], site_profile())
     assert result["verdict"] == "inconclusive" and result["action"] == "repeat"
     assert any(n.startswith("AFTER's runs differ in configuration") for n in result["notes"])
 
@@ -140,3 +142,37 @@ def test_a_side_that_is_no_bundle_is_one_line_and_exit_2(tmp_path, sides, where)
     out = CliRunner().invoke(app, ["trial", str(tmp_path / where), str(sides["tuned"])])
     assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1
     assert str(tmp_path / where) in out.output and "Traceback" not in out.output
+
+
+def _incast_run(run: runs.Run, pause: float, seed: int) -> runs.Run:
+    """A run as a gate bundle with an incast stage gives it: its figures under load (one group) over its own."""
+    group = {"name": "leaf01:gpu01", "duration_s": 10.0, "goodput_gbps": 380.0 + seed, "fairness": 0.97,
+             "pause_fraction": pause * (1 + 0.02 * seed), "ecn_mark_ratio": 0.01, "cnp_sent": 5000}
+    under_load, keyed = runs.incast_figures([group])
+    return runs.Run(run.path, run.analysis, {**run.figures, **under_load}, keyed, "incast")
+
+
+def test_a_gate_bundle_with_an_incast_stage_is_judged_on_its_figures_under_load(loaded) -> None:
+    before = [_incast_run(r, 0.05, i) for i, r in enumerate(loaded["before"], 1)]
+    after = [_incast_run(r, 0.01, i) for i, r in enumerate(loaded["tuned"], 1)]
+    result = compare.trial(before, after, site_profile())
+    assert result["before"]["source"] == result["after"]["source"] == "incast"
+    pause = next(e for e in result["effects"] if e["figure"] == "pause_fraction")
+    assert pause["before"]["values"] == pytest.approx([0.051, 0.052]) and pause["effect"] == "better"
+    assert next(e for e in result["effects"] if e["figure"] == "cnp_per_s")["before"]["median"] == 500
+    assert result["verdict"] == "helped"
+    mixed = compare.trial(before, loaded["tuned"], site_profile())
+    assert mixed["verdict"] == "inconclusive" and "incast figures" in mixed["reason"]
+
+
+def test_the_incast_record_is_read_and_a_bad_one_is_one_line_and_exit_2(tmp_path, sides) -> None:
+    import shutil
+
+    copy = shutil.copytree(sides["before"] / "run-1", tmp_path / "b" / "run-1", symlinks=True)
+    assert runs.incast_groups(copy) is None
+    (copy / "incast").mkdir()
+    (copy / "incast" / "results.json").write_text(json.dumps({"groups": [{"name": "leaf01:gpu01"}], "results": []}))
+    assert runs.incast_groups(copy) == [{"name": "leaf01:gpu01"}]
+    (copy / "incast" / "results.json").write_text('{"groups": 3}')
+    out = CliRunner().invoke(app, ["trial", str(tmp_path / "b"), str(sides["tuned"])])
+    assert out.exit_code == 2 and "results.json" in out.output and len(out.output.strip().splitlines()) == 1
