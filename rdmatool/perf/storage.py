@@ -1,0 +1,100 @@
+"""Storage reads: compute clients read from each storage node many-to-one, so that the storage plane is measured at
+the rate the fabric promises (`rdmatool plan storage` says what that is; the 3FS reference delivered about 81 % of
+its line rate).
+
+The pattern is an incast turned round: on each storage node one perftest server per client, and `ib_read_bw`
+clients on the compute hosts, so that the data flows out of the storage node's NICs into the clients, as a file
+system's reads do (`ib_write_bw` for the write path). Three steps, values in, values out:
+
+- `plan(storage, clients, clients_per_node)` (pure): rounds of groups (rdmatool.perf.incast.Group, the storage node
+  as `receiver`, its clients as `senders`); in one round no client serves two storage nodes, each storage node is
+  driven by `clients_per_node` clients at once, and the clients rotate from one round to the next so that a slow
+  client does not always sit in front of the same storage node;
+- `run(session, rounds, deadline)`: the rounds one after the other, each as an incast round (every group at once);
+- `figures(rounds, results, line_gbps, reference)` (pure): per storage node the delivered bandwidth (its clients'
+  sum) against its line rate, and the fleet's aggregate and efficiency beside the reference's.
+
+Not here yet: the gate's storage stage and `perf run`'s (profile `storage: {clients_per_node, duration_s}`), the
+counters of the storage nodes and their switches read around the load, and one server per NIC of a multi-NIC
+storage node (a node is driven through the one RDMA port discovery gives it; `line_gbps` may still name all of its
+NICs' rate, and the figures then say what share of it one port delivered).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterable, Mapping
+
+from rdmatool.perf import incast
+from rdmatool.perf.incast import Group
+from rdmatool.perf.model import PairResult
+
+# A storage node below this share of the fleet's median delivery is named slow: the planning rule's 70 % of line
+# rate would name every node of a fleet whose clients are the bottleneck, the fleet's own median names the outlier.
+SLOW_SHARE_OF_MEDIAN = 0.8
+
+
+def plan(storage: Iterable[str], clients: Iterable[str], clients_per_node: int) -> list[list[Group]]:
+    """Rounds of groups: each storage node once, with `clients_per_node` distinct clients (fewer when there are not
+    that many); ValueError when there is no storage node or no client, or `clients_per_node` < 1."""
+    nodes, pool = sorted(set(storage)), sorted(set(clients) - set(storage))
+    if clients_per_node < 1:
+        raise ValueError(f"clients_per_node must be at least 1, not {clients_per_node}")
+    if not nodes or not pool:
+        raise ValueError(f"a storage read needs storage nodes and clients: {len(nodes)} storage, {len(pool)} clients")
+    k = min(clients_per_node, len(pool))
+    per_round = max(1, len(pool) // k)
+    rounds: list[list[Group]] = []
+    for start in range(0, len(nodes), per_round):
+        offset = (len(rounds) * k) % len(pool)
+        rotated = pool[offset:] + pool[:offset]
+        rounds.append([Group(node, tuple(rotated[i * k:(i + 1) * k]))
+                       for i, node in enumerate(nodes[start:start + per_round])])
+    return rounds
+
+
+def run(session, rounds: list[list[Group]], deadline: float | None = None) -> list[PairResult]:  # noqa: ANN001 - a perf engine session
+    """The rounds in turn (each storage node's servers, then its clients together: rdmatool.perf.incast.run); a
+    round that cannot finish before `deadline` is reported not run."""
+    results: list[PairResult] = []
+    for groups in rounds:
+        if deadline is not None and time.monotonic() >= deadline:
+            results += [incast._not_run(session, g.receiver, s, "deadline reached") for g in groups for s in g.senders]
+            continue
+        results += incast.run(session, groups, deadline)
+    return results
+
+
+def figures(rounds: list[list[Group]], results: list[PairResult], line_gbps: Mapping[str, float | None],
+            reference_efficiency: float | None = None) -> dict:
+    """Per storage node: its clients' delivered Gb/s, its line rate (`line_gbps`, all its NICs), the share, whether
+    every client measured, and `slow` (below SLOW_SHARE_OF_MEDIAN of the fleet's median share); for the fleet: the
+    aggregate over the nodes fully measured, their line rate, the efficiency and the reference's beside it."""
+    by_pair = {(r.server, r.client): r for r in results}
+    nodes = []
+    for group in (g for groups in rounds for g in groups):
+        got = [by_pair.get((group.receiver, c)) for c in group.senders]
+        measured = [r.bw_avg_gbps for r in got if r is not None and r.ok and r.bw_avg_gbps is not None]
+        line = line_gbps.get(group.receiver)
+        complete = len(measured) == len(group.senders)
+        delivered = sum(measured) if measured else None
+        nodes.append({"node": group.receiver, "clients": list(group.senders), "delivered_gbps": delivered,
+                      "line_gbps": line, "share": delivered / line if delivered is not None and line else None,
+                      "complete": complete,
+                      "errors": {c: r.error if r is not None else "not run" for c, r in zip(group.senders, got)
+                                 if r is None or not r.ok}})
+    shares = [n["share"] for n in nodes if n["complete"] and n["share"] is not None]
+    median = statistics.median(shares) if shares else None
+    for n in nodes:
+        n["slow"] = bool(median and n["complete"] and n["share"] is not None and n["share"] < SLOW_SHARE_OF_MEDIAN
+                         * median)
+    full = [n for n in nodes if n["complete"] and n["share"] is not None]
+    aggregate = sum(n["delivered_gbps"] for n in full) if full else None
+    line = sum(n["line_gbps"] for n in full) if full else None
+    efficiency = aggregate / line if aggregate is not None and line else None
+    return {"nodes": nodes, "median_share": median,
+            "fleet": {"nodes_measured": len(full), "nodes": len(nodes), "aggregate_gbps": aggregate,
+                      "line_gbps": line, "efficiency": efficiency, "reference_efficiency": reference_efficiency,
+                      "below_reference": (efficiency < reference_efficiency
+                                          if efficiency is not None and reference_efficiency is not None else None)}}
