@@ -47,6 +47,8 @@ def watch_command(
                             help="Keep the history and findings here (a restart resumes from it)."),
     textfile_dir: str = typer.Option(None, "--textfile", metavar="DIR",
                                      help="node_exporter textfile directory, rewritten each interval."),
+    probe: str = typer.Option(None, "--probe", metavar="KIND",
+                              help="latency: one short ib_send_lat per host per interval, the pairs rotating."),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Hosts read at once."),
     timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
@@ -65,6 +67,10 @@ def watch_command(
         seconds = duration_seconds(duration)
     except ValueError as exc:
         die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    if probe not in (None, "latency"):
+        die(f"rdmatool watch: --probe {probe!r}: the one kind is latency", EXIT_USAGE)
+    if probe and local:
+        die("rdmatool watch: --probe needs -i INVENTORY: a latency probe is between two hosts", EXIT_USAGE)
     targets = _targets(local, _config.inventory(inventory_file), limit, exclude, ignore_unknown)
     out_dir = _directory(out, create=True) if out else None
     text_dir = _directory(textfile_dir, create=False) if textfile_dir else None
@@ -79,8 +85,15 @@ def watch_command(
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     options = WatchOptions(interval_s=interval, duration_s=seconds, forks=forks, out=out_dir, textfile=text_dir)
-    watch = Watch(readers, options, rules, _emit, lambda line: typer.echo(f"rdmatool watch: {line}", err=True),
-                  history=history)
+    note = lambda line: typer.echo(f"rdmatool watch: {line}", err=True)  # noqa: E731 - one line, said once
+    prober = None
+    if probe:
+        from rdmatool.watch.probe import LatencyProbe, probe_options
+
+        prober = LatencyProbe(targets, probe_options(interval, known_hosts=known_hosts,
+                                                     accept_new_host_keys=accept_new_host_keys, forks=forks), stop)
+        note(prober.coverage())
+    watch = Watch(readers, options, rules, _emit, note, history=history, probe=prober)
     try:
         outcome = watch.run(stop)
     except RdmatoolError as exc:  # the output directory became unwritable: said, with the file

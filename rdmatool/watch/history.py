@@ -1,6 +1,7 @@
 """The watch's memory: a fixed-size history of every series' rate, whatever the duration.
 
-A series is one counter of one port (target, entity, metric, priority). Its rates sit in two rings shared by every
+A series is one counter of one port (target, entity, metric, priority), or one figure of a host's latency probe
+(rdmatool.watch.probe: a gauge, kept as read). Its rates sit in two rings shared by every
 series: `recent` holds the last `recent` intervals at full resolution, `coarse` the `coarse` bins before them,
 each the mean and the maximum of `factor` intervals (the maximum keeps a spike visible after downsampling). A ring
 column with no reading (a host in a gap, a series not yet seen) is NaN. The memory is series x (recent + 2 x coarse)
@@ -80,7 +81,13 @@ class History:
         self.times[column] = at
         rates: dict[Key, float] = {}
         for reading in readings:
-            self.states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
+            if reading.states:
+                self.states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
+            for (entity, metric, priority), value in reading.gauges.items():  # a probe's figure: kept as it is
+                row = self._row((reading.target, entity, metric, -1 if priority is None else int(priority)))
+                if row is not None:
+                    self.rates[row, column] = value
+                    self.last_value[row], self.last_time[row] = value, reading.at
             for (entity, metric, priority), value in reading.counters.items():
                 key = (reading.target, entity, metric, -1 if priority is None else int(priority))
                 row = self._row(key)

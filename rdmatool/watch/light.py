@@ -36,12 +36,13 @@ STATES = frozenset({"port_state", "phys_state"})
 
 @dataclass(frozen=True)
 class Reading:
-    """One host's light counters at one time (`at`: seconds on the collector's clock)."""
+    """One host's light counters at one time (`at`: seconds on the collector's clock), or its probe figures."""
 
     target: str
     at: float
     counters: dict[tuple[str, str, int | None], float] = field(default_factory=dict)  # (entity, metric, prio)
     states: dict[tuple[str, str], str] = field(default_factory=dict)  # (entity, metric) -> text
+    gauges: dict[tuple[str, str, int | None], float] = field(default_factory=dict)  # probe figures, kept as read
 
 
 def reading_of(target: str, at: float, results: list[CommandResult]) -> Reading:

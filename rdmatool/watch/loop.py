@@ -53,8 +53,10 @@ class Outcome:
 class Watch:
     def __init__(self, readers: list, options: WatchOptions, rules: list, emit: Callable[[dict], None],
                  note: Callable[[str], None], history: History | None = None,
-                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic,
+                 probe=None) -> None:
         self.readers = readers  # each with .target.name and .read(deadline, stop) -> (Reading | None, error)
+        self.probe = probe  # rdmatool.watch.probe.LatencyProbe, or None: run after the counters, in the interval
         self.options = options
         self.rules = judge.watch_rules(rules)
         self.emit, self.note = emit, note
@@ -84,6 +86,16 @@ class Watch:
                     if reading is not None:
                         readings.append(reading)
                         outcome.read_ever.add(reader.target.name)
+                if self.probe is not None:
+                    # within the interval, or as long as one test may take (an interval too short is stretched)
+                    until = max(t0 + 0.9 * self.options.interval_s, self.monotonic() + self.probe.needs_s)
+                    figures, failed = self.probe.run(until)
+                    readings += figures
+                    for line in failed[:3]:
+                        self.note(f"latency probe {line}")
+                    if stop.is_set():
+                        outcome.stopped = True
+                        break
                 at = self.clock()
                 rates = self.history.record(at, readings)
                 events = self._judge(at)
@@ -100,6 +112,8 @@ class Watch:
                     break
         for reader in self.readers:
             reader.close()
+        if self.probe is not None:
+            self.probe.close()
         outcome.open_findings = list(self.open.values())
         return outcome
 

@@ -13,6 +13,7 @@ import pytest
 from rdmatool.rules.playbook import load_dir
 from rdmatool.watch import judge
 from rdmatool.watch.history import Shape
+from rdmatool.watch.light import Reading
 from rdmatool.watch.loop import Watch, WatchOptions
 from tests.watch.fakes import FakeHost, errors_from, periodic_pause, steady
 
@@ -85,3 +86,19 @@ def test_spike_detection_is_the_capture_analysis_own() -> None:
     assert judge.spike(x)[0] == 5  # the lag in intervals
     assert judge.spike(np.full(40, 3.0)) is None  # steady: no spike however high
     assert judge.spike(x[:6]) is None  # too short to say
+
+
+class _Probed(FakeHost):
+    """A host whose rotating latency probe (rdmatool.watch.probe's figures) spikes every fifth interval."""
+
+    def read(self, deadline, stop=None):
+        reading, error = super().read(deadline, stop)
+        p99 = 40.0 if (self.i - 1) % 5 == 0 else 4.0
+        return Reading(reading.target, reading.at, reading.counters, reading.states,
+                       gauges={("ib_send_lat@probe", "lat_p99_us", None): p99}), error
+
+
+def test_a_periodic_latency_spike_in_the_probes_is_named_with_its_host_and_period() -> None:
+    events, _ = _run([_Probed("gpu07", steady), FakeHost("gpu01", steady)], 30)
+    assert [(e["target"], e["entity"], e["counter"], e["period_s"]) for e in events] == [
+        ("gpu07", "ib_send_lat@probe", "lat_p99_us", 50.0)]
