@@ -19,6 +19,7 @@ topology: topology.yaml      # the expected cabling (rdmatool.topology.expected;
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,26 +95,72 @@ def load(path: str | Path | None) -> GateProfile:
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
     try:
-        bandwidth = BandwidthPolicy(**dict(data.get("bandwidth") or {}))
-        latency = LatencyPolicy(**dict(data.get("latency") or {}))
+        bandwidth = BandwidthPolicy(**_checked("bandwidth", data.get("bandwidth"), BandwidthPolicy()))
+        latency = LatencyPolicy(**_checked("latency", data.get("latency"), LatencyPolicy()))
         incast = _incast(data.get("incast"))
+        top = _checked("", {k: data[k] for k in ("counters_window_s", "allow_missing") if k in data}, GateProfile())
+        deadlines = {**GateProfile().deadlines_s, **_deadlines(data.get("deadlines_s"))}
+        skip_rules = data.get("skip_rules") or []
+        if not isinstance(skip_rules, list) or not all(isinstance(r, str) for r in skip_rules):
+            raise TypeError(f"skip_rules takes a list of rule ids, not {yamlio.quote(skip_rules)}")
     except TypeError as exc:
         raise ProfileError(f"{where}: {exc}") from None
-    deadlines = {**GateProfile().deadlines_s, **dict(data.get("deadlines_s") or {})}
-    if set(deadlines) - set(STAGES):
-        raise ProfileError(f"{where}: deadlines_s takes {', '.join(STAGES)}")
     if bandwidth.schedule not in ("auto", "topology", "random"):
         raise ProfileError(f"{where}: bandwidth.schedule takes auto, topology or random, not {bandwidth.schedule!r}")
     return GateProfile(
-        counters_window_s=float(data.get("counters_window_s", 10.0)),
+        counters_window_s=float(top.get("counters_window_s", 10.0)),
         bandwidth=bandwidth,
         latency=latency,
         incast=incast,
         deadlines_s=deadlines,
-        allow_missing=int(data.get("allow_missing", 0)),
-        skip_rules=tuple(data.get("skip_rules") or ()),
+        allow_missing=int(top.get("allow_missing", 0)),
+        skip_rules=tuple(skip_rules),
         topology=_topology(path, data.get("topology"), where),
     )
+
+
+def _checked(section: str, raw, defaults) -> dict:
+    """A section's values, each of its default's kind (TypeError naming the key otherwise): a number finite and
+    above zero (a share of the line rate at most 1; `allow_missing` a count from 0), a flag a boolean, a name
+    text. A bad value stops the profile at load, never a stage in the middle of a gate."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise TypeError(f"{section} takes a mapping, not {yamlio.quote(raw)}")
+    out = {}
+    for key, value in raw.items():
+        name = f"{section}.{key}" if section else str(key)
+        if not isinstance(key, str) or not hasattr(defaults, key) or key in ("deadlines_s", "skip_rules", "topology",
+                                                                               "bandwidth", "latency", "incast"):
+            raise TypeError(f"unknown key {name}")
+        out[key] = _value(name, value, getattr(defaults, key))
+    return out
+
+
+def _value(name: str, value, default):
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} takes true or false, not {yamlio.quote(value)}")
+    elif isinstance(default, (int, float)):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        whole = isinstance(default, int) and not isinstance(value, int)
+        low_ok = number and (value >= 0 if name == "allow_missing" else value > 0)
+        if not number or whole or not low_ok or (name.endswith("fraction_of_line_rate") and value > 1):
+            kind = "a whole number" if isinstance(default, int) else "a number"
+            limit = " from 0" if name == "allow_missing" else " above 0" + (
+                ", at most 1" if name.endswith("fraction_of_line_rate") else "")
+            raise TypeError(f"{name} takes {kind}{limit}, not {yamlio.quote(value)}")
+    elif isinstance(default, str) and not isinstance(value, str):
+        raise TypeError(f"{name} takes a name, not {yamlio.quote(value)}")
+    return value
+
+
+def _deadlines(raw) -> dict:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or set(raw) - set(STAGES):
+        raise TypeError(f"deadlines_s takes {', '.join(STAGES)}")
+    return {stage: _value(f"deadlines_s.{stage}", seconds, 1.0) for stage, seconds in raw.items()}
 
 
 def _topology(path: str | Path, raw, where: str) -> str | None:
