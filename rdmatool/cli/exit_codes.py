@@ -123,11 +123,12 @@ CODES: dict[str, dict[int, str]] = {
         2: "no such baseline, or a corrupt one",
     },
     "perf run": {
-        0: "every pair at rate",
-        1: "bad nodes or bad links named",
-        2: "usage or bad input: inventory, options, fewer than two hosts",
+        0: "every pair at rate (storage mode: every storage node read in full, none slow)",
+        1: "bad nodes or bad links named (storage mode: a storage node slow against the fleet's median)",
+        2: "usage or bad input: inventory, options, fewer than two hosts (storage mode: no storage node or no "
+           "client reached)",
         3: f"inconclusive: pairs that errored or did not run, unreachable hosts, suspects without enough evidence, "
-           f"or {_SELECTION}",
+           f"a storage node not read in full, or {_SELECTION}",
     },
     "pcap": {
         0: "pass, or warnings only",

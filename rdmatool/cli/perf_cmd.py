@@ -21,7 +21,7 @@ from rdmatool.report.hostsets import folded
 
 perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrices and bad-node / bad-link "
                             "attribution.", no_args_is_help=True)
-MODES = ("pairs", "topology", "ring", "all-pairs")
+MODES = ("pairs", "topology", "ring", "all-pairs", "storage")
 MAX_PORT_BASE = 63000
 
 
@@ -34,14 +34,18 @@ def perf_run(
     inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
     out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
     mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | topology (rounds that "
-                             "follow --topology's cabling + confirmation) | ring | all-pairs."),
+                             "follow --topology's cabling + confirmation) | ring | all-pairs | storage (the "
+                             "compute hosts read each storage node many-to-one)."),
     topology: str = typer.Option(None, "--topology", help="topology mode: the expected-topology YAML."),
-    test: str = typer.Option("ib_write_bw", "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)}."),
+    test: str = typer.Option(None, "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)} (default "
+                             "ib_write_bw; ib_read_bw in storage mode)."),
     duration: int = typer.Option(10, "--duration", min=1, metavar="S", help="Seconds per bandwidth test (-D)."),
     size: int = typer.Option(None, "--size", min=1, metavar="BYTES", help="Message size in bytes (default 65536 for bandwidth)."),
     qps: int = typer.Option(2, "--qps", min=1, metavar="N", help="Queue pairs per bandwidth test."),
     iterations: int = typer.Option(5000, "--iterations", min=1, metavar="N", help="Iterations per latency test (-n)."),
     rounds: int = typer.Option(3, "--rounds", min=1, metavar="N", help="pairs mode: rounds with distinct partners."),
+    clients_per_node: int = typer.Option(4, "--clients-per-node", min=1, metavar="N",
+                                         help="storage mode: clients reading each storage node at once."),
     seed: int = typer.Option(0, "--seed", help="pairs mode: shuffle seed."),
     threshold: float = typer.Option(0.9, "--threshold", help="Pass line: fraction of the expected bandwidth."),
     expected_gbps: float = typer.Option(None, "--expected-gbps", help="Expected Gb/s (default: each line rate)."),
@@ -76,7 +80,8 @@ def perf_run(
         die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
     if (mode == "topology") != bool(topology):
         die("rdmatool: --mode topology and --topology FILE go together", EXIT_USAGE)
-    if test not in BW_TESTS + LAT_TESTS:
+    test = test or ("ib_read_bw" if mode == "storage" else "ib_write_bw")
+    if test not in (BW_TESTS if mode == "storage" else BW_TESTS + LAT_TESTS):
         die(f"rdmatool: --test {test!r}: choose one of {', '.join(BW_TESTS + LAT_TESTS)}", EXIT_USAGE)
     layers = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
     if (link_layer.lower() if link_layer else None) not in layers:
@@ -104,6 +109,11 @@ def perf_run(
     except RdmatoolError as exc:  # a known_hosts file this user cannot read or write: bad input, named
         die(f"rdmatool: {exc}", EXIT_USAGE)
     with session:
+        if mode == "storage":  # many-to-one reads of the storage nodes (rdmatool.cli._perf_storage)
+            from rdmatool.cli import _perf_storage
+
+            code = _perf_storage.run(session, hosts, clients_per_node, folder)
+            raise typer.Exit(code)
         expected = session.expected_gbps()
         if expected_gbps is not None:
             expected = dict.fromkeys(session.hosts, expected_gbps)

@@ -1,0 +1,36 @@
+"""End to end: `rdmatool perf run --mode storage` over real SSH against the simulated fabric (perftest shims, scaled
+durations): three compute hosts read each of two storage nodes at once with ib_read_bw; stor02 is slow (slow_node)
+and is named, stor01 passes; storage.json records the rounds, the figures and every result. The shim slows each flow
+of a slow node (its factor on each client's demand) and the congestion model then shares the node's NIC: at 0.2 the
+three flows together stay under it, so the node delivers about 60 % of what stor01 does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import rdmatool
+from tests.fabric import scenario
+from tests.fabric.fixtures import sim_fabric
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -> None:
+    sc = scenario.build(5, n_storage=2, faults=[{"kind": "slow_node", "target": "stor02", "value": 0.2}],
+                        name="perf-storage")
+    with sim_fabric(sc) as fab:
+        done = rdmatool("perf", "run", "-i", str(fab.inventory_path), "--known-hosts", str(fab.known_hosts),
+                        "--mode", "storage", "--clients-per-node", "3", "--out", str(tmp_path), "--duration", "2",
+                        "--slack", "35", timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("stor02: ") and line.endswith("  SLOW") for line in lines), done.stdout
+    assert any(line.startswith("stor01: ") and "SLOW" not in line for line in lines), done.stdout
+    record = json.loads((tmp_path / "storage.json").read_text())
+    by_node = {n["node"]: n for n in record["figures"]["nodes"]}
+    assert by_node["stor01"]["clients"] == ["gpu01", "gpu02", "gpu03"] and by_node["stor01"]["complete"]
+    assert by_node["stor02"]["share"] < 0.8 * by_node["stor01"]["share"]
+    assert {r["test"] for r in record["results"]} == {"ib_read_bw"} and len(record["results"]) == 6
