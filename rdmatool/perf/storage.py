@@ -14,9 +14,9 @@ system's reads do (`ib_write_bw` for the write path). Three steps, values in, va
 - `figures(rounds, results, line_gbps, reference)` (pure): per storage node the delivered bandwidth (its clients'
   sum) against its line rate, and the fleet's aggregate and efficiency beside the reference's.
 
-Not here yet: the gate's storage stage and `perf run`'s (profile `storage: {clients_per_node, duration_s}`), the
-counters of the storage nodes and their switches read around the load, and one server per NIC of a multi-NIC
-storage node (a node is driven through the one RDMA port discovery gives it; `line_gbps` may still name all of its
+`rdmatool perf run --mode storage` runs it (rdmatool.cli._perf_storage). Not here yet: the gate's storage stage
+(profile `storage: {clients_per_node, duration_s}`), the counters of the storage nodes and their switches read
+around the load (pause, ECN, CNP, as the incast stage reads them), and one server per NIC of a multi-NIC storage node (a node is driven through the one RDMA port discovery gives it; `line_gbps` may still name all of its
 NICs' rate, and the figures then say what share of it one port delivered).
 """
 
