@@ -69,53 +69,58 @@ class Watch:
     def run(self, stop: threading.Event) -> Outcome:
         outcome = Outcome(resumed_from=self.history.interval)
         started = self.monotonic()
-        names = [r.target.name for r in self.readers]
         with ThreadPoolExecutor(max_workers=max(1, min(self.options.forks, len(self.readers))),
                                 thread_name_prefix="rdmatool-watch") as pool:
-            while not stop.is_set():
-                t0 = self.monotonic()
-                # a host must answer within the interval (at least 2 s, so a short interval still reads a slow host)
-                deadline = t0 + max(0.9 * self.options.interval_s, 2.0)
-                answers = list(pool.map(lambda r, d=deadline: r.read(d, stop), self.readers))
-                if stop.is_set():
-                    outcome.stopped = True
-                    break  # the interval is dropped whole: what is on disk is the last completed one
-                readings = []
-                for reader, (reading, error) in zip(self.readers, answers):
-                    self._gap(reader.target.name, reading is None, error)
-                    if reading is not None:
-                        readings.append(reading)
-                        outcome.read_ever.add(reader.target.name)
-                if self.probe is not None:
-                    # within the interval, or as long as one test may take (an interval too short is stretched)
-                    until = max(t0 + 0.9 * self.options.interval_s, self.monotonic() + self.probe.needs_s)
-                    figures, failed = self.probe.run(until)
-                    readings += figures
-                    for line in failed[:3]:
-                        self.note(f"latency probe {line}")
-                    if stop.is_set():
+            try:
+                while not stop.is_set():
+                    t0 = self.monotonic()
+                    if not self._interval(t0, pool, stop, outcome):
+                        outcome.stopped = True
+                        break  # the interval is dropped whole: what is on disk is the last completed one
+                    outcome.intervals += 1
+                    duration = self.options.duration_s
+                    if duration and self.monotonic() - started + self.options.interval_s > duration + 1e-9:
+                        break
+                    wait = t0 + self.options.interval_s - self.monotonic()
+                    if wait > 0 and stop.wait(wait):
                         outcome.stopped = True
                         break
-                at = self.clock()
-                rates = self.history.record(at, readings)
-                events = self._judge(at)
-                for event in events:
-                    self.emit(event)
-                self._write(rates, [r.target for r in readings], names, events, at)
-                outcome.intervals += 1
-                duration = self.options.duration_s
-                if duration and self.monotonic() - started + self.options.interval_s > duration + 1e-9:
-                    break
-                wait = t0 + self.options.interval_s - self.monotonic()
-                if wait > 0 and stop.wait(wait):
-                    outcome.stopped = True
-                    break
-        for reader in self.readers:
-            reader.close()
-        if self.probe is not None:
-            self.probe.close()
+            finally:
+                for reader in self.readers:
+                    reader.close()
+                if self.probe is not None:
+                    self.probe.close()
         outcome.open_findings = list(self.open.values())
         return outcome
+
+    def _interval(self, t0: float, pool: ThreadPoolExecutor, stop: threading.Event, outcome: Outcome) -> bool:
+        """Read, record, judge and write one interval; False when `stop` cut it short (nothing recorded)."""
+        # a host must answer within the interval (at least 2 s, so a short interval still reads a slow host)
+        deadline = t0 + max(0.9 * self.options.interval_s, 2.0)
+        answers = list(pool.map(lambda r: r.read(deadline, stop), self.readers))
+        if stop.is_set():
+            return False
+        readings = []
+        for reader, (reading, error) in zip(self.readers, answers):
+            self._gap(reader.target.name, reading is None, error)
+            if reading is not None:
+                readings.append(reading)
+                outcome.read_ever.add(reader.target.name)
+        read = [r.target for r in readings]
+        if self.probe is not None:
+            figures, failed = self.probe.run(t0 + 0.9 * self.options.interval_s)
+            readings += figures
+            for line in failed[:3]:
+                self.note(f"latency probe {line}")
+            if stop.is_set():
+                return False
+        at = self.clock()
+        rates = self.history.record(at, readings)
+        events = self._judge(at)
+        for event in events:
+            self.emit(event)
+        self._write(rates, read, [r.target.name for r in self.readers], events, at)
+        return True
 
     def _gap(self, target: str, missing: bool, error: str | None) -> None:
         if missing:

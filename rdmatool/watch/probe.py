@@ -51,7 +51,8 @@ class LatencyProbe:
                 f"hosts, one test each per interval; every pair covered every {len(self.rounds)} intervals")
 
     def run(self, deadline: float) -> tuple[list[Reading], list[str]]:
-        """This interval's round: each tested host's latency figures as a reading, and the pairs that failed."""
+        """This interval's round (`deadline`: time.monotonic() by which it should be done): each tested host's
+        latency figures as a reading, and the pairs that failed."""
         if not self.rounds:
             return [], []
         index = self.turn % len(self.rounds)
@@ -59,6 +60,9 @@ class LatencyProbe:
         if index == 0 or self._session is None:  # a new rotation: connect again (a host that left may be back)
             self.close()
             self._session = PerfSession(self.targets, self.options, self.stop)
+        self._session.open()  # connects and discovers once per rotation: not counted against the round's time
+        # within the interval, or as long as one test may take (an interval too short for it is stretched)
+        deadline = max(deadline, time.monotonic() + self.needs_s)
         at = time.time()
         results = run_schedule(self.targets, [self.rounds[index]], self.options, deadline=deadline,
                                session=self._session, first_round=self.turn - 1)

@@ -28,7 +28,7 @@ class Trigger(NamedTuple):
 
 
 TRIGGERS = [
-    Trigger("watch_periodic_spike", periodic_pause(4), 30, "rx_pause_frames"),
+    Trigger("watch_periodic_spike", periodic_pause(4), 20, "rx_pause_frames"),
     Trigger("watch_counter_starts_growing", errors_from(15), 20, "symbol_errors"),
 ]
 
@@ -51,7 +51,7 @@ def _run(hosts, intervals: int) -> tuple[list[dict], object]:
 
 
 def test_a_periodic_pause_spike_is_named_with_its_host_period_and_class() -> None:
-    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu03", periodic_pause(4))], 30)
+    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu03", periodic_pause(4))], 20)
     spikes = [e for e in events if e["rule"] == "watch_periodic_spike"]
     assert [(e["target"], e["entity"], e["counter"], e["priority"]) for e in spikes] == [
         ("gpu03", "eth2", "rx_pause_frames", 3)]
@@ -99,6 +99,6 @@ class _Probed(FakeHost):
 
 
 def test_a_periodic_latency_spike_in_the_probes_is_named_with_its_host_and_period() -> None:
-    events, _ = _run([_Probed("gpu07", steady), FakeHost("gpu01", steady)], 30)
+    events, _ = _run([_Probed("gpu07", steady), FakeHost("gpu01", steady)], 20)
     assert [(e["target"], e["entity"], e["counter"], e["period_s"]) for e in events] == [
         ("gpu07", "ib_send_lat@probe", "lat_p99_us", 50.0)]
