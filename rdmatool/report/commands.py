@@ -3,21 +3,21 @@
 Each suggestion opens with a comment line naming its target, the change and the findings it answers; then its
 commands verbatim, per platform (a suggestion for a host may carry the commands of the switch port it is cabled to:
 a comment says so). A comment is written in the syntax of the shell it is pasted into: `#` on a host and on the
-Linux-based switch systems, `!` on the IOS-like command lines, where `#` is no comment. Printed, never run."""
+Linux-based switch systems, `!` on the IOS-like command lines, where `#` is no comment (each platform module's
+COMMENT, rdmatool.platforms). Printed, never run."""
 
 from __future__ import annotations
 
+from rdmatool import platforms
 from rdmatool.model import Severity
 from rdmatool.report import view as views
 from rdmatool.report.shown import cleaned, terminal
 from rdmatool.report.shown import comment as comment_text
 from rdmatool.result import DiagnoseResult
 
-BANG_COMMENT = frozenset({"onyx", "eos", "nxos"})
-
 
 def comment(platform: str) -> str:
-    return "!" if platform in BANG_COMMENT else "#"
+    return platforms.comment_mark(platform)
 
 
 def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
@@ -51,7 +51,7 @@ def render(result: DiagnoseResult, minimum: Severity = Severity.WARNING) -> str:
 def _device(platform: str, target: str, is_host: bool, device: str | None = None) -> str:
     """Where one platform's commands of a suggestion run: its target, or the other end of the target's cable (named
     when the suggestion knows it)."""
-    if (platform == "host") == is_host:
+    if platforms.is_host_key(platform) == is_host:
         return target
     if device:
         return f"{device} (cabled to {target})"

@@ -35,9 +35,7 @@ DEFAULT_PROFILE: dict = {
     "shared_buffer_bytes": None,  # with dynamic_th / congested_pgs: T_xoff = α·B/(1 + m·α) (docs/tuning.md §2.4)
     "dynamic_th": 0,
     "congested_pgs": 8,
-    "sonic_dscp_map": "AZURE",
-    "sonic_wred_profile": "AZURE_LOSSLESS",
-    **cmd.NXOS_DEFAULTS,
+    **cmd.SITE_DEFAULTS,  # the switches' own object names (platforms' SITE_DEFAULTS: SONiC map, NX-OS policies)
 }
 GLOBAL_ENTITIES = ("qos", "host", "global", "port")  # switch-wide config rows (Cumulus `qos`, Onyx `host`)
 REF = "rdmatool docs tuning"  # the citation in every rationale: a document an installed rdmatool prints
@@ -76,8 +74,9 @@ def add_commands(commands: dict[str, list[str]], platform: str, lines: list[str]
     """Append one platform's command lines to a suggestion's commands."""
     if lines:
         bucket = commands.setdefault(platform, [])
-        if platform == "cumulus" and bucket and bucket[-1] == "nv config apply":
-            bucket.pop()  # one `nv config apply` at the end of the whole change
+        closing = cmd.apply_line(platform)
+        if closing and bucket and bucket[-1] == closing:
+            bucket.pop()  # one `nv config apply` (Cumulus) at the end of the whole change
         bucket.extend(lines)
 
 
@@ -89,6 +88,10 @@ class Side:
     platform: str  # "host" or a switch platform
     entity: str | None  # host netdev or switch port (None: switch-wide)
     profile: str | None = None  # SONiC WRED profile a switch-wide ECN finding names
+
+    @property
+    def is_host(self) -> bool:
+        return cmd.is_host(self.platform)
 
     @property
     def where(self) -> str:
@@ -148,10 +151,7 @@ class SuggestionContext:
         found = self.query.kind_platform(target)
         if found is None:
             return None
-        kind, platform = clean(found[0]), clean(found[1])
-        if kind == "host" or platform == "linux":
-            return cmd.HOST
-        return platform if platform in cmd.SWITCH_PLATFORMS else None
+        return cmd.target_key(clean(found[0]), clean(found[1]))
 
     def switch_value(self, side: Side, metric: str, prio=None, text=False):
         """A switch setting of the port, else of the switch-wide config rows."""
@@ -208,7 +208,7 @@ class SuggestionContext:
         out = []
         for switch, port in zip(hit["switch"], hit["switch_port"]):
             platform = self.platform(switch)
-            if platform and platform != cmd.HOST:
+            if platform and not cmd.is_host(platform):
                 out.append(Side(switch, platform, port))
         return out
 
@@ -216,13 +216,13 @@ class SuggestionContext:
         if self.links.empty or port is None or not set(self.links.columns) >= _LINK_COLUMNS:
             return []
         hit = self.links[(self.links["switch"] == switch) & (self.links["switch_port"] == port)]
-        return [Side(h, cmd.HOST, p) for h, p in zip(hit["host"], hit["host_port"]) if self.platform(h) == cmd.HOST]
+        return [Side(h, cmd.HOST, p) for h, p in zip(hit["host"], hit["host_port"]) if cmd.is_host(self.platform(h))]
 
     def hosts_on_switch(self, switch) -> list[Side]:
         if self.links.empty or "switch" not in self.links.columns:
             return []
         hit = self.links[self.links["switch"] == switch]
-        return [Side(h, cmd.HOST, p) for h, p in zip(hit["host"], hit["host_port"]) if self.platform(h) == cmd.HOST]
+        return [Side(h, cmd.HOST, p) for h, p in zip(hit["host"], hit["host_port"]) if cmd.is_host(self.platform(h))]
 
     def sides(self) -> tuple[Side | None, list[Side]]:
         """(the switch side the finding is about, the host sides cabled to it); (None, []) for a host finding."""
@@ -231,7 +231,7 @@ class SuggestionContext:
         platform = self.platform(target) if target else None
         if platform is None:
             return None, []
-        if platform == cmd.HOST:
+        if cmd.is_host(platform):
             return None, []  # a host finding may concern several netdevs: see host_pairs()
         port = entity if cmd.is_port(platform, entity) else None
         side = Side(target, platform, port)
@@ -241,7 +241,7 @@ class SuggestionContext:
         """Host-centric view: (host netdev side, switch sides cabled to it) for the finding's host(s)."""
         target = self.evidence.get("target")
         platform = self.platform(target) if target else None
-        if platform == cmd.HOST:
+        if cmd.is_host(platform):
             return [(Side(target, cmd.HOST, nd), self.peers_of_host(target, nd))
                     for nd in self.host_netdevs(target, self.evidence.get("entity"))]
         side, hosts = self.sides()
@@ -254,7 +254,7 @@ class SuggestionContext:
         with the host(s) behind it."""
         target = self.evidence.get("target")
         platform = self.platform(target) if target else None
-        if platform == cmd.HOST:
+        if cmd.is_host(platform):
             return self.host_pairs()
         side, hosts = self.sides()
         return [] if side is None else [(side, hosts)]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from rdmatool import platforms
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
 from rdmatool.tune.suggest.context import REF, Side, SuggestionContext, add_commands
@@ -29,7 +30,7 @@ def _hosts(ctx: SuggestionContext, metric: str, prio: int) -> list[Side]:
     its DCQCN sysfs shows: the real netdev, never a placeholder."""
     sides = [host for host, _switches in ctx.host_pairs()]
     target = ctx.evidence.get("target")
-    if sides or ctx.platform(target) != cmd.HOST:
+    if sides or not cmd.is_host(ctx.platform(target)):
         return sides
     rows = ctx.rows(target=target, metric=metric, prio=prio)
     off = sorted({e for e, v in zip(rows.get("entity", []), rows.get("value", [])) if isinstance(e, str) and v == 0})
@@ -93,8 +94,11 @@ def suggest_cnp_priority(rule, evidence, analysis, profile=None) -> list[Suggest
         rationale = (f"{host.target} {host.entity} marks CNPs {current or 'unknown'}; CNPs must be DSCP {dscp} / "
                      f"802.1p {prio} and ride a strict-priority, never-dropped queue on every hop, or senders miss "
                      f"them ({REF} §1.1, §4 cnp_dscp/cnp_802p_prio, §7 row 4).")
-        if any(sw.platform in ("sonic", "eos") for sw in switches):
-            rationale += f" SONiC/EOS: strict scheduling of TC {prio} not rendered (SCHEDULER table / EOS default)."
+        unrendered = cmd.not_rendered("strict_priority")
+        if any(platforms.switch(sw.platform) in unrendered for sw in switches):
+            why = " / ".join(m.NOT_RENDERED["strict_priority"] for m in unrendered)
+            rationale += (f" {'/'.join(m.TITLE for m in unrendered)}: strict scheduling of TC {prio} not rendered "
+                          f"({why}).")
         out.append(ctx.suggestion(f"CNP marking ({host.target} {host.entity})", current,
                                   f"DSCP {dscp} / 802.1p {prio}", rationale, commands, target=host.target))
     return out

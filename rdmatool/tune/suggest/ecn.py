@@ -8,7 +8,8 @@ so that ECN marks well before PFC's trigger T_xoff fires (formulas.ecn_threshold
 
 One suggestion per switch configuration object, whichever finding asks for it: the object is what one command
 block sets (config_objects): a SONiC WRED profile, the Cumulus `default-global` congestion-control profile, an NX-OS
-queuing policy, or one port on Onyx and EOS, whose ECN settings are per port. The suggestion depends on the object
+queuing policy, or one port on Onyx and EOS, whose ECN settings are per port (each platform module's ECN_OBJECT,
+rdmatool.platforms). The suggestion depends on the object
 only, never on the finding, so two findings about one object carry equal suggestions and a report prints one block.
 For a host finding the object is the one of the switch port the host is cabled to.
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from rdmatool import platforms
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
@@ -40,7 +42,6 @@ from rdmatool.tune.suggest.context import GLOBAL_ENTITIES, REF, Side, Suggestion
 # Fact names a switch parser may use for a PG's static XOFF trigger (none emits one yet; the profile can supply it).
 XOFF_METRICS = ("pfc_xoff_bytes",)
 THRESHOLD_METRICS = ("ecn_min_threshold_bytes", "ecn_max_threshold_bytes", "ecn_max_probability_pct")
-PER_PORT_PLATFORMS = ("onyx", "eos")  # ECN thresholds set per interface; elsewhere one object serves every port
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,10 @@ def switch_ports(ctx: SuggestionContext, switch: str, platform: str) -> list[str
     return sorted(names)
 
 
-def _wred_profiles(ctx: SuggestionContext, switch: str) -> list[str]:
-    """SONiC WRED profiles named in the switch's own `show ecn` (facts whose entity is no port)."""
+def _wred_profiles(ctx: SuggestionContext, switch: str, platform: str) -> list[str]:
+    """WRED profiles named in the switch's own ECN output (SONiC `show ecn`: facts whose entity is no port)."""
     rows = ctx.rows(target=switch, metric=list(THRESHOLD_METRICS))
-    names = {e for e in rows.get("entity", []) if isinstance(e, str) and not cmd.is_port("sonic", e)
+    names = {e for e in rows.get("entity", []) if isinstance(e, str) and not cmd.is_port(platform, e)
              and e not in GLOBAL_ENTITIES}
     return sorted(names)
 
@@ -124,7 +125,7 @@ def config_objects(ctx: SuggestionContext) -> list[ConfigObject]:
     platform = ctx.platform(target) if target else None
     if platform is None:
         return []
-    if platform == cmd.HOST:
+    if cmd.is_host(platform):
         found = []
         for _host, switches in ctx.host_pairs():
             for sw in switches:
@@ -138,18 +139,19 @@ def config_objects(ctx: SuggestionContext) -> list[ConfigObject]:
 
 def _objects_of(ctx: SuggestionContext, switch: str, platform: str, port: str | None,
                 profile: str | None) -> list[ConfigObject]:
+    module = platforms.switch(platform)
+    if module is None:
+        return []
+    shape = module.ECN_OBJECT  # per port, or one object every port shares
     ports = tuple(switch_ports(ctx, switch, platform))
-    if platform in PER_PORT_PLATFORMS:
+    if shape.kind == "port":
         chosen = [port] if port else list(ports)
         return [ConfigObject(switch, platform, "port", p, (p,)) for p in chosen]
-    if platform == "sonic":
-        names = [profile] if profile else (_wred_profiles(ctx, switch) or [ctx.site("sonic_wred_profile")])
-        return [ConfigObject(switch, platform, "wred-profile", n, ports) for n in names]
-    if platform == "cumulus":
-        return [ConfigObject(switch, platform, "global-profile", "default-global", ports)]
-    if platform == "nxos":
-        return [ConfigObject(switch, platform, "queuing-policy", str(ctx.site("nxos_queuing_policy")), ports)]
-    return []
+    if shape.kind == "wred-profile":
+        names = [profile] if profile else (_wred_profiles(ctx, switch, platform) or [ctx.site(shape.site_key)])
+    else:
+        names = [shape.name or str(ctx.site(shape.site_key))]
+    return [ConfigObject(switch, platform, shape.kind, n, ports) for n in names]
 
 
 # --- the figures -------------------------------------------------------------------------------------------------
@@ -283,11 +285,11 @@ def _for_object(ctx: SuggestionContext, obj: ConfigObject, prio: int, pmax: int)
         where = None
     elif obj.kind == "queuing-policy":
         where = list(obj.ports)
-        rationale += " NX-OS: the queuing policy is bound to each port it serves (service-policy lines)."
     add_commands(commands, obj.platform, ctx.render(obj.platform, cmd.switch_ecn, obj.platform, where, prio,
                                                     k.kmin_bytes, k.kmax_bytes, k.pmax_pct, ctx.profile))
-    if obj.platform == "onyx":
-        rationale += " Onyx takes thresholds in KB (1024 B, rounded down) and no Pmax in this command."
+    note = platforms.switch(obj.platform).ECN_NOTE  # how the platform's ECN lines differ (units, bindings)
+    if note:
+        rationale += " " + note
     proposed = f"Kmin {k.kmin_bytes} B, Kmax {k.kmax_bytes} B, Pmax {k.pmax_pct} %"
     return ctx.suggestion(f"ECN thresholds of TC {prio} ({obj.label})", current, proposed, rationale, commands,
                           target=obj.switch)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from rdmatool import platforms
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
@@ -25,11 +26,11 @@ def suggest_headroom(rule, evidence, analysis, profile=None) -> list[Suggestion]
     out = []
     for focus, others in ctx.focus_pairs():
         sides = [focus, *others]
-        hosts = [s for s in sides if s.platform == cmd.HOST]
-        switches = [s for s in sides if s.platform != cmd.HOST]
+        hosts = [s for s in sides if s.is_host]
+        switches = [s for s in sides if not s.is_host]
         configured = {}
         for s in sides:
-            got = (ctx.value(s.target, s.entity, "cable_length_m") if s.platform == cmd.HOST
+            got = (ctx.value(s.target, s.entity, "cable_length_m") if s.is_host
                    else ctx.switch_value(s, "cable_length_m"))
             if got is not None:
                 configured[s.where] = got
@@ -64,8 +65,10 @@ def suggest_headroom(rule, evidence, analysis, profile=None) -> list[Suggestion]
             f"→ {room.xoff_bytes} B, xon {room.xon_bytes} B, size {room.size_bytes} B. NIC xoff = (301 + 2.16·{length})"
             f"·{fmt(max(rate, 40))} + 2.72·{mtu} = {nic_xoff:.0f} B ({REF} §3.1, §7 row 10)."
         )
-        if any(s.platform in ("onyx", "eos", "nxos") for s in switches):
-            rationale += " Onyx/EOS/NX-OS: no cable-length command rendered; check the port's PG headroom by hand."
+        unrendered = cmd.not_rendered("cable_length")  # the platforms that size headroom from their own tables
+        if any(platforms.switch(s.platform) in unrendered for s in switches):
+            rationale += (f" {'/'.join(m.TITLE for m in unrendered)}: no cable-length command rendered; check the "
+                          "port's PG headroom by hand.")
         out.append(ctx.suggestion(f"cable length for PFC headroom ({focus.where})",
                                   None if current_value is None else f"{fmt(current_value)} m",
                                   f"{length} m (headroom {room.size_bytes} B per lossless PG, NIC xoff "

@@ -22,7 +22,7 @@ from rdmatool.tune.suggest.context import GLOBAL_ENTITIES, REF, Side, Suggestion
 def _pfc_state(ctx: SuggestionContext, side: Side) -> tuple[str | None, set[int]]:
     """(vector string or None, priorities currently enabled) for a host netdev or switch port."""
     entities = [side.entity] if side.entity else []
-    if side.platform != cmd.HOST:
+    if not side.is_host:
         entities += list(GLOBAL_ENTITIES)
     for entity in entities:
         rows = ctx.rows(side.target, entity, "pfc_enabled")
@@ -52,7 +52,7 @@ def suggest_pfc_priority(rule, evidence, analysis, profile=None) -> list[Suggest
             vector, enabled = _pfc_state(ctx, side)
             if side is not focus and vector == proposed_vector:
                 continue  # the far end already has the one lossless priority: nothing to change there
-            if side.platform == cmd.HOST:
+            if side.is_host:
                 add_commands(commands, cmd.HOST, ctx.render(cmd.HOST, cmd.host_pfc, side.entity, [prio]))
             else:
                 add_commands(commands, side.platform, ctx.render(side.platform, cmd.switch_pfc, side.platform,
@@ -71,15 +71,15 @@ def suggest_trust_dscp(rule, evidence, analysis, profile=None) -> list[Suggestio
     ctx = SuggestionContext(evidence, analysis, profile)
     out = []
     for focus, others in ctx.focus_pairs():
-        current = (ctx.text(focus.target, focus.entity, "trust_mode") if focus.platform == cmd.HOST
+        current = (ctx.text(focus.target, focus.entity, "trust_mode") if focus.is_host
                    else ctx.switch_value(focus, "trust_mode", text=True))
-        ok = current == "dscp" if focus.platform == cmd.HOST else (
+        ok = current == "dscp" if focus.is_host else (
             current is not None and "dscp" in str(current).split(","))
         if ok:
             continue
         commands: dict[str, list[str]] = {}
         for side in [focus, *others]:
-            if side.platform == cmd.HOST:
+            if side.is_host:
                 add_commands(commands, cmd.HOST, ctx.render(cmd.HOST, cmd.host_trust_dscp, side.entity))
             else:
                 add_commands(commands, side.platform, ctx.render(side.platform, cmd.switch_trust_dscp, side.platform,
@@ -95,7 +95,7 @@ def suggest_trust_dscp(rule, evidence, analysis, profile=None) -> list[Suggestio
 def _dscp_current(ctx: SuggestionContext, side: Side, dscp: int):
     """The priority a DSCP is mapped to on a host netdev or switch port, None when unknown."""
     entities = [side.entity] if side.entity else []
-    if side.platform != cmd.HOST:
+    if not side.is_host:
         entities += list(GLOBAL_ENTITIES)
     for entity in entities:
         rows = ctx.rows(side.target, entity, "dscp_to_priority")
@@ -121,7 +121,7 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
                 continue
             commands: dict[str, list[str]] = {}
             for side in [focus, *others]:
-                if side.platform == cmd.HOST:
+                if side.is_host:
                     add_commands(commands, cmd.HOST, ctx.render(cmd.HOST, cmd.host_dscp2prio, side.entity, dscp,
                                                                 prio))
                 else:
@@ -132,8 +132,7 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
             rationale = (f"{focus.where} maps {label} DSCP {dscp} to {shown}; it must map to priority {prio} on "
                          f"the NIC and on every switch hop, or {label} traffic leaves its "
                          f"{'lossless' if label == 'RoCE' else 'strict'} queue ({REF} §1.1, §1.2, §7 row 1).")
-            if "onyx" in {s.platform for s in [focus, *others]}:
-                rationale += _onyx_map_note(dscp, prio)
+            rationale += cmd.dscp_map_notes([s.platform for s in [focus, *others]], dscp, prio)
             out.append(ctx.suggestion(f"{label} DSCP {dscp} → priority ({focus.where})",
                                       None if current is None else f"DSCP {dscp} → {current}",
                                       f"DSCP {dscp} → {prio}", rationale, commands, target=focus.target,
@@ -141,20 +140,11 @@ def suggest_dscp_map(rule, evidence, analysis, profile=None) -> list[Suggestion]
     return out
 
 
-def _onyx_map_note(dscp: int, prio: int) -> str:
-    """No Onyx per-DSCP map is rendered (commands.switch_dscp_map): say whether its default DSCP>>3 map already gives
-    the site's class, or that it must be set by hand."""
-    if dscp >> 3 == prio:
-        return f" Onyx: no per-DSCP map rendered; its default DSCP>>3 map already sends {dscp}→{prio}."
-    return (f" Onyx: no per-DSCP map rendered, and its default DSCP>>3 map sends {dscp} to priority {dscp >> 3}, not "
-            f"{prio}: map DSCP {dscp} to priority {prio} on the switch by hand ({cmd.VENDOR_DOCUMENTS['onyx']}).")
-
-
 def _rdma_ports(ctx: SuggestionContext) -> list[tuple[str, str]]:
     """(host, `mlx5_0/1`) pairs a roce_tos finding is about."""
     target = ctx.evidence.get("target")
     entity = ctx.evidence.get("entity")
-    if ctx.platform(target) == cmd.HOST:
+    if cmd.is_host(ctx.platform(target)):
         if isinstance(entity, str) and "/" in entity:
             return [(target, entity)]
         ports = []
