@@ -68,8 +68,7 @@ def facts(history: History) -> pd.DataFrame:
         steps = steps[np.isfinite(steps) & (steps > 0)]
         step = float(np.median(steps)) if len(steps) else math.nan
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
-        active = np.flatnonzero(np.nanmax(np.where(np.isnan(rates), -1.0, rates), axis=1) > 0)
-        for row in active:
+        for row in _candidates(rates):
             key = history.keys[row]
             series = rates[row]
             found = spike(series)
@@ -84,6 +83,20 @@ def facts(history: History) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
     return frame.astype({"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float,
                          "delta": float})
+
+
+def _candidates(rates: np.ndarray) -> np.ndarray:
+    """The rows `spike` or `growth` may find something in, by their necessary conditions over the whole matrix at
+    once: a fleet's series are mostly zero or steady, and the per-series analysis is then spent on the few others."""
+    x = np.nan_to_num(rates, nan=0.0)
+    top = x.max(axis=1)
+    troughs = np.count_nonzero(x < 0.5 * top[:, None], axis=1)
+    spiky = (top > 0) & (troughs >= 2)
+    rows = np.flatnonzero(spiky)  # the median only where the cheaper conditions hold
+    spiky[rows] = top[rows] >= SPIKE_OVER_MEDIAN * np.maximum(np.median(x[rows], axis=1), 0.0)
+    growing = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)
+    growing &= np.count_nonzero(rates[:, :-GROWTH_LAST] == 0, axis=1) >= GROWTH_FLAT
+    return np.flatnonzero(spiky | growing)
 
 
 def _fact(key: Key, name: str, value: float, window: float) -> dict:
