@@ -91,7 +91,8 @@ def watch_command(
         from rdmatool.watch.probe import LatencyProbe, probe_options
 
         prober = LatencyProbe(targets, probe_options(interval, known_hosts=known_hosts,
-                                                     accept_new_host_keys=accept_new_host_keys, forks=forks), stop)
+                                                     accept_new_host_keys=accept_new_host_keys, forks=forks), stop,
+                              _cabling(_config.inventory(inventory_file)))
         note(prober.coverage())
     watch = Watch(readers, options, rules, _emit, note, history=history, probe=prober)
     try:
@@ -130,6 +131,13 @@ def _targets(local: bool, inventory_file: str | None, limit, exclude, ignore_unk
     if not hosts:
         die(f"rdmatool watch: {inventory_file}: no host selected (switches are not watched)", EXIT_INCONCLUSIVE)
     return hosts
+
+
+def _cabling(inventory_file: str) -> dict[tuple[str, str], str]:
+    """(host, NIC) -> switch from the inventory's `links:` (read already once: it loads)."""
+    from rdmatool import inventory
+
+    return {(link.host, link.nic): link.switch for link in inventory.load_inventory(inventory_file).links}
 
 
 def _directory(path: str, create: bool) -> Path:
