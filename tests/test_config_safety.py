@@ -17,7 +17,7 @@ from rdmatool import baseline, files, hostlist, inventory, yamlio
 from rdmatool.cli import app
 from rdmatool.errors import BaselineError, InventoryError, PlaybookError
 from rdmatool.model import Target
-from rdmatool.rules import playbook
+from rdmatool.rules import playbook, registry
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo-bundle"
@@ -242,7 +242,7 @@ def test_every_shipped_rule_parameter_has_a_declared_type() -> None:
 
     for rule in playbook.load_dir(default_playbooks()):
         assert set(rule.params) <= set(playbook.PARAM_TYPES), rule.id
-    assert set().union(*playbook._PARAMS.values()) <= set(playbook.PARAM_TYPES)
+    assert set().union(*(k.params for k in registry.KINDS.values())) <= set(playbook.PARAM_TYPES)
 
 
 # --- YAML ------------------------------------------------------------------------------------------------------

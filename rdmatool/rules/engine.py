@@ -14,7 +14,8 @@ from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
 from rdmatool.port_names import port_key
 from rdmatool.result import finding_ids
-from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
+from rdmatool.rules import registry
+from rdmatool.rules.kinds import Context
 from rdmatool.rules.playbook import Rule, for_site
 from rdmatool.rules.ports import PortNames
 
@@ -43,7 +44,7 @@ def evaluate(
     source = getattr(analysis, "fact_source", None)
     facts = source if source is not None else analysis.facts
     for rule in rules:
-        hit_frame = KIND_FUNCTIONS[rule.kind](facts, rule, ctx)
+        hit_frame = registry.KINDS[rule.kind].judge(facts, rule, ctx)
         if hit_frame.empty:
             continue
         # The same fact may come from two views (e.g. thresholds in both `nv show qos roce` and the port status):
@@ -244,18 +245,11 @@ class _Evidence(dict):
 _NO_WINDOW = ("between the snapshots (read times unknown)", "over an unknown window")
 
 
-# The kinds whose `observed` (and baseline) is a value of the rule's metric, in the metric's unit (or its rate per
-# second): the texts show them in human units. The others observe something else: a ratio of two metrics, a count
-# of ports, a missing metric's name.
-_IN_METRIC_UNITS = frozenset({"threshold", "rate", "deviation", "fleet_outlier", "mismatch", "verdict", "ecn_vs_pause",
-                              "pauses_sent_vs_marks"})
-
-
 def _units(rule: Rule, evidence: dict) -> dict[str, str]:
     """Evidence name → the unit its value is shown in (`units.human`): `98.6 %`, `1.43 MiB`, `4.1 s`."""
     shown = {"window_s": "s"}
     metric = evidence.get("metric")
-    if rule.kind in _IN_METRIC_UNITS and metric in GLOSSARY:
+    if registry.KINDS[rule.kind].in_metric_units and metric in GLOSSARY:
         unit = units.unit_for(metric, GLOSSARY[metric].unit)
         if unit:
             shown.update(dict.fromkeys(("observed", "baseline", "expected"), unit))

@@ -18,9 +18,8 @@ import pandas as pd
 from rdmatool import column_codes
 from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
-from rdmatool.rules.pausing import pauses_sent_vs_marks
-from rdmatool.rules.playbook import Rule
 from rdmatool.rules.port_up import without_down_switch_ports
+from rdmatool.rules.rule import Rule
 
 HIT_COLUMNS = ["target", "entity", "priority", "observed", "expected", "baseline", "window_s"]
 _OPS: dict[str, Callable] = {
@@ -589,17 +588,3 @@ def _negate(op: str) -> str:
     """The healthy side of a trigger condition, for the evidence's `expected`."""
     return {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "==", "in": "not in",
             "not_in": "in"}.get(op, op)
-
-
-KIND_FUNCTIONS: dict[str, Callable[[pd.DataFrame, Rule, Context], pd.DataFrame]] = {
-    "threshold": threshold,
-    "rate": rate,
-    "deviation": deviation,
-    "fleet_outlier": fleet_outlier,
-    "mismatch": mismatch,
-    "ratio": ratio,
-    "missing": missing,
-    "verdict": verdict,
-    "ecn_vs_pause": ecn_vs_pause,
-    "pauses_sent_vs_marks": pauses_sent_vs_marks,
-}

@@ -37,7 +37,7 @@ from rdmatool.port_names import PortNames, port_key
 
 if TYPE_CHECKING:
     from rdmatool.rules.kinds import Context
-    from rdmatool.rules.playbook import Rule
+    from rdmatool.rules.rule import Rule
 
 _TARGET_KEYS = ("kind", "role", "platform", "link_layer")
 

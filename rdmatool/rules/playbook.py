@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rdmatool import config, metrics, yamlio
 from rdmatool.errors import PlaybookError
 from rdmatool.model import Platform, Severity, TargetKind
-from rdmatool.rules import site_templates
+from rdmatool.rules import registry, site_templates
+from rdmatool.rules.rule import Rule
 
-KINDS = ("threshold", "rate", "deviation", "fleet_outlier", "mismatch", "ratio", "missing", "verdict", "ecn_vs_pause",
-         "pauses_sent_vs_marks")
+KINDS = tuple(registry.KINDS)  # the names, in the registry's order (its error messages list them)
 OPERATORS = (">", ">=", "<", "<=", "==", "!=", "in", "not_in")
 FIELDS = ("value", "rate", "delta")
 # The columns of the facts (analysis.FACT_COLUMNS) a `where` may filter on, plus link_layer (a target's link_layer
@@ -34,30 +34,6 @@ GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
 _COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces",
            "explains", "explains_far_end"}
-_PARAMS: dict[str, set[str]] = {
-    "threshold": {"metric", "op", "value", "field", "also", "aggregate", "group_by"},
-    "rate": {"metric", "op", "value", "field", "also"},
-    "deviation": {"metric", "field", "min_deviation", "direction", "mad_factor", "min_baseline_n"},
-    "fleet_outlier": {"metric", "group_by", "min_group", "tolerance_pct", "direction", "also", "outlier_values"},
-    "mismatch": {"metric", "against", "against_metric", "expected", "compare", "when_value"},
-    "ratio": {"numerator", "denominator", "op", "value", "scope", "min_denominator", "field"},
-    "missing": {"metrics", "require_any", "peers_have"},
-    "verdict": {"metric", "verdict", "value", "expected", "at_least", "at_most", "details"},
-    "ecn_vs_pause": {"metric", "paused_above", "marked_below", "min_packets", "scope"},
-    "pauses_sent_vs_marks": {"metric", "paused_above", "marked_below", "min_packets"},
-}
-_REQUIRED: dict[str, set[str]] = {
-    "threshold": {"metric", "op", "value"},
-    "rate": {"metric", "op", "value"},
-    "deviation": {"metric"},
-    "fleet_outlier": {"metric"},
-    "mismatch": {"metric"},
-    "ratio": {"numerator", "denominator", "op", "value"},
-    "missing": {"metrics"},
-    "verdict": {"metric", "verdict", "value"},
-    "ecn_vs_pause": {"metric", "paused_above", "marked_below"},
-    "pauses_sent_vs_marks": {"metric", "paused_above", "marked_below"},
-}
 
 # What each parameter must be, from what rules/kinds.py does with it; checked at load, so that a wrong type is a
 # `FILE:LINE` error here instead of a pandas traceback in the middle of a diagnosis. Types only (and the closed
@@ -190,33 +166,6 @@ def _fits(value: Any, expected: str) -> bool:
     raise AssertionError(expected)
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    kind: str
-    severity: Severity
-    symptom: str
-    cause: str
-    check: str
-    fix: str
-    params: dict = field(default_factory=dict, hash=False, compare=False)
-    where: dict = field(default_factory=dict, hash=False, compare=False)
-    suggest: tuple[str, ...] = ()
-    # Rules whose findings this rule's finding says already, on the same target and port (rdmatool.rules.engine)
-    replaces: tuple[str, ...] = ()
-    # Rules whose findings on the same target and port are consequences of this rule's (one physical story): kept,
-    # marked `explained_by`, and folded under it by the table view (rdmatool.report.view)
-    explains: tuple[str, ...] = ()
-    # The same across a cable: rules whose findings on the port at the other end of this finding's cable are its
-    # consequences (a host's PFC storm pauses the switch port it is cabled to, which then drops and marks late)
-    explains_far_end: tuple[str, ...] = ()
-    source: str = ""  # FILE:LINE, for messages about the rule itself
-    # The site profile the rule's `{site.KEY}` templates were filled from (rdmatool.config.site_profile), and the
-    # rule as written when it has any (None otherwise), to fill them again for another site (for_site)
-    site: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
-    template: dict | None = field(default=None, hash=False, compare=False, repr=False)
-
-
 def for_site(rule: Rule, site: dict) -> Rule:
     """The rule as it reads for a site profile: its templates filled from `site` (the same rule when it has none or
     was filled from this very profile). The values were checked at load; the site's are checked by the config."""
@@ -321,11 +270,11 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     except ValueError:
         raise fail(f"rule {rule_id}: severity must be one of {', '.join(s.value for s in Severity)}") from None
     params = {k: v for k, v in raw.items() if k not in _COMMON}
-    unknown = set(params) - _PARAMS[kind]
+    unknown = set(params) - registry.KINDS[kind].params
     if unknown:
         raise fail(f"rule {rule_id}: unknown parameter(s) {yamlio.shorten(str(sorted(unknown, key=str)))} for kind "
                    f"{kind}")
-    missing = _REQUIRED[kind] - set(params)
+    missing = registry.KINDS[kind].required - set(params)
     if missing:
         raise fail(f"rule {rule_id}: kind {kind} needs {sorted(missing)}")
     _check_types(path, params, kind, fail, rule_id)

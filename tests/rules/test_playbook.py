@@ -13,7 +13,7 @@ import pytest
 from rdmatool import yamlio
 from rdmatool.diagnose import default_playbooks
 from rdmatool.errors import PlaybookError
-from rdmatool.rules import playbook
+from rdmatool.rules import playbook, registry
 from tests.helpers import REPO
 
 GOOD = """\
@@ -281,10 +281,10 @@ def test_readme_has_a_section_for_every_kind_documenting_each_of_its_keys() -> N
     sections = _sections(README.read_text())
     assert set(playbook.KINDS) <= set(sections), sorted(set(playbook.KINDS) - set(sections))
     for kind in playbook.KINDS:
-        for key in sorted(playbook._PARAMS[kind]):
+        for key in sorted(registry.KINDS[kind].params):
             row = _row(sections[kind], key)
             assert row, f"playbooks/README.md: kind {kind} does not document `{key}`"
-            if key in playbook._REQUIRED[kind]:
+            if key in registry.KINDS[kind].required:
                 assert row.split("|")[2].strip() == "yes", (kind, key)
             for choice in playbook._KIND_PARAM_CHOICES.get((kind, key)) or playbook.PARAM_CHOICES.get(key, ()):
                 assert f"`{choice}`" in row, (kind, key, choice)

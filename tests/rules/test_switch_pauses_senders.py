@@ -170,7 +170,8 @@ def test_a_port_named_by_its_alias_is_one_port_and_a_paused_switch_counts_its_ow
     from rdmatool.analysis import FACT_COLUMNS
     from rdmatool.diagnose import default_playbooks
     from rdmatool.rules import playbook
-    from rdmatool.rules.kinds import KIND_FUNCTIONS, Context
+    from rdmatool.rules.kinds import Context
+    from rdmatool.rules.registry import KINDS
 
     rows = [fact("leaf01", "switch", "Ethernet0", "port_alias", text="etp1"),
             fact("leaf01", "switch", "Ethernet4", "port_alias", text="etp2"),
@@ -184,7 +185,7 @@ def test_a_port_named_by_its_alias_is_one_port_and_a_paused_switch_counts_its_ow
                           ("spine01", "swp1", "leaf01", "Ethernet4")],
                          columns=["host", "host_port", "switch", "switch_port"])
     rule = next(r for r in playbook.load_dir(default_playbooks()) if r.id == RULE)
-    hits = KIND_FUNCTIONS[rule.kind](facts, rule, Context(links=links))
+    hits = KINDS[rule.kind].judge(facts, rule, Context(links=links))
     assert list(hits["target"]) == ["leaf01"] and list(hits["priority"]) == [3]
     details = hits["details"].iloc[0]
     assert [(d["switch_port"], d["peer"], d["peer_port"], d["paused"], d["read_at"]) for d in details["paused"]] == [
