@@ -23,7 +23,6 @@ from rdmatool.tune.suggest.context import DEFAULT_PROFILE
 from rdmatool.tune.suggest.dcqcn import suggest_cnp_priority, suggest_dcqcn_np, suggest_dcqcn_rp
 from rdmatool.tune.suggest.ecn import suggest_ecn_thresholds
 from rdmatool.tune.suggest.headroom import suggest_headroom
-from rdmatool.tune.suggest.incast import incast_inputs  # noqa: F401 - registers the incast figures as ECN inputs
 from rdmatool.tune.suggest.pfc import (
     suggest_dscp_map,
     suggest_pfc_priority,

@@ -31,54 +31,21 @@ first, then the switch-wide rows, then any other row of that switch's ECN output
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from rdmatool import platforms
 from rdmatool.model import Suggestion
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
 from rdmatool.tune.suggest.context import GLOBAL_ENTITIES, REF, Side, SuggestionContext, add_commands, fmt
+from rdmatool.tune.suggest.ecn_inputs import THRESHOLD_METRICS, ConfigObject, PortInputs, current_thresholds
+from rdmatool.tune.suggest.incast import incast_inputs
 
 # Fact names a switch parser may use for a PG's static XOFF trigger (none emits one yet; the profile can supply it).
 XOFF_METRICS = ("pfc_xoff_bytes",)
-THRESHOLD_METRICS = ("ecn_min_threshold_bytes", "ecn_max_threshold_bytes", "ecn_max_probability_pct")
-
-
-@dataclass(frozen=True)
-class ConfigObject:
-    """What one command block configures: a switch-wide object (`port` None) or one port."""
-
-    switch: str
-    platform: str
-    kind: str  # "wred-profile", "global-profile", "queuing-policy", "port"
-    name: str  # the profile, policy or port name
-    ports: tuple[str, ...] = ()  # the ports the object's values apply to
-
-    @property
-    def label(self) -> str:
-        if self.kind == "port":
-            return f"{self.switch} {self.name}"
-        what = {"wred-profile": "WRED profile", "global-profile": "congestion-control profile",
-                "queuing-policy": "queuing policy"}[self.kind]
-        return f"{self.switch} {what} {self.name}"
-
-
-@dataclass
-class PortInputs:
-    """The figures one port's thresholds are computed from, each with where it came from."""
-
-    port: str | None
-    rate_gbps: float
-    rate_source: str
-    rtt_us: float
-    xoff_bytes: float | None  # the PFC trigger of the lossless PG; None: not known
-    xoff_source: str
-    ramp_mtu: int
-    notes: list[str] = field(default_factory=list)
-
-
-# (context, object, inputs) -> inputs: applied in order to every port's inputs before the computation.
-INPUT_HOOKS: list[Callable[[SuggestionContext, ConfigObject, PortInputs], PortInputs]] = []
+# (context, object, inputs) -> inputs: applied in order to every port's inputs before the computation; declared
+# here, each hook in its own module (the incast stage's figures: incast.py).
+INPUT_HOOKS: tuple[Callable[[SuggestionContext, ConfigObject, PortInputs], PortInputs], ...] = (incast_inputs,)
 
 
 def _xoff(ctx: SuggestionContext, switch: Side) -> tuple[float | None, str]:
@@ -188,24 +155,6 @@ def port_inputs(ctx: SuggestionContext, obj: ConfigObject, port: str | None) -> 
     for hook in INPUT_HOOKS:
         inputs = hook(ctx, obj, inputs)
     return inputs
-
-
-def current_thresholds(ctx: SuggestionContext, obj: ConfigObject, prio: int) -> dict[str, float]:
-    """metric → value of Kmin / Kmax / Pmax as the switch's own ECN output shows them for this object: the object's
-    row, then its first port's, the switch-wide rows, then any other row of that switch's ECN output."""
-    rows = ctx.rows(target=obj.switch, metric=list(THRESHOLD_METRICS))
-    others = sorted({e for e in rows.get("entity", []) if isinstance(e, str)})
-    entities = list(dict.fromkeys([obj.name, *obj.ports[:1], *GLOBAL_ENTITIES, *others]))
-    found = {}
-    for metric in THRESHOLD_METRICS:
-        for entity in entities:
-            got = ctx.value(obj.switch, entity, metric, prio)
-            if got is None:
-                got = ctx.value(obj.switch, entity, metric)
-            if got is not None:
-                found[metric] = got
-                break
-    return found
 
 
 def _current_text(found: dict[str, float]) -> str | None:

@@ -1,4 +1,4 @@
-"""The gate's incast figures as an input of the ECN thresholds (rdmatool.tune.suggest.ecn.INPUT_HOOKS).
+"""The gate's incast figures as an input of the ECN thresholds (one of rdmatool.tune.suggest.ecn.INPUT_HOOKS).
 
 The incast stage (rdmatool.gate.incast_stage) states, on a leaf's port toward a receiver, how long the senders were
 held by PFC and what share of the packets was ECN-marked while N senders loaded it (incast_* facts). That is a
@@ -10,21 +10,21 @@ buffers the PFC trigger moves with the load):
   that PFC fired before the queue ever reached that Kmin: the effective trigger is below the current Kmin, so the
   computation takes the current Kmin as T_xoff (and says so).
 
-Registered by importing this module (rdmatool.tune.suggest does); a port without incast facts is left unchanged.
+Declared in ecn.INPUT_HOOKS; a port without incast facts is left unchanged.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from rdmatool.tune.suggest import ecn
 from rdmatool.tune.suggest.context import SuggestionContext, fmt
+from rdmatool.tune.suggest.ecn_inputs import ConfigObject, PortInputs, current_thresholds
 
 PAUSED = 0.01  # as playbooks/45-incast.yaml's incast_ecn_after_pfc: held by PFC more than 1 % of the load
 UNMARKED = 0.0001  # ... while marking fewer than 1 packet in 10,000
 
 
-def incast_inputs(ctx: SuggestionContext, obj: ecn.ConfigObject, inputs: ecn.PortInputs) -> ecn.PortInputs:
+def incast_inputs(ctx: SuggestionContext, obj: ConfigObject, inputs: PortInputs) -> PortInputs:
     port = inputs.port
     fan_in = ctx.value(obj.switch, port, "incast_fan_in") if port else None
     if fan_in is None:
@@ -39,7 +39,7 @@ def incast_inputs(ctx: SuggestionContext, obj: ecn.ConfigObject, inputs: ecn.Por
                             f"the load, {pct(marked)} of the packets ECN-marked."]
     if paused is None or paused <= PAUSED or (marked or 0.0) >= UNMARKED:
         return replace(inputs, notes=notes)
-    kmin = ecn.current_thresholds(ctx, obj, ctx.site("roce_priority")).get("ecn_min_threshold_bytes")
+    kmin = current_thresholds(ctx, obj, ctx.site("roce_priority")).get("ecn_min_threshold_bytes")
     if kmin is None or (inputs.xoff_bytes is not None and kmin >= inputs.xoff_bytes):
         notes.append("Pauses came before marks, as thresholds at or above T_xoff predict.")
         return replace(inputs, notes=notes)
@@ -52,6 +52,3 @@ def incast_inputs(ctx: SuggestionContext, obj: ecn.ConfigObject, inputs: ecn.Por
     return replace(inputs, xoff_bytes=float(kmin), xoff_source=f"the incast stage on {port} (PFC before the current "
                    f"Kmin; computed: {inputs.xoff_source})", notes=notes)
 
-
-if incast_inputs not in ecn.INPUT_HOOKS:
-    ecn.INPUT_HOOKS.append(incast_inputs)
