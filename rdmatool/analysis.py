@@ -24,7 +24,6 @@ from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
 from rdmatool.port_names import PortNames, system_name
 from rdmatool.sample_columns import PEER_MARK
-from rdmatool.table_columns import TableColumns
 from rdmatool.triage import triage_facts
 
 FACT_COLUMNS = fact_columns.FACT_COLUMNS
@@ -82,21 +81,19 @@ def analyse_path(path: str | Path) -> Analysis:
 
 
 def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndarray, dict]:
-    """The sample rows, their series ids and their metric and target codes (SampleTable.codes, computed when the
-    table has none), snapshot by snapshot (a bundle's rows come that way already)."""
-    samples = table.rows  # TableColumns from a loader: rows are taken, never the whole frame made
+    """The sample rows, their series ids and the codes of their categorical text columns (the metric and the
+    target factorized when they are not), snapshot by snapshot (a bundle's rows come that way already)."""
+    samples = table.frame
     series = table.series if table.series is not None else frames.series_ids(samples)
-    codes = dict(table.codes or {})
-    for c in _CODED:  # a column the loader did not code (or coded for other rows) is factorized here
-        if c in samples.columns and column_codes.fitting(codes, c, len(samples)) is None:
+    codes = {c: column_codes.of_categorical(samples[c]) for c in samples.columns
+             if isinstance(samples[c].dtype, pd.CategoricalDtype)}
+    for c in _CODED:
+        if c in samples.columns and c not in codes:
             codes[c] = column_codes.factorized(samples[c].to_numpy())
-    held = samples.of_output("snapshot") if isinstance(samples, TableColumns) else None
-    # (a loader's table holds the snapshot per output: the order of its outputs that have rows is its rows')
-    snapshot = held[0][held[1] > 0] if held is not None else samples["snapshot"].to_numpy()
+    snapshot = samples["snapshot"].to_numpy() if "snapshot" in samples.columns else np.zeros(0)
     if len(snapshot) > 1 and not (snapshot[1:] >= snapshot[:-1]).all():
-        order = np.argsort(samples["snapshot"].to_numpy(), kind="stable")
-        whole = table.frame  # (rows out of snapshot order: a table built by hand, not a loader's)
-        samples, series = whole.iloc[order].reset_index(drop=True), series[order]
+        order = np.argsort(snapshot, kind="stable")  # (rows out of snapshot order: a table built by hand)
+        samples, series = samples.iloc[order].reset_index(drop=True), series[order]
         codes = {c: (row_codes[order], uniques) for c, (row_codes, uniques) in codes.items()}
     return samples, series, codes
 
@@ -107,7 +104,7 @@ _CODED = ("metric", "target")  # the columns the facts' query is handed as codes
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
     """The last reading of each series: one row per series, never one for two (see sample_columns.series_of)."""
     last = frames.last_of_each(series)
-    return samples[FACT_COLUMNS[:11]].take(last)  # only the columns kept are cut
+    return column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(last), frames.OBJECTS)
 
 
 def latest_values(table: frames.SampleTable) -> pd.DataFrame:
@@ -142,7 +139,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
         latest = column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(at))
         return latest.assign(window_s=np.nan, delta=np.nan, flag="")
 
-    rates = frames.rate_arrays(samples, series, codes)
+    rates = frames.rate_arrays(samples, series)
     resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
     derived = pd.DataFrame(columns=FACT_COLUMNS)
     window = None

@@ -2,8 +2,9 @@
 
 A fleet's sample and fact tables hold millions of rows but a few hundred metrics and a few thousand targets. Selecting
 rows by metric, or finding each target's first row, is then an integer comparison or a hash of integers instead of one
-over millions of Python strings. The sample table gets its codes from the store's string pool, the facts from the
-analysis; the frame, the triage, the analysis and the facts' query all select through the helpers here.
+over millions of Python strings. The sample table's text columns are categoricals over the store's string pool (their
+codes are the codes), the facts get theirs from the analysis; the frame, the triage, the analysis and the facts' query
+all select through the helpers here.
 """
 
 from __future__ import annotations
@@ -20,11 +21,19 @@ def factorized(values) -> Codes:
     return codes, np.asarray(uniques, dtype=object)
 
 
-def fitting(codes: dict | None, column: str, rows: int) -> Codes | None:
-    """The column's codes from a table's `codes` (column → Codes) when they are the codes of exactly `rows` rows —
-    the table they travel with — else None (a frame cut or sorted since: compare the strings)."""
+def of_categorical(values: pd.Series) -> Codes:
+    """A categorical column's codes and its categories as an object array."""
+    return values.cat.codes.to_numpy(), np.asarray(values.cat.categories, dtype=object)
+
+
+def fitting(codes: dict | None, column: str, rows: int, frame=None) -> Codes | None:
+    """The column's codes from `codes` (column → Codes) when they are the codes of exactly `rows` rows — the table
+    they travel with — else those of the frame's column when it is a categorical, else None (compare the strings)."""
     if codes and column in codes and len(codes[column][0]) == rows:
         return codes[column]
+    if isinstance(frame, pd.DataFrame) and column in frame.columns and isinstance(frame[column].dtype,
+                                                                                   pd.CategoricalDtype):
+        return of_categorical(frame[column])
     return None
 
 
@@ -60,7 +69,7 @@ def looked_up(table: np.ndarray, row_codes: np.ndarray) -> np.ndarray:
 def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.ndarray:
     """Which rows of the frame hold one of `wanted` in `column`: by its codes when they fit the frame, else by
     comparing the strings."""
-    known = fitting(codes, column, len(frame))
+    known = fitting(codes, column, len(frame), frame)
     if known is not None:
         return rows_of(known, wanted)
     return frame[column].isin(wanted).to_numpy(dtype=bool)
@@ -69,7 +78,7 @@ def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.nda
 def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarray:
     """The position of the first row of each distinct value of `column`, ascending: a hash of the codes when they fit
     the frame, else of the strings."""
-    known = fitting(codes, column, len(frame))
+    known = fitting(codes, column, len(frame), frame)
     return first_of_each(known[0] if known is not None else frame[column].to_numpy())
 
 
@@ -79,7 +88,15 @@ def first_of_each(values: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~pd.Series(values, copy=False).duplicated().to_numpy())
 
 
-def as_texts(part: pd.DataFrame) -> pd.DataFrame:
-    """A few rows of the table with its categorical columns as plain object columns: what the facts hold."""
-    categorical = [c for c in part.columns if isinstance(part[c].dtype, pd.CategoricalDtype)]
-    return part.astype({c: object for c in categorical}) if categorical else part
+def as_texts(part: pd.DataFrame, columns=None) -> pd.DataFrame:
+    """A few rows of the table with its categorical columns (or those of them in `columns`) as plain object columns,
+    None where missing: what the facts hold."""
+    plain = {c: texts(part[c]) for c in part.columns
+             if isinstance(part[c].dtype, pd.CategoricalDtype) and (columns is None or c in columns)}
+    return part.assign(**plain) if plain else part
+
+
+def texts(values: pd.Series) -> pd.Series:
+    """A categorical column as plain objects, None where missing (code -1)."""
+    spelled = np.append(np.asarray(values.cat.categories, dtype=object), None).take(values.cat.codes.to_numpy())
+    return pd.Series(spelled, index=values.index, name=values.name, dtype=object, copy=False)

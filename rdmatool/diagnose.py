@@ -107,7 +107,7 @@ def diagnose_analysis(
     if keep is not None:
         findings = kept_findings(findings, keep)
     failures = failures_of(analysis)
-    notes = list(analysis.table.notes) + noise_notes(analysis.table.rows, analysis.table.codes)
+    notes = list(analysis.table.notes) + noise_notes(analysis.table.frame)
     if any(note.startswith(tuple("0123456789")) and "manifest's snapshot times" in note for note in notes):
         for finding in findings:  # a window between snapshots is an estimate: the evidence says whose
             if finding.evidence.get("window_s") is not None:

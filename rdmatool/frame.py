@@ -3,6 +3,9 @@
 Columns of the sample frame: snapshot, time (epoch s of the read), target, kind, platform, role, parser,
 qualifier, entity, metric, priority, size_bytes, value, text, raw_key — plus `exact`, an integer reading as an exact
 unsigned 64-bit integer (nullable), because a 64-bit counter near its wrap does not fit a float's 53-bit mantissa.
+The text columns are categoricals: entity, metric, text and raw_key over the store's string pool (its codes are the
+rows' codes: a selection by metric compares integers), the others over their outputs' values. A fleet's 9,000,000
+rows then hold no string pointer at all; whoever cuts rows reads them as plain texts (`column_codes.as_texts`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,7 @@ from rdmatool import column_codes, metrics, parsers, samples_store
 from rdmatool import sample_columns as store
 from rdmatool.absent_outputs import absent_failures
 from rdmatool.bundle import Bundle
-from rdmatool.held_frame import HeldFrame
 from rdmatool.model import MetricKind
-from rdmatool.table_columns import TableColumns
 
 COLUMNS = [
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
@@ -27,6 +28,9 @@ COLUMNS = [
 ]
 # A series' identity (sample_columns.OUTPUT_KEY + SAMPLE_KEY): which output said it, and what it is about.
 KEY = [*store.OUTPUT_KEY, *store.SAMPLE_KEY]
+# The text columns a cut of rows reads as plain objects, None where missing (`column_codes.as_texts`); the rows'
+# target, kind, platform and parser stay categoricals, as the table always gave them.
+OBJECTS = ("role", "qualifier", "entity", "metric", "text", "raw_key")
 U32, U64 = 2**32, 2**64
 
 
@@ -41,9 +45,7 @@ class ParseFailure:
 
 @dataclass
 class SampleTable:
-    # The table as a frame, whatever holds it: the loader gives TableColumns (rdmatool.table_columns), whose frame is
-    # made the first time someone reads `frame`; the analysis reads `rows`.
-    frame: pd.DataFrame = HeldFrame()  # type: ignore[assignment]
+    frame: pd.DataFrame
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
@@ -59,17 +61,6 @@ class SampleTable:
     # The target folders' other regular files, (snapshot, target, file name, path), as the bundle's one scan found
     # them (bundle.Scan.others: the packet captures); None when not known (a bundle read in memory, an odd folder).
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
-    # Text columns as integer codes, when the loader knows them (the store's string codes for metric, entity, text
-    # and raw_key; target and role): column → (a code per row, -1 for none; the distinct values, an object array).
-    # The facts take their text columns as these codes (rdmatool.analysis). A selection by metric over a
-    # fleet's 9,000,000 rows is then an integer comparison, not one of Python strings (`column_codes.rows_of`).
-    codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
-
-    @property
-    def rows(self) -> TableColumns | pd.DataFrame:
-        """What holds the table: TableColumns (columns by name, rows by `take`, its frame on first read), or the
-        frame itself."""
-        return SampleTable.__dict__["frame"].held(self)
 
 
 def series_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -118,77 +109,60 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
     counts = outputs["rows"]
     target_codes, target_names = pd.factorize(outputs["target"])
     per_target = [info.get(name, {}) for name in target_names]
+    columns: dict = {}
 
-    def per_output(values: np.ndarray) -> np.ndarray:
-        return np.repeat(values, counts)
-
-    ready: dict = {}  # columns as they go into the frame
-    of_outputs: dict[str, np.ndarray] = {}  # text columns as one value per output, spelled out per row when read
-
-    def per_output_categories(name: str, values: np.ndarray) -> None:
-        """A text the rows take from their output (its target, its parser, the target's kind and platform) as
-        categories: a small integer per row, not a pointer (at 10,000 hosts 9,000,000 rows: 18 MB of codes
-        instead of 72 MB of pointers, and no pass that copies them; pandas compares, selects and groups them as
-        the texts). A column with a missing value stays objects (a category cannot be None)."""
+    def per_output(name: str, values: np.ndarray, missing: bool = False) -> None:
+        """A text the rows take from their output as categories: a small integer per row, not a pointer (at 10,000
+        hosts 9,000,000 rows: 18 MB of codes instead of 72 MB of pointers). `missing`: a value may be None (code
+        -1); else a column with a missing value stays objects, as the table always held it."""
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
-        if len(codes) and codes.min() < 0:
-            of_outputs[name] = np.asarray(values, dtype=object)
+        if not missing and len(codes) and codes.min() < 0:
+            columns[name] = np.repeat(np.asarray(values, dtype=object), counts)
         else:
-            ready[name] = pd.Categorical.from_codes(per_output(narrow(codes, len(uniques))),
-                                                    categories=pd.Index(uniques, dtype=object))
+            columns[name] = pd.Categorical.from_codes(np.repeat(narrow(codes, len(uniques)), counts),
+                                                      categories=pd.Index(uniques, dtype=object))
 
     def of_target(field: str, default: str | None) -> np.ndarray:
         """Each output's target's `field` (one object per output)."""
         return np.array([t.get(field, default) for t in per_target] + [None], dtype=object)[target_codes]
 
-    pool = np.array([*strings, None], dtype=object)  # code -1 reads the trailing None
-    exact = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
     times, notes = read_times(outputs, manifest)
-    # The snapshot and the read time are the output's: held per output (TableColumns.of_output), spelled out per row
-    # only when read whole (at 10,000 hosts two 72 MB columns the analysis reads as per-output values and at rows).
-    of_outputs["snapshot"] = outputs["snapshot"]
-    of_outputs["time"] = times
-    per_output_categories("target", outputs["target"])
-    per_output_categories("kind", of_target("kind", "host"))
-    per_output_categories("platform", of_target("platform", "linux"))
-    roles_of_outputs = of_outputs["role"] = of_target("role", None)
-    per_output_categories("parser", outputs["parser"])
-    of_outputs["qualifier"] = np.asarray(outputs["qualifier"], dtype=object)
+    columns["snapshot"] = np.repeat(outputs["snapshot"], counts)
+    columns["time"] = np.repeat(times, counts)
+    per_output("target", outputs["target"])
+    per_output("kind", of_target("kind", "host"))
+    per_output("platform", of_target("platform", "linux"))
+    per_output("role", of_target("role", None), missing=True)
+    per_output("parser", outputs["parser"])
+    per_output("qualifier", outputs["qualifier"], missing=True)
     for name in ("priority", "size_bytes"):
         # in place: at 10,000 hosts a copy is 72 MB of fresh memory per column, for nothing
         values = arrays[name]
         missing = values == store.MISSING_INT
         values[missing] = 0
-        ready[name] = pd.arrays.IntegerArray(values, missing)
-    ready["value"] = arrays["value"]
-    ready["exact"] = exact
-    # The string columns as the store's codes into its pool (rdmatool.table_columns: each made whole when read by
-    # name; the analysis takes rows and selects by these codes).
-    coded = {name: (arrays[name], pool) for name in ("entity", "metric", "text", "raw_key")}
-    frame = TableColumns(COLUMNS, ready, coded, of_outputs, counts)
+        columns[name] = pd.arrays.IntegerArray(values, missing)
+    columns["value"] = arrays["value"]
+    columns["exact"] = pd.arrays.IntegerArray(arrays["exact"].astype(np.uint64, copy=False), ~arrays["is_int"])
+    # The pool holds each string once (the store checks it; a parse builds it so): its codes are the rows' codes.
+    pool = pd.CategoricalDtype(pd.Index(strings, dtype=object))
+    for name in ("entity", "metric", "text", "raw_key"):
+        columns[name] = pd.Categorical.from_codes(arrays[name], dtype=pool)
+    frame = pd.DataFrame(columns, columns=COLUMNS, copy=False)
     failed = np.flatnonzero(pd.notna(outputs["failure"]))
     failures = [ParseFailure(outputs["target"][i], int(outputs["snapshot"][i]), outputs["parser"][i],
                              outputs["qualifier"][i], outputs["failure"][i]) for i in failed]
-    # The pool holds each string once (the store checks it; a parse builds it so): its codes are the metric's codes.
-    # Checked again here, as it is cheap: a string twice would make one metric two groups.
-    codes = {"target": (per_output(narrow(target_codes, len(target_names))), np.asarray(target_names, dtype=object))}
-    if len(set(strings)) == len(strings):
-        # (the facts take their text columns as these codes: rdmatool.analysis builds FactColumns from them)
-        codes.update({name: (arrays[name], pool[:-1]) for name in ("metric", "entity", "text", "raw_key")})
-    role_codes, roles = pd.factorize(roles_of_outputs)  # per output, few; -1: no role (None)
-    codes["role"] = (per_output(narrow(role_codes, len(roles))), np.asarray(roles, dtype=object))
     return SampleTable(frame, failures, list(manifest.get("failures") or []), list(manifest.get("targets") or []),
-                       series, list(skipped or []), notes, codes=codes)
+                       series, list(skipped or []), notes)
 
 
-def noise_notes(frame: pd.DataFrame, codes: dict | None = None) -> list[str]:
+def noise_notes(frame: pd.DataFrame) -> list[str]:
     """One line per parser that skipped recognised noise (`parse_skipped_lines`): how many lines, on how many
-    targets, of which classes — so that what was not read is said, never hidden. `codes`: SampleTable.codes."""
+    targets, of which classes — so that what was not read is said, never hidden."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
     # a few rows: taken, not every column of the frame masked
     # as texts: grouped by name in name order (a categorical column would group in the order its values were met)
-    at = np.flatnonzero(column_codes.mask(frame, codes, "metric", ["parse_skipped_lines"]))
+    at = np.flatnonzero(column_codes.mask(frame, None, "metric", ["parse_skipped_lines"]))
     noise = column_codes.as_texts(frame.take(at))
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
@@ -231,10 +205,10 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
     return filled, notes
 
 
-def counter_mask(frame: pd.DataFrame, codes: dict | None = None) -> pd.Series:
-    """Which rows read a counter (`codes`: SampleTable.codes, when known)."""
+def counter_mask(frame: pd.DataFrame) -> pd.Series:
+    """Which rows read a counter."""
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    return pd.Series(column_codes.mask(frame, codes, "metric", counters), index=frame.index, copy=False)
+    return pd.Series(column_codes.mask(frame, None, "metric", counters), index=frame.index, copy=False)
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
@@ -254,7 +228,7 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     if found is None:
         empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
         return empty, np.array([], dtype=np.int64)
-    out = frame[KEY].take(found.rows).reset_index(drop=True)  # only the key columns are cut
+    out = column_codes.as_texts(frame[KEY].take(found.rows), OBJECTS).reset_index(drop=True)
     out["window_s"] = found.window
     out["delta"] = found.delta
     out["rate"] = found.rate
@@ -278,50 +252,37 @@ class RateArrays:
     current: np.ndarray
 
 
-def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: dict | None = None) -> RateArrays | None:
-    """What `rates_with_rows` says, as arrays; None when there is no rate. `codes`: the frame's SampleTable.codes,
-    when known (the selections by metric are then integer comparisons)."""
+def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateArrays | None:
+    """What `rates_with_rows` says, as arrays; None when there is no rate."""
     if frame.empty:
         return None
-    held = frame.of_output("snapshot") if isinstance(frame, TableColumns) else None
-    if held is not None:  # one snapshot per output: compared per output, then spread over the rows as booleans
-        per_output, counts = held
-        present = per_output[counts > 0]
-        if len(np.unique(present)) < 2:
-            return None
-        first, last = present.min(), present.max()
-
-        def in_snapshot(index) -> np.ndarray:
-            return np.repeat(per_output == index, counts)
-    else:
-        if frame["snapshot"].nunique() < 2:
-            return None
-        first, last = frame["snapshot"].min(), frame["snapshot"].max()
-        snapshot = frame["snapshot"].to_numpy()
-
-        def in_snapshot(index) -> np.ndarray:
-            return snapshot == index
+    snapshot = frame["snapshot"].to_numpy()
+    first, last = frame["snapshot"].min(), frame["snapshot"].max()
+    if not first < last:  # one snapshot (or none with a number): no rate
+        return None
     if series is None:
         series = series_ids(frame)
-    usable = counter_mask(frame, codes).to_numpy() & frame["value"].notna().to_numpy()
+    usable = counter_mask(frame).to_numpy() & frame["value"].notna().to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
-    a_rows = last_of_each(series, np.flatnonzero(usable & in_snapshot(first)))
-    b_rows = last_of_each(series, np.flatnonzero(usable & in_snapshot(last)))
+    a_rows = last_of_each(series, np.flatnonzero(usable & (snapshot == first)))
+    b_rows = last_of_each(series, np.flatnonzero(usable & (snapshot == last)))
     position = positions_in(series[b_rows], series[a_rows])
     found = position >= 0
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
         return None
     value, exact = frame["value"].to_numpy(), frame["exact"]
-    window = _at_rows(frame, "time", b_rows) - _at_rows(frame, "time", a_rows)
+    time = frame["time"].to_numpy()
+    window = time[b_rows] - time[a_rows]
     v0, v1 = value[a_rows], value[b_rows]
     delta = v1 - v0
     flag = np.full(len(a_rows), "", dtype=object)
     for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
         delta[i], flag[i] = _went_down(exact.iat[a_rows[i]], exact.iat[b_rows[i]], v0[i], v1[i])
-    saturated = _saturated_keys(frame, codes)
+    saturated = _saturated_keys(frame)
     if saturated:
-        keys = zip(*(frame[c].to_numpy()[a_rows] for c in ("target", "entity", "metric")))
+        first_readings = column_codes.as_texts(frame[["target", "entity", "metric"]].take(a_rows))
+        keys = zip(*(first_readings[c].to_numpy() for c in ("target", "entity", "metric")))
         for i, k in enumerate(keys):
             if k in saturated:
                 delta[i], flag[i] = np.nan, "saturated"
@@ -330,11 +291,6 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None, codes: di
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(window > 0, delta / window, np.nan)
     return RateArrays(a_rows, window, delta, rate, flag, v0, v1)
-
-
-def _at_rows(frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
-    """One column's values at these rows (of a TableColumns: without spelling the column out)."""
-    return frame[[column]].take(rows)[column].to_numpy()
 
 
 def last_of_each(series: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -389,7 +345,7 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
     return float("nan"), "reset"
 
 
-def _saturated_keys(frame: pd.DataFrame, codes: dict | None = None) -> set[tuple[str, str, str]]:
-    at = np.flatnonzero(column_codes.mask(frame, codes, "metric", ["counter_saturated"]))
+def _saturated_keys(frame: pd.DataFrame) -> set[tuple[str, str, str]]:
+    at = np.flatnonzero(column_codes.mask(frame, None, "metric", ["counter_saturated"]))
     marks = column_codes.as_texts(frame.take(at))
     return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rdmatool import bundle as bundle_io
 from rdmatool import files, frame, sample_columns, samples_store
 from rdmatool.bundle import BundleWriter
+from rdmatool.column_codes import as_texts
 from rdmatool.model import CommandResult, Target
 from tests.bundle_sides import put_side, side_of, unpack
 
@@ -51,7 +52,7 @@ def _parsed_afresh(path: Path) -> frame.SampleTable:
 
 
 def _same(a: frame.SampleTable, b: frame.SampleTable) -> None:
-    pd.testing.assert_frame_equal(a.frame, b.frame)
+    pd.testing.assert_frame_equal(as_texts(a.frame), as_texts(b.frame))  # (each over its own string pool)
     assert a.parse_failures == b.parse_failures
 
 
@@ -331,17 +332,23 @@ def test_series_ids_group_rows_exactly_as_their_keys_do(data) -> None:
             assert (ids[i] == ids[j]) == (keys[i] == keys[j])
 
 
-def test_the_tables_per_output_texts_are_categories_that_read_as_the_texts(tmp_path: Path) -> None:
-    """The texts every row of an output shares (target, parser, the target's kind and platform) are categories in
-    the table — a small code per row — and read exactly as the texts; a column with a missing value (the role,
-    unset here) stays objects, None and all."""
-    table = frame.load(_write(tmp_path / "b")).frame
-    for name in ("target", "parser", "kind", "platform"):
+def test_the_tables_texts_are_categories_that_read_as_the_texts(tmp_path: Path) -> None:
+    """Every text column of the table is categories — a small code per row, no string pointer: the sample columns
+    over the store's string pool, so that its codes are the store's; the output's texts (target, parser, the
+    target's kind and platform, its role) over their values — and reads exactly as the texts, None where missing
+    (the role, unset here)."""
+    path = _write(tmp_path / "b")
+    table = frame.load(path).frame
+    for name in ("target", "parser", "kind", "platform", "role", "qualifier", "entity", "metric", "text", "raw_key"):
         assert isinstance(table[name].dtype, pd.CategoricalDtype), name
+    stored = samples_store.load(path)
+    assert list(table["metric"].cat.categories) == stored.strings
+    assert table["metric"].cat.codes.tolist() == stored.arrays["metric"].tolist()
     assert set(table["target"].astype(object)) == set(HOSTS)
     assert set(table["parser"].astype(object)) == {"sysfs_counters", "ethtool_stats", "loadavg"}
     assert set(table["kind"].astype(object)) == {"host"} and set(table["platform"].astype(object)) == {"linux"}
-    assert table["role"].dtype == object and table["role"].isna().all()
+    role = as_texts(table)["role"]
+    assert role.dtype == object and all(r is None for r in role)
     assert (table["target"] == "gpu02").sum() == len(table) // 3
 
 

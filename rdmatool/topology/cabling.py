@@ -29,6 +29,7 @@ import pandas as pd
 from rdmatool import column_codes
 from rdmatool.analysis import Analysis, grown_by
 from rdmatool.facts import FactQuery
+from rdmatool.frame import OBJECTS
 from rdmatool.port_names import port_key
 from rdmatool.topology import Link, observed, paths, sides
 from rdmatool.topology import expected as expected_topology
@@ -178,18 +179,12 @@ def _resolver(analysis):
 
 def _changes(analysis, out: StatedFacts) -> None:
     """neighbor_changed: a port whose LLDP neighbour in the last snapshot is not the one of the first."""
-    table = getattr(analysis, "table", None)
-    # The table as it is held (SampleTable.rows: its rows are taken, a fleet's frame is never made for this); a
-    # table-like object of a test or a replay may only carry its frame.
-    rows = getattr(table, "rows", None)
-    if rows is None:
-        rows = getattr(table, "frame", None)
-        if not isinstance(rows, pd.DataFrame):
-            return
-    if rows.empty or "snapshot" not in rows.columns:
+    rows = getattr(getattr(analysis, "table", None), "frame", None)
+    if not isinstance(rows, pd.DataFrame) or rows.empty or "snapshot" not in rows.columns:
         return
-    lldp = rows.take(np.flatnonzero(column_codes.mask(rows, getattr(table, "codes", None), "metric",
-                                                      ["lldp_neighbor"])))
+    # (the LLDP rows alone are cut; their entity and text as plain texts, as the rules read them)
+    lldp = rows.take(np.flatnonzero(column_codes.mask(rows, None, "metric", ["lldp_neighbor"])))
+    lldp = column_codes.as_texts(lldp, OBJECTS)
     if lldp.empty or lldp["snapshot"].nunique() < 2:
         return
     first, last = lldp["snapshot"].min(), lldp["snapshot"].max()

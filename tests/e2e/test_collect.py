@@ -20,6 +20,7 @@ import pytest
 from rdmatool import bundle as bundle_io
 from rdmatool import frame as frames
 from rdmatool import samples_store
+from rdmatool.column_codes import as_texts
 from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
@@ -78,7 +79,7 @@ def test_healthy_fabric_is_collected_and_every_file_parses(healthy, healthy_bund
     # the collector stored what it parsed: reading the bundle back takes it from the store, to the same table
     stored = samples_store.load(healthy_bundle)
     assert stored is not None and len(stored.arrays["value"]) == len(table.frame)
-    pd.testing.assert_frame_equal(frames.load(healthy_bundle, write_store=False).frame, table.frame)
+    pd.testing.assert_frame_equal(as_texts(frames.load(healthy_bundle, write_store=False).frame), as_texts(table.frame))
 
 
 def test_second_snapshot_rereads_only_counters(healthy_bundle: Path) -> None:
