@@ -55,6 +55,22 @@ def test_as_texts_turns_categories_back_into_objects_and_leaves_the_rest() -> No
     assert list(plain.groupby("target", sort=True).groups) == ["a", "b"]
 
 
+def test_a_categorical_column_selects_by_its_own_codes_and_reads_back_none_where_missing() -> None:
+    """A table's text column held as categories (the sample table's, over the store's pool): the mask and the first
+    rows come from its codes, exactly as the strings say; cut rows read as objects, None (not NaN) where missing."""
+    pool = ["port_state", "rx_bytes", "tx_bytes", "h1", "h2", "h3"]  # a pool in its own order, unused values too
+    coded = pd.DataFrame({c: pd.Categorical(FRAME[c], categories=pool) for c in FRAME.columns})
+    assert coded["metric"].cat.codes.tolist() == [1, 2, -1, 1, 0, 2, 1]
+    for wanted in (["rx_bytes"], ["rx_bytes", "port_state"], ["absent"], []):
+        assert column_codes.mask(coded, None, "metric", wanted).tolist() == FRAME["metric"].isin(wanted).tolist()
+    assert column_codes.first_rows(coded, None, "target").tolist() == [0, 1, 4, 5]
+    plain = column_codes.as_texts(coded.take([2, 4]))
+    assert plain["metric"].dtype == object and plain["metric"].tolist() == [None, "port_state"]
+    assert plain["target"].tolist() == ["h1", None] and plain.index.tolist() == [2, 4]
+    only = column_codes.as_texts(coded, ("metric",))  # the columns named, the rest left categories
+    assert only["metric"].dtype == object and isinstance(only["target"].dtype, pd.CategoricalDtype)
+
+
 def test_a_lookup_by_blocks_equals_one_take(monkeypatch) -> None:
     rng = np.random.default_rng(3)
     table = rng.random(50) < 0.5
