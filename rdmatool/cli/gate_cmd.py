@@ -16,7 +16,6 @@ from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
-from rdmatool.result import judged_json
 from rdmatool.verdict import EXIT_CODES
 
 DRAIN_FORMATS = ("lines", "nodeset")
@@ -62,48 +61,20 @@ def gate_command(
     known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
 ) -> None:
     """Gate a training job on fabric health: exit 0 pass, 1 fail (drain the listed nodes), 3 inconclusive."""
-    from dataclasses import replace
-
-    from rdmatool.gate import profile as profiles
     from rdmatool.gate.run import run_gate
 
-    if drain_format not in DRAIN_FORMATS:
-        die(f"rdmatool gate: --drain-format must be one of {', '.join(DRAIN_FORMATS)}", EXIT_USAGE)
+    _check_drain_format(drain_format)
     as_json = chosen("gate", fmt, as_json, FORMATS) == JSON
     if not (replay or local):
         inventory_file = _config.inventory(inventory_file)
     store, playbooks, profile_file = _config.store(store), _config.playbooks(playbooks), _config.gate_profile(
         profile_file)
     site = _config.site(site_values)  # the RoCE / CNP class the rules and the suggestions read
-    if sum(map(bool, (inventory_file, replay, local))) != 1:
-        die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
-    if replay and (limit or exclude):  # judging the whole bundle for a job's node list would drain others' nodes
-        die("rdmatool gate: --limit and --exclude select the targets of an inventory (-i); a replayed bundle is "
-            "judged whole", EXIT_USAGE)
-    for path in (drain_file, junit):  # found before the budget is spent on a verdict that could not be handed over
-        if path and (why := _unwritable(path)):
-            die(f"rdmatool gate: {why}", EXIT_USAGE)
+    _check_sources(inventory_file, replay, local, limit or exclude, (drain_file, junit))
     try:
-        profile = profiles.load(profile_file)
-        if allow_missing is not None:
-            profile = replace(profile, allow_missing=allow_missing)
-        if topology:
-            profile = replace(profile, topology=topology)
-        if local:  # one node: nothing to pair with, and perftest / incast peers are reached over SSH
-            profile = replace(profile, bandwidth=replace(profile.bandwidth, enabled=False),
-                              latency=replace(profile.latency, enabled=False),
-                              incast=replace(profile.incast, enabled=False))
-        if not replay:  # a bad topology file or schedule name stops the gate before it collects anything
-            from rdmatool.gate.schedule_choice import check
-
-            check(profile.topology, profile.bandwidth.schedule)
+        profile = _profile(profile_file, allow_missing, topology, local, live=not replay)
         if replay:
-            from rdmatool import bundle as bundle_io
-            from rdmatool.bundle.replay import targets as recorded_targets
-            from rdmatool.gate.run import replay_gate
-
-            result = replay_gate(replay, profile, playbooks_dir=playbooks, site=site)
-            targets = recorded_targets(bundle_io.read(replay))
+            result, targets = _replay(replay, profile, playbooks, site)
         else:
             from rdmatool.collect import CollectOptions
 
@@ -119,36 +90,12 @@ def gate_command(
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     if result.no_data:
         _no_data(drain_file, f"{replay or inventory_file or 'local'}: {result.no_data}")
-    hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
-    unwritten = []  # the verdict is still printed; then the run fails as bad input, naming the file
-    if drain_file:
-        unwritten += _atomic_write(drain_file, _drain_text(result.drain, drain_format))
-    if junit:
-        from rdmatool.report import junit as junit_report
-
-        unwritten += _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
+    unwritten = _hand_over(result, targets, drain_file, drain_format, junit)
     if as_json:
-        from rdmatool.schemas import tag
-
-        # the counts, the unreachable targets, the findings (with their ids) and the suggestions as a diagnosis has them
-        judged = judged_json(result.findings, result.failures)
-        print_json({
-            "schema": tag("gate"),
-            "verdict": result.verdict.value,
-            "counts": judged["counts"],
-            "findings": judged["findings"],
-            "suggestions": judged["suggestions"],
-            "failures": result.failures,
-            "unreachable": judged["unreachable"],
-            "drain": result.drain,
-            "drain_reasons": [c.as_json() for c in result.drain_reasons],
-            "bad_links": [list(link) for link in result.bad_links],
-            "stages": [s.as_json() for s in result.stages],
-            "elapsed_s": round(result.elapsed_s, 3),
-        })
+        print_json(result.as_json())
     else:
         _print(result, data_console())
-    if unwritten:
+    if unwritten:  # the verdict is still printed; then the run fails as bad input, naming the file
         die(f"rdmatool gate: {unwritten[0]}", EXIT_USAGE)
     broken = [s for s in result.stages if s.status == "error"]
     if broken and result.verdict is not Verdict.FAIL:
@@ -156,6 +103,71 @@ def gate_command(
         # holds the job; a FAIL still names its nodes to drain (exit 1), the broken stage in its JSON and table
         die(f"rdmatool gate: internal error: {broken[0].name}: {broken[0].detail}", EXIT_INTERNAL)
     raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _check_drain_format(drain_format: str) -> None:
+    if drain_format not in DRAIN_FORMATS:
+        die(f"rdmatool gate: --drain-format must be one of {', '.join(DRAIN_FORMATS)}", EXIT_USAGE)
+
+
+def _check_sources(inventory_file: str | None, replay: str | None, local: bool, selected: str | None,
+                   outputs: tuple[str | None, ...]) -> None:
+    """One source of targets, no selection of a replayed bundle, and the output files writable: else one line and
+    exit 2."""
+    if sum(map(bool, (inventory_file, replay, local))) != 1:
+        die("rdmatool gate: give one of -i INVENTORY, --replay BUNDLE or --local", EXIT_USAGE)
+    if replay and selected:  # judging the whole bundle for a job's node list would drain others' nodes
+        die("rdmatool gate: --limit and --exclude select the targets of an inventory (-i); a replayed bundle is "
+            "judged whole", EXIT_USAGE)
+    for path in outputs:  # found before the budget is spent on a verdict that could not be handed over
+        if path and (why := _unwritable(path)):
+            die(f"rdmatool gate: {why}", EXIT_USAGE)
+
+
+def _replay(bundle: str, profile, playbooks: str | None, site: dict | None):
+    """The verdict recomputed from a saved bundle, and the targets it recorded."""
+    from rdmatool import bundle as bundle_io
+    from rdmatool.bundle.replay import targets as recorded_targets
+    from rdmatool.gate.run import replay_gate
+
+    return replay_gate(bundle, profile, playbooks_dir=playbooks, site=site), recorded_targets(bundle_io.read(bundle))
+
+
+def _profile(profile_file: str | None, allow_missing: int | None, topology: str | None, local: bool, live: bool):
+    """The gate profile as the options amend it. A live gate checks its topology file and schedule name first: a
+    bad one stops the gate before it collects anything (RdmatoolError)."""
+    from dataclasses import replace
+
+    from rdmatool.gate import profile as profiles
+
+    profile = profiles.load(profile_file)
+    if allow_missing is not None:
+        profile = replace(profile, allow_missing=allow_missing)
+    if topology:
+        profile = replace(profile, topology=topology)
+    if local:  # one node: nothing to pair with, and perftest / incast peers are reached over SSH
+        profile = replace(profile, bandwidth=replace(profile.bandwidth, enabled=False),
+                          latency=replace(profile.latency, enabled=False),
+                          incast=replace(profile.incast, enabled=False))
+    if live:
+        from rdmatool.gate.schedule_choice import check
+
+        check(profile.topology, profile.bandwidth.schedule)
+    return profile
+
+
+def _hand_over(result, targets, drain_file: str | None, drain_format: str, junit: str | None) -> list[str]:
+    """The drain list and the JUnit XML written for the scheduler and the CI; what could not be written, one line
+    naming each file."""
+    unwritten = []
+    if drain_file:
+        unwritten += _atomic_write(drain_file, _drain_text(result.drain, drain_format))
+    if junit:
+        from rdmatool.report import junit as junit_report
+
+        hosts = [t.name for t in targets if t.kind is TargetKind.HOST]
+        unwritten += _atomic_write(junit, junit_report.render(result.stages, hosts, result.drain))
+    return unwritten
 
 
 def _print(result, console) -> None:

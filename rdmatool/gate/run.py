@@ -47,6 +47,28 @@ class GateResult:
     drain_reasons: list[policy.Condemnation] = field(default_factory=list)  # every node: stage + finding
     no_data: str | None = None  # why there was nothing to judge (one line), when no target answered
 
+    def as_json(self) -> dict:
+        """The gate's JSON (schema `gate`): the counts, the unreachable targets, the findings (with their ids) and the
+        suggestions as a diagnosis has them (rdmatool.result), plus the drain list, its reasons and the stages."""
+        from rdmatool.result import judged_json
+        from rdmatool.schemas import tag
+
+        judged = judged_json(self.findings, self.failures)
+        return {
+            "schema": tag("gate"),
+            "verdict": self.verdict.value,
+            "counts": judged["counts"],
+            "findings": judged["findings"],
+            "suggestions": judged["suggestions"],
+            "failures": self.failures,
+            "unreachable": judged["unreachable"],
+            "drain": self.drain,
+            "drain_reasons": [c.as_json() for c in self.drain_reasons],
+            "bad_links": [list(link) for link in self.bad_links],
+            "stages": [s.as_json() for s in self.stages],
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
 
 @dataclass
 class _StageOutcome:
