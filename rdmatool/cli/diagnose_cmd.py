@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import typer
 
 from rdmatool.cli import _config
@@ -18,7 +15,7 @@ from rdmatool.cli._targets import (
     limit_option,
     with_selection,
 )
-from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected, print_summary
+from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.report.shown import terminal
@@ -63,12 +60,7 @@ def diagnose_command(
     from rdmatool.report import markdown, text
 
     fmt = chosen("diagnose", fmt, as_json, FORMATS)
-    if bundle and inventory_file:
-        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
-    if not bundle:
-        inventory_file = _config.inventory(inventory_file)
-    if not bundle and not inventory_file:
-        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
+    inventory_file = _inventory(bundle, inventory_file)
     store, playbooks, site = _config.store(store), _config.playbooks(playbooks), _config.site(site_values)
     minimum = _minimum_severity(severity, show_all)
     try:
@@ -79,25 +71,16 @@ def diagnose_command(
             load_topology(topology)
         if inventory_file:
             from rdmatool.collect import CollectOptions
+            from rdmatool.collect_diagnose import collect_and_diagnose
 
             targets = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown,
                                    with_switches=True, baseline=baseline, store=store)
             options = CollectOptions(interval_s=max(0.0, interval), forks=forks,
                                      accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts)
-            workdir = None if save else tempfile.TemporaryDirectory(prefix="rdmatool-")
-            path = save or str(Path(workdir.name) / "bundle")
-            outcomes, path = collect_to_bundle(targets, options, path)
-            nothing = nothing_collected(outcomes)
-            if nothing:
-                if workdir:
-                    workdir.cleanup()
-                die(f"rdmatool diagnose: {inventory_file}: {nothing}", EXIT_INCONCLUSIVE)
-            if fmt == "table":
-                print_summary(outcomes)
-            result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
-                                     topology=topology, profile=site)
-            if workdir:
-                workdir.cleanup()
+            result = collect_and_diagnose(targets, options, save, source=inventory_file, collect=collect_to_bundle,
+                                          on_collected=print_summary if fmt == "table" else None,
+                                          on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
+                                          topology=topology, profile=site)
         else:  # a nightly bundle narrowed to a job's nodes and their switches with --limit / --exclude
             with bundle_selection("diagnose", bundle, limit, exclude, ignore_unknown) as (path, selection):
                 result = diagnose_bundle(path, on_skipped=_warn, playbooks_dir=playbooks, baseline=stats,
@@ -124,6 +107,18 @@ def diagnose_command(
     else:
         text.render(result, data_console(), minimum, show_all=show_all)
     raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _inventory(bundle: str | None, inventory_file: str | None) -> str | None:
+    """The inventory to collect live from (-i, else the config file's when no BUNDLE is given), or None for a
+    BUNDLE; both or neither is one line and exit 2."""
+    if bundle and inventory_file:
+        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY", EXIT_USAGE)
+    if not bundle:
+        inventory_file = _config.inventory(inventory_file)
+    if not bundle and not inventory_file:
+        die("rdmatool diagnose: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
+    return inventory_file
 
 
 def _minimum_severity(name: str | None, show_all: bool):
