@@ -1,6 +1,6 @@
-"""Pure gate decisions: which stage a rule belongs to, a stage's status, which nodes to drain and why. The verdict
-is rdmatool.verdict's, as for a diagnosis: a stage that did not finish (UNFINISHED), or targets that could not be
-read, are never a pass; and the gate fails (exit 1) only when it can name what failed (`gate_verdict`).
+"""Pure gate decisions: which stage a rule belongs to (its playbook key), a stage's status, which nodes to drain and
+why. The verdict is rdmatool.verdict's, as for a diagnosis: a stage that did not finish (UNFINISHED), or targets that
+could not be read, are never a pass; and the gate fails (exit 1) only when it can name what failed (`gate_verdict`).
 """
 
 from __future__ import annotations
@@ -14,29 +14,12 @@ from rdmatool.verdict import HARD, verdict
 
 # Stage statuses that leave the gate's verdict inconclusive; `error`: the stage itself broke (see `crashed`).
 UNFINISHED = ("timeout", "inconclusive", "error")
-_COUNTER_METRICS = {"rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio",
-                    "link_host_errors", "link_switch_errors"}  # growth in the window (rdmatool.topology.link_errors)
-# path_class_median_gbps: the bandwidth pairs grouped by path class (rdmatool.topology.paths), a bandwidth stage's too
-_BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "busbw_gbps",
-                      "path_class_median_gbps"}
 
 
 def stage_of(rule: Rule) -> str:
-    """state (one snapshot), counters (needs two), bandwidth or latency (needs perftest), incast (its own load)."""
-    metric = rule.params.get("metric") or rule.params.get("numerator") or ""
-    if metric.startswith("incast_"):
-        return "incast"
-    if metric in _BANDWIDTH_METRICS:
-        return "bandwidth"
-    if metric.startswith("lat_"):
-        return "latency"
-    if rule.kind == "verdict" and str(rule.params.get("verdict", "")).startswith("perf_"):
-        return "bandwidth"  # a perftest attribution verdict on what no perftest metric measures (a pair's tool_error)
-    if rule.kind in ("rate", "ratio") or rule.params.get("field") in ("rate", "delta") or metric in _COUNTER_METRICS:
-        return "counters"
-    if any(c.get("field") in ("rate", "delta") for c in rule.params.get("also") or []):
-        return "counters"
-    return "state"
+    """state (one snapshot), counters (needs two), bandwidth or latency (needs perftest), incast (its own load): the
+    rule's playbook key `stage`, checked at load (rdmatool.rules.playbook.STAGES)."""
+    return rule.stage
 
 
 @dataclass

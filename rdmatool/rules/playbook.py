@@ -33,7 +33,16 @@ WHERE_KEYS = {"kind", "role", "platform", "priority", "entity", "raw_key", "link
 GROUP_COLUMNS = ("target", "entity", "priority", "size_bytes", "kind", "role", "platform", "raw_key")
 _ID = re.compile(r"[a-z][a-z0-9_]{0,127}")  # fullmatch: `$` would also accept a trailing newline
 _COMMON = {"id", "kind", "severity", "symptom", "cause", "check", "fix", "where", "suggest", "replaces",
-           "explains", "explains_far_end"}
+           "explains", "explains_far_end", "stage"}
+# The gate's stages (rdmatool.gate.run), by what a rule needs: one snapshot, two (growth in a window), the perftest
+# bandwidth or latency results, the incast stage's own load.
+STAGES = ("state", "counters", "bandwidth", "latency", "incast")
+# A rule without `stage` (a playbook written before the key) gets the stage the gate used to infer from its metric:
+# these sets and prefixes are that inference, kept for such playbooks only; the shipped rules all name their stage.
+_COUNTER_METRICS = {"rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio",
+                    "link_host_errors", "link_switch_errors"}  # growth in the window (rdmatool.topology.link_errors)
+_BANDWIDTH_METRICS = {"bw_efficiency", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "busbw_gbps",
+                      "path_class_median_gbps"}
 
 # What each parameter must be, from what rules/kinds.py does with it; checked at load, so that a wrong type is a
 # `FILE:LINE` error here instead of a pandas traceback in the middle of a diagnosis. Types only (and the closed
@@ -319,12 +328,34 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     if not _fits(far_end, _TEXTS) or rule_id in far_end:
         raise _located(path, far_end, fail, f"rule {rule_id}: `explains_far_end` must be {_TEXTS} naming other rules, "
                                             f"not {yamlio.quote(far_end)}")
+    stage = raw.get("stage", _default_stage(kind, params))
+    if stage not in STAGES:
+        raise fail(f"rule {rule_id}: `stage` must be one of {', '.join(STAGES)}, not {yamlio.quote(stage)}")
     return Rule(
         id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
         check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
         suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), explains_far_end=tuple(far_end),
-        source=where, site=site, template=template,
+        source=where, site=site, template=template, stage=stage,
     )
+
+
+def _default_stage(kind: str, params: dict) -> str:
+    """The stage of a rule that names none, as the gate inferred it before the `stage` key existed."""
+    metric = params.get("metric") or params.get("numerator") or ""
+    metric = metric if isinstance(metric, str) else ""
+    if metric.startswith("incast_"):
+        return "incast"
+    if metric in _BANDWIDTH_METRICS:
+        return "bandwidth"
+    if metric.startswith("lat_"):
+        return "latency"
+    if kind == "verdict" and str(params.get("verdict", "")).startswith("perf_"):
+        return "bandwidth"  # a perftest attribution verdict on what no perftest metric measures (a pair's tool_error)
+    if kind in ("rate", "ratio") or params.get("field") in ("rate", "delta") or metric in _COUNTER_METRICS:
+        return "counters"
+    if any(c.get("field") in ("rate", "delta") for c in params.get("also") or []):
+        return "counters"
+    return "state"
 
 
 def _for_the_site(path: Path, raw: dict, rule_id: str, site: dict) -> tuple[dict, dict | None]:

@@ -28,6 +28,8 @@ class Rule:
     # consequences (a host's PFC storm pauses the switch port it is cabled to, which then drops and marks late)
     explains_far_end: tuple[str, ...] = ()
     source: str = ""  # FILE:LINE, for messages about the rule itself
+    # The gate's stage that judges it (playbook key `stage`, one of playbook.STAGES): what the rule needs collected
+    stage: str = "state"
     # The site profile the rule's `{site.KEY}` templates were filled from (rdmatool.config.site_profile), and the
     # rule as written when it has any (None otherwise), to fill them again for another site (for_site)
     site: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
