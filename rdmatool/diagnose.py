@@ -16,17 +16,11 @@ from rdmatool.errors import PlaybookError
 from rdmatool.facts import FactQuery
 from rdmatool.failures import bundle_failures, tool_gaps
 from rdmatool.frame import noise_notes
+from rdmatool.judges import Given, with_judges
 from rdmatool.model import Finding, Verdict
-from rdmatool.pairs.bundle_results import with_pair_attribution
 from rdmatool.result import DiagnoseResult, finding_ids
 from rdmatool.rules import engine, playbook
-from rdmatool.rules.command_failures import with_command_failures
-from rdmatool.topology import placement
-from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import load as load_topology
-from rdmatool.topology.far_end import with_far_end
-from rdmatool.topology.link_errors import with_link_errors
-from rdmatool.topology.observed import links_from_analysis
 from rdmatool.topology.paths import bundle_pairs
 from rdmatool.verdict import no_data, verdict
 
@@ -90,19 +84,9 @@ def diagnose_analysis(
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
     rules = playbook.load_dir(playbooks_dir or default_playbooks(), site=profile)  # the site's RoCE / CNP class
-    # The cabling judge's verdicts are facts too (playbooks/15-topology.yaml); the file is read before any rule runs.
+    # The judges' verdicts are facts too (rdmatool.judges); the cabling file is read before any rule runs.
     expected_topology = load_topology(topology) if topology else None
-    analysis = with_cabling(analysis, expected_topology, pairs)
-    analysis = with_link_errors(analysis)  # physical errors per cable, both ends paired (10-links.yaml)
-    analysis = with_far_end(analysis)  # a switch port's pause share and packets where only its cabled host counts them
-    # Per-peer perftest results are judged as a matrix, by the gate's attribution (a slow node is blamed, never its
-    # healthy partners; a slow pair of good nodes is a bad link naming both ends).
-    # Their slow pairs are grouped by the leaves of their ends: a slow inter-leaf path is one finding, not a bad link
-    # per pair crossing it.
-    analysis = with_pair_attribution(analysis, placement=pair_placement(analysis, expected_topology))
-    # A command the collection recorded as failed says why its metrics are missing: a tool not installed, a command
-    # that hung (30-fleet-and-pitfalls.yaml).
-    analysis = with_command_failures(analysis)
+    analysis = with_judges(analysis, Given(expected_topology, pairs))
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
     if keep is not None:
         findings = kept_findings(findings, keep)
@@ -126,19 +110,6 @@ def kept_findings(findings: list[Finding], keep: Callable[[Finding], bool]) -> l
     kept = {i for i, f in zip(ids, findings) if keep(f)}
     return [f if f.explained_by is None or f.explained_by in kept else replace(f, explained_by=None)
             for i, f in zip(ids, findings) if i in kept]
-
-
-def pair_placement(analysis: Analysis, expected_topology=None) -> dict[str, dict[str, str]]:
-    """host -> NIC -> switch for the pair attribution's leaves: the expected-topology file's cabling where it has the
-    host, else what the bundle saw (LLDP from either end, the InfiniBand subnet)."""
-    where = placement(links_from_analysis(analysis))
-    if expected_topology is not None:
-        for host in {str(t.get("name")) for t in analysis.table.targets}:
-            cabled = {nic: found[0] for nic in expected_topology.nics_of(host)
-                      if (found := expected_topology.expected(host, nic)) is not None}
-            if cabled:
-                where[host] = cabled
-    return where
 
 
 def diagnose_bundle(path: str | Path, on_skipped: Callable[[str], None] | None = None, **kwargs) -> DiagnoseResult:

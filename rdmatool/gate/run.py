@@ -26,11 +26,9 @@ from rdmatool.failures import tool_gaps, unread_targets
 from rdmatool.gate import policy
 from rdmatool.gate.judge import inter_leaf, judge
 from rdmatool.gate.profile import GateProfile
+from rdmatool.judges import with_judges
 from rdmatool.model import Finding, Target, TargetKind, Verdict
 from rdmatool.rules import engine, playbook
-from rdmatool.rules.command_failures import with_command_failures
-from rdmatool.topology.far_end import with_far_end
-from rdmatool.topology.link_errors import with_link_errors
 from rdmatool.tune import SUGGESTERS
 
 
@@ -173,10 +171,9 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
     (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
-    # Physical errors are judged per cable, as in a diagnosis: both ends of one cable are one finding; a switch port
-    # that counts no pause time gets its cabled host's (rdmatool.topology.far_end), as in a diagnosis; a failed
-    # command says why its metrics are missing (rdmatool.rules.command_failures), as in a diagnosis.
-    cabled = with_command_failures(with_far_end(with_link_errors(analysis)))
+    # The judges of a diagnosis that the gate runs too (rdmatool.judges): link errors per cable, the far end's
+    # pauses, failed commands.
+    cabled = with_judges(analysis, gate=True)
     # With the suggesters, as a diagnosis: a gate that fails on a setting prints the exact commands that change it.
     all_findings = engine.evaluate(cabled, [r for r in rules if stage_for_rule[r.id] in ("state", "counters")],
                                    suggesters=SUGGESTERS)
