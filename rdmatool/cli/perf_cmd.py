@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import typer
 
-from rdmatool.cli import _config
+from rdmatool.cli import _config, _perf_storage
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die
 from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.model import TargetKind
-from rdmatool.perf.model import BW_TESTS, LAT_TESTS, NOT_RUN, Attribution, PairResult, PerfOptions
+from rdmatool.perf.model import BW_TESTS, LAT_TESTS, Attribution, PairResult, PerfOptions
 from rdmatool.perf.output import nics_detail, nics_of
 from rdmatool.report.hostsets import folded
 
@@ -23,6 +21,8 @@ perf_app = typer.Typer(help="perftest between hosts: bandwidth / latency matrice
                             "attribution.", no_args_is_help=True)
 MODES = ("pairs", "topology", "ring", "all-pairs", "storage")
 MAX_PORT_BASE = 63000
+# --link-layer as given -> the link layer sysfs names
+LAYERS = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
 
 
 def register(app: typer.Typer) -> None:
@@ -65,38 +65,17 @@ def perf_run(
     3 errors or unreachable hosts (inconclusive), 0 all pairs at speed."""
     # The perftest engine brings the SSH transport (paramiko): imported here, not when the CLI starts.
     from rdmatool.errors import RdmatoolError
-    from rdmatool.perf import schedule
-    from rdmatool.perf.attribution import attribute
-    from rdmatool.perf.engine import PerfSession, run_gate_perf, run_schedule
-    from rdmatool.perf.output import write_results
+    from rdmatool.perf import modes
+    from rdmatool.perf.engine import PerfSession
 
     stderr = data_console(stderr=True)  # pair errors are the hosts' own words; made now: COLUMNS as it is now
-    if port_base > MAX_PORT_BASE:
-        die(f"rdmatool: --port-base {port_base}: at most {MAX_PORT_BASE}", EXIT_USAGE)
-    inventory_file = _config.inventory(inventory_file)
-    if not inventory_file:
-        die("rdmatool: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
-    if mode not in MODES:
-        die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
-    if (mode == "topology") != bool(topology):
-        die("rdmatool: --mode topology and --topology FILE go together", EXIT_USAGE)
-    test = test or ("ib_read_bw" if mode == "storage" else "ib_write_bw")
-    if test not in (BW_TESTS if mode == "storage" else BW_TESTS + LAT_TESTS):
-        die(f"rdmatool: --test {test!r}: choose one of {', '.join(BW_TESTS + LAT_TESTS)}", EXIT_USAGE)
-    layers = {None: None, "roce": "Ethernet", "ethernet": "Ethernet", "ib": "InfiniBand", "infiniband": "InfiniBand"}
-    if (link_layer.lower() if link_layer else None) not in layers:
-        die(f"rdmatool: --link-layer {link_layer!r}: roce or ib", EXIT_USAGE)
-    selected = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown)
-    hosts = [t for t in selected if t.kind is TargetKind.HOST]
-    if len(hosts) < 2:
-        die(f"rdmatool: {inventory_file}: perf needs at least two hosts", EXIT_USAGE)
-    folder = Path(out)
-    if (folder / "manifest.json").is_file():
-        folder = folder / "perf"
+    inventory_file, test, layer = _checked(inventory_file, mode, topology, test, link_layer, port_base)
+    hosts = _hosts(inventory_file, limit, exclude, ignore_unknown)
+    folder = Path(out) / "perf" if (Path(out) / "manifest.json").is_file() else Path(out)  # a bundle: its perf/
     options = PerfOptions(
         test=test, duration_s=duration, size_bytes=size, qps=qps, iterations=iterations, port_base=port_base,
-        slack_s=slack, device=device, link_layer=layers[link_layer.lower() if link_layer else None],
-        known_hosts=known_hosts, accept_new_host_keys=accept_new_host_keys,
+        slack_s=slack, device=device, link_layer=layer, known_hosts=known_hosts,
+        accept_new_host_keys=accept_new_host_keys,
     )
 
     def progress(message: str) -> None:
@@ -110,44 +89,64 @@ def perf_run(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     with session:
         if mode == "storage":  # many-to-one reads of the storage nodes (rdmatool.cli._perf_storage)
-            from rdmatool.cli import _perf_storage
-
-            code = _perf_storage.run(session, hosts, clients_per_node, folder)
-            raise typer.Exit(code)
-        expected = session.expected_gbps()
-        if expected_gbps is not None:
-            expected = dict.fromkeys(session.hosts, expected_gbps)
+            raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder))
         choice = _topology_choice(topology, hosts, rounds, device, seed) if mode == "topology" else None
-        if mode in ("pairs", "topology"):
-            results, attribution = run_gate_perf(hosts, options, expected, rounds=rounds, session=session,
-                                                 threshold=threshold, seed=seed, progress=progress,
-                                                 **(choice.engine_args() if choice else {}))
-        else:
-            plan = (schedule.all_pairs if mode == "all-pairs" else schedule.ring)(session.reachable)
-            results = run_schedule(hosts, plan, options, session=session, progress=progress)
-            attribution = attribute(results, expected, threshold)
-            attribution = replace(attribution,
-                                  missing=tuple(sorted(set(attribution.missing) | set(session.missing))))
+        results, attribution = modes.measure(session, hosts, options, mode, expected_gbps=expected_gbps,
+                                             rounds=rounds, threshold=threshold, seed=seed, progress=progress,
+                                             choice=choice)
         discovered = session.discovered
         untested = session.untested(rail_aligned=False)  # one NIC per host; every other one named, with why
-    write_results(results, attribution, folder)
-    (folder / "discovery.json").write_text(json.dumps({**discovered, "_untested_nics": untested}, indent=2) + "\n")
-    if choice is not None:  # what this schedule could find, and the inter-leaf paths it names
-        figures = choice.figures(results, attribution, threshold)
-        (folder / "schedule.json").write_text(json.dumps(figures, indent=2) + "\n")
-        stderr.print(f"topology schedule: {figures['rounds']} rounds + confirmation; exposure bad node "
-                     f"{figures['bad_node']['probability']}, bad inter-leaf link "
-                     f"{figures['bad_inter_leaf_link']['probability']}; slow inter-leaf links: "
-                     f"{', '.join('<->'.join(x) for x in figures['bad_inter_leaf_links']) or 'none'}",
-                     highlight=False)
+    # what a topology schedule could find, and the inter-leaf paths it names
+    figures = choice.figures(results, attribution, threshold) if choice is not None else None
+    modes.write_run(folder, results, attribution, discovered, untested, figures)
+    if figures is not None:
+        _print_schedule(stderr, figures)
     _summary(results, attribution, folder, session.missing, untested)
     if attribution.bad_nodes or attribution.bad_links or attribution.bad_nics:
         raise typer.Exit(EXIT_FAIL)
-    if choice is not None and figures["bad_inter_leaf_links"]:
+    if figures is not None and figures["bad_inter_leaf_links"]:
         raise typer.Exit(EXIT_FAIL)
-    if attribution.errors or attribution.missing or attribution.suspects or \
-            any(r.error and r.error.startswith(NOT_RUN) for r in results):
+    if modes.inconclusive(results, attribution):
         raise typer.Exit(EXIT_INCONCLUSIVE)
+
+
+def _hosts(inventory_file: str, limit: str | None, exclude: str | None, ignore_unknown: bool) -> list:
+    """The inventory's hosts selected; fewer than two is one line and exit 2."""
+    selected = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown)
+    hosts = [t for t in selected if t.kind is TargetKind.HOST]
+    if len(hosts) < 2:
+        die(f"rdmatool: {inventory_file}: perf needs at least two hosts", EXIT_USAGE)
+    return hosts
+
+
+def _print_schedule(stderr, figures: dict) -> None:
+    """One line: what the topology schedule could find, and the slow inter-leaf links it named."""
+    stderr.print(f"topology schedule: {figures['rounds']} rounds + confirmation; exposure bad node "
+                 f"{figures['bad_node']['probability']}, bad inter-leaf link "
+                 f"{figures['bad_inter_leaf_link']['probability']}; slow inter-leaf links: "
+                 f"{', '.join('<->'.join(x) for x in figures['bad_inter_leaf_links']) or 'none'}",
+                 highlight=False)
+
+
+def _checked(inventory_file: str | None, mode: str, topology: str | None, test: str | None, link_layer: str | None,
+             port_base: int) -> tuple[str, str, str | None]:
+    """The inventory (-i, else the config file's), the perftest and the link layer the options name; a bad option
+    is one line and exit 2."""
+    if port_base > MAX_PORT_BASE:
+        die(f"rdmatool: --port-base {port_base}: at most {MAX_PORT_BASE}", EXIT_USAGE)
+    inventory_file = _config.inventory(inventory_file)
+    if not inventory_file:
+        die("rdmatool: give -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
+    if mode not in MODES:
+        die(f"rdmatool: --mode {mode!r}: choose one of {', '.join(MODES)}", EXIT_USAGE)
+    if (mode == "topology") != bool(topology):
+        die("rdmatool: --mode topology and --topology FILE go together", EXIT_USAGE)
+    test = test or ("ib_read_bw" if mode == "storage" else "ib_write_bw")
+    if test not in (BW_TESTS if mode == "storage" else BW_TESTS + LAT_TESTS):
+        die(f"rdmatool: --test {test!r}: choose one of {', '.join(BW_TESTS + LAT_TESTS)}", EXIT_USAGE)
+    if (link_layer.lower() if link_layer else None) not in LAYERS:
+        die(f"rdmatool: --link-layer {link_layer!r}: roce or ib", EXIT_USAGE)
+    return inventory_file, test, LAYERS[link_layer.lower() if link_layer else None]
 
 
 def _topology_choice(topology: str, hosts, rounds: int, device: str | None, seed: int):
