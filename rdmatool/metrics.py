@@ -258,6 +258,21 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
      "CNPs the receiver sent per ECN-marked packet it received during the incast (about 0: notification point off)"),
     ("incast_cnp_handled", "packets", GAUGE, "CNPs a sender's reaction point acted on during the incast (group: all)"),
     ("incast_cnp_ignored", "packets", GAUGE, "CNPs a sender received and ignored during the incast (group: all)"),
+    # --- storage reads under load (rdmatool.perf.storage.facts), judged by playbooks/80-storage.yaml -----------------
+    # A storage node's facts sit on the node and the NIC it was read through; the fleet's on `fabric`, entity `storage`.
+    ("storage_node_verdict", "", STATE,
+     "a storage node read many-to-one: slow (below 80 % of the fleet's median share of line rate), ok, incomplete"),
+    ("storage_read_gbps", "Gb/s", GAUGE, "what a storage node delivered to its readers at once (their sum)"),
+    ("storage_line_gbps", "Gb/s", GAUGE, "a storage node's line rate (its NICs') the reads are judged against"),
+    ("storage_read_efficiency", "ratio", GAUGE, "a storage node's delivered read bandwidth / its NIC line rate"),
+    ("storage_clients", "", STATE, "the compute hosts that read a storage node at once, comma-separated"),
+    ("storage_switch_port", "", STATE, "the leaf switch and port a storage node's NIC is cabled to, where known"),
+    ("storage_record", "", STATE, "a storage node's read figures and the fleet's median share, JSON"),
+    ("storage_fleet_read_efficiency", "ratio", GAUGE,
+     "the storage fleet's delivered reads / the line rate of its nodes fully measured (3FS reference: 0.806)"),
+    ("storage_fleet_read_gbps", "Gb/s", GAUGE, "the storage fleet's aggregate read bandwidth over its nodes fully measured"),
+    ("storage_fleet_line_gbps", "Gb/s", GAUGE, "the line rate of the storage nodes fully measured"),
+    ("storage_fleet_nodes", "nodes", GAUGE, "storage nodes whose every reader measured"),
     # --- a collection's failed commands (rdmatool.rules.command_failures), judged by playbooks/30-fleet-and-pitfalls
     # One per target, command and kind of failure (no entity, no priority); raw_key is the command's parser, text its
     # failures as recorded, joined by ` | `.

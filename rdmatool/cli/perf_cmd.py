@@ -89,7 +89,7 @@ def perf_run(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     with session:
         if mode == "storage":  # many-to-one reads of the storage nodes (rdmatool.cli._perf_storage)
-            raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder))
+            raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder, inventory_file))
         choice = _topology_choice(topology, hosts, rounds, device, seed) if mode == "topology" else None
         results, attribution = modes.measure(session, hosts, options, mode, expected_gbps=expected_gbps,
                                              rounds=rounds, threshold=threshold, seed=seed, progress=progress,

@@ -14,6 +14,10 @@ system's reads do (`ib_write_bw` for the write path). Three steps, values in, va
 - `figures(rounds, results, line_gbps, reference)` (pure): per storage node the delivered bandwidth (its clients'
   sum) against its line rate, and the fleet's aggregate and efficiency beside the reference's.
 
+`facts(figures, nics, cabling)` (pure) states the figures as facts and `findings(...)` judges them with the storage
+rules of the playbooks (playbooks/80-storage.yaml): a slow node named with its NIC and, where the cabling is known,
+its switch port; the fleet below the reference's efficiency.
+
 `rdmatool perf run --mode storage` runs it (rdmatool.cli._perf_storage). Not here yet: the gate's storage stage
 (profile `storage: {clients_per_node, duration_s}`), the counters of the storage nodes and their switches read
 around the load (pause, ECN, CNP, as the incast stage reads them), and one server per NIC of a multi-NIC storage node (a node is driven through the one RDMA port discovery gives it; `line_gbps` may still name all of its
@@ -22,10 +26,15 @@ NICs' rate, and the figures then say what share of it one port delivered).
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections.abc import Iterable, Mapping
 
+import pandas as pd
+
+from rdmatool import frame as frames
+from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.perf import incast
 from rdmatool.perf.incast import Group
 from rdmatool.perf.model import PairResult
@@ -98,3 +107,59 @@ def figures(rounds: list[list[Group]], results: list[PairResult], line_gbps: Map
                       "line_gbps": line, "efficiency": efficiency, "reference_efficiency": reference_efficiency,
                       "below_reference": (efficiency < reference_efficiency
                                           if efficiency is not None and reference_efficiency is not None else None)}}
+
+
+def facts(figures: dict, nics: Mapping[str, str], cabling: Mapping[str, tuple[str, str]] | None = None,
+          roles: Mapping[str, str | None] | None = None) -> list[dict]:
+    """The figures as fact rows (rdmatool.analysis.FACT_COLUMNS, raw_key `storage`) for the storage rules:
+
+    - each storage node (target: the node, entity: the NIC it was read through, `nics`): `storage_node_verdict`
+      slow | ok | incomplete, `storage_read_gbps`, `storage_line_gbps`, `storage_read_efficiency` (the share of its
+      line rate), `storage_clients`, `storage_switch_port` (`leaf switch port` from `cabling`: host -> (switch,
+      port), else that it is not known) and `storage_record` (its figures and the fleet's median share, JSON);
+    - the fleet (target `fabric`, entity `storage`): `storage_fleet_read_efficiency` over the nodes fully measured,
+      `storage_fleet_read_gbps`, `storage_fleet_line_gbps`, `storage_fleet_nodes`.
+
+    A figure that was not measured stays absent, so no rule judges a number nobody saw."""
+    cabling, roles = cabling or {}, roles or {}
+    rows: list[dict] = []
+
+    def row(target: str, kind: str, entity: str | None, metric: str, value=None, text=None) -> None:
+        if value is None and text is None:
+            return
+        rows.append({**dict.fromkeys(FACT_COLUMNS), "target": target, "kind": kind, "role": roles.get(target),
+                     "entity": entity, "metric": metric, "value": None if value is None else float(value),
+                     "text": text, "raw_key": "storage", "flag": ""})
+
+    for n in figures["nodes"]:
+        node, nic = n["node"], nics.get(n["node"])
+        verdict = "slow" if n["slow"] else "ok" if n["complete"] else "incomplete"
+        switch = cabling.get(node)
+        row(node, "host", nic, "storage_node_verdict", text=verdict)
+        row(node, "host", nic, "storage_read_gbps", n["delivered_gbps"])
+        row(node, "host", nic, "storage_line_gbps", n["line_gbps"])
+        row(node, "host", nic, "storage_read_efficiency", n["share"])
+        row(node, "host", nic, "storage_clients", text=", ".join(n["clients"]))
+        row(node, "host", nic, "storage_switch_port",
+            text=f"{switch[0]} {switch[1]}".strip() if switch else "not known (the inventory lists no cabling for it)")
+        row(node, "host", nic, "storage_record", text=json.dumps({**n, "median_share": figures["median_share"]},
+                                                                   default=str))
+    fleet = figures["fleet"]
+    row("fabric", "fabric", "storage", "storage_fleet_read_efficiency", fleet["efficiency"])
+    row("fabric", "fabric", "storage", "storage_fleet_read_gbps", fleet["aggregate_gbps"])
+    row("fabric", "fabric", "storage", "storage_fleet_line_gbps", fleet["line_gbps"])
+    row("fabric", "fabric", "storage", "storage_fleet_nodes", fleet["nodes_measured"])
+    return rows
+
+
+def findings(rows: list[dict], rules) -> list:  # noqa: ANN001 - the playbooks' rules (rdmatool.rules.playbook)
+    """The storage facts judged by the rules of the `bandwidth` stage that read them (playbooks/80-storage.yaml, or
+    a site's own copy): through the rules engine like any diagnosis, so a site's playbook values hold here too."""
+    from rdmatool.rules import engine
+
+    metrics = {r["metric"] for r in rows}
+    mine = [r for r in rules if r.stage == "bandwidth" and (r.params.get("metric") in metrics
+                                                            or r.params.get("verdict") in metrics)]
+    table = pd.DataFrame(rows, columns=FACT_COLUMNS).astype(
+        {"value": float, "window_s": float, "delta": float, "priority": "Int64", "size_bytes": "Int64"})
+    return engine.evaluate(Analysis(facts=table, table=frames.SampleTable(frame=pd.DataFrame()), window_s=None), mine)

@@ -1,8 +1,9 @@
 """End to end: `rdmatool perf run --mode storage` over real SSH against the simulated fabric (perftest shims, scaled
 durations): three compute hosts read each of two storage nodes at once with ib_read_bw; stor02 is slow (slow_node)
-and is named, stor01 passes; storage.json records the rounds, the figures and every result. The shim slows each flow
-of a slow node (its factor on each client's demand) and the congestion model then shares the node's NIC: at 0.2 the
-three flows together stay under it, so the node delivers about 60 % of what stor01 does."""
+and is named, by the storage_node_slow finding too (its NIC), stor01 passes; storage.json records the rounds, the
+figures and every result. The shim slows each flow of a slow node (its factor on each client's demand) and the
+congestion model then shares the node's NIC: at 0.2 the three flows together stay under it, so the node delivers
+about 60 % of what stor01 does."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -
     lines = done.stdout.splitlines()
     assert any(line.startswith("stor02: ") and line.endswith("  SLOW") for line in lines), done.stdout
     assert any(line.startswith("stor01: ") and "SLOW" not in line for line in lines), done.stdout
+    # the finding (playbooks/80-storage.yaml) names the node and the NIC it was read through; stor01 has none
+    slow = [line for line in lines if line.startswith("ERROR storage_node_slow: ")]
+    assert len(slow) == 1 and "Storage node stor02 delivered" in slow[0] and " through NIC " in slow[0], done.stdout
+    assert "stor01" not in slow[0], slow
     record = json.loads((tmp_path / "storage.json").read_text())
     by_node = {n["node"]: n for n in record["figures"]["nodes"]}
     assert by_node["stor01"]["clients"] == ["gpu01", "gpu02", "gpu03"] and by_node["stor01"]["complete"]

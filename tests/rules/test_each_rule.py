@@ -32,6 +32,7 @@ from tests.fabric.fixtures import fabric_fixture
 from tests.nccl.test_triggers import TRIGGERS as NCCL_TRIGGERS
 from tests.perf.test_incast import TRIGGERS as INCAST_TRIGGERS
 from tests.perf.test_perftest_rules import TRIGGERS as PERFTEST_TRIGGERS
+from tests.perf.test_storage_findings import TRIGGERS as STORAGE_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
 from tests.rules.test_switch_pauses_senders import TRIGGERS as SWITCH_PAUSE_TRIGGERS
@@ -353,6 +354,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in TOPOLOGY_TRIGGERS]
     ids += [t.rule for t in LINK_ERROR_TRIGGERS]  # physical errors paired per cable (rdmatool.topology.link_errors)
     ids += [t.rule for t in INCAST_TRIGGERS]  # the gate's incast stage facts (tests/perf/test_incast.py)
+    ids += [t.rule for t in STORAGE_TRIGGERS]  # perf run --mode storage's facts (tests/perf/test_storage_findings.py)
     ids += [t.rule for t in TRIAGE_TRIGGERS]  # compute or communication (tests/triage/test_triggers.py)
     ids += [t.rule for t in VERBS_TRIGGERS]  # local mode's verbs view (tests/transport/test_verbs_rules.py)
     ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
