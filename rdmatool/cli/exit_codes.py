@@ -123,10 +123,11 @@ CODES: dict[str, dict[int, str]] = {
         2: "no such baseline, or a corrupt one",
     },
     "perf run": {
-        0: "every pair at rate (storage mode: every storage node read in full, none slow)",
-        1: "bad nodes or bad links named (storage mode: a storage node slow against the fleet's median)",
+        0: "every pair at rate (storage mode: every storage node read in full, none slow; warnings at most)",
+        1: "bad nodes or bad links named (storage mode: an error finding, such as a storage node slow against the "
+           "fleet's median, named with its NIC and switch port)",
         2: "usage or bad input: inventory, options, fewer than two hosts (storage mode: no storage node or no "
-           "client reached)",
+           "client reached, or playbooks that do not load: FILE:LINE)",
         3: f"inconclusive: pairs that errored or did not run, unreachable hosts, suspects without enough evidence, "
            f"a storage node not read in full, or {_SELECTION}",
     },
