@@ -57,3 +57,16 @@ def judged(analysis: Analysis | None, problems, verdict_metric: str, site: dict 
 def finding_json(f: Finding) -> dict:
     return {"rule": f.rule, "severity": f.severity.value, "target": f.target, "entity": f.entity,
             "symptom": f.symptom, "cause": f.cause, "check": f.check, "fix": f.fix}
+
+
+def findings_lines(found: list) -> list[str]:
+    """The findings block of `nccl env`'s and `nccl check`'s text: one entry per finding, its symptom and fix
+    (nothing when there is none)."""
+    if not found:
+        return []
+    out = ["", "findings:"]
+    for f in found:
+        out.append(f"  {f.severity.value.upper()} {f.rule} {f.target}{' ' + f.entity if f.entity else ''}")
+        out.append(f"      {f.symptom}")
+        out.append(f"      fix: {f.fix}")
+    return out

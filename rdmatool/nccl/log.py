@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rdmatool import schemas
 from rdmatool.model import Sample
-from rdmatool.nccl.findings import finding_json
+from rdmatool.nccl.findings import finding_json, findings_lines
 from rdmatool.nccl.recipe import Problem, Recipe
 
 NO_RECORD = "no NCCL record"  # how the parser's error for a log without NCCL_DEBUG=INFO begins
@@ -207,11 +207,4 @@ def table(processes: list[Process], found: list, bundle: str | None) -> list[str
     if not bundle:
         out.append("")
         out.append("not checked against a recipe: give --bundle B (a bundle of the job's hosts)")
-    if found:
-        out.append("")
-        out.append("findings:")
-        for f in found:
-            out.append(f"  {f.severity.value.upper()} {f.rule} {f.target}{' ' + f.entity if f.entity else ''}")
-            out.append(f"      {f.symptom}")
-            out.append(f"      fix: {f.fix}")
-    return out
+    return out + findings_lines(found)

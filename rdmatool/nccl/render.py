@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 
 from rdmatool import schemas
-from rdmatool.nccl.findings import finding_json
+from rdmatool.nccl.findings import finding_json, findings_lines
 from rdmatool.nccl.recipe import Recipe
 
 
@@ -103,11 +103,4 @@ def table(recipe: Recipe, found: list) -> list[str]:
         out.append("")
         out.append("no recipe:")
         out += [f"  {name}: {why}" for name, why in sorted(recipe.skipped.items())]
-    if found:
-        out.append("")
-        out.append("findings:")
-        for f in found:
-            out.append(f"  {f.severity.value.upper()} {f.rule} {f.target}{' ' + f.entity if f.entity else ''}")
-            out.append(f"      {f.symptom}")
-            out.append(f"      fix: {f.fix}")
-    return out
+    return out + findings_lines(found)
