@@ -107,20 +107,11 @@ _GROUP_KEYS = {"name", "receiver", "switch", "port", "duration_s", "fan_in", "go
 def replay_incast(bundle_path: str, rules) -> policy.StageResult | None:
     """The incast stage judged again from a saved gate bundle (`incast/results.json` and the after-load read);
     None when the bundle holds no incast. A record of the wrong shape is a BundleError naming the file."""
-    from rdmatool.errors import BundleError
 
     root = Path(bundle_path) / STAGE
-    path = root / "results.json"
-    if not path.is_file():
+    groups = incast.saved_groups(root / "results.json", _GROUP_KEYS)
+    if groups is None:
         return None
-    try:
-        groups = json.loads(files.read_regular_text(path, errors="strict")).get("groups")
-    except files.UnsafeFileError as exc:
-        raise BundleError(f"{path}: {exc.reason}; not read") from None
-    except (OSError, ValueError, AttributeError, RecursionError) as exc:
-        raise BundleError(f"{path}: unreadable incast results ({type(exc).__name__})") from None
-    if not isinstance(groups, list) or not all(isinstance(g, dict) and set(g) >= _GROUP_KEYS for g in groups):
-        raise BundleError(f"{path}: `groups` must be a list of incast groups with {', '.join(sorted(_GROUP_KEYS))}")
     findings = _judge(groups, analyse_path(root / "after"), rules)
     return policy.StageResult(STAGE, policy.stage_status(findings), 0.0, findings,
                               "; ".join(_summary(g) for g in groups) + " (recorded)", figures={"groups": groups})

@@ -203,3 +203,26 @@ def run_group(session: engine.PerfSession, group: Group) -> list[PairResult]:
         for job in (*clients.values(), *servers.values()):
             job.cleanup()
     return [results[s] for s in group.senders]
+
+
+def saved_groups(path, required: frozenset[str] = frozenset({"name"})) -> list[dict] | None:
+    """The incast groups a gate bundle recorded (`incast/results.json` at `path`); None when there is no such
+    file. BundleError names a file that cannot be read, or whose `groups` is not a list of groups each holding
+    `required` (the gate's replay needs every figure; a trial the names)."""
+    import json
+
+    from rdmatool import files
+    from rdmatool.errors import BundleError
+
+    if not path.is_file():
+        return None
+    try:
+        groups = json.loads(files.read_regular_text(path, errors="strict")).get("groups")
+    except files.UnsafeFileError as exc:
+        raise BundleError(f"{path}: {exc.reason}; not read") from None
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        raise BundleError(f"{path}: unreadable incast results ({type(exc).__name__})") from None
+    if not isinstance(groups, list) or not all(isinstance(g, dict) and set(g) >= required for g in groups):
+        raise BundleError(f"{path}: `groups` must be a list of incast groups"
+                          + (", each with its name" if required == {"name"} else f" with {', '.join(sorted(required))}"))
+    return groups

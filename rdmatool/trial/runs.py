@@ -102,23 +102,9 @@ def figures(facts: pd.DataFrame) -> tuple[dict[str, float | None], dict[str, dic
 def incast_groups(bundle: Path) -> list[dict] | None:
     """The incast groups a gate bundle recorded (`incast/results.json`); None without one. BundleError names a file
     that cannot be read or holds no list of groups."""
-    import json
+    from rdmatool.perf.incast import saved_groups
 
-    from rdmatool import files
-    from rdmatool.errors import BundleError
-
-    path = bundle / "incast" / "results.json"
-    if not path.is_file():
-        return None
-    try:
-        groups = json.loads(files.read_regular_text(path, errors="strict")).get("groups")
-    except files.UnsafeFileError as exc:
-        raise BundleError(f"{path}: {exc.reason}; not read") from None
-    except (OSError, ValueError, AttributeError, RecursionError) as exc:
-        raise BundleError(f"{path}: unreadable incast results ({type(exc).__name__})") from None
-    if not isinstance(groups, list) or not all(isinstance(g, dict) and "name" in g for g in groups):
-        raise BundleError(f"{path}: `groups` must be a list of incast groups, each with its name")
-    return groups
+    return saved_groups(bundle / "incast" / "results.json")
 
 
 def _number(value) -> float | None:
