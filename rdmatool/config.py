@@ -256,39 +256,33 @@ def _path(config: Path, raw: Any, where: str) -> str:
 
 
 def _site(path: Path, raw: Any, lines: dict[str, int], top_line: int) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    where = f"{path}:{lines.get('site', top_line)}"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: site is a mapping of {', '.join(SITE_KEYS)}")
-    site = {}
-    for key, value in raw.items():
-        at = f"{path}:{lines.get(f'site.{key}', yamlio.line_of(raw) or top_line)}"
-        check = SITE_KEYS.get(key) if isinstance(key, str) else None
-        if check is None:
-            raise ConfigError(f"{at}: unknown site key {yamlio.quote(key)} (known: {', '.join(SITE_KEYS)})")
-        problem = check(value)
-        if problem:
-            raise ConfigError(f"{at}: site.{key} takes {problem}, not {yamlio.quote(value)}")
-        site[key] = value
-    return site
+    return _section("site", SITE_KEYS, path, raw, lines, top_line)
 
 
 def _limits(path: Path, raw: Any, lines: dict[str, int], top_line: int) -> dict[str, int]:
     from rdmatool import limits
 
+    checks = {key: (lambda value, key=key: limits.problem(key, value)) for key in limits.RANGES}
+    return _section("limits", checks, path, raw, lines, top_line)
+
+
+def _section(name: str, checks: dict[str, Callable[[Any], str | None]], path: Path, raw: Any,
+             lines: dict[str, int], top_line: int) -> dict[str, Any]:
+    """A mapping section of the file (`site`, `limits`): every key known and its value what its check accepts;
+    ConfigError with FILE:LINE otherwise."""
     if raw is None:
         return {}
-    where = f"{path}:{lines.get('limits', top_line)}"
+    where = f"{path}:{lines.get(name, top_line)}"
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: limits is a mapping of {', '.join(limits.RANGES)}")
-    bounds = {}
+        raise ConfigError(f"{where}: {name} is a mapping of {', '.join(checks)}")
+    values = {}
     for key, value in raw.items():
-        at = f"{path}:{lines.get(f'limits.{key}', yamlio.line_of(raw) or top_line)}"
-        if not isinstance(key, str) or key not in limits.RANGES:
-            raise ConfigError(f"{at}: unknown limits key {yamlio.quote(key)} (known: {', '.join(limits.RANGES)})")
-        problem = limits.problem(key, value)
+        at = f"{path}:{lines.get(f'{name}.{key}', yamlio.line_of(raw) or top_line)}"
+        check = checks.get(key) if isinstance(key, str) else None
+        if check is None:
+            raise ConfigError(f"{at}: unknown {name} key {yamlio.quote(key)} (known: {', '.join(checks)})")
+        problem = check(value)
         if problem:
-            raise ConfigError(f"{at}: limits.{key} takes {problem}, not {yamlio.quote(value)}")
-        bounds[key] = value
-    return bounds
+            raise ConfigError(f"{at}: {name}.{key} takes {problem}, not {yamlio.quote(value)}")
+        values[key] = value
+    return values
