@@ -158,9 +158,9 @@ def write_bundle(path: Path, hosts: int, faults: bool, seed: int, interval_s: fl
                  names: list[str] | None = None, t0: float | None = None) -> Path:
     """`names`: the hosts' names (gpu0001... by default; benchmarks/merge.py gives each shard its own); `t0`: when
     snapshot 0 started (a minute ago by default; the shards of one collection share it)."""
-    from rdmatool import samples_store
     from rdmatool.bundle import BundleWriter
     from rdmatool.model import CommandResult, Platform, Target, TargetKind
+    from rdmatool.table import samples_store
     from tests.fabric import scenario
 
     rng = random.Random(seed)
@@ -221,10 +221,11 @@ def write_baseline(path: Path, healthy_bundle: Path, nights: int, seed: int) -> 
 
 
 def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], dict]:
-    from rdmatool import baseline, frame
-    from rdmatool.analysis import analyse
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool import baseline
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.rules import engine, playbook
+    from rdmatool.table import frame
+    from rdmatool.table.analysis import analyse
     from rdmatool.tune import SUGGESTERS
 
     t: dict[str, float] = {}
@@ -263,7 +264,7 @@ def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], di
 @contextlib.contextmanager
 def without_store(bundle_path: Path):
     """The bundle as if it had no stored samples; the store it had is put back afterwards."""
-    from rdmatool.samples_store import STORE_NAME
+    from rdmatool.table.samples_store import STORE_NAME
 
     store, aside = bundle_path / STORE_NAME, bundle_path.parent / f"{bundle_path.name}.{STORE_NAME}.aside"
     store.replace(aside)
@@ -379,10 +380,11 @@ def main() -> int:
         print(f"  {label:40s} {fmt_ms(cold_wall):>26s} {fmt_ms(cold_cpu):>28s}{goal}")
 
         if not args.quick and not args.no_profile and median_spread(cli_wall)[0] >= GOAL_S:
-            from rdmatool import baseline, frame
-            from rdmatool.analysis import analyse
-            from rdmatool.diagnose import default_playbooks
+            from rdmatool import baseline
+            from rdmatool.diagnose.pipeline import default_playbooks
             from rdmatool.rules import engine, playbook
+            from rdmatool.table import frame
+            from rdmatool.table.analysis import analyse
             from rdmatool.tune import SUGGESTERS
 
             table = frame.load(bundle_path)

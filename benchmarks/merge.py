@@ -62,7 +62,7 @@ def make_shards(work: Path, shards: int, hosts: int) -> list[Path]:
                                   t0=t0 + 3.0 * (k - 1) / max(1, shards - 1))
             print(f"  shard {k}/{shards}: {hosts} hosts generated in {time.perf_counter() - g0:.0f} s", flush=True)
         paths.append(path)
-    from rdmatool import samples_store
+    from rdmatool.table import samples_store
 
     for path in paths:
         # The store names a digest of the parsers: after a change to them every reader parses once, as after an
@@ -138,8 +138,8 @@ def step(shards: list[Path], work: Path, hosts: int) -> dict:
 
 def profile(shards: list[Path], work: Path, top: int) -> str:
     """cProfile of the merge and of the diagnosis (in this process) of all the shards."""
-    from rdmatool.bundle_merge import merge
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.bundle_ops.merge import merge
+    from rdmatool.diagnose.pipeline import diagnose_bundle
 
     text = []
     merged = work / "all-profile"

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from rdmatool import commands, parsers
 from rdmatool.errors import BundleError, NothingCollected, ParseError
-from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target, TargetKind
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED
 from rdmatool.transport.framed import now_iso
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def _first_failure(outcomes: list[TargetOutcome]) -> str:
 def _store_builder():
     """A new samples store builder. Imported here, when the first target is done: the parse's imports (numpy) then
     load while the other targets are still collected, not between the command's start and its first connection."""
-    from rdmatool import samples_store
+    from rdmatool.table import samples_store
 
     return samples_store.StoreBuilder()
 

@@ -153,7 +153,7 @@ set +f
 command -v lldpctl >/dev/null 2>&1 && sec lldpctl - lldpctl -f json
 sec loadavg - cat /proc/loadavg
 [ -d /proc/pressure ] && sec psi - grep -H . /proc/pressure/io /proc/pressure/cpu
-# GPUs, in both snapshots (the compute-or-communication triage averages two readings: rdmatool.triage). Each tool
+# GPUs, in both snapshots (the compute-or-communication triage averages two readings: rdmatool.table.triage). Each tool
 # only where it is installed: a host without GPUs or without the tool gives no section and no failure, a monitoring
 # gap the triage playbook reports at info. All three only read: a query, one DCGM sample, a usage report.
 command -v nvidia-smi >/dev/null 2>&1 && sec nvidia_smi - nvidia-smi --query-gpu=__NVIDIA_QUERY__ \

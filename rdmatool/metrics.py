@@ -513,7 +513,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("capture_burst_coincidence", "", GAUGE,
      "fraction of a class's bursts that meet a pause or ECN-CE peak of the capture; raw_key = the class"),
     # --- GPUs (nvidia-smi, dcgmi dmon, rocm-smi; entity = the GPU index, `gpu0`) and the compute-or-communication
-    # triage built on them (rdmatool.triage, judged by playbooks/35-triage.yaml; entity `host`) ---------------
+    # triage built on them (rdmatool.table.triage, judged by playbooks/35-triage.yaml; entity `host`) ---------------
     ("gpu_uuid", "", STATE, "the GPU's UUID (nvidia-smi uuid)"),
     ("gpu_model", "", STATE, "the GPU's product name"),
     ("gpu_utilization_pct", "%", GAUGE,

@@ -163,6 +163,6 @@ class Finding:
     fix: str
     evidence: dict = field(default_factory=dict)
     suggestions: tuple[Suggestion, ...] = ()
-    # The id (rdmatool.result.finding_ids) of the finding of another rule that explains this one on the same target
+    # The id (rdmatool.outcome.result.finding_ids) of the finding of another rule that explains this one on the same target
     # and port (the playbook's `explains`): the table prints the two as one block; nothing else leaves it out.
     explained_by: str | None = None

@@ -12,8 +12,8 @@ import pandas as pd
 
 from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
 from rdmatool.bundle.writer import pack_bytes
-from rdmatool.column_codes import as_texts
 from rdmatool.model import CommandResult
+from rdmatool.table.column_codes import as_texts
 
 
 def put_side(folder: Path, stem: str, side: dict | None) -> Path:
@@ -165,7 +165,7 @@ def assert_read_alike(path: Path, other: Path, min_rows: int) -> None:
     """Two bundles of the same outputs in other layouts read alike: the same entries, the same table (at least
     `min_rows` rows), the same parse failures and notes, nothing skipped."""
     from rdmatool import bundle as bundle_io
-    from rdmatool import frame
+    from rdmatool.table import frame
 
     def entries(bundle: Path) -> dict:
         return {(e.snapshot, e.target, e.result.parser, e.result.qualifier): e.result

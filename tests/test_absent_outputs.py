@@ -8,10 +8,10 @@ import json
 import shutil
 from pathlib import Path
 
-from rdmatool.absent_outputs import absent_failures
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
+from rdmatool.table.absent_outputs import absent_failures
 from tests.bundle_sides import remove_target
 from tests.e2e.helpers import rdmatool
 from tests.pods import bundle as pods

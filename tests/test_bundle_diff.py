@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rdmatool import schemas
-from rdmatool.bundle_diff import SCHEMA
+from rdmatool.bundle_ops.diff import SCHEMA
 from rdmatool.cli import app
 from tests.pods import bundle as pods
 

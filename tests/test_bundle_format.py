@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from rdmatool import schemas
 from rdmatool.bundle import manifest as manifest_check
 from rdmatool.bundle import reader
-from rdmatool.failures import bundle_failures
-from rdmatool.frame import NO_TIMES, ParseFailure
+from rdmatool.outcome.failures import bundle_failures
+from rdmatool.table.frame import NO_TIMES, ParseFailure
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "bundle-format.md"

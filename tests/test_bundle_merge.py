@@ -20,13 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rdmatool import bundle_merge, frame, parsers, samples_store
+from rdmatool import parsers
 from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
-from rdmatool.bundle_merge import MergeOptions, merge
+from rdmatool.bundle_ops import merge as bundle_merge
+from rdmatool.bundle_ops.merge import MergeOptions, merge
 from rdmatool.cli import app
-from rdmatool.column_codes import as_texts
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.errors import BundleError
+from rdmatool.table import frame, samples_store
+from rdmatool.table.column_codes import as_texts
 from tests.bundle_sides import bundle_as_format_1, read_pack, unpack, write_pack
 from tests.pods import bundle as pods
 

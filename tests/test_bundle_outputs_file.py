@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool import frame, schemas
+from rdmatool import schemas
 from rdmatool.bundle import OUTPUTS_FILE, BundleWriter
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import frame
 from tests.bundle_sides import assert_read_alike, bundle_as_format_1, put_side, unpack
 
 HOSTS = ("gpu01", "gpu02")
@@ -142,7 +143,7 @@ def test_a_changed_outputs_file_is_noticed_by_the_store(written: Path) -> None:
 def test_the_store_budget_counts_a_folders_outputs_json_once(written: Path) -> None:
     """The store's size budget is 16 times the bundle's text: a folder's outputs.json is one file, however many
     outputs it speaks for."""
-    from rdmatool import samples_store
+    from rdmatool.table import samples_store
 
     scanned = bundle_io.scan(written)
     raws = sum(p.stat().st_size for p in written.glob("snapshots/*/*/*.txt"))

@@ -17,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rdmatool import bundle as bundle_io
-from rdmatool import frame, parsers, samples_store, schemas
+from rdmatool import parsers, schemas
 from rdmatool.bundle import PACK_SUFFIX, BundleWriter, reader
-from rdmatool.column_codes import as_texts
 from rdmatool.model import Target
+from rdmatool.table import frame, samples_store
+from rdmatool.table.column_codes import as_texts
 from tests.bundle_sides import assert_read_alike, read_pack, unpack, write_pack
 from tests.test_bundle_outputs_file import T0, _entries, _result, _sysfs
 

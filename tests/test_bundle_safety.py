@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool import files, frame, samples_store
+from rdmatool import files
 from rdmatool.bundle import BundleWriter
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import frame, samples_store
 from tests.bundle_sides import outputs_of
 
 REPO = Path(__file__).resolve().parent.parent

@@ -5,8 +5,8 @@ answers the plan (the real transport's deadline is exercised in tests/e2e)."""
 from __future__ import annotations
 
 from rdmatool import collect
-from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED
 
 
 class _Switch:

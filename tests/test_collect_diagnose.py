@@ -1,4 +1,4 @@
-"""Collect then diagnose (rdmatool.collect_diagnose): the bundle goes to a temporary folder removed afterwards unless
+"""Collect then diagnose (rdmatool.diagnose.collect_diagnose): the bundle goes to a temporary folder removed afterwards unless
 kept, the outcomes are handed over before the diagnosis, and a collection in which no target answered is NoData."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rdmatool.collect import CollectOptions, TargetOutcome
-from rdmatool.collect_diagnose import collect_and_diagnose
+from rdmatool.diagnose.collect_diagnose import collect_and_diagnose
 from rdmatool.errors import NoData
 from rdmatool.model import Target
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
+from rdmatool.table import column_codes
 
 FRAME = pd.DataFrame({
     "metric": ["rx_bytes", "tx_bytes", None, "rx_bytes", "port_state", "tx_bytes", "rx_bytes"],

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rdmatool import baseline, files, hostlist, inventory, yamlio
+from rdmatool import baseline, files, inventory, yamlio
 from rdmatool.cli import app
 from rdmatool.errors import BaselineError, InventoryError, PlaybookError
 from rdmatool.model import Target
+from rdmatool.present import hostlist
 from rdmatool.rules import playbook, registry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -238,7 +239,7 @@ def test_a_badly_typed_playbook_is_exit_2_from_the_cli(tmp_path: Path) -> None:
 
 
 def test_every_shipped_rule_parameter_has_a_declared_type() -> None:
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool.diagnose.pipeline import default_playbooks
 
     for rule in playbook.load_dir(default_playbooks()):
         assert set(rule.params) <= set(playbook.PARAM_TYPES), rule.id

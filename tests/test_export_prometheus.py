@@ -17,12 +17,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
-from rdmatool.analysis import analyse_path
 from rdmatool.cli import app, export_cmd
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import MetricKind
 from rdmatool.report import prometheus
 from rdmatool.report.prometheus import bound, names, textfiles
+from rdmatool.table.analysis import analyse_path
 from tests.helpers import REPO
 from tests.pods import bundle as pods
 

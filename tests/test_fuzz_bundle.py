@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rdmatool import bundle as bundle_io
-from rdmatool import samples_store
 from rdmatool.bundle import BundleWriter
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.errors import BundleError
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import samples_store
 from tests.bundle_sides import folder_as_format_1, json_or_none, read_pack, unpack
 
 pytestmark = pytest.mark.slow

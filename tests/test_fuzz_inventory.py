@@ -18,9 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rdmatool import hostlist, inventory
+from rdmatool import inventory
 from rdmatool.errors import InventoryError
 from rdmatool.model import Target
+from rdmatool.present import hostlist
 from rdmatool.transport import hostkeys
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from rdmatool import commands, host_framing
+from rdmatool import commands
+from rdmatool.transport import host_framing
 
 
 def run_script(mode: str = commands.SNAPSHOT_FULL) -> tuple[str, str]:

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from rdmatool import huge_pages
+from rdmatool.table import huge_pages
 
 # A child that says whether its numpy advises huge pages (numpy's setter returns the setting it replaces).
 _ASK = "import numpy; print(numpy._core.multiarray._set_madvise_hugepage(True))"
@@ -21,9 +21,9 @@ def _child(code: str, **extra: str) -> str:
 def test_numpy_advises_huge_pages_unless_told() -> None:
     # the control: numpy's own default on this kernel (if it never advises, the tests below prove nothing)
     assert _child(_ASK) == "True"
-    assert _child("from rdmatool import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK) == "False"
+    assert _child("from rdmatool.table import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK) == "False"
     # numpy imported first: told directly
-    assert _child("import numpy; from rdmatool import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK) == "False"
+    assert _child("import numpy; from rdmatool.table import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK) == "False"
 
 
 def test_the_command_line_turns_it_off_before_any_command() -> None:
@@ -38,5 +38,5 @@ def test_a_users_own_setting_stands(monkeypatch) -> None:
     assert os.environ[huge_pages.VARIABLE] == "1"
     monkeypatch.setenv(huge_pages.VARIABLE, "0")
     assert huge_pages.avoid_huge_pages() is True
-    assert _child("from rdmatool import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK,
+    assert _child("from rdmatool.table import huge_pages; huge_pages.avoid_huge_pages(); " + _ASK,
                   **{huge_pages.VARIABLE: "1"}) == "True"

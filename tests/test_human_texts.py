@@ -23,7 +23,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module", autouse=True)
 def one_diagnosis():
     """The three views of `diagnose` read one diagnosis of the demo: the rules run once, not once per view."""
-    from rdmatool import diagnose
+    from rdmatool.diagnose import pipeline as diagnose
 
     made: dict = {}
     real = diagnose.diagnose_bundle

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool import hostlist, inventory
+from rdmatool import inventory
 from rdmatool.errors import InventoryError
 from rdmatool.model import Platform, TargetKind
+from rdmatool.present import hostlist
 
 NATIVE = """\
 defaults: {user: root, port: 22, identity_file: ~/.ssh/id_ed25519}

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from rdmatool import schemas
 from rdmatool.cli import app
+from rdmatool.outcome.result import SCHEMA
 from rdmatool.perf.attribution import attribute
 from rdmatool.perf.model import PairResult
 from rdmatool.perf.output import write_results
-from rdmatool.result import SCHEMA
 from tests.capture.build import pcap_cli, pfc_frame, roce, write
 from tests.helpers import REPO
 from tests.pods import bundle as pods

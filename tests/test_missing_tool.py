@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.absent_outputs import absent_failures
 from rdmatool.collect import TargetOutcome
-from rdmatool.diagnose import diagnose_bundle
-from rdmatool.failures import tool_gaps
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
 from rdmatool.model import CommandResult, Finding, Severity, Target, Verdict
-from rdmatool.verdict import EXIT_CODES, verdict
+from rdmatool.outcome.failures import tool_gaps
+from rdmatool.outcome.verdict import EXIT_CODES, verdict
+from rdmatool.table.absent_outputs import absent_failures
 from tests.pods import bundle as pods
 
 MISSING = {"target": "gpu01", "kind": "command", "parser": "perfquery", "qualifier": "mlx5_0.1",

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rdmatool import bundle as bundle_io
-from rdmatool import files, frame, sample_columns, samples_store
+from rdmatool import files
 from rdmatool.bundle import BundleWriter
-from rdmatool.column_codes import as_texts
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import frame, sample_columns, samples_store
+from rdmatool.table.column_codes import as_texts
 from tests.bundle_sides import put_side, side_of, unpack
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
@@ -126,7 +127,7 @@ def test_a_store_whose_every_output_went_away_reads_as_no_samples(tmp_path: Path
     """Every snapshot folder replaced after the store was written (by files here): no output is left, so no row of
     the store may be either — the table is empty and a diagnosis says there is nothing to judge, never a traceback
     (the stored rows once outlived their outputs and made the series ids fail)."""
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.diagnose.pipeline import diagnose_bundle
     from rdmatool.model import Verdict
 
     path = _folders(_write(tmp_path / "b"))

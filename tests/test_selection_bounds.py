@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from rdmatool import hostlist
 from rdmatool.inventory import InventoryError, selection
 from rdmatool.model import Target, TargetKind
+from rdmatool.present import hostlist
 
 TARGETS = [Target(name=f"gpu{i:03d}", address=f"10.0.0.{i}", kind=TargetKind.HOST) for i in range(1, 65)]
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rdmatool import frame, samples_store
 from rdmatool.bundle import PACK_SUFFIX, BundleWriter
 from rdmatool.bundle.reader import scan_outputs
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import frame, samples_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "parsers"
 HOSTS = tuple(f"gpu{i:02d}" for i in range(1, 9))

@@ -1,4 +1,4 @@
-"""The samples store is sealed with a keyed MAC whose key stays with the user (rdmatool.store_mac): a store of valid
+"""The samples store is sealed with a keyed MAC whose key stays with the user (rdmatool.table.store_mac): a store of valid
 structure whose values were changed, or one written under another key, is not trusted and the raw outputs are
 parsed instead; the store this user's rdmatool wrote is used as before."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rdmatool import samples_store, store_mac
 from rdmatool.bundle import BundleWriter
 from rdmatool.model import CommandResult, Target
+from rdmatool.table import samples_store, store_mac
 
 HOSTS = ("gpu01", "gpu02")
 

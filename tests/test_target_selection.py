@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rdmatool import hostlist, inventory
+from rdmatool import inventory
 from rdmatool.cli import app
 from rdmatool.cli.gate_cmd import _drain_text
 from rdmatool.errors import InventoryError
 from rdmatool.model import Target, TargetKind
+from rdmatool.present import hostlist
 from rdmatool.topology import Link
 from rdmatool.topology import switches_for_hosts as cabling
 
@@ -309,8 +310,8 @@ def test_the_text_report_names_the_hosts_it_does_not_show() -> None:
     from rich.console import Console
 
     from rdmatool.model import Finding, Severity, Verdict
+    from rdmatool.outcome.result import DiagnoseResult
     from rdmatool.report import text
-    from rdmatool.result import DiagnoseResult
 
     findings = [Finding(rule="r", severity=Severity.ERROR, target=f"gpu{i:02d}", entity=None, symptom="s", cause="c",
                         check="k", fix="f", evidence={}) for i in range(1, 11)]

@@ -1,4 +1,4 @@
-"""A fleet's store is read two members at a time (rdmatool.samples_store) from a size on; a small one in one thread.
+"""A fleet's store is read two members at a time (rdmatool.table.samples_store) from a size on; a small one in one thread.
 Both ways must give the same store, and a damaged member the same refusal — checked here on the demo bundle by
 lowering the threshold."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rdmatool import frame, samples_store
+from rdmatool.table import frame, samples_store
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo-bundle"
 

@@ -1,10 +1,10 @@
-"""Numbers as people read them (rdmatool.units)."""
+"""Numbers as people read them (rdmatool.present.units)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rdmatool.units import human, unit_for
+from rdmatool.present.units import human, unit_for
 
 
 @pytest.mark.parametrize(("value", "unit", "shown"), [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rdmatool.model import Finding, Severity, Verdict
-from rdmatool.verdict import EXIT_CODES, verdict
+from rdmatool.outcome.verdict import EXIT_CODES, verdict
 
 
 def finding(severity: Severity) -> Finding:

@@ -133,7 +133,7 @@ def test_bundle_diff_cuts_a_long_value_around_its_change(monkeypatch) -> None:
                    "unit": "/s", "priority": None, "size_bytes": None, "before": 0.0, "after": 50.0,
                    "relative": None}],
     }
-    monkeypatch.setattr("rdmatool.bundle_diff.diff_paths", lambda *a, **k: SimpleNamespace(as_json=lambda: diff))
+    monkeypatch.setattr("rdmatool.bundle_ops.diff.diff_paths", lambda *a, **k: SimpleNamespace(as_json=lambda: diff))
     result = shown(["bundle", "diff", "a", "b"])
     assert result.exit_code == 1, result.output
     assert_fits(result.stdout, [f"{where} mlx5_1/1", "firmware_version_with_board", "28.39.1002", "28.40.1000",
@@ -158,15 +158,15 @@ def _renamed(value, names: dict[str, str]):
 
 @pytest.fixture(scope="module")
 def long_named_diagnosis():
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.diagnose.pipeline import diagnose_bundle
 
     return _renamed(diagnose_bundle(DEMO), LONG)
 
 
 def test_diagnose_table_keeps_names_whole(monkeypatch, long_named_diagnosis) -> None:
-    from rdmatool.result import unique_suggestions
+    from rdmatool.outcome.result import unique_suggestions
 
-    monkeypatch.setattr("rdmatool.diagnose.diagnose_bundle", lambda *a, **k: long_named_diagnosis)
+    monkeypatch.setattr("rdmatool.diagnose.pipeline.diagnose_bundle", lambda *a, **k: long_named_diagnosis)
     result = shown(["diagnose", str(DEMO), "--all"])
     assert result.exit_code == 1, result.output
     commands = [c for s, _ in unique_suggestions(long_named_diagnosis.findings)

@@ -26,7 +26,7 @@ _ECN_METRICS = {
 def night_from_bundle(bundle_path: str | Path) -> dict:
     """Analyse one bundle and reduce it to a night: value lists per fine group and counts of reference facts."""
     from rdmatool import bundle as bundle_io
-    from rdmatool.analysis import analyse_path
+    from rdmatool.table.analysis import analyse_path
 
     manifest = bundle_io.read_manifest(Path(bundle_path))
     facts = analyse_path(bundle_path).facts

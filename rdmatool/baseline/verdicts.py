@@ -1,7 +1,7 @@
 """A night's verdict, and whether the night is in the statistics the baseline rules compare with.
 
 `rdmatool baseline save` diagnoses the bundle it saves and records the verdict on the night (`diagnosis`); the
-diagnosis itself runs in the command line, since rdmatool.diagnose sits above this package. It is the diagnosis
+diagnosis itself runs in the command line, since rdmatool.diagnose.pipeline sits above this package. It is the diagnosis
 *without* a baseline: the rules that compare with the baseline never judge the nights the baseline is made of. Were
 they to, a lasting change of the fabric (a firmware rollout, faster NICs) would fail every night after it for
 drifting from the nights before, every such night would be kept out, and the baseline would never learn the new
@@ -25,7 +25,7 @@ What counts (docs/baseline.md):
 from __future__ import annotations
 
 from rdmatool.model import Severity
-from rdmatool.result import DiagnoseResult
+from rdmatool.outcome.result import DiagnoseResult
 
 VERDICTS = ("pass", "warn", "fail", "inconclusive")  # rdmatool.model.Verdict's values, as diagnose --json has them
 EXCLUDED = frozenset({"fail"})

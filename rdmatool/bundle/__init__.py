@@ -11,7 +11,7 @@ BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].txt    formats /1, /2 (stil
 BUNDLE/snapshots/<i>/<target>/outputs.json   format /2: {"<parser>[.<qualifier>]": {"command", "exit_code", "stderr",
                                                "started", "duration_s", "error"[, "qualifier"]}, ...}
 BUNDLE/snapshots/<i>/<target>/<parser>[.<qualifier>].json   format /1 (still read): one such side file per output
-BUNDLE/samples.npz       optional: the parsed samples, a cache checked against the raw files (rdmatool.samples_store)
+BUNDLE/samples.npz       optional: the parsed samples, a cache checked against the raw files (rdmatool.table.samples_store)
 ```
 The side data is optional when reading (absent = exit 0); a folder with `outputs.json` takes its side data from it
 alone. A target folder still holds what is not an output (a packet capture). A bundle is built in a hidden sibling

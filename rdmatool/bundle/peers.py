@@ -26,7 +26,7 @@ from rdmatool.bundle.manifest import read_manifest
 from rdmatool.errors import BundleError, ParseError
 
 PERFTEST = "perftest"
-PEER_MARK = "@"  # as rdmatool.sample_columns.PEER_MARK, which this layer does not import
+PEER_MARK = "@"  # as rdmatool.table.sample_columns.PEER_MARK, which this layer does not import
 # A perftest program (`ib_write_bw`, `ib_send_lat`, `ib_atomic_bw`); a qualifier may start with one.
 _TEST = re.compile(r"ib_(?:write|read|send|atomic)_(?:bw|lat)")
 _TEST_THEN_PEER = re.compile(rf"(?P<test>{_TEST.pattern})[._@](?P<peer>.+)")

@@ -27,7 +27,7 @@ from pathlib import Path
 from rdmatool.bundle.manifest import read_manifest
 from rdmatool.bundle.names import PACK_SUFFIX
 from rdmatool.model import Finding
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
 
 ROOT_KEPT = ("perf",)  # what of a bundle's root beside the manifest and the snapshots a narrowed bundle keeps
 
@@ -62,7 +62,7 @@ class Selection:
 
     @cached_property
     def _left_out_keys(self) -> dict[str, frozenset[str]]:
-        """The left-out ports as rdmatool.port_names compares them (`Eth1/1` is `Ethernet1/1`)."""
+        """The left-out ports as rdmatool.platforms.port_names compares them (`Eth1/1` is `Ethernet1/1`)."""
         return {s: frozenset(port_key(p) for p in ports) for s, ports in self.left_out_ports.items()}
 
     def as_json(self) -> dict:

@@ -1,6 +1,6 @@
 """A capture's figures as facts for the rules engine (playbook `50-capture.yaml`).
 
-Facts have the analysis' columns (rdmatool.analysis.FACT_COLUMNS), kind `capture`, the target that was captured on
+Facts have the analysis' columns (rdmatool.table.analysis.FACT_COLUMNS), kind `capture`, the target that was captured on
 (`rdmatool pcap FILE`: the file's name) and the entity captured (`capture.<device>.pcap` in a bundle: the device or
 netdev; a file given to `rdmatool pcap`: `capture`). Their metrics are the glossary's `capture_*` names; the burst
 figures are per traffic class, with entity `<entity>/<class>` and the class in raw_key.
@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from rdmatool import files
-from rdmatool.analysis import FACT_COLUMNS, Analysis, analyse_path
 from rdmatool.bundle import TARGET_NAME
 from rdmatool.capture import CaptureError, Options, analyse_file
 from rdmatool.config import site_profile
 from rdmatool.model import Sample
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, analyse_path
 
 CAPTURE_FILE = re.compile(r"capture\.([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\.(pcap|pcapng)")
 KIND = "capture"
@@ -93,7 +93,7 @@ def fact_frame(target: str, samples: list[Sample], window_s: float | None, role:
 
 def standalone(target: str, summary: dict, tally) -> Analysis:
     """The analysis of one capture file on its own (`rdmatool pcap`)."""
-    from rdmatool.frame import SampleTable
+    from rdmatool.table.frame import SampleTable
 
     facts = fact_frame(target, samples_of(summary, tally, ENTITY), summary["duration_s"])
     return Analysis(facts=facts, table=SampleTable(frame=pd.DataFrame()), window_s=summary["duration_s"] or None)

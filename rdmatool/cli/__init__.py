@@ -15,9 +15,10 @@ from pathlib import Path
 import typer
 from typer.core import TyperGroup
 
-from rdmatool import __version__, huge_pages
+from rdmatool import __version__
 from rdmatool.cli._boundary import boundary, reader_gone
 from rdmatool.cli._format import plain_metavars
+from rdmatool.table import huge_pages
 
 # Each command module and the top-level names it registers, in the order `rdmatool --help` lists them.
 COMMAND_MODULES = {

@@ -62,7 +62,7 @@ def _rules() -> list:
     """The playbooks' rules (the config file's `playbooks`, else the shipped ones) for the site profile, loaded
     before the load runs: a playbook that does not load is one line naming FILE:LINE and exit 2."""
     from rdmatool.cli import _config
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.errors import PlaybookError
     from rdmatool.rules.playbook import load_dir
 

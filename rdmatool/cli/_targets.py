@@ -48,8 +48,9 @@ def choose_targets(path: str, limit: str | None, shard: str | None = None, *, ex
                    store: str | None = None) -> list[Target]:
     """The selected targets; with `with_switches`, a selection of hosts only gains the switches they are cabled to
     (the inventory's `links:`, else the newest bundle of `baseline` that is still on disk)."""
-    from rdmatool import hostlist, inventory
+    from rdmatool import inventory
     from rdmatool.errors import InventoryError
+    from rdmatool.present import hostlist
 
     try:
         loaded = inventory.load_inventory(path)
@@ -179,7 +180,7 @@ def choose_bundle_targets(command: str, bundle: str, limit: str | None, exclude:
 def _left_out_ports(switches: tuple[str, ...], links, left_out: set[str]) -> dict[str, frozenset[str]]:
     """Each brought-in switch's ports cabled to a host of the bundle that is not selected, as the cabling names them
     (the switch's own names, rdmatool.topology.observed)."""
-    from rdmatool.port_names import system_name
+    from rdmatool.platforms.port_names import system_name
 
     ports: dict[str, set[str]] = {s: set() for s in switches}
     for link in links:

@@ -51,7 +51,7 @@ def save_command(
     prometheus`), not the record's. Beyond --keep, the oldest nights are dropped."""
     from rdmatool import baseline as baselines
     from rdmatool import schemas
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.diagnose.pipeline import diagnose_bundle
 
     as_json, store = chosen("baseline save", fmt, as_json, FORMATS) == JSON, _config.store(store)
     playbooks, site = _config.playbooks(playbooks), _config.site(site_values)

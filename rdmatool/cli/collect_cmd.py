@@ -142,7 +142,7 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, 
 
 def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
     """Why a collection gave nothing to judge (no target answered), as one line, or None."""
-    from rdmatool.verdict import no_data
+    from rdmatool.outcome.verdict import no_data
 
     return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
 
@@ -150,8 +150,8 @@ def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
 def print_summary(outcomes: list[TargetOutcome]) -> int:
     """The targets with something to say, on stderr, and the collection's exit code: 3 when a target was not
     collected, else 0. A tool missing on a target is a `warning`, as diagnose and the gate judge it
-    (rdmatool.failures.tool_gaps); other command failures leave the target `partial`."""
-    from rdmatool.failures import NOT_INSTALLED, command_gap
+    (rdmatool.outcome.failures.tool_gaps); other command failures leave the target `partial`."""
+    from rdmatool.outcome.failures import NOT_INSTALLED, command_gap
 
     ok = [o for o in outcomes if o.ok]
     code = EXIT_INCONCLUSIVE if len(ok) < len(outcomes) else 0
@@ -239,9 +239,9 @@ def bundle_show(
 ) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io
-    from rdmatool import frame
-    from rdmatool.failures import bundle_failures
+    from rdmatool.outcome.failures import bundle_failures
     from rdmatool.schemas import tag
+    from rdmatool.table import frame
 
     fmt = chosen("bundle show", fmt, as_json, SHOW_FORMATS)
     with bundle_selection("bundle show", path, limit, exclude, ignore_unknown) as (read, selection):
@@ -309,7 +309,7 @@ def bundle_merge(
 ) -> None:
     """Merge the bundles of one sharded collection into one, without parsing again; refused (exit 2, nothing
     written) when the snapshots are not aligned or a target is in two bundles without --prefer."""
-    from rdmatool.bundle_merge import MergeOptions, merge
+    from rdmatool.bundle_ops.merge import MergeOptions, merge
 
     options = MergeOptions(prefer=prefer, max_skew_s=max_skew, check_times=not ignore_times, copy=copy)
     try:
@@ -344,7 +344,7 @@ def bundle_diff(
 ) -> None:
     """What changed from A to B: targets added, removed or unreachable, configuration (firmware, PFC, trust, ECN,
     MTU, speed), cabling, and counter rates that moved beyond --tolerance."""
-    from rdmatool.bundle_diff import diff_paths
+    from rdmatool.bundle_ops.diff import diff_paths
     from rdmatool.report import bundle_diff as render
 
     fmt = chosen("bundle diff", fmt, as_json, DIFF_FORMATS)

@@ -18,8 +18,8 @@ from rdmatool.cli._targets import (
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
+from rdmatool.outcome.verdict import EXIT_CODES
 from rdmatool.report.shown import terminal
-from rdmatool.verdict import EXIT_CODES
 
 FORMATS = ("table", "json", "markdown", "commands")
 
@@ -56,7 +56,7 @@ def diagnose_command(
                                     "here)."),
 ) -> None:
     """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.diagnose.pipeline import diagnose_bundle
     from rdmatool.report import markdown, text
 
     fmt = chosen("diagnose", fmt, as_json, FORMATS)
@@ -71,7 +71,7 @@ def diagnose_command(
             load_topology(topology)
         if inventory_file:
             from rdmatool.collect import CollectOptions
-            from rdmatool.collect_diagnose import collect_and_diagnose
+            from rdmatool.diagnose.collect_diagnose import collect_and_diagnose
 
             targets = load_targets(inventory_file, limit, None, exclude=exclude, ignore_unknown=ignore_unknown,
                                    with_switches=True, baseline=baseline, store=store)

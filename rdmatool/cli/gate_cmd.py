@@ -7,7 +7,6 @@ from typing import NoReturn
 
 import typer
 
-from rdmatool import hostlist
 from rdmatool.cli import _config
 from rdmatool.cli._format import JSON, chosen, format_option, json_option
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, data_console, die, print_json
@@ -16,7 +15,8 @@ from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.model import TargetKind, Verdict
-from rdmatool.verdict import EXIT_CODES
+from rdmatool.outcome.verdict import EXIT_CODES
+from rdmatool.present import hostlist
 
 DRAIN_FORMATS = ("lines", "nodeset")
 FORMATS = ("table", "json")

@@ -85,7 +85,7 @@ def env_command(
 
 def _analysis(bundle: str | None, inventory_file: str | None, limit: str | None):
     """The analysis to build the recipe from, and the host names --limit selects (None: every host)."""
-    from rdmatool.analysis import analyse_path
+    from rdmatool.table.analysis import analyse_path
 
     if bundle:
         analysis = analyse_path(bundle)
@@ -149,8 +149,8 @@ def check_command(
             EXIT_INCONCLUSIVE)
     try:
         if bundle:
-            from rdmatool.analysis import analyse_path
             from rdmatool.nccl import recipe
+            from rdmatool.table.analysis import analyse_path
 
             analysis = analyse_path(bundle)
             built = recipe.build(analysis.facts, analysis.targets, analysis.links, site=site)

@@ -38,10 +38,10 @@ def pcap_command(
     the RoCE class, periodic bursts; findings like `diagnose`."""
     from rdmatool.capture import CaptureError, Options, analyse_file
     from rdmatool.capture.facts import standalone
-    from rdmatool.diagnose import diagnose_analysis
+    from rdmatool.diagnose.pipeline import diagnose_analysis
     from rdmatool.errors import RdmatoolError
+    from rdmatool.outcome.verdict import EXIT_CODES
     from rdmatool.schemas import tag
-    from rdmatool.verdict import EXIT_CODES
 
     as_json = chosen("pcap", fmt, as_json, FORMATS) == JSON
     site = _config.site()
@@ -96,8 +96,8 @@ def _bundle_link_gbps(path: Path) -> float | None:
     root = Path(*parts[:-4])
     if not (root / "manifest.json").is_file():
         return None
-    from rdmatool.analysis import analyse_path
     from rdmatool.capture.facts import link_gbps_of
+    from rdmatool.table.analysis import analyse_path
 
     return link_gbps_of(analyse_path(root), parts[-2], match.group(1))
 

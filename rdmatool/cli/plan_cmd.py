@@ -238,7 +238,7 @@ def storage_command(
         wanted = storage.parse_rate(need) if need is not None else None
         measured = None
         if bundle:
-            from rdmatool.analysis import analyse_path
+            from rdmatool.table.analysis import analyse_path
 
             measured = storage.measured_efficiency(analyse_path(bundle), bundle)
         plan = storage.storage_plan(nodes, count, gbps, share, measured, wanted)

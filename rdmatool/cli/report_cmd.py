@@ -40,7 +40,7 @@ def report_command(
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
     counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""
     from rdmatool import extras, files
-    from rdmatool.verdict import EXIT_CODES
+    from rdmatool.outcome.verdict import EXIT_CODES
 
     try:
         extras.require("report", "drawing the HTML report's figures")

@@ -11,7 +11,7 @@ from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import RdmatoolError
 
 FORMATS = ("table", "json")
-# the glossary units of rdmatool.units.human, per unit of a trial figure
+# the glossary units of rdmatool.present.units.human, per unit of a trial figure
 _HUMAN = {"share": "ratio", "µs": "us", "Gb/s": "Gb/s"}
 
 
@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _value(value: float, unit: str) -> str:
-    from rdmatool.units import human
+    from rdmatool.present.units import human
 
     text = human(value, _HUMAN.get(unit, ""))
     return f"{text}/s" if unit == "/s" else text

@@ -153,7 +153,7 @@ def _directory(path: str, create: bool) -> Path:
 
 
 def _rules(directory: str | None) -> list:
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.rules.playbook import load_dir
 
     return load_dir(directory or default_playbooks())

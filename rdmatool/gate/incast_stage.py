@@ -18,13 +18,13 @@ from pathlib import Path
 import pandas as pd
 
 from rdmatool import files
-from rdmatool.analysis import Analysis, analyse_path
 from rdmatool.collect import CollectOptions, collect_to_bundle
 from rdmatool.gate import policy
 from rdmatool.model import Target, TargetKind
 from rdmatool.perf import incast
 from rdmatool.perf import incast_figures as figures_of
 from rdmatool.rules import engine
+from rdmatool.table.analysis import Analysis, analyse_path
 from rdmatool.topology.observed import links_from_analysis
 from rdmatool.tune import SUGGESTERS
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rdmatool import frame as frames
-from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.gate import policy
 from rdmatool.model import Finding
 from rdmatool.pairs import paths
@@ -15,6 +13,8 @@ from rdmatool.perf import attribution as attributions
 from rdmatool.perf.model import Attribution, PairResult
 from rdmatool.rules import engine
 from rdmatool.rules.playbook import Rule
+from rdmatool.table import frame as frames
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis
 from rdmatool.topology import Link
 from rdmatool.topology.paths import path_class_facts
 

@@ -1,5 +1,5 @@
 """Pure gate decisions: which stage a rule belongs to (its playbook key), a stage's status, which nodes to drain and
-why. The verdict is rdmatool.verdict's, as for a diagnosis: a stage that did not finish (UNFINISHED), or targets that
+why. The verdict is rdmatool.outcome.verdict's, as for a diagnosis: a stage that did not finish (UNFINISHED), or targets that
 could not be read, are never a pass; and the gate fails (exit 1) only when it can name what failed (`gate_verdict`).
 """
 
@@ -9,8 +9,8 @@ from collections.abc import Sized
 from dataclasses import dataclass, field
 
 from rdmatool.model import Finding, Severity, Verdict
+from rdmatool.outcome.verdict import HARD, verdict
 from rdmatool.rules.playbook import Rule
-from rdmatool.verdict import HARD, verdict
 
 # Stage statuses that leave the gate's verdict inconclusive; `error`: the stage itself broke (see `crashed`).
 UNFINISHED = ("timeout", "inconclusive", "error")
@@ -104,10 +104,10 @@ def drain_list(reasons: list[Condemnation]) -> list[str]:
 
 def gate_verdict(findings: list[Finding], stages: list[StageResult], missing: list[str], allow_missing: int,
                  drain: list[str], host_names: set[str], gaps: Sized = ()) -> Verdict:
-    """rdmatool.verdict's verdict, and a failure only when it is named: nodes to drain, or a hard finding of the
+    """rdmatool.outcome.verdict's verdict, and a failure only when it is named: nodes to drain, or a hard finding of the
     fabric (a switch, a link, `fabric`). A failure that names neither is not one the scheduler could act on, so the
     gate fails closed (inconclusive) instead of exiting 1. `gaps`: the tools missing on a target, a warning as in a
-    diagnosis (rdmatool.failures.tool_gaps)."""
+    diagnosis (rdmatool.outcome.failures.tool_gaps)."""
     unfinished = any(s.status in UNFINISHED for s in stages)
     decided = verdict(findings, missing, allow_missing, unfinished=unfinished, gaps=gaps)
     fabric_failure = any(f.severity in HARD and f.target not in host_names for f in findings)

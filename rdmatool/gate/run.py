@@ -20,14 +20,14 @@ from pathlib import Path
 from rdmatool import bundle as bundle_io
 from rdmatool.capture.facts import analyse_with_captures
 from rdmatool.collect import CollectOptions, collect_to_bundle
-from rdmatool.diagnose import default_playbooks, failures_of, nothing_to_judge
+from rdmatool.diagnose.judges import with_judges
+from rdmatool.diagnose.pipeline import default_playbooks, failures_of, nothing_to_judge
 from rdmatool.errors import RdmatoolError
-from rdmatool.failures import tool_gaps, unread_targets
 from rdmatool.gate import policy
 from rdmatool.gate.judge import inter_leaf, judge
 from rdmatool.gate.profile import GateProfile
-from rdmatool.judges import with_judges
 from rdmatool.model import Finding, Target, TargetKind, Verdict
+from rdmatool.outcome.failures import tool_gaps, unread_targets
 from rdmatool.rules import engine, playbook
 from rdmatool.tune import SUGGESTERS
 
@@ -47,8 +47,8 @@ class GateResult:
 
     def as_json(self) -> dict:
         """The gate's JSON (schema `gate`): the counts, the unreachable targets, the findings (with their ids) and the
-        suggestions as a diagnosis has them (rdmatool.result), plus the drain list, its reasons and the stages."""
-        from rdmatool.result import judged_json
+        suggestions as a diagnosis has them (rdmatool.outcome.result), plus the drain list, its reasons and the stages."""
+        from rdmatool.outcome.result import judged_json
         from rdmatool.schemas import tag
 
         judged = judged_json(self.findings, self.failures)
@@ -171,7 +171,7 @@ def _state_and_counters(analysis, rules, targets, collected_s, out_of_budget, co
     """Stages 1 and 2 from one analysed bundle: the rules of these stages, findings split by the stage of their rule
     (the bandwidth and latency rules are judged after their stage, on its own results)."""
     stage_for_rule = {r.id: policy.stage_of(r) for r in rules}
-    # The judges of a diagnosis that the gate runs too (rdmatool.judges): link errors per cable, the far end's
+    # The judges of a diagnosis that the gate runs too (rdmatool.diagnose.judges): link errors per cable, the far end's
     # pauses, failed commands.
     cabled = with_judges(analysis, gate=True)
     # With the suggesters, as a diagnosis: a gate that fails on a setting prints the exact commands that change it.

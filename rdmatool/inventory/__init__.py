@@ -1,6 +1,6 @@
 """Inventory loading: rdmatool's YAML form, or an Ansible inventory (YAML or INI) → a list of resolved Targets.
 
-Group and default inheritance, host ranges (ClusterShell syntax, through `rdmatool.hostlist`) and the user's
+Group and default inheritance, host ranges (ClusterShell syntax, through `rdmatool.present.hostlist`) and the user's
 ~/.ssh/config are all resolved once, here; every later step sees plain Targets. Precedence, most specific first:
 target entry > its group > `defaults` > ~/.ssh/config > built-in defaults. Every value that will reach a command
 line or a file name is validated here.
@@ -23,7 +23,7 @@ from rdmatool.inventory.links import InventoryLink, read_links
 from rdmatool.inventory.selection import Selection, select, selection
 from rdmatool.inventory.targets import from_native, resolve
 from rdmatool.model import Target
-from rdmatool.ssh_library import allow_match_exec, paramiko
+from rdmatool.transport.ssh_library import allow_match_exec, paramiko
 
 __all__ = ["Inventory", "InventoryLink", "Selection", "load", "load_inventory", "select", "selection"]
 

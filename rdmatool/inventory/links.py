@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rdmatool import hostlist, yamlio
+from rdmatool import yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Target, TargetKind
+from rdmatool.present import hostlist
 
 _PORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9/._:-]{0,63}")  # as a switch's `ports` are checked
 _KEYS = ("host", "nic", "switch", "switch_port")

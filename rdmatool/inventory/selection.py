@@ -1,6 +1,6 @@
 """`--limit`, `-x/--exclude` and `--shard`: which of the inventory's targets a run talks to.
 
-An expression is what Slurm and pdsh users write (ClusterShell's syntax, read by `rdmatool.hostlist`): names and
+An expression is what Slurm and pdsh users write (ClusterShell's syntax, read by `rdmatool.present.hostlist`): names and
 host ranges (`gpu[001-064]`), `@group` (the inventory's groups), shell globs (`leaf*`), joined by `,` (union),
 `!` (difference: `gpu[001-064]!gpu005`, or `gpu[001-064],!gpu005`), `&` (intersection) and `^` (symmetric
 difference), left to right. A bare group name still selects its group when no target has that name.
@@ -16,9 +16,10 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from rdmatool import hostlist, yamlio
+from rdmatool import yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Target
+from rdmatool.present import hostlist
 
 
 @dataclass(frozen=True)

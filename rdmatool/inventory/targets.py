@@ -1,5 +1,5 @@
 """rdmatool's own inventory format, and the resolution every format ends in: entries with group and default
-inheritance, host ranges (`rdmatool.hostlist`, ClusterShell syntax) and ~/.ssh/config → validated Targets. Every value that will reach a command line or a
+inheritance, host ranges (`rdmatool.present.hostlist`, ClusterShell syntax) and ~/.ssh/config → validated Targets. Every value that will reach a command line or a
 file name is checked here, with `fullmatch`."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rdmatool import hostlist, platforms, yamlio
+from rdmatool import platforms, yamlio
 from rdmatool.errors import InventoryError
 from rdmatool.model import Platform, Target, TargetKind
-from rdmatool.ssh_library import paramiko
+from rdmatool.present import hostlist
+from rdmatool.transport.ssh_library import paramiko
 
 # Validators are used with fullmatch: `$` would also accept a trailing newline, and these values reach command
 # lines and file names.

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis, grown_by
 from rdmatool.model import Finding
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, grown_by
 
 VERDICT_METRICS = ("nccl_recipe_verdict", "nccl_log_verdict")
 
@@ -37,9 +37,9 @@ def judged(analysis: Analysis | None, problems, verdict_metric: str, site: dict 
            playbooks_dir: str | None = None) -> list[Finding]:
     """The findings of the playbook rules that judge `verdict_metric` over the problems' facts (beside the
     analysis' own facts, or alone when there is no bundle: a log checked without one)."""
-    from rdmatool.diagnose import default_playbooks
-    from rdmatool.facts import FactQuery
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.rules import engine, playbook
+    from rdmatool.table.facts import FactQuery
 
     if not problems:
         return []

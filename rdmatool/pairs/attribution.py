@@ -19,7 +19,7 @@ Rails: a rail-aligned run (NIC k of one host against NIC k of another, each resu
 rail (`attribute_rails`): a node bad on some rail and passing on none is a bad node; bad on rail k while passing on
 another rail, its NIC k is a bad NIC (`Attribution.bad_nics`), the host itself fine.
 
-Facts: `facts()` states an attribution as rows of the analysis facts format (rdmatool.analysis.FACT_COLUMNS), so
+Facts: `facts()` states an attribution as rows of the analysis facts format (rdmatool.table.analysis.FACT_COLUMNS), so
 that its verdicts are judged by playbook rules (playbooks/40-perftest.yaml) like any other fact.
 """
 

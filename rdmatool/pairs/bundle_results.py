@@ -2,7 +2,7 @@
 
 A bundle may hold one perftest output per peer on a host: `perftest` qualified `<test>@<peer>`, the host being the
 client and the peer the server (another writer's naming is read as that: rdmatool.bundle.peers). The samples keep them apart (entity `<test>@<peer>`, see
-rdmatool.sample_columns.entity_namer). Judged one by one, a slow node would make each of its healthy partners look
+rdmatool.table.sample_columns.entity_namer). Judged one by one, a slow node would make each of its healthy partners look
 slow too; so they are judged as the gate judges its matrix: `pair_results` reads them back as PairResults,
 `attribute` (rdmatool.pairs.attribution, the gate's and `rdmatool perf`'s) tells bad nodes from bad links, and its
 `facts` are what the playbook's verdict rules (playbooks/40-perftest.yaml) read. The per-peer facts themselves are
@@ -25,12 +25,12 @@ from dataclasses import is_dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
-from rdmatool.facts import FactQuery
 from rdmatool.pairs import paths
 from rdmatool.pairs.attribution import attribute, facts
 from rdmatool.pairs.model import LAT_TESTS, PairResult
-from rdmatool.sample_columns import PEER_MARK
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis
+from rdmatool.table.facts import FactQuery
+from rdmatool.table.sample_columns import PEER_MARK
 
 # What one perftest output says, per sample metric (rdmatool.parsers.perftest).
 PERFTEST_METRICS = ("bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps", "iterations", "lat_min_us", "lat_max_us",

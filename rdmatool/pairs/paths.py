@@ -19,11 +19,11 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from rdmatool.facts import FactQuery
 from rdmatool.pairs.attribution import LOW, classify, fact_row
 from rdmatool.pairs.localise import RailRun, localise
 from rdmatool.pairs.model import Attribution, PairResult, leaf_pair
-from rdmatool.port_names import system_name
+from rdmatool.platforms.port_names import system_name
+from rdmatool.table.facts import FactQuery
 
 NO_UPLINKS = "not known (no switch-to-switch LLDP in the data)"
 

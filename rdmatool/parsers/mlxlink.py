@@ -3,7 +3,7 @@
 Command: `mlxlink -d mlx5_0 -p 1 -c` or the same with `--json` (MFT / mstflint; once per port, stored per port).
 Emits (entity `port`, a placeholder: the caller knows which device and port it asked about; `port/laneN` for the
 per-lane values; in a bundle, an output qualified `<device>.<port>` names them `mlx5_0/1` and `mlx5_0/1/laneN`,
-the port's name in every other tool's view: rdmatool.sample_columns.entity_namer): `port_state` (State), `phys_state` (Physical state), `speed` (Speed, as printed: IB-HDR, 200G),
+the port's name in every other tool's view: rdmatool.table.sample_columns.entity_namer): `port_state` (State), `phys_state` (Physical state), `speed` (Speed, as printed: IB-HDR, 200G),
 `link_width` (Width as printed, 4x) and `link_width_lanes`, `fec_mode` (FEC), `symbol_errors`,
 `effective_physical_errors`, `link_down_events` (Link Down Counter), `link_error_recovery` (Link Error Recovery
 Counter) as int counters, `effective_ber`, `raw_ber`, `symbol_ber` (float gauges from `15E-255`), per lane

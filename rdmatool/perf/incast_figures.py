@@ -23,9 +23,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS
 from rdmatool.perf.incast import Group
 from rdmatool.perf.model import HostInfo, PairResult
+from rdmatool.table.analysis import FACT_COLUMNS
 
 _COUNTERS = ["ecn_marked_packets", "rx_packets", "tx_packets", "cnp_sent", "cnp_handled", "cnp_ignored",
              "rx_pause_duration_us", "tx_pause_duration_us"]
@@ -152,7 +152,7 @@ def group_figures(group: Group, results: list[PairResult], infos: Mapping[str, H
 
 
 def facts(figures: list[dict], meta: Mapping[str, tuple]) -> list[dict]:
-    """The figures as fact rows (rdmatool.analysis.FACT_COLUMNS) for the rules: a group's on its leaf and the
+    """The figures as fact rows (rdmatool.table.analysis.FACT_COLUMNS) for the rules: a group's on its leaf and the
     leaf's port toward the receiver (`fabric` and the receiver's name when the cabling is not known), the
     receiver's and each sender's on the host and its netdev. `meta`: target -> (kind, platform, role)."""
     rows: list[dict] = []

@@ -24,9 +24,10 @@ import csv
 import json
 from pathlib import Path
 
-from rdmatool import extras, figures
+from rdmatool import extras
 from rdmatool.perf.attribution import LAT_FACTOR
 from rdmatool.perf.model import LAT_TESTS, Attribution, PairResult
+from rdmatool.present import figures
 from rdmatool.schemas import tag
 
 LAT_COLUMNS = ("lat_min_us", "lat_typical_us", "lat_avg_us", "lat_p99_us", "lat_p999_us", "lat_max_us",

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from rdmatool import commands
 from rdmatool.model import Target
-from rdmatool.ssh_library import paramiko
 from rdmatool.transport.hostkeys import KnownHosts
 from rdmatool.transport.jump import JumpHosts
 from rdmatool.transport.ssh import Session
+from rdmatool.transport.ssh_library import paramiko
 
 _POLL = 0.05
 _PID_WAIT_S = 10.0  # how long a cleanup waits for a command's PID line before leaving it to its `timeout`

@@ -33,11 +33,11 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from rdmatool import frame as frames
-from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.perf import incast
 from rdmatool.perf.incast import Group
 from rdmatool.perf.model import PairResult
+from rdmatool.table import frame as frames
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis
 
 # A storage node below this share of the fleet's median delivery is named slow: the planning rule's 70 % of line
 # rate would name every node of a fleet whose clients are the bottleneck, the fleet's own median names the outlier.
@@ -111,7 +111,7 @@ def figures(rounds: list[list[Group]], results: list[PairResult], line_gbps: Map
 
 def facts(figures: dict, nics: Mapping[str, str], cabling: Mapping[str, tuple[str, str]] | None = None,
           roles: Mapping[str, str | None] | None = None) -> list[dict]:
-    """The figures as fact rows (rdmatool.analysis.FACT_COLUMNS, raw_key `storage`) for the storage rules:
+    """The figures as fact rows (rdmatool.table.analysis.FACT_COLUMNS, raw_key `storage`) for the storage rules:
 
     - each storage node (target: the node, entity: the NIC it was read through, `nics`): `storage_node_verdict`
       slow | ok | incomplete, `storage_read_gbps`, `storage_line_gbps`, `storage_read_efficiency` (the share of its

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import Analysis, analyse_path
 from rdmatool.pairs.bundle_results import expected_rates, pair_results
 from rdmatool.plan.bandwidth import PLANNING_EFFICIENCY
+from rdmatool.table.analysis import Analysis, analyse_path
 
 
 def perftest_efficiencies(analysis: Analysis) -> list[float]:

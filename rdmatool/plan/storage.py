@@ -153,7 +153,7 @@ def fmt_tib(bytes_per_s: float) -> str:
     return f"{_digits(bytes_per_s / TIB)} TiB/s"
 
 
-def measured_efficiency(analysis, source: str = "") -> dict:  # noqa: ANN001 - rdmatool.analysis.Analysis
+def measured_efficiency(analysis, source: str = "") -> dict:  # noqa: ANN001 - rdmatool.table.analysis.Analysis
     """The fleet's read efficiency from a bundle: the median of the perftest efficiencies (bandwidth / line rate,
     large messages) of the storage hosts' results when the bundle has hosts of role `storage`, else of every
     result (rdmatool.plan.measured). `efficiency` None (with `reason`) when it holds none."""

@@ -8,7 +8,7 @@ Each module declares, in one place, everything the rest of rdmatool knows about 
   SWITCH_COMMANDS and builds every command line from them: it stays the one audited place for what rdmatool runs;
 - its port names: `PORT_NAME` (accepted into a show command), `CONFIG_PORT_NAME` (into a suggested configuration
   line; both matched whole, with ASCII digits `[0-9]`: `\\d` also takes other scripts' digits), `PORT_PREFIXES`
-  (what the far end of a cable may spell before the port number: rdmatool.port_names), `port_argument` /
+  (what the far end of a cable may spell before the port number: rdmatool.platforms.port_names), `port_argument` /
   `config_port` (the port as its command lines take it);
 - how a suggestion is written as its commands (rdmatool.tune): `trust_dscp`, `pfc`, `dscp_map`, `ecn`,
   `cable_length`, `strict_priority` (switches; the host's are linux.host_*), with `COMMENT` (a comment line on its

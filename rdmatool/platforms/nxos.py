@@ -41,7 +41,7 @@ SHOW_COMMANDS = (
 # --- its port names
 PORT_NAME = re.compile(r"Ethernet[0-9]{1,4}(?:/[0-9]{1,3}){1,2}")
 CONFIG_PORT_NAME = re.compile(r"Ethernet[0-9]{1,3}/[0-9]{1,3}(?:/[0-9]{1,2})?")
-PORT_PREFIXES = ("Ethernet", "Eth")  # what the far end may spell before the port number (rdmatool.port_names)
+PORT_PREFIXES = ("Ethernet", "Eth")  # what the far end may spell before the port number (rdmatool.platforms.port_names)
 
 
 def port_argument(port: str) -> str:

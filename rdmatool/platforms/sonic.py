@@ -6,7 +6,7 @@ a change to that list (tests/test_platforms.py checks every entry is a read-only
 
 Port names: `Ethernet0` (`PORT_NAME` for a show command line, `CONFIG_PORT_NAME` for a suggested configuration
 line). Its LLDP advertises the port *alias* (`etp1`, `fortyGigE0/0`, `Eth1/1`) as the port ID and the port name as
-its description; `show interfaces status` maps the two (its Alias column), which rdmatool.port_names uses.
+its description; `show interfaces status` maps the two (its Alias column), which rdmatool.platforms.port_names uses.
 
 Suggested commands (printed, never run) follow the sonic-utilities CLI (`config interface pfc priority`,
 `ecnconfig -p … -gmin … -gmax … -gdrop …`, `ecnconfig -q`), github.com/sonic-net/sonic-utilities [C2].
@@ -51,7 +51,7 @@ SHOW_COMMANDS = (
 # --- its port names
 PORT_NAME = re.compile(r"Ethernet[0-9]{1,5}")
 CONFIG_PORT_NAME = re.compile(r"Ethernet[0-9]{1,4}")
-PORT_PREFIXES = ("Ethernet",)  # what the far end may spell before the port number (rdmatool.port_names)
+PORT_PREFIXES = ("Ethernet",)  # what the far end may spell before the port number (rdmatool.platforms.port_names)
 
 
 def port_argument(port: str) -> str:

@@ -1,4 +1,4 @@
-"""`rdmatool bundle diff` as a table (rich) or Markdown, from the diff's JSON shape (rdmatool.bundle_diff).
+"""`rdmatool bundle diff` as a table (rich) or Markdown, from the diff's JSON shape (rdmatool.bundle_ops.diff).
 
 Every value a device reported (settings, neighbours, errors, names) is shown as text (rdmatool.report.shown): its
 control characters visible in the table, its Markdown and HTML escaped in the Markdown."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from rdmatool import platforms
 from rdmatool.model import Severity
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.report import view as views
 from rdmatool.report.shown import cleaned, terminal
 from rdmatool.report.shown import comment as comment_text
-from rdmatool.result import DiagnoseResult
 
 
 def comment(platform: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rdmatool.hostlist import fold
+from rdmatool.present.hostlist import fold
 
 
 def folded(names: Iterable[str]) -> str:

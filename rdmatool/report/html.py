@@ -12,8 +12,8 @@ import html
 import io
 import math
 
-from rdmatool import units
 from rdmatool.model import Severity
+from rdmatool.present import units
 from rdmatool.report import plots
 from rdmatool.report.hostsets import grouped_failures
 from rdmatool.report.page import Page, PortRow

@@ -4,10 +4,10 @@ of every finding and each suggestion once, with the findings it answers and its 
 from __future__ import annotations
 
 from rdmatool.model import Severity
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.report import view as views
 from rdmatool.report.hostsets import folded, grouped_failures
 from rdmatool.report.shown import code_span, fence, markdown
-from rdmatool.result import DiagnoseResult
 
 
 def render(result: DiagnoseResult, minimum: Severity = Severity.INFO) -> str:

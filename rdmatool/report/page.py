@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from rdmatool.model import Severity
-from rdmatool.result import DiagnoseResult
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.topology import Link
 
 # Counters whose growth in the window is an error on the link or a drop: the fleet table's "errors" column. Two
@@ -165,7 +165,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     diagnose_analysis takes it). Errors are the diagnosis' own (BundleError, BaselineError, PlaybookError...)."""
     from rdmatool import baseline as baselines
     from rdmatool.capture.facts import analyse_with_captures
-    from rdmatool.diagnose import diagnose_analysis
+    from rdmatool.diagnose.pipeline import diagnose_analysis
     from rdmatool.topology.observed import links_from_analysis
     from rdmatool.topology.paths import bundle_pairs
 

@@ -14,7 +14,7 @@ import base64
 import html
 from collections import defaultdict
 
-from rdmatool.figures import png as figure_png
+from rdmatool.present.figures import png as figure_png
 from rdmatool.report.page import RATE_FAMILIES, Page, PriorityFigure
 from rdmatool.report.shown import terminal
 
@@ -34,7 +34,7 @@ def _figure(width: float, height: float):
 
 
 def _png(figure) -> bytes:
-    """The figure as PNG, every text in it shown as the characters it is (rdmatool.figures)."""
+    """The figure as PNG, every text in it shown as the characters it is (rdmatool.present.figures)."""
     return figure_png(figure)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from rdmatool.visible import terminal  # the one encoding every view starts from
+from rdmatool.present.visible import terminal  # the one encoding every view starts from
 
 
 def comment(text) -> str:

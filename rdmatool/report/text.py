@@ -20,11 +20,11 @@ from rich.console import Console
 from rich.text import Text
 
 from rdmatool.model import Severity
+from rdmatool.outcome.result import DiagnoseResult, finding_ids
+from rdmatool.present.units import duration
 from rdmatool.report import view as views
 from rdmatool.report.hostsets import folded, grouped_failures
 from rdmatool.report.shown import cleaned
-from rdmatool.result import DiagnoseResult, finding_ids
-from rdmatool.units import duration
 
 if TYPE_CHECKING:
     from rdmatool.gate.run import GateResult

@@ -1,6 +1,6 @@
 """What a report shows of a diagnosis, decided once for the table, the Markdown and the commands: the findings at or
 above a severity (the rest counted, never silently dropped), each suggestion once with the findings it answers,
-findings grouped by cause, places folded, numbers in human units (rdmatool.units; the JSON keeps the exact ones).
+findings grouped by cause, places folded, numbers in human units (rdmatool.present.units; the JSON keeps the exact ones).
 
 The table also folds one physical story into one block (`blocks`): a finding another one explains on the same
 target and port (its `explained_by`, from the playbook's `explains`) is one `also:` line under it, and a fix that
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
+from rdmatool.outcome.result import DiagnoseResult, finding_ids, unique_suggestions
+from rdmatool.present.units import SHARE, duration, human, size, unit_for
 from rdmatool.report.hostsets import folded
-from rdmatool.result import DiagnoseResult, finding_ids, unique_suggestions
-from rdmatool.units import SHARE, duration, human, size, unit_for
 
 ORDER = (Severity.CRITICAL, Severity.ERROR, Severity.WARNING, Severity.INFO)
 RANK = {s: i for i, s in enumerate(reversed(ORDER))}  # info 0 … critical 3

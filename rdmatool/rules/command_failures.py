@@ -2,7 +2,7 @@
 
 A `missing` rule sees only that a target reports no pause counters; the bundle's manifest says whether `ethtool -S`
 ran at all: its tool not installed, or the command hung until its timeout. These facts carry that
-(rdmatool.failures.command_gap): one per target, command (parser) and kind of failure, metric `command_not_installed`
+(rdmatool.outcome.failures.command_gap): one per target, command (parser) and kind of failure, metric `command_not_installed`
 or `command_unfinished`, the failures as recorded in `text`, each once, first first, joined by ` | ` (`ethtool -S
 ibp24s0 timed out on gpu11 | ethtool -S ens1f0np0 timed out on gpu11`: one per interface, the same in every snapshot
 said once), the command's parser in `raw_key`, no entity and no priority: a fact about the target, as the gap findings
@@ -15,15 +15,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis, grown_by
-from rdmatool.facts import FactQuery
-from rdmatool.failures import NOT_INSTALLED, UNFINISHED, command_gap
+from rdmatool.outcome.failures import NOT_INSTALLED, UNFINISHED, command_gap
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, grown_by
+from rdmatool.table.facts import FactQuery
 
 METRICS = {UNFINISHED: "command_unfinished", NOT_INSTALLED: "command_not_installed"}
 
 
 def command_failure_facts(analysis: Analysis) -> pd.DataFrame:
-    """The facts (rdmatool.analysis.FACT_COLUMNS) of the analysis' failed commands."""
+    """The facts (rdmatool.table.analysis.FACT_COLUMNS) of the analysis' failed commands."""
     table = getattr(analysis, "table", None)
     failures = list(getattr(table, "collection_failures", None) or [])
     if not failures:

@@ -8,16 +8,17 @@ from dataclasses import replace
 
 import pandas as pd
 
-from rdmatool import config, units
-from rdmatool.analysis import Analysis
+from rdmatool import config
 from rdmatool.metrics import GLOSSARY
 from rdmatool.model import Finding, Severity, Suggestion
-from rdmatool.port_names import port_key
-from rdmatool.result import finding_ids
+from rdmatool.outcome.result import finding_ids
+from rdmatool.platforms.port_names import port_key
+from rdmatool.present import units
 from rdmatool.rules import registry
 from rdmatool.rules.kinds import Context
 from rdmatool.rules.playbook import Rule, for_site
 from rdmatool.rules.ports import PortNames
+from rdmatool.table.analysis import Analysis
 
 SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
 # (rule, one hit's evidence, analysis, profile=) → suggestions; the tuning package registers its calculators here.
@@ -258,7 +259,7 @@ def _units(rule: Rule, evidence: dict) -> dict[str, str]:
 
 def _fill(text: str, evidence: dict, shown: dict[str, str] | None = None) -> str:
     """Plain `{name}` substitution from the evidence; unknown names stay as written (no format spec, no eval).
-    A number named in `shown` is written in human units (rdmatool.units), and the unit the template writes after
+    A number named in `shown` is written in human units (rdmatool.present.units), and the unit the template writes after
     it (`{observed} bytes`) is dropped, the human form carrying its own."""
     shown = shown or {}
     if "window_s" in evidence and evidence["window_s"] is None and "{window_s}" in text:

@@ -2,7 +2,7 @@
 
 Every function returns columns HIT_COLUMNS: target, entity, priority, observed, expected, baseline, window_s. Nothing
 here evaluates strings from playbooks; operators are looked up in a fixed table. The facts are read through the
-context's FactQuery (rdmatool.facts): the analysis' own in a diagnosis, shared with the suggesters.
+context's FactQuery (rdmatool.table.facts): the analysis' own in a diagnosis, shared with the suggesters.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
-from rdmatool.facts import FactQuery
 from rdmatool.metrics import GLOSSARY, rate_name
 from rdmatool.rules.port_up import without_down_switch_ports
 from rdmatool.rules.rule import Rule
+from rdmatool.table import column_codes
+from rdmatool.table.facts import FactQuery
 
 HIT_COLUMNS = ["target", "entity", "priority", "observed", "expected", "baseline", "window_s"]
 _OPS: dict[str, Callable] = {

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import PortNames, port_key
+from rdmatool.platforms.port_names import PortNames, port_key
+from rdmatool.table.facts import FactQuery
 
 if TYPE_CHECKING:
     from rdmatool.rules.kinds import Context

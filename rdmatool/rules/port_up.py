@@ -7,8 +7,8 @@ no RoCE traffic, so its settings are no finding; it is the cabling and link rule
 
 from __future__ import annotations
 
-from rdmatool.facts import FactQuery
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
+from rdmatool.table.facts import FactQuery
 
 # The state views of the switch platforms: `oper_state` (SONiC, Cumulus, Onyx, EOS: Up / Down / Disabled) and NX-OS
 # `show interface`'s `port_state` (up / down / the reason it is down).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from rdmatool.facts import FactQuery
+from rdmatool.table.facts import FactQuery
 
 _RDMA_PORT = re.compile(r"(?P<device>[^/\s]+)/(?P<port>[0-9]{1,3})")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,31}")  # a Linux interface name

@@ -26,11 +26,11 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
-from rdmatool.analysis import Analysis, grown_by
-from rdmatool.facts import FactQuery
-from rdmatool.frame import OBJECTS
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
+from rdmatool.table import column_codes
+from rdmatool.table.analysis import Analysis, grown_by
+from rdmatool.table.facts import FactQuery
+from rdmatool.table.frame import OBJECTS
 from rdmatool.topology import Link, observed, paths, sides
 from rdmatool.topology import expected as expected_topology
 from rdmatool.topology.stated import StatedFacts
@@ -205,7 +205,7 @@ def _against_file(analysis, topology, links: list[Link], hosts: set[str], out: S
 
 
 def cabling_facts(analysis, topology: expected_topology.ExpectedTopology | None = None) -> pd.DataFrame:
-    """Every cabling problem of the bundle, as facts (rdmatool.analysis.FACT_COLUMNS)."""
+    """Every cabling problem of the bundle, as facts (rdmatool.table.analysis.FACT_COLUMNS)."""
     query = FactQuery.of(analysis)
     targets = list(getattr(analysis, "targets", None) or [])
     roles = {t["name"]: t.get("role") for t in targets if isinstance(t, dict) and t.get("name")}

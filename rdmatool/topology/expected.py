@@ -21,9 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rdmatool import hostlist, yamlio
+from rdmatool import yamlio
 from rdmatool.errors import RdmatoolError
-from rdmatool.port_names import PortNames
+from rdmatool.platforms.port_names import PortNames
+from rdmatool.present import hostlist
 from rdmatool.topology import Link
 
 SOURCE = "topology-file"

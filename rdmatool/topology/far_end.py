@@ -24,10 +24,10 @@ import functools
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis, grown_by
-from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, grown_by
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology import observed
 
 # (the host's metric, the switch port's metric it becomes, whether the fact is a rate row)

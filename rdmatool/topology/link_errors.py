@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rdmatool.analysis import Analysis, grown_by
-from rdmatool.facts import FactQuery
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
+from rdmatool.table.analysis import Analysis, grown_by
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology import observed
 from rdmatool.topology.stated import StatedFacts
 
@@ -87,7 +87,7 @@ def _reported(query: FactQuery) -> set[tuple[str, str]]:
 
 
 def link_error_facts(analysis) -> pd.DataFrame:
-    """Every cable whose physical error counters grew, as facts (rdmatool.analysis.FACT_COLUMNS)."""
+    """Every cable whose physical error counters grew, as facts (rdmatool.table.analysis.FACT_COLUMNS)."""
     query = FactQuery.of(analysis)
     roles = {t["name"]: t.get("role") for t in list(getattr(analysis, "targets", None) or [])
              if isinstance(t, dict) and t.get("name")}

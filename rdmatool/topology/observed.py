@@ -14,7 +14,7 @@ and the CA's node description, `<host> <device>` by default (`gpu01 mlx5_0`).
 Names: a neighbour's system name that is not a target of the bundle is cut at its first dot (`leaf01.dc1` →
 `leaf01`), as LLDP peers often advertise a fully qualified name the inventory does not use. A switch port is named
 as the switch itself names it, whatever the other end's LLDP said (`etp1`, a SONiC alias → `Ethernet0`; `Et1/1` →
-`Ethernet1/1`): `port_names` resolves every spelling (rdmatool.port_names) before any join.
+`Ethernet1/1`): `port_names` resolves every spelling (rdmatool.platforms.port_names) before any join.
 
 A switch's LLDP neighbour that is another switch of the bundle is no host cable: `fabric_view` lists those
 (leaf–spine uplinks, peer links), each sighting from the switch that made it.
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-from rdmatool.facts import FactQuery
-from rdmatool.port_names import PortNames, ca_of, node_description, system_name
+from rdmatool.platforms.port_names import PortNames, ca_of, node_description, system_name
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology import Link, SwitchCable
 
 LLDP = "lldp"
@@ -43,7 +43,7 @@ def _targets(query: FactQuery) -> set[str]:
 
 
 def short_name(name: str, names: set[str]) -> str:
-    """A neighbour's system name as the bundle names it (rdmatool.port_names.system_name)."""
+    """A neighbour's system name as the bundle names it (rdmatool.platforms.port_names.system_name)."""
     return system_name(name, names)
 
 
@@ -52,7 +52,7 @@ _OWN_PORTS = ("oper_state", "link_rate_gbps", "port_mtu", "port_alias")
 
 
 def port_names(analysis) -> PortNames:
-    """Every collected switch's ports under their own names, with their aliases (rdmatool.port_names)."""
+    """Every collected switch's ports under their own names, with their aliases (rdmatool.platforms.port_names)."""
     query = _query(analysis)
     return query.derived("port_names", lambda: _port_names(query))
 

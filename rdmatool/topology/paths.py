@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS
 from rdmatool.bundle.reader import Bundle
 from rdmatool.bundle.replay import perf_records
 from rdmatool.errors import BundleError
-from rdmatool.facts import FactQuery
-from rdmatool.port_names import ca_of
+from rdmatool.platforms.port_names import ca_of
+from rdmatool.table.analysis import FACT_COLUMNS
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology import Link, placement
 from rdmatool.topology.observed import fabric_view, switch_name
 
@@ -107,7 +107,7 @@ def _judge(classified: dict[str, list[tuple[str, str, float, set[str]]]]) -> lis
 
 
 def path_class_facts(pairs, links: list[Link], spines: dict[str, set[str]]) -> pd.DataFrame:
-    """The slow path classes of a run's bandwidth pairs, as facts (rdmatool.analysis.FACT_COLUMNS)."""
+    """The slow path classes of a run's bandwidth pairs, as facts (rdmatool.table.analysis.FACT_COLUMNS)."""
     where = placement(links)
     classified: dict[str, list[tuple[str, str, float, set[str]]]] = {}
     for pair in pairs or []:

@@ -1,7 +1,7 @@
 """One-sided cables: one collected end's LLDP sees the other end, and the other end's LLDP does not see it back.
 
 Judged only where both ends were collected and the other end's LLDP answered at all (a switch or host without
-LLDP facts says nothing about its ports). Ports are compared once resolved (rdmatool.port_names through
+LLDP facts says nothing about its ports). Ports are compared once resolved (rdmatool.platforms.port_names through
 rdmatool.topology.observed: a SONiC alias is its port, `Et1/1` is `Ethernet1/1`), so a cable both ends report is a
 normal cable, however each end spells the other's port.
 
@@ -17,8 +17,8 @@ that does not see sees instead).
 
 from __future__ import annotations
 
-from rdmatool.facts import FactQuery
-from rdmatool.port_names import port_key
+from rdmatool.platforms.port_names import port_key
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology import Link, observed
 from rdmatool.topology.stated import StatedFacts
 

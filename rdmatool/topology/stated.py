@@ -1,13 +1,13 @@
 """Verdict facts a judge states for the playbooks: one verdict row per subject plus its details, in the facts'
-own columns (rdmatool.analysis.FACT_COLUMNS). The cabling judge and the per-cable error judge both speak this way."""
+own columns (rdmatool.table.analysis.FACT_COLUMNS). The cabling judge and the per-cable error judge both speak this way."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS
-from rdmatool.facts import FactQuery
+from rdmatool.table.analysis import FACT_COLUMNS
+from rdmatool.table.facts import FactQuery
 
 
 class StatedFacts:

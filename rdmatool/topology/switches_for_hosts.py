@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rdmatool.inventory import InventoryLink
 from rdmatool.model import Target, TargetKind
-from rdmatool.port_names import port_key, system_name
+from rdmatool.platforms.port_names import port_key, system_name
 from rdmatool.topology import Link
 
 INVENTORY = "inventory"
@@ -35,7 +35,7 @@ def from_inventory(links: Iterable[InventoryLink]) -> list[Link]:
 
 def from_bundle(path: str | Path) -> list[Link]:
     """The cabling a saved bundle saw (its LLDP and iblinkinfo outputs, through the analysis)."""
-    from rdmatool.analysis import analyse_path
+    from rdmatool.table.analysis import analyse_path
     from rdmatool.topology.observed import links_from_analysis
 
     return links_from_analysis(analyse_path(path))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rdmatool.failures import COMMAND_TIMED_OUT, COMMAND_UNFINISHED, TOOL_NOT_INSTALLED
-from rdmatool.host_framing import Section
 from rdmatool.model import CommandResult
+from rdmatool.outcome.failures import COMMAND_TIMED_OUT, COMMAND_UNFINISHED, TOOL_NOT_INSTALLED
+from rdmatool.transport.host_framing import Section
 
 
 def now_iso() -> str:

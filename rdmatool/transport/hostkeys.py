@@ -31,7 +31,7 @@ import threading
 from pathlib import Path
 
 from rdmatool.errors import RdmatoolError
-from rdmatool.ssh_library import paramiko
+from rdmatool.transport.ssh_library import paramiko
 
 SYSTEM_KNOWN_HOSTS = "/etc/ssh/ssh_known_hosts"
 USER_KNOWN_HOSTS = "~/.ssh/known_hosts"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import threading
 
 from rdmatool.model import Target
-from rdmatool.ssh_library import paramiko
 from rdmatool.transport.hostkeys import KnownHosts, VerifyingPolicy, refuse_unknown_key_types
+from rdmatool.transport.ssh_library import paramiko
 from rdmatool.transport.ssh_options import CollectorTransport, end_transport
 
 

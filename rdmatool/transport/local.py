@@ -22,10 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-from rdmatool import commands, host_framing
-from rdmatool.failures import DEADLINE_EXCEEDED
+from rdmatool import commands
 from rdmatool.model import CommandResult, Target
-from rdmatool.transport import output_cap, verbs
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED
+from rdmatool.transport import host_framing, output_cap, verbs
 from rdmatool.transport.framed import now_iso, results_of
 
 MAX_VERBS_BYTES = 16 * 1024 * 1024  # a verbs document of eight devices with full GID tables is well below 1 MB

@@ -7,12 +7,11 @@ import socket
 import threading
 import time
 
-from rdmatool import commands, host_framing
+from rdmatool import commands
 from rdmatool.errors import RdmatoolError
-from rdmatool.failures import DEADLINE_EXCEEDED
 from rdmatool.model import CommandResult, Target
-from rdmatool.ssh_library import paramiko
-from rdmatool.transport import output_cap
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED
+from rdmatool.transport import host_framing, output_cap
 from rdmatool.transport.framed import now_iso, results_of
 from rdmatool.transport.hostkeys import (
     HostKeyChanged,
@@ -22,6 +21,7 @@ from rdmatool.transport.hostkeys import (
     refuse_unknown_key_types,
 )
 from rdmatool.transport.jump import JumpHosts
+from rdmatool.transport.ssh_library import paramiko
 from rdmatool.transport.ssh_options import CollectorTransport, blocking_reads, end_transport, identity
 
 

@@ -21,7 +21,7 @@ import os
 import socket
 import threading
 
-from rdmatool.ssh_library import paramiko
+from rdmatool.transport.ssh_library import paramiko
 
 # OpenSSH's default ciphers as paramiko knows them (no chacha20-poly1305 in paramiko), AES-GCM first.
 CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes192-ctr", "aes256-ctr")

@@ -9,8 +9,8 @@ import time
 
 from rdmatool import commands, platforms
 from rdmatool.errors import RdmatoolError
-from rdmatool.failures import DEADLINE_EXCEEDED, SWITCH_READ_TIMEOUT
 from rdmatool.model import CommandResult, Target
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED, SWITCH_READ_TIMEOUT
 from rdmatool.transport import output_cap
 from rdmatool.transport.hostkeys import KnownHosts, host_key_name, other_key_algorithms, scan_and_check
 from rdmatool.transport.ssh import check_identity_file, now_iso

@@ -1,4 +1,4 @@
-"""What changed and whether it helped: the configuration changes between the two sides (rdmatool.bundle_diff), each
+"""What changed and whether it helped: the configuration changes between the two sides (rdmatool.bundle_ops.diff), each
 figure's effect, and the verdict. The figures are a run's own (rdmatool.trial.runs): under load from a gate's
 incast stage when its bundle has one, else from the bundle's perftest results and counters; the two are not mixed.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rdmatool.bundle_diff import diff
+from rdmatool.bundle_ops.diff import diff
 from rdmatool.trial.runs import KEYED, Run, keyed_means
 
 SCHEMA = "rdmatool-trial/1"

@@ -33,7 +33,7 @@ KEYED = ("pause_fraction", "ecn_mark_ratio")
 @dataclass
 class Run:
     path: str
-    analysis: object  # rdmatool.analysis.Analysis
+    analysis: object  # rdmatool.table.analysis.Analysis
     figures: dict[str, float | None] = field(default_factory=dict)
     keyed: dict[str, dict[tuple, float]] = field(default_factory=dict)
     source: str = "bundle"
@@ -129,7 +129,7 @@ def incast_figures(groups: list[dict]) -> tuple[dict[str, float | None], dict[st
 
 def load(path: str | Path) -> list[Run]:
     """Every run of one side, analysed; the incast figures of a gate bundle with an incast stage."""
-    from rdmatool.analysis import analyse_path
+    from rdmatool.table.analysis import analyse_path
 
     runs = []
     for bundle in side_paths(path):

@@ -17,9 +17,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, Analysis
 from rdmatool.capture import periodic
-from rdmatool.frame import SampleTable
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis
+from rdmatool.table.frame import SampleTable
 from rdmatool.watch.history import History, Key
 
 SPIKE_OVER_MEDIAN = 2.0

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rdmatool import commands, parsers
 from rdmatool.errors import ParseError
 from rdmatool.model import CommandResult, Sample, Target
-from rdmatool.sample_columns import entity_namer
+from rdmatool.table.sample_columns import entity_namer
 
 COUNTERS = frozenset({
     # PFC, per priority where the NIC says so

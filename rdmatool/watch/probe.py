@@ -25,7 +25,7 @@ from rdmatool.model import Target
 from rdmatool.perf.engine import PerfSession, run_schedule
 from rdmatool.perf.model import PerfOptions
 from rdmatool.perf.schedule import all_pairs
-from rdmatool.sample_columns import PEER_MARK
+from rdmatool.table.sample_columns import PEER_MARK
 from rdmatool.watch.light import Reading
 
 FIGURES = ("lat_typical_us", "lat_p99_us", "lat_p999_us")

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS
 from rdmatool.metrics import RATE_SUFFIX
 from rdmatool.report.prometheus import Export
 from rdmatool.report.prometheus.families import Family, fact_families
 from rdmatool.report.prometheus.names import PREFIX
 from rdmatool.report.prometheus.textfiles import write_per_target
+from rdmatool.table.analysis import FACT_COLUMNS
 from rdmatool.watch.history import History, Key
 
 

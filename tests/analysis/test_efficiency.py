@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS, _efficiency
+from rdmatool.table.analysis import FACT_COLUMNS, _efficiency
 
 
 def _fact(metric: str, value: float, size: int | None = None, entity: str = "ib_write_bw") -> dict:

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool import frame as frames
 from rdmatool import parsers
-from rdmatool.analysis import latest_values
 from rdmatool.errors import ParseError
+from rdmatool.table import frame as frames
+from rdmatool.table.analysis import latest_values
 from tests.e2e.helpers import collect
 from tests.fabric.fixtures import fabric_fixture
 from tests.pods import bundle as pods

@@ -1,4 +1,4 @@
-"""FactColumns (rdmatool.fact_columns): an analysis' facts held as columns answer every question exactly as the frame
+"""FactColumns (rdmatool.table.fact_columns): an analysis' facts held as columns answer every question exactly as the frame
 they stand for would, grow without disturbing the facts they grew from, and a diagnosis never makes them into one
 frame."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rdmatool import analysis, fact_columns, frame
-from rdmatool.diagnose import diagnose_analysis
-from rdmatool.facts import FactQuery
+from rdmatool.diagnose.pipeline import diagnose_analysis
+from rdmatool.table import analysis, fact_columns, frame
+from rdmatool.table.facts import FactQuery
 from tests.pods import bundle as pods
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo-bundle"

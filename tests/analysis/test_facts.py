@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pandas.testing as pdt
 
-from rdmatool import frame as frames
-from rdmatool.analysis import FACT_COLUMNS, Analysis
-from rdmatool.facts import FactQuery
+from rdmatool.table import frame as frames
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis
+from rdmatool.table.facts import FactQuery
 
 
 def _fact(target, kind, platform, entity, metric, value=None, text=None, priority=None) -> dict:

@@ -1,5 +1,5 @@
-"""The facts are written once, each part straight into its place (rdmatool.analysis._Facts, held as
-rdmatool.fact_columns.FactColumns): their frame must be the very frame the plain concatenation of the parts gives — the reference below is the analysis as it was before, frame by
+"""The facts are written once, each part straight into its place (rdmatool.table.analysis._Facts, held as
+rdmatool.table.fact_columns.FactColumns): their frame must be the very frame the plain concatenation of the parts gives — the reference below is the analysis as it was before, frame by
 frame (latest values, rates, resets, derived ratios, efficiency, triage; a tool that complained twice) — on a pod
 with every part, and on the demo bundle."""
 
@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rdmatool import analysis, fact_columns, frame
 from rdmatool.metrics import rate_name
-from rdmatool.triage import triage_facts
+from rdmatool.table import analysis, fact_columns, frame
+from rdmatool.table.triage import triage_facts
 from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 

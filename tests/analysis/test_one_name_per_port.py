@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis
-from rdmatool.sample_columns import entity_namer
+from rdmatool.diagnose.pipeline import diagnose_analysis
+from rdmatool.table.analysis import analyse_path
+from rdmatool.table.sample_columns import entity_namer
 from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
 

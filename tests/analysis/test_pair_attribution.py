@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.gate.judge import judge
 from rdmatool.model import Severity
 from rdmatool.pairs.attribution import attribute
 from rdmatool.pairs.bundle_results import expected_rates, pair_results
 from rdmatool.rules import playbook
+from rdmatool.table.analysis import analyse_path
 from tests.analysis.pairs_bundle import add_pair_results
 from tests.pods import bundle as pods
 

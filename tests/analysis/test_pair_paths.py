@@ -8,14 +8,14 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from rdmatool.analysis import analyse_path
 from rdmatool.bundle.names import file_stem
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.gate.judge import analysis_of
 from rdmatool.model import Severity
 from rdmatool.pairs import paths
 from rdmatool.pairs.attribution import fact_row
 from rdmatool.pairs.bundle_results import pair_results
+from rdmatool.table.analysis import analyse_path
 from tests.analysis.pairs_bundle import perftest_output
 from tests.bundle_sides import put_output
 from tests.pods import bundle as pods

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis, diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_analysis, diagnose_bundle
 from rdmatool.model import Verdict
 from rdmatool.pairs.bundle_results import pair_results
 from rdmatool.report import html, markdown, page
+from rdmatool.table.analysis import analyse_path
 from tests.analysis.pairs_bundle import add_pair_results, perftest_output
 from tests.bundle_sides import put_output
 from tests.pods import bundle as pods

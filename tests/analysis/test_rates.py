@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from rdmatool import frame as frames
+from rdmatool.table import frame as frames
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdmatool import frame as frames
+from rdmatool.table import frame as frames
 
 _IDS = st.lists(st.integers(min_value=-(2**62), max_value=2**62), max_size=60)
 _SMALL_IDS = st.lists(st.integers(min_value=0, max_value=6), max_size=60)  # many repeats

@@ -210,7 +210,7 @@ def test_stats_for_rules_feeds_the_deviation_rule(tmp_path: Path, nights) -> Non
     assert str(stats["priority"].dtype) == "Int64" and str(stats["size_bytes"].dtype) == "Int64"
     # a host that dropped to a third of its bandwidth is found; the others are not
     from rdmatool import bundle as bundle_io
-    from rdmatool.analysis import analyse_bundle
+    from rdmatool.table.analysis import analyse_bundle
 
     slow = [Host("gpu00", bw={65536: 30.0, 1048576: 30.0}), Host("gpu01", bw={65536: 91.0, 1048576: 94.0})]
     facts = analyse_bundle(bundle_io.read(write_bundle(tmp_path / "today", slow, night=7))).facts

@@ -132,7 +132,7 @@ def test_an_xon_ends_the_pause(tmp_path: Path) -> None:
 def test_a_bundle_with_a_congested_capture_is_not_pass(tmp_path: Path) -> None:
     """The capture beside a host's outputs in a bundle: its pause time at the port's own rate (200G from the
     bundle), judged with the rest of the diagnosis."""
-    from rdmatool.diagnose import diagnose_bundle
+    from rdmatool.diagnose.pipeline import diagnose_bundle
     from rdmatool.model import Verdict
     from tests.pods import bundle as pods
 

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool import frame as frames
-from rdmatool import samples_store
-from rdmatool.column_codes import as_texts
+from rdmatool.table import frame as frames
+from rdmatool.table import samples_store
+from rdmatool.table.column_codes import as_texts
 from tests.bundle_sides import outputs_of
 from tests.e2e.helpers import REPO, collect, manifest, rdmatool, rewrite_inventory, sigint_default
 from tests.fabric.fixtures import fabric_fixture
@@ -276,7 +276,7 @@ def test_collect_imports_neither_pandas_nor_the_other_commands(healthy, tmp_path
     result = collect(healthy, tmp_path / "b", "--interval", "0", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert result.returncode == 0, result.stderr
     imported = imported_modules(result.stderr)
-    assert {"rdmatool.collect", "rdmatool.samples_store", "paramiko", "numpy"} <= imported
+    assert {"rdmatool.collect", "rdmatool.table.samples_store", "paramiko", "numpy"} <= imported
     assert (tmp_path / "b" / "samples.npz").is_file()
     assert not {m for m in imported if m == "pandas" or m.startswith("pandas.")}
     commands = {m for m in imported if m.startswith("rdmatool.cli.") and m.endswith("_cmd")}

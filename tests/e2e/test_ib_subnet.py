@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_path
+from rdmatool.table.analysis import analyse_path
 from rdmatool.topology.observed import IBLINKINFO, links_from_analysis
 from rdmatool.topology.paths import uplinks
 from tests.e2e.helpers import collect, rdmatool

@@ -84,7 +84,7 @@ def test_a_healthy_leaf_spine_fabric_gives_no_warning(tmp_path: Path, platform: 
                if f["severity"] in SERIOUS]
     assert serious == [] and code == 0, serious
     # the spines were collected, and their LLDP saw the leaves: the silence is about cables that were seen
-    from rdmatool.analysis import analyse_path
+    from rdmatool.table.analysis import analyse_path
     from rdmatool.topology import observed
 
     analysis = analyse_path(bundle)

@@ -109,7 +109,7 @@ def examples(info: dict) -> list[str]:
 
 
 def describe(info: dict, directory: Path) -> str:
-    from rdmatool.hostlist import fold
+    from rdmatool.present.hostlist import fold
 
     switches = ", ".join(f"{name} {platform}" for name, platform in info["switches"])
     stop = "sudo .venv/bin/python -m tests.fabric down" + ("" if directory == DEFAULT_DIR else f" --dir {directory}")

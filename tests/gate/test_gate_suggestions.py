@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from rdmatool.capture.facts import analyse_with_captures
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
 from rdmatool.report import text

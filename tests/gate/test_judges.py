@@ -1,11 +1,11 @@
-"""One declared list of judges (rdmatool.judges) for a diagnosis and the gate: the order they run in, and which the
+"""One declared list of judges (rdmatool.diagnose.judges) for a diagnosis and the gate: the order they run in, and which the
 gate's state and counter stages run."""
 
 from __future__ import annotations
 
 import pytest
 
-from rdmatool import judges
+from rdmatool.diagnose import judges
 
 
 def test_the_judges_run_in_the_declared_order() -> None:

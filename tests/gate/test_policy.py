@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rdmatool.gate import policy
 from rdmatool.model import Finding, Severity, Verdict
-from rdmatool.verdict import no_data
+from rdmatool.outcome.verdict import no_data
 
 HOSTS = {"gpu01", "gpu02", "gpu03"}
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rdmatool.failures import DEADLINE_EXCEEDED, unread_targets
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
+from rdmatool.outcome.failures import DEADLINE_EXCEEDED, unread_targets
 from tests.pods import bundle as pods
 
 

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.model import Severity
 from tests.generated.bundle_writer import write
 from tests.generated.faults import CATALOGUE, Fault

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.analysis import analyse_path
 from rdmatool.nccl import findings, recipe
+from rdmatool.table.analysis import analyse_path
 from tests.helpers import REPO
 from tests.nccl.fleets import IB_SEED, ROCE_SEED, with_gid_moved, with_trust_pcp, written
 

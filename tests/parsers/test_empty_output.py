@@ -18,10 +18,10 @@ import pytest
 
 from rdmatool import bundle as bundle_io
 from rdmatool import parsers
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.errors import EmptyOutput, ParseError
 from rdmatool.model import Verdict
+from rdmatool.table.analysis import analyse_bundle
 from tests.fabric import fastpath, scenario
 from tests.fabric.shims._base import Ctx
 from tests.pods import bundle as pods

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from rdmatool import metrics
-from rdmatool.analysis import FACT_COLUMNS
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.errors import BundleError
 from rdmatool.gate import policy
 from rdmatool.gate.incast_stage import replay_incast
@@ -21,6 +20,7 @@ from rdmatool.perf import incast
 from rdmatool.perf import incast_figures as fig
 from rdmatool.perf.model import HostInfo, PairResult
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import FACT_COLUMNS
 from rdmatool.topology import Link
 
 RULES = [r for r in playbook.load_dir(default_playbooks()) if policy.stage_of(r) == "incast"]

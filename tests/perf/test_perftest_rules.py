@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from rdmatool import metrics
-from rdmatool.analysis import FACT_COLUMNS, analyse_path
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.gate import policy
 from rdmatool.gate.judge import judge
 from rdmatool.gate.profile import LatencyPolicy
+from rdmatool.outcome.result import finding_json
 from rdmatool.perf.attribution import attribute, attribute_rails, facts, with_down_nics
 from rdmatool.perf.model import UNREACHABLE, Attribution, PairResult
 from rdmatool.perf.output import write_results
 from rdmatool.perf.schedule import all_pairs
-from rdmatool.result import finding_json
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import FACT_COLUMNS, analyse_path
 from rdmatool.topology import Link
 
 NODES = [f"h{i}" for i in range(1, 9)]

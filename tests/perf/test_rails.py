@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.gate import policy, schedule_choice
 from rdmatool.gate.judge import judge
+from rdmatool.outcome.result import finding_json
 from rdmatool.perf import engine, schedule
 from rdmatool.perf.attribution import attribute, attribute_rails
 from rdmatool.perf.model import Attribution, PairResult, PerfOptions
 from rdmatool.perf.output import write_results
-from rdmatool.result import finding_json
 from rdmatool.rules import playbook
 from rdmatool.topology import Link
 from tests.perf import fabric_model

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.gate import profile as profiles
 from rdmatool.gate import schedule_choice
 from rdmatool.gate.judge import judge

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rdmatool import metrics
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.model import Severity
 from rdmatool.perf import storage
 from rdmatool.perf.model import PairResult

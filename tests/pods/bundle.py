@@ -27,9 +27,9 @@ from pathlib import Path
 
 from rdmatool import commands as audited
 from rdmatool.bundle import BundleWriter
-from rdmatool.host_framing import Section
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
 from rdmatool.transport.framed import results_of
+from rdmatool.transport.host_framing import Section
 from tests.fabric import fastpath
 from tests.fabric.scenario import switch_port_name
 from tests.fabric.shims import cli_platforms, sonic_show

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.model import Severity, Verdict
+from rdmatool.table.analysis import analyse_path
 from tests.pods import bundle as pods
 
 CASES = [(p,) for p in pods.PLATFORMS] + [pods.PLATFORMS]

@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from rdmatool.cli import app
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.model import Severity
 from rdmatool.report import commands as commands_report
 from rdmatool.report import markdown, text
@@ -138,7 +138,7 @@ def test_format_commands_is_comments_and_verbatim_commands_only(result, demo_jso
 
 def test_a_hosts_suggestion_names_the_switch_its_switch_commands_run_on() -> None:
     from rdmatool.model import Finding, Suggestion, Verdict
-    from rdmatool.result import DiagnoseResult
+    from rdmatool.outcome.result import DiagnoseResult
 
     change = Suggestion("PFC enabled priorities (gpu03 ens1f0np0)", "0,0,0,0,1,0,0,0", "0,0,0,1,0,0,0,0", "why",
                         {"host": ["mlnx_qos -i ens1f0np0 --pfc 0,0,0,1,0,0,0,0"],
@@ -277,8 +277,8 @@ def test_the_json_and_the_markdown_keep_every_finding_and_name_what_explains_it(
 
 def test_folding_never_hides_a_finding_whose_explainer_is_not_shown() -> None:
     from rdmatool.model import Finding, Verdict
+    from rdmatool.outcome.result import DiagnoseResult
     from rdmatool.report import view
-    from rdmatool.result import DiagnoseResult
 
     def finding(rule: str, severity: Severity, **kw) -> Finding:
         return Finding(rule=rule, severity=severity, target="gpu01", entity="mlx5_0/1", symptom=f"{rule} seen",

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
+from rdmatool.table.analysis import analyse_bundle
 from tests.pods import bundle as pods
 from tests.rules.test_pause_counter_gaps import GAP_RULES
 
@@ -104,4 +104,4 @@ def test_the_gate_says_a_hung_tool_hung(tmp_path: Path, parser: str, rules: set[
     result = replay_gate(str(pods.write(pod, tmp_path / "gate")), GateProfile())
     gaps = [(f.rule, f.target) for stage in result.stages for f in stage.findings if f.rule in rules]
     assert gaps == [(hung, "gpu01")]
-    assert result.verdict.value == "inconclusive"  # a hung tool leaves the host unread (rdmatool.failures)
+    assert result.verdict.value == "inconclusive"  # a hung tool leaves the host unread (rdmatool.outcome.failures)

@@ -6,7 +6,7 @@ ignored CNPs; these facts are what a counters window of about half a second give
 
 from __future__ import annotations
 
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.gate.judge import analysis_of
 from rdmatool.rules import engine, playbook
 

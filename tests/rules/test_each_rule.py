@@ -20,12 +20,12 @@ import pytest
 
 from rdmatool import baseline as baselines
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.model import Finding, Severity, Verdict
+from rdmatool.outcome.verdict import verdict
 from rdmatool.rules import engine, playbook
 from rdmatool.rules.command_failures import with_command_failures
-from rdmatool.verdict import verdict
+from rdmatool.table.analysis import analyse_bundle
 from tests.capture.test_triggers import TRIGGERS as CAPTURE_TRIGGERS
 from tests.e2e.helpers import REPO, collect, rdmatool
 from tests.fabric.fixtures import fabric_fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis, diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_analysis, diagnose_bundle
 from rdmatool.model import Severity
 from rdmatool.report import text as text_report
+from rdmatool.table.analysis import analyse_path
 from rdmatool.tune import commands as cmd
 from tests.e2e.helpers import REPO, collect
 from tests.fabric.fixtures import fabric_fixture
@@ -287,7 +287,7 @@ def test_check_commands_of_the_congestion_and_fleet_rules_use_real_syntax(tmp_pa
     pod.host("gpu02").port("mlx5_1").hw["np_cnp_sent"][1] = 0
     pod.host("gpu01").port("mlx5_1").hw["rp_cnp_ignored"][1] = 5_000
     findings = [*result.findings, *diagnose(pod, tmp_path).findings]
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.rules import playbook
     mine = {r.id for name in ("20-roce-congestion.yaml", "30-fleet-and-pitfalls.yaml")
             for r in playbook.load_file(default_playbooks() / name)}

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_bundle
 from tests.pods import bundle as pods
 
 # the judgement's two texts: per traffic class where the switch reports one (it replaces the other on its port)

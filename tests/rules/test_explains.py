@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.errors import PlaybookError
-from rdmatool.result import finding_ids
+from rdmatool.outcome.result import finding_ids
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_path
 from tests.pods import bundle as pods
 
 RULE = ("  - {id: %s, kind: threshold, metric: port_state, op: '!=', value: Active, severity: error,\n"

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.errors import PlaybookError
+from rdmatool.outcome.result import finding_ids
 from rdmatool.report import text as text_report
-from rdmatool.result import finding_ids
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_path
 from tests.pods import bundle as pods
 from tests.pods.bundle import WINDOW_S
 from tests.rules.test_explains import _load  # the one-file playbook of threshold rules those tests load

@@ -4,7 +4,7 @@ reports it)."""
 
 from __future__ import annotations
 
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.gate.judge import analysis_of
 from rdmatool.rules import engine, playbook
 

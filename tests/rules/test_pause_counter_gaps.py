@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
+from rdmatool.table.analysis import analyse_bundle
 from tests.pods import bundle as pods
 
 GAP_RULES = {"missing_pause_counters", "pause_counters_ethtool_hung", "pause_counters_ethtool_missing"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rdmatool import yamlio
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.errors import PlaybookError
 from rdmatool.rules import playbook, registry
 from tests.helpers import REPO

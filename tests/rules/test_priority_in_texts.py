@@ -17,8 +17,8 @@ import pytest
 
 from rdmatool import baseline as baselines
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
+from rdmatool.table.analysis import analyse_bundle
 from tests.helpers import REPO
 from tests.pods import bundle as pods
 

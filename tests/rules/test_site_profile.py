@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.errors import PlaybookError
 from rdmatool.model import Severity
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_bundle
 from tests.helpers import REPO
 from tests.pods import bundle as pods
 

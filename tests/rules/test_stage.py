@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rdmatool import yamlio
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.errors import PlaybookError
 from rdmatool.gate import policy
 from rdmatool.rules import playbook

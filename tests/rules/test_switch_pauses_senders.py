@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.model import Severity
+from rdmatool.table.analysis import analyse_path
 from tests.pods import bundle as pods
 from tests.pods.bundle import WINDOW_S, Pod
 
@@ -167,11 +167,11 @@ def test_a_port_named_by_its_alias_is_one_port_and_a_paused_switch_counts_its_ow
     Cumulus spine01 on Ethernet4, which counts the time it was paused itself; the leaf marks 10 of 2·10^7 packets."""
     import pandas as pd
 
-    from rdmatool.analysis import FACT_COLUMNS
-    from rdmatool.diagnose import default_playbooks
+    from rdmatool.diagnose.pipeline import default_playbooks
     from rdmatool.rules import playbook
     from rdmatool.rules.kinds import Context
     from rdmatool.rules.registry import KINDS
+    from rdmatool.table.analysis import FACT_COLUMNS
 
     rows = [fact("leaf01", "switch", "Ethernet0", "port_alias", text="etp1"),
             fact("leaf01", "switch", "Ethernet4", "port_alias", text="etp2"),

@@ -54,7 +54,7 @@ def test_fires_on_the_verdict_with_the_subjects_first_measurement(tmp_path: Path
     a, c = found
     assert a.evidence == {"metric": "bw_avg_gbps", "target": "a", "entity": None, "priority": None,
                           "observed": 97.25, "expected": None, "baseline": None, "window_s": None}
-    assert a.symptom == "a ran ib_read_bw at 97.25 Gb/s"  # in human units: rdmatool.units
+    assert a.symptom == "a ran ib_read_bw at 97.25 Gb/s"  # in human units: rdmatool.present.units
     assert a.check == "{perf_server} stays as written when the subject has no such fact"
     assert c.evidence["observed"] is None and c.symptom == "c ran {perf_test} at -"
 

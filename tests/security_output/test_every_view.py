@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.gate.policy import StageResult
 from rdmatool.model import Severity
 from rdmatool.report import bundle_diff, junit, markdown, plots, text

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.model import Severity
 from rdmatool.report import markdown
 from tests.helpers import REPO

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from rdmatool.model import Finding, Severity, Suggestion, Verdict
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.report import commands as commands_report
-from rdmatool.result import DiagnoseResult
 from rdmatool.tune import commands as tune
 
 HOSTILE = "pcp\x15>owned;#\x1b]52;c;dG91Y2ggb3duZWQy\x07\ntouch owned2\r>owned3"

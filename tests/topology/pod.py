@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from rdmatool.analysis import FACT_COLUMNS
-from rdmatool.facts import FactQuery
+from rdmatool.table.analysis import FACT_COLUMNS
+from rdmatool.table.facts import FactQuery
 from rdmatool.topology.cabling import cabling_facts
 from tests.pods.facts import row
 

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from rdmatool import commands as audited
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import default_playbooks, diagnose_analysis
+from rdmatool.diagnose.pipeline import default_playbooks, diagnose_analysis
 from rdmatool.errors import PlaybookError
 from rdmatool.gate import policy
 from rdmatool.gate.profile import GateProfile
 from rdmatool.gate.run import replay_gate
 from rdmatool.model import Platform, Severity
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_path
 from rdmatool.topology.link_errors import with_link_errors
 from tests.fabric.scenario import switch_port_name
 from tests.pods import bundle as pods

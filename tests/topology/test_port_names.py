@@ -1,11 +1,11 @@
-"""One port under every spelling the two ends of its cable give it (rdmatool.port_names), and two different ports
+"""One port under every spelling the two ends of its cable give it (rdmatool.platforms.port_names), and two different ports
 never under one."""
 
 from __future__ import annotations
 
 import pytest
 
-from rdmatool.port_names import PortNames, ca_of, node_description, port_key
+from rdmatool.platforms.port_names import PortNames, ca_of, node_description, port_key
 
 
 @pytest.mark.parametrize(("one", "other"), [
@@ -79,7 +79,7 @@ def test_infiniband_node_descriptions_with_and_without_the_guid(description: str
 
 
 def test_a_neighbours_system_name_is_found_whatever_its_domain_and_case() -> None:
-    from rdmatool.port_names import system_name
+    from rdmatool.platforms.port_names import system_name
 
     names = {"leaf01", "gpu01", "spine.a"}
     assert system_name("leaf01", names) == "leaf01"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool.analysis import analyse_path
-from rdmatool.diagnose import diagnose_analysis
+from rdmatool.diagnose.pipeline import diagnose_analysis
 from rdmatool.model import Severity
+from rdmatool.table.analysis import analyse_path
 from tests.pods import bundle as pods
 
 RULE = "link_speed_mismatch"

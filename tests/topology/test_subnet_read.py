@@ -8,9 +8,10 @@ import subprocess
 
 import pytest
 
-from rdmatool import commands, host_framing
+from rdmatool import commands
 from rdmatool.collect import _Subnets
 from rdmatool.model import CommandResult
+from rdmatool.transport import host_framing
 from tests.helpers import PARSER_FIXTURES
 
 

@@ -123,7 +123,7 @@ def test_errors_on_an_uplink_name_the_peer_switch_port() -> None:
 
 
 def test_a_topology_file_port_matches_under_any_spelling() -> None:
-    from rdmatool.port_names import PortNames
+    from rdmatool.platforms.port_names import PortNames
     from rdmatool.topology import Link
     from rdmatool.topology.expected import ExpectedTopology, diff
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.model import Severity
 from rdmatool.rules import engine, playbook
 from rdmatool.topology.expected import load as load_topology

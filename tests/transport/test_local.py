@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from rdmatool import commands
-from rdmatool.host_framing import HOST_PARSERS
+from rdmatool.transport.host_framing import HOST_PARSERS
 from rdmatool.transport.local import LocalSession, local_target
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from rdmatool import commands, host_framing
-from rdmatool.transport import output_cap
+from rdmatool import commands
+from rdmatool.transport import host_framing, output_cap
 from rdmatool.transport.local import LocalSession, local_target
 
 

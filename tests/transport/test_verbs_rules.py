@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.model import CommandResult
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import analyse_bundle
 from rdmatool.transport import verbs
 from tests.pods import bundle as _pod
 from tests.transport import fake_pyverbs as fake

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rdmatool import commands, host_framing, parsers
+from rdmatool import commands, parsers
 from rdmatool.parsers import dcgmi_dmon, nvidia_smi
+from rdmatool.transport import host_framing
 
 GPU_PARSERS = ["nvidia_smi", "dcgmi_dmon", "rocm_smi"]
 # Stand-ins that print what the real tools print for the audited arguments, and refuse any other argument list.

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from rdmatool import bundle as bundle_io
-from rdmatool.analysis import analyse_bundle
 from rdmatool.commands import NVIDIA_SMI_QUERY
-from rdmatool.diagnose import default_playbooks
+from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.model import Severity
 from rdmatool.rules import engine, playbook
 from rdmatool.rules.command_failures import with_command_failures
-from rdmatool.triage import classify
+from rdmatool.table.analysis import analyse_bundle
+from rdmatool.table.triage import classify
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
 

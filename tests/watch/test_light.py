@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from rdmatool import commands, host_framing
+from rdmatool import commands
 from rdmatool.model import CommandResult, Target
+from rdmatool.transport import host_framing
 from rdmatool.transport.local import LocalSession
 from rdmatool.watch.light import HostReader, reading_of
 

@@ -8,7 +8,7 @@ Emits (entity = port as SONiC prints it, `Ethernet0`, the name its own LLDP give
   when Admin is down; `N/A` gives text None;
   `port_mtu` (gauge, raw_key `MTU`): the port's MTU in bytes, None for `N/A`;
   `port_alias` (state, raw_key `Alias`): the port's alias (`etp1`), which SONiC's LLDP advertises as the port ID
-  (the name goes in the port description): the neighbours' LLDP joins the port through it (rdmatool.port_names).
+  (the name goes in the port description): the neighbours' LLDP joins the port through it (rdmatool.platforms.port_names).
   A failing tool (`Error: ...`) gives a `tool_error` sample on entity `host`.
 Example:
       Interface            Lanes    Speed    MTU    FEC    Alias    Vlan    Oper    Admin              Type    Asym PFC

@@ -10,7 +10,7 @@ shown, never an unencodable surrogate).
 The pieces: names (a glossary metric's Prometheus name, base unit and HELP), labels (the bundle's entity split into
 device / port / netdev / gpu / ... labels), families (the families of the facts and of the diagnosis, each sample
 tagged with its node), bound (at most N series per node). docs/prometheus.md is the reference for operators.
-Presentation only: the verdict and the findings are the diagnosis' (rdmatool.diagnose), nothing is judged here.
+Presentation only: the verdict and the findings are the diagnosis' (rdmatool.diagnose.pipeline), nothing is judged here.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import pandas as pd
 from prometheus_client import generate_latest
 from prometheus_client.metrics_core import Metric
 
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.report.prometheus.bound import DEFAULT_MAX_SERIES, bounded
 from rdmatool.report.prometheus.families import Family, fact_families, label_value, result_families
 from rdmatool.report.prometheus.labels import EntityLabels
 from rdmatool.report.prometheus.names import PREFIX, base_name
 from rdmatool.report.shown import cleaned
-from rdmatool.result import DiagnoseResult
 
 __all__ = ["DEFAULT_MAX_SERIES", "PREFIX", "Export", "base_name", "build", "bundle_export", "bundle_exposition",
            "render"]
@@ -124,7 +124,7 @@ def bundle_export(path: str | Path, max_series: int = DEFAULT_MAX_SERIES, **diag
     """Diagnose a bundle (`diagnose_options`: playbooks_dir, baseline, profile, topology) and build its export."""
     from rdmatool import bundle as bundle_io
     from rdmatool.capture.facts import analyse_with_captures
-    from rdmatool.diagnose import diagnose_analysis
+    from rdmatool.diagnose.pipeline import diagnose_analysis
     from rdmatool.topology.paths import bundle_pairs
 
     manifest = bundle_io.read_manifest(Path(path))

@@ -3,7 +3,7 @@
 A `Family` holds samples as (target, labels, value): `target` is the node whose textfile carries the sample (its
 `target` label), None for a fleet-wide sample (the verdict, the bundle's own figures). Rendering (rdmatool.report.
 prometheus.render) picks the samples of one file; the bound (rdmatool.report.prometheus.bound) drops whole families
-of a target over it. Nothing is judged here: the findings and the verdict are the diagnosis' (rdmatool.diagnose).
+of a target over it. Nothing is judged here: the findings and the verdict are the diagnosis' (rdmatool.diagnose.pipeline).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pandas as pd
 
 from rdmatool.metrics import GLOSSARY, RATE_SUFFIX
 from rdmatool.model import MetricKind, Verdict
+from rdmatool.outcome.result import DiagnoseResult
 from rdmatool.report.prometheus.labels import EntityLabels
 from rdmatool.report.prometheus.names import PREFIX, base_name, help_text
 from rdmatool.report.shown import terminal
-from rdmatool.result import DiagnoseResult
 
 # State texts worth a dashboard panel, as `<name>_info{...,value="..."} 1`; the others (GIDs, JSON records, LLDP
 # text) would only add label cardinality. `netdev` names its label for what it holds, so that a netdev's series
@@ -93,7 +93,7 @@ def _first_of_each(items: list, key) -> list:
 
 
 def fact_families(facts: pd.DataFrame, entities: EntityLabels | None = None) -> list[Family]:
-    """The metric families of an analysis' facts (rdmatool.analysis.FACT_COLUMNS)."""
+    """The metric families of an analysis' facts (rdmatool.table.analysis.FACT_COLUMNS)."""
     if facts.empty:
         return []
     entities = entities or EntityLabels(facts)

@@ -29,7 +29,7 @@ import re
 
 import pandas as pd
 
-from rdmatool.sample_columns import PEER_MARK
+from rdmatool.table.sample_columns import PEER_MARK
 
 # The target as a whole: a host's `host`, a switch's switch-wide config rows (Cumulus `qos`, Onyx `host`), the
 # fabric's own figures, and a parser's placeholder the bundle had no name for.

@@ -3,7 +3,7 @@
 A calculator (pfc.py, ecn.py, dcqcn.py, headroom.py) builds a SuggestionContext from the finding it is handed and
 asks it for values: one setting of one target (a host netdev, an RDMA port, a switch port or a switch-wide config
 row), the platform of a target, the netdev of an RDMA port and back, and the other end of a cable from
-`analysis.links`. Every look-up goes through the analysis' FactQuery (rdmatool.facts), so the calculators of a whole
+`analysis.links`. Every look-up goes through the analysis' FactQuery (rdmatool.table.facts), so the calculators of a whole
 diagnosis share what it has grouped. Missing facts never raise: a look-up then answers None (or nothing).
 
 The site profile (DEFAULT_PROFILE overridden by an `analysis.profile` attribute, then by the `profile` argument) holds
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rdmatool import config
-from rdmatool.facts import FactQuery
 from rdmatool.model import Suggestion
+from rdmatool.table.facts import FactQuery
 from rdmatool.tune import commands as cmd
 from rdmatool.tune import formulas as f
 

@@ -5,18 +5,18 @@ whose files went missing since — a snapshot folder deleted, a copy cut short, 
 nothing: the target then simply has fewer readings, and with its second snapshot gone it has no counter rates, so
 its pause storm or its flapping link is never seen and a verdict passes it. Such a target is as unread as an
 unreachable one: one failure per target naming the snapshots with nothing, which makes a diagnosis inconclusive and
-the gate count the target as missing (rdmatool.failures.unread_targets: it has no parser).
+the gate count the target as missing (rdmatool.outcome.failures.unread_targets: it has no parser).
 
 A tool missing on a target explains its own output's absence, not the target's: a host whose snapshot holds
 nothing at all is not read, even if one of its tools was recorded as not installed there (a missing tool is a
-warning only beside what the host did say: rdmatool.verdict).
+warning only beside what the host did say: rdmatool.outcome.verdict).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rdmatool.failures import tool_gaps
+from rdmatool.outcome.failures import tool_gaps
 
 
 def absent_failures(manifest: dict, present: Iterable[tuple[int, str]]) -> list[dict]:

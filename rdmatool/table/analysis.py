@@ -3,8 +3,8 @@
 facts columns: target, kind, platform, role, entity, metric, priority, size_bytes, value, text, raw_key, window_s,
 delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as
 `<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
-The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.facts). The analysis holds
-them as FactColumns (rdmatool.fact_columns): `Analysis.facts` is their frame, made on first read.
+The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.table.facts). The analysis holds
+them as FactColumns (rdmatool.table.fact_columns): `Analysis.facts` is their frame, made on first read.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes, fact_columns
-from rdmatool import frame as frames
 from rdmatool.bundle import Bundle
-from rdmatool.facts import FactQuery
-from rdmatool.held_frame import HeldFrame
 from rdmatool.metrics import rate_name
-from rdmatool.port_names import PortNames, system_name
-from rdmatool.sample_columns import PEER_MARK
-from rdmatool.triage import triage_facts
+from rdmatool.platforms.port_names import PortNames, system_name
+from rdmatool.table import column_codes, fact_columns
+from rdmatool.table import frame as frames
+from rdmatool.table.facts import FactQuery
+from rdmatool.table.held_frame import HeldFrame
+from rdmatool.table.sample_columns import PEER_MARK
+from rdmatool.table.triage import triage_facts
 
 FACT_COLUMNS = fact_columns.FACT_COLUMNS
 
@@ -33,7 +33,7 @@ FACT_COLUMNS = fact_columns.FACT_COLUMNS
 class Analysis:
     # The facts as a frame, whatever holds them: an analysis may be given FactColumns (what `analyse` gives it),
     # whose frame is made the first time someone reads `facts`; the rules, the triage and the suggesters ask through
-    # the analysis' query instead, which reads the columns (rdmatool.facts).
+    # the analysis' query instead, which reads the columns (rdmatool.table.facts).
     facts: pd.DataFrame = HeldFrame()  # type: ignore[assignment]
     table: frames.SampleTable
     window_s: float | None
@@ -75,7 +75,7 @@ def analyse_bundle(bundle: Bundle) -> Analysis:
 
 
 def analyse_path(path: str | Path) -> Analysis:
-    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.samples_store).
+    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.table.samples_store).
     Its packet captures are added above this layer (rdmatool.capture.facts.analyse_with_captures)."""
     return analyse(frames.load(path))
 
@@ -165,7 +165,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
         facts = _extended(facts, derived)
     if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
         facts = _extended(facts, efficiency)
-    # Compute or communication (rdmatool.triage): NIC utilisation per port, and each GPU host's class with its figures.
+    # Compute or communication (rdmatool.table.triage): NIC utilisation per port, and each GPU host's class with its figures.
     triage = triage_facts(samples, facts, codes, _fact_codes(facts))
     if not triage.empty:
         facts = _extended(facts, triage.reindex(columns=FACT_COLUMNS), integers=True)

@@ -16,10 +16,10 @@ import numpy as np
 from rdmatool import files
 from rdmatool.bundle import OUTPUTS_FILE, PACK_SUFFIX
 from rdmatool.errors import BundleError
-from rdmatool.sample_columns import MISSING_INT
+from rdmatool.table.sample_columns import MISSING_INT
 
 if TYPE_CHECKING:
-    from rdmatool.bundle_merge import _Input
+    from rdmatool.bundle_ops.merge import _Input
 
 # What a hard link may fail with where a copy still works: another filesystem, a filesystem without links, a file
 # this user may read but not link (fs.protected_hardlinks), too many links.

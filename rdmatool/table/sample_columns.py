@@ -1,7 +1,7 @@
 """Parsed samples as columns: one `Output` record per raw output, the sample rows of all outputs as codes over one
 string pool (`Columns`), and `parse_all`, which fills them on every core for a big bundle.
 
-This is what the samples store (rdmatool.samples_store) keeps on disk and what the frame (rdmatool.frame) is built
+This is what the samples store (rdmatool.table.samples_store) keeps on disk and what the frame (rdmatool.table.frame) is built
 from; it knows nothing of files. A placeholder entity (`netdev`, `port`) of a parser that does not name what it
 reads is replaced by the output's qualifier here, once, for both (`entity_namer`: one name per port).
 """
@@ -14,8 +14,9 @@ from datetime import datetime
 
 import numpy as np
 
-from rdmatool import parallel, parsers
+from rdmatool import parsers
 from rdmatool.errors import ParseError
+from rdmatool.table import parallel
 
 MISSING_INT = np.iinfo(np.int64).min
 _U64 = 2**64

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from rdmatool.collect import CollectOptions, TargetOutcome
 from rdmatool.collect import collect_to_bundle as collect_service
-from rdmatool.diagnose import diagnose_bundle
+from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.errors import NoData
 from rdmatool.model import Target
-from rdmatool.result import DiagnoseResult
-from rdmatool.verdict import no_data
+from rdmatool.outcome.result import DiagnoseResult
+from rdmatool.outcome.verdict import no_data
 
 # What collects: (targets, options, folder) -> (the outcome of each target, the bundle's path). The command line
 # passes one that draws a progress bar.
@@ -31,7 +31,7 @@ def collect_and_diagnose(targets: list[Target], options: CollectOptions, save: s
                          source: str = "", collect: Collector = collect_service,
                          on_collected: Callable[[list[TargetOutcome]], None] | None = None,
                          **diagnose_kwargs) -> DiagnoseResult:
-    """The targets collected into `save` (or a temporary folder) and the bundle diagnosed (rdmatool.diagnose
+    """The targets collected into `save` (or a temporary folder) and the bundle diagnosed (rdmatool.diagnose.pipeline
     .diagnose_bundle takes `diagnose_kwargs`). `on_collected` sees the outcomes before the diagnosis starts.
     NoData (`<source>: <why>`) when no target answered: there is nothing to diagnose."""
     kept = contextlib.nullcontext(None) if save else tempfile.TemporaryDirectory(prefix="rdmatool-")

@@ -53,8 +53,9 @@ from pathlib import Path
 import numpy as np
 
 from rdmatool import bundle as bundle_io
-from rdmatool import files, parsers, store_mac
-from rdmatool.sample_columns import (  # noqa: F401  (re-exported: the store's column model)
+from rdmatool import files, parsers
+from rdmatool.table import store_mac
+from rdmatool.table.sample_columns import (  # noqa: F401  (re-exported: the store's column model)
     _ROW_COLUMNS,
     ARRAY_NAMES,
     MISSING_INT,
@@ -83,9 +84,9 @@ COMPRESS_LEVEL = 3
 def code_digest() -> str:
     """What produced a store: the parser sources, the sample model, the parse errors' wording (failures are stored),
     the column model and this module. Any edit makes old stores stale."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # rdmatool/
     files = sorted((root / "parsers").rglob("*.py")) + [root / "model.py", root / "errors.py",
-                                                         root / "sample_columns.py", Path(__file__).resolve(),
+                                                         root / "table" / "sample_columns.py", Path(__file__).resolve(),
                                                          root / "bundle" / "peers.py"]  # names per-peer outputs
     digest = hashlib.sha256(FORMAT.encode())
     for path in files:

@@ -1,7 +1,7 @@
 """A matplotlib figure as PNG bytes, with every text in it shown as the characters it is.
 
 Titles and tick labels carry host, port and test names that a bundle or a device gave: each is made visible
-(rdmatool.visible) and never parsed as mathtext or TeX, where a `$x` would raise while the figure is drawn and a
+(rdmatool.present.visible) and never parsed as mathtext or TeX, where a `$x` would raise while the figure is drawn and a
 `$\\foo$` would render as something else. Every figure of rdmatool is saved through here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 
-from rdmatool.visible import terminal
+from rdmatool.present.visible import terminal
 
 
 def png(figure) -> bytes:

@@ -3,7 +3,7 @@
 Nearly every fact is a sample row: a series' latest reading or a counter's rate (8,000,000 of them at 10,000 hosts).
 As a frame their eight text columns alone are 512 MB of pointers, each written once and first touched then (on the
 benchmark machine the page faults of that memory cost more than the rest of the facts), yet a diagnosis reads a few
-metrics or a few targets at a time (rdmatool.facts.FactQuery). So the facts are held as:
+metrics or a few targets at a time (rdmatool.table.facts.FactQuery). So the facts are held as:
 - the base rows (the first `n_base`): each text column a code per fact into the column's distinct values, taken from
   the sample table's own codes at the facts' sample rows (-1: None);
 - the tail (the facts added after them: derived ratios, efficiency, triage, a judge's verdicts): plain object arrays;
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
+from rdmatool.table import column_codes
 
 FACT_COLUMNS = [
     "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",

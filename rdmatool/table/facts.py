@@ -1,6 +1,6 @@
 """FactQuery: the one way the rules and the suggesters ask questions of an analysis' facts.
 
-A fleet's facts (rdmatool.analysis.FACT_COLUMNS) run to hundreds of thousands of rows. The rules ask for a few
+A fleet's facts (rdmatool.table.analysis.FACT_COLUMNS) run to hundreds of thousands of rows. The rules ask for a few
 metrics each, over the whole fleet; the suggesters ask for a few values of a few targets, many times over.
 Comparing every row's names for every question made a 1,000-host diagnosis take seconds, so the query groups the
 row positions by metric and by target on first use and answers from those groups. One query lives on the analysis
@@ -8,7 +8,7 @@ row positions by metric and by target on first use and answers from those groups
 
 Every selection keeps the facts' row order and labels: a frame it returns is the very frame a boolean mask over the
 whole facts would give, so whoever reads it cannot tell how it was found. The facts may be a frame or FactColumns
-(rdmatool.fact_columns: what an analysis holds); over FactColumns every selection is made from the columns, and the
+(rdmatool.table.fact_columns: what an analysis holds); over FactColumns every selection is made from the columns, and the
 whole frame is only made for `facts` (whoever asks for all of it).
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
-from rdmatool.fact_columns import FactColumns
+from rdmatool.table import column_codes
+from rdmatool.table.fact_columns import FactColumns
 
 _NO_ROWS = np.array([], dtype=np.intp)
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdmatool.analysis import Analysis, analyse_path
 from rdmatool.errors import NoData
-from rdmatool.failures import bundle_failures
 from rdmatool.metrics import GLOSSARY, RATE_SUFFIX
-from rdmatool.verdict import no_data
+from rdmatool.outcome.failures import bundle_failures
+from rdmatool.outcome.verdict import no_data
+from rdmatool.table.analysis import Analysis, analyse_path
 
 SCHEMA = "rdmatool-bundle-diff/1"  # the `schema` const of rdmatool/schemas/bundle-diff.schema.json (tested)
 # The settings compared one value per (target, entity, priority); pfc_enabled is compared as a vector per port.

@@ -79,8 +79,8 @@ def command_gap(error: object) -> str | None:
 
 def tool_gaps(failures: Iterable[dict]) -> list[dict]:
     """The failures that are a tool missing on a target (`perfquery not installed on gpu07`): a known, lasting gap
-    in what the target says, judged alike by collect, diagnose and the gate (rdmatool.verdict: a warning, named,
-    never inconclusive by itself). A target that gave nothing else is not read (rdmatool.absent_outputs)."""
+    in what the target says, judged alike by collect, diagnose and the gate (rdmatool.outcome.verdict: a warning, named,
+    never inconclusive by itself). A target that gave nothing else is not read (rdmatool.table.absent_outputs)."""
     return [f for f in failures if isinstance(f, dict) and f.get("parser") and command_gap(f.get("error")) == NOT_INSTALLED]
 
 

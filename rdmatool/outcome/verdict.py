@@ -15,7 +15,7 @@ def verdict(findings: list[Finding], failures: Sized = (), allow_missing: int = 
     """Fail on any error or critical finding; otherwise missing data is never a pass (fail closed): more
     `failures` than `allow_missing` (diagnose: the collection and parse failures; the gate: the targets it could not
     read), or a check that did not finish (`unfinished`: a gate stage timed out or was inconclusive), is
-    inconclusive. Warnings alone warn, and so do `gaps`: the tools missing on a target (rdmatool.failures.tool_gaps,
+    inconclusive. Warnings alone warn, and so do `gaps`: the tools missing on a target (rdmatool.outcome.failures.tool_gaps,
     which the callers keep out of `failures`). A missing tool is a lasting fact of the host, not an unknown: holding
     every job on it as inconclusive would hold them until someone installs a package, while a warning names it and
     judges the rest the host said."""

@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes, metrics, parsers, samples_store
-from rdmatool import sample_columns as store
-from rdmatool.absent_outputs import absent_failures
+from rdmatool import metrics, parsers
 from rdmatool.bundle import Bundle
 from rdmatool.model import MetricKind
+from rdmatool.table import column_codes, samples_store
+from rdmatool.table import sample_columns as store
+from rdmatool.table.absent_outputs import absent_failures
 
 COLUMNS = [
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
@@ -80,7 +81,7 @@ def from_bundle(bundle: Bundle) -> SampleTable:
 
 
 def load(path: str | Path, write_store: bool = True) -> SampleTable:
-    """The sample table of a bundle directory, through its samples store (rdmatool.samples_store.load_or_parse:
+    """The sample table of a bundle directory, through its samples store (rdmatool.table.samples_store.load_or_parse:
     stored samples where current, a parse of what changed, the store written back when `write_store`)."""
     parsed = samples_store.load_or_parse(path, write_store)
     table = _table(parsed.outputs, parsed.strings, parsed.arrays, parsed.manifest, parsed.skipped)

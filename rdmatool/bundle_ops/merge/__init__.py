@@ -50,18 +50,20 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rdmatool import __version__, hostlist, samples_store
+from rdmatool import __version__
 from rdmatool.bundle import FORMAT, OUTPUTS_FILE, PACK_SUFFIX, TARGET_NAME, BundleWriter, collector_paused
 from rdmatool.bundle.manifest import one_line, read_manifest
 from rdmatool.bundle.names import STEM
-from rdmatool.bundle_merge.columns import RunColumn as RunColumn
-from rdmatool.bundle_merge.columns import _merged_columns
-from rdmatool.bundle_merge.columns import (
+from rdmatool.bundle_ops.merge.columns import RunColumn as RunColumn
+from rdmatool.bundle_ops.merge.columns import _merged_columns
+from rdmatool.bundle_ops.merge.columns import (
     _row_runs as _row_runs,  # the tests check the row copies through here
 )
-from rdmatool.bundle_merge.placing import _copy_files, _folders, _Linking, _Placer
+from rdmatool.bundle_ops.merge.placing import _copy_files, _folders, _Linking, _Placer
 from rdmatool.errors import BundleError
-from rdmatool.sample_columns import epoch
+from rdmatool.present import hostlist
+from rdmatool.table import samples_store
+from rdmatool.table.sample_columns import epoch
 
 PREFER = ("first", "last", "newest")
 DEFAULT_MAX_SKEW_S = 300.0

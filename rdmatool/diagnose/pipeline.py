@@ -10,26 +10,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdmatool.analysis import Analysis
 from rdmatool.capture.facts import analyse_with_captures
+from rdmatool.diagnose.judges import Given, with_judges
 from rdmatool.errors import PlaybookError
-from rdmatool.facts import FactQuery
-from rdmatool.failures import bundle_failures, tool_gaps
-from rdmatool.frame import noise_notes
-from rdmatool.judges import Given, with_judges
 from rdmatool.model import Finding, Verdict
-from rdmatool.result import DiagnoseResult, finding_ids
+from rdmatool.outcome.failures import bundle_failures, tool_gaps
+from rdmatool.outcome.result import DiagnoseResult, finding_ids
+from rdmatool.outcome.verdict import no_data, verdict
 from rdmatool.rules import engine, playbook
+from rdmatool.table.analysis import Analysis
+from rdmatool.table.facts import FactQuery
+from rdmatool.table.frame import noise_notes
 from rdmatool.topology.expected import load as load_topology
 from rdmatool.topology.paths import bundle_pairs
-from rdmatool.verdict import no_data, verdict
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # rdmatool/
 
 
 def default_playbooks() -> Path:
     """The shipped playbooks: beside the package in a checkout, under <prefix>/share when installed."""
-    for candidate in (_HERE.parent / "playbooks", Path(sys.prefix) / "share" / "rdmatool" / "playbooks"):
+    for candidate in (_PACKAGE.parent / "playbooks", Path(sys.prefix) / "share" / "rdmatool" / "playbooks"):
         if candidate.is_dir():
             return candidate
     raise PlaybookError("the shipped playbooks were not found; pass --playbooks DIR")
@@ -37,7 +37,7 @@ def default_playbooks() -> Path:
 
 def failures_of(analysis: Analysis) -> list[dict]:
     """Targets that could not be collected, commands that failed, outputs that could not be parsed (the same list
-    `bundle show` prints: rdmatool.failures) and the files of the bundle the reader skipped: the inconclusive part."""
+    `bundle show` prints: rdmatool.outcome.failures) and the files of the bundle the reader skipped: the inconclusive part."""
     return bundle_failures(analysis.table.collection_failures, analysis.table.parse_failures) + \
         unread_files(getattr(analysis.table, "skipped", None) or [])
 
@@ -84,7 +84,7 @@ def diagnose_analysis(
     from rdmatool.tune import SUGGESTERS  # the calculators; imported late to keep `rdmatool parse` light
 
     rules = playbook.load_dir(playbooks_dir or default_playbooks(), site=profile)  # the site's RoCE / CNP class
-    # The judges' verdicts are facts too (rdmatool.judges); the cabling file is read before any rule runs.
+    # The judges' verdicts are facts too (rdmatool.diagnose.judges); the cabling file is read before any rule runs.
     expected_topology = load_topology(topology) if topology else None
     analysis = with_judges(analysis, Given(expected_topology, pairs))
     findings = engine.evaluate(analysis, rules, baseline=baseline, profile=profile, suggesters=SUGGESTERS)
@@ -97,7 +97,7 @@ def diagnose_analysis(
             if finding.evidence.get("window_s") is not None:
                 finding.evidence["window_from"] = "manifest snapshot times"
     nothing = nothing_to_judge(analysis)
-    gaps = tool_gaps(failures)  # a tool missing on a host warns, as in the gate and collect (rdmatool.verdict)
+    gaps = tool_gaps(failures)  # a tool missing on a host warns, as in the gate and collect (rdmatool.outcome.verdict)
     judged = verdict(findings, [f for f in failures if f not in gaps], gaps=gaps)
     return DiagnoseResult(Verdict.INCONCLUSIVE if nothing else judged, findings, failures,
                           source=source, window_s=analysis.window_s, notes=notes, no_data=nothing,

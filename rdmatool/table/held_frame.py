@@ -1,6 +1,6 @@
 """HeldFrame: a dataclass field that is a frame to whoever reads it, whatever holds it.
 
-The analysis' facts (rdmatool.fact_columns.FactColumns) are held as columns and read through them; a reader of the
+The analysis' facts (rdmatool.table.fact_columns.FactColumns) are held as columns and read through them; a reader of the
 field itself gets the frame, made by the holder the first time it is asked (its `frame()`). A frame given to the
 field is the field's value as it is.
 """

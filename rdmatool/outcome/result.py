@@ -26,7 +26,7 @@ class DiagnoseResult:
     # What the reading had to assume or skip (read times from the manifest; noise lines the parsers skipped), one
     # line each: nothing is hidden from whoever reads the diagnosis.
     notes: list[str] = field(default_factory=list)
-    no_data: str | None = None  # why there was nothing to judge (rdmatool.verdict.no_data), one line
+    no_data: str | None = None  # why there was nothing to judge (rdmatool.outcome.verdict.no_data), one line
     # The host targets read: a node to drain is a host with an error or critical finding of its own (a switch is
     # fixed, not drained).
     hosts: list[str] = field(default_factory=list)

@@ -1,9 +1,9 @@
 """The judges whose verdicts are facts the playbooks' rules read, in the order they run: one declared list for
-`rdmatool diagnose` (rdmatool.diagnose) and the gate's state and counter stages (rdmatool.gate.run).
+`rdmatool diagnose` (rdmatool.diagnose.pipeline) and the gate's state and counter stages (rdmatool.gate.run).
 
 Each judge takes the analysis and gives it back with its facts added (a new Analysis). A judge the gate leaves out
 says why: its stages judge the perftest pairs themselves, and it compares no cabling file. The packet captures and
-the compute-or-communication triage are facts of the analysis itself (rdmatool.capture.facts, rdmatool.triage),
+the compute-or-communication triage are facts of the analysis itself (rdmatool.capture.facts, rdmatool.table.triage),
 added when the bundle is read, for both.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rdmatool.analysis import Analysis
 from rdmatool.pairs.bundle_results import with_pair_attribution
 from rdmatool.rules.command_failures import with_command_failures
+from rdmatool.table.analysis import Analysis
 from rdmatool.topology import placement
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import ExpectedTopology

@@ -22,7 +22,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from rdmatool import column_codes
+from rdmatool.table import column_codes
 
 COLUMNS = [
     "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
@@ -132,7 +132,7 @@ def _network_errors(rows: pd.DataFrame) -> pd.Series:
 def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
                  fact_codes: dict | None = None) -> pd.DataFrame:
     """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports.
-    `facts`: a frame, or FactColumns (rdmatool.fact_columns: rows are only taken, by position); `sample_codes`,
+    `facts`: a frame, or FactColumns (rdmatool.table.fact_columns: rows are only taken, by position); `sample_codes`,
     `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct values)), when the
     caller has them (always, with FactColumns): the selections are then integer comparisons."""
     # the host rows every figure is read from, in one selection over the facts

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rdmatool.sample_columns import ARRAY_NAMES, OUT_INT, OUT_TEXT, Columns
+from rdmatool.table.sample_columns import ARRAY_NAMES, OUT_INT, OUT_TEXT, Columns
 
 if TYPE_CHECKING:
-    from rdmatool.bundle_merge import _Input
+    from rdmatool.bundle_ops.merge import _Input
 
 
 def _merged_columns(loaded: list[_Input]) -> tuple[dict[str, np.ndarray], list[str], dict[str, RunColumn]]:

@@ -1,0 +1,1 @@
+"""Diagnosis: the judges, the bundle → findings pipeline, and collect-then-diagnose."""

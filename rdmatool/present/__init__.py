@@ -1,0 +1,1 @@
+"""How values, host sets, device text and figures are shown to people."""

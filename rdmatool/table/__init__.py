@@ -1,0 +1,1 @@
+"""The table the rules read: parsed samples as columns, counter rates, and the facts."""
