@@ -8,31 +8,13 @@ real tool does when it cannot open the port.
 
 from __future__ import annotations
 
+from tests.fabric import subnet as subnet_mod
 from tests.fabric.shims._base import Ctx, err
-
-DOWN = "==(                {state}/{phys:>8})==>             [  ] \"\" ( )"
-
-
-def _link(link: dict) -> str:
-    if link["state"] != "Active":
-        return DOWN.format(state=link["state"], phys=link["phys"])
-    return f"==( {link['width']:>2} {link['lane']:>13} Gbps {link['state']:>6}/{link['phys']:>8})==>"
-
-
-def _remote(remote: dict | None) -> str:
-    return f"{remote['lid']:>8} {remote['port']:>4}[  ] \"{remote['desc']}\" ( )" if remote else ""
 
 
 def render(subnet: dict) -> str:
-    out = []
-    for sw in subnet["switches"]:
-        out.append(f"Switch: {sw['guid']} {sw['desc']}:")
-        for p in sw["ports"]:
-            out.append(f"{sw['lid']:>12} {p['num']:>4}[  ] {_link(p['link'])}{_remote(p['remote'])}")
-    for ca in subnet["cas"]:
-        out.append(f"CA: {ca['desc']}:")
-        out.append(f"      {ca['guid']} {ca['lid']:>6} {ca['num']:>4}[  ] {_link(ca['link'])}{_remote(ca['remote'])}")
-    return "".join(line + "\n" for line in out)
+    """The subnet in iblinkinfo's layout (tests/fabric/subnet.py renders every sweep tool's text)."""
+    return subnet_mod.render_iblinkinfo(subnet)
 
 
 def _opened(ctx: Ctx, argv: list[str]) -> str | None:
