@@ -579,6 +579,10 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nccl_net_plugin", "", STATE, "what NCCL said of its network plugin (loaded, or why not)"),
     ("nccl_connected", "", STATE, "`rings` or `trees`: NCCL connected all of them"),
     ("nccl_warning", "", STATE, "an NCCL WARN line"),
+    # the gate's nccl stage (rdmatool.gate.nccl_stage): an nccl-tests all_reduce on a few nodes with their recipe
+    ("nccl_busbw_efficiency", "", GAUGE, "an nccl-tests all_reduce's bus bandwidth over the line rate of its nodes"),
+    ("nccl_line_gbps", "Gb/s", GAUGE, "the line rate an nccl-tests run is judged against: its slowest node's rails"),
+    ("nccl_run", "", STATE, "an nccl-tests run of the gate: its nodes and the recipe's environment it ran with"),
     # --- `rdmatool watch`: a counter's rate judged over the watch's recent intervals (rdmatool.watch.judge, judged by
     # playbooks/70-watch.yaml; entity = `<port or netdev>/<counter>`, raw_key = the counter) ------------------------
     ("watch_spike_period_s", "s", GAUGE, "period of the spikes a counter's rate shows over a watch's recent intervals"),
@@ -586,6 +590,10 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("watch_spike_count", "events", GAUGE, "spikes of the counter's rate within the watch's recent intervals"),
     ("watch_growth_rate", "", GAUGE,
      "rate a counter grew at over a watch's last intervals, after it stayed flat over the intervals before them"),
+    ("watch_lat_spike_period_s", "s", GAUGE, "period of the spikes a latency probe figure shows over a watch's window"),
+    ("watch_lat_spike_strength", "", GAUGE, "autocorrelation of that latency figure at that period"),
+    ("watch_lat_spike_count", "events", GAUGE, "spikes of the latency figure within the watch's recent intervals"),
+    ("watch_lat_step_ratio", "x", GAUGE, "a probe's p99 latency over its own earlier level, after it stepped up"),
 ]
 
 GLOSSARY: dict[str, Metric] = {}

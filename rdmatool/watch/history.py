@@ -23,6 +23,11 @@ from rdmatool.watch.light import Reading
 
 Key = tuple[str, str, str, int]  # target, entity, metric, priority (-1: none)
 MAX_SERIES = 200_000
+GAUGES = ("lat_", "watch_lat_")  # the probes' figures (rdmatool.watch.probe): kept as read, never a rate
+
+
+def is_gauge(metric: str) -> bool:
+    return metric.startswith(GAUGES)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,19 @@ Two figures per series (one counter of one port), as facts the playbooks judge (
   them read, then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
   (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
 A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business.
+
+A latency probe's figure (a gauge, rdmatool.watch.history.is_gauge) is judged as it is, not as a rate: an interval
+in which the series was not tested is filled with its median (a host tested every other interval is no period),
+and its facts are `watch_lat_*`, judged by the latency rules:
+- a periodic latency spike: as above, watch_lat_spike_period_s, _strength, _count;
+- a step up: the last STEP_LAST read values all at least STEP_OVER times the median of the STEP_BEFORE (at least)
+  read before them, its own history: watch_lat_step_ratio, the median of the last over that median.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -20,13 +28,15 @@ import pandas as pd
 from rdmatool.capture import periodic
 from rdmatool.table.analysis import FACT_COLUMNS, Analysis
 from rdmatool.table.frame import SampleTable
-from rdmatool.watch.history import History, Key
+from rdmatool.watch.history import History, Key, is_gauge
 
 SPIKE_OVER_MEDIAN = 2.0
 MIN_SPIKES = 3
 MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
 GROWTH_FLAT, GROWTH_LAST = 6, 3
+STEP_BEFORE, STEP_LAST, STEP_OVER = 6, 3, 1.5
 PREFIX = "watch_"
+LATENCY = PREFIX + "lat_"
 
 
 def spike(rates: np.ndarray) -> tuple[int, float, int] | None:
@@ -59,6 +69,32 @@ def growth(rates: np.ndarray) -> float | None:
     return float(x[len(x) - run:].mean())
 
 
+def step(values: np.ndarray) -> float | None:
+    """The ratio of the last STEP_LAST read values' median to the median of those read before (STEP_BEFORE at
+    least), when each of the last is at least STEP_OVER times that median; else None."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) < STEP_BEFORE + STEP_LAST:
+        return None
+    base = float(np.median(x[:-STEP_LAST]))
+    last = x[-STEP_LAST:]
+    if base <= 0 or last.min() < STEP_OVER * base:
+        return None
+    return float(np.median(last)) / base
+
+
+def filled(rates: np.ndarray) -> np.ndarray:
+    """Gauge rows with their untested intervals at the row's median (a row never read stays NaN)."""
+    x = np.array(rates, dtype=float)
+    missing = np.isnan(x)
+    if missing.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row never read: its median is NaN, said so
+            medians = np.nanmedian(x, axis=1)
+        x[missing] = np.broadcast_to(medians[:, None], x.shape)[missing]
+    return x
+
+
 def facts(history: History) -> pd.DataFrame:
     """The watch_* facts of the recent window, a frame of FACT_COLUMNS."""
     times, rates = history.recent_series()
@@ -66,26 +102,53 @@ def facts(history: History) -> pd.DataFrame:
     if rates.shape[1] >= periodic.MIN_BINS:
         steps = np.diff(times)
         steps = steps[np.isfinite(steps) & (steps > 0)]
-        step = float(np.median(steps)) if len(steps) else math.nan
+        step_s = float(np.median(steps)) if len(steps) else math.nan
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
-        for row in _candidates(rates):
+        gauges = np.fromiter((is_gauge(k[2]) for k in history.keys), dtype=bool, count=len(history.keys))
+        counters = np.flatnonzero(~gauges)
+        for row in counters[_candidates(rates[counters])]:
             key = history.keys[row]
             series = rates[row]
             found = spike(series)
-            if found is not None and math.isfinite(step):
+            if found is not None and math.isfinite(step_s):
                 lag, strength, count = found
-                rows += [_fact(key, "spike_period_s", lag * step, window),
+                rows += [_fact(key, "spike_period_s", lag * step_s, window),
                          _fact(key, "spike_strength", strength, window),
                          _fact(key, "spike_count", count, window)]
             grown = growth(series)
             if grown is not None:
                 rows.append(_fact(key, "growth_rate", grown, window))
+        rows += _latency(history, np.flatnonzero(gauges), rates, step_s, window)
     frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
     return frame.astype({"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float,
                          "delta": float})
 
 
-def _candidates(rates: np.ndarray) -> np.ndarray:
+def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s: float, window: float) -> list[dict]:
+    """The watch_lat_* facts of the probe figures: a periodic spike, a step up."""
+    if not len(gauge_rows):
+        return []
+    values = rates[gauge_rows]
+    full = filled(values)
+    rows: list[dict] = []
+    spiky = set(_candidates(full, growing=False).tolist())
+    for i, row in enumerate(gauge_rows):
+        key = history.keys[row]
+        if not key[2].startswith("lat_"):
+            continue  # a window figure (rdmatool.watch.probe): a summary, not judged again
+        found = spike(full[i]) if i in spiky else None
+        if found is not None and math.isfinite(step_s):
+            lag, strength, count = found
+            rows += [_fact(key, "lat_spike_period_s", lag * step_s, window),
+                     _fact(key, "lat_spike_strength", strength, window),
+                     _fact(key, "lat_spike_count", count, window)]
+        ratio = step(values[i]) if key[2] == "lat_p99_us" else None
+        if ratio is not None:
+            rows.append(_fact(key, "lat_step_ratio", ratio, window))
+    return rows
+
+
+def _candidates(rates: np.ndarray, growing: bool = True) -> np.ndarray:
     """The rows `spike` or `growth` may find something in, by their necessary conditions over the whole matrix at
     once: a fleet's series are mostly zero or steady, and the per-series analysis is then spent on the few others."""
     x = np.nan_to_num(rates, nan=0.0)
@@ -94,9 +157,11 @@ def _candidates(rates: np.ndarray) -> np.ndarray:
     spiky = (top > 0) & (troughs >= 2)
     rows = np.flatnonzero(spiky)  # the median only where the cheaper conditions hold
     spiky[rows] = top[rows] >= SPIKE_OVER_MEDIAN * np.maximum(np.median(x[rows], axis=1), 0.0)
-    growing = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)
-    growing &= np.count_nonzero(rates[:, :-GROWTH_LAST] == 0, axis=1) >= GROWTH_FLAT
-    return np.flatnonzero(spiky | growing)
+    if not growing:
+        return np.flatnonzero(spiky)
+    grows = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)
+    grows &= np.count_nonzero(rates[:, :-GROWTH_LAST] == 0, axis=1) >= GROWTH_FLAT
+    return np.flatnonzero(spiky | grows)
 
 
 def _fact(key: Key, name: str, value: float, window: float) -> dict:

@@ -166,9 +166,12 @@ class Watch:
 
 
 def _figures(found: pd.DataFrame) -> dict[tuple, dict]:
-    """(target, entity, priority) -> its watch figures by short name (period_s, strength, spikes, growth_rate)."""
+    """(target, entity, priority) -> its watch figures by short name (period_s, strength, spikes, growth_rate,
+    step_ratio)."""
     short = {"watch_spike_period_s": "period_s", "watch_spike_strength": "strength", "watch_spike_count": "spikes",
-             "watch_growth_rate": "growth_rate"}
+             "watch_growth_rate": "growth_rate", "watch_lat_spike_period_s": "period_s",
+             "watch_lat_spike_strength": "strength", "watch_lat_spike_count": "spikes",
+             "watch_lat_step_ratio": "step_ratio"}
     out: dict[tuple, dict] = {}
     for target, entity, priority, metric, value in zip(found["target"], found["entity"], found["priority"],
                                                        found["metric"], found["value"]):

@@ -16,6 +16,7 @@ class FakeHost:
     rates: object  # (interval) -> {(entity, metric, priority): increment}
     down: object = lambda i: False
     step_s: float = 10.0
+    gauges: object = lambda i: {}  # (interval) -> {(entity, figure, None): value}: a probe's figures, as read
 
     def __post_init__(self) -> None:
         self.target = Target(name=self.name, address="127.0.0.1")
@@ -31,7 +32,7 @@ class FakeHost:
         if self.down(i):
             return None, "connection refused"
         states = {("mlx5_0/1", "port_state"): "ACTIVE"}
-        return Reading(self.name, 1_000_000.0 + i * self.step_s, dict(self.values), states), None
+        return Reading(self.name, 1_000_000.0 + i * self.step_s, dict(self.values), states, self.gauges(i)), None
 
     def close(self) -> None:
         self.closed += 1
@@ -56,3 +57,13 @@ def errors_from(start: int):
         out[("mlx5_0/1", "symbol_errors", None)] = 7.0 if i >= start else 0.0
         return out
     return rates
+
+
+def latency_every(every: int, entity: str = "ib_send_lat@probe"):
+    """A probe's p99 at 4 us, ten times that every `every` intervals."""
+    return lambda i: {(entity, "lat_p99_us", None): 40.0 if i % every == 0 else 4.0}
+
+
+def latency_from(start: int, entity: str = "ib_send_lat@probe"):
+    """A probe's p99 at 4 us, 9 us from interval `start` on; untested every third interval (a budget)."""
+    return lambda i: {} if i % 3 == 2 else {(entity, "lat_p99_us", None): 9.0 if i >= start else 4.0 + 0.1 * (i % 2)}

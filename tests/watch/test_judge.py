@@ -13,9 +13,8 @@ import pytest
 from rdmatool.rules.playbook import load_dir
 from rdmatool.watch import judge
 from rdmatool.watch.history import Shape
-from rdmatool.watch.light import Reading
 from rdmatool.watch.loop import Watch, WatchOptions
-from tests.watch.fakes import FakeHost, errors_from, periodic_pause, steady
+from tests.watch.fakes import FakeHost, errors_from, latency_every, latency_from, periodic_pause, steady
 
 PLAYBOOKS = load_dir(Path(__file__).resolve().parents[2] / "playbooks")
 
@@ -25,11 +24,14 @@ class Trigger(NamedTuple):
     rates: object  # a FakeHost's counters (tests/watch/fakes.py)
     intervals: int
     counter: str
+    gauges: object = lambda i: {}  # its probe figures
 
 
 TRIGGERS = [
     Trigger("watch_periodic_spike", periodic_pause(4), 20, "rx_pause_frames"),
     Trigger("watch_counter_starts_growing", errors_from(15), 20, "symbol_errors"),
+    Trigger("watch_latency_periodic_spike", steady, 20, "lat_p99_us", latency_every(5)),
+    Trigger("watch_latency_step_up", steady, 20, "lat_p99_us", latency_from(15)),
 ]
 
 
@@ -62,7 +64,8 @@ def test_a_periodic_pause_spike_is_named_with_its_host_period_and_class() -> Non
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=[t.rule for t in TRIGGERS])
 def test_each_watch_rule_fires_on_its_trigger_alone(trigger: Trigger) -> None:
-    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu05", trigger.rates)], trigger.intervals)
+    events, outcome = _run([FakeHost("gpu01", steady), FakeHost("gpu05", trigger.rates, gauges=trigger.gauges)],
+                           trigger.intervals)
     assert [(e["event"], e["rule"], e["target"], e["counter"]) for e in events] == [
         ("finding", trigger.rule, "gpu05", trigger.counter)]
     assert "{" not in events[0]["symptom"]  # every placeholder filled
@@ -88,17 +91,21 @@ def test_spike_detection_is_the_capture_analysis_own() -> None:
     assert judge.spike(x[:6]) is None  # too short to say
 
 
-class _Probed(FakeHost):
-    """A host whose rotating latency probe (rdmatool.watch.probe's figures) spikes every fifth interval."""
-
-    def read(self, deadline, stop=None):
-        reading, error = super().read(deadline, stop)
-        p99 = 40.0 if (self.i - 1) % 5 == 0 else 4.0
-        return Reading(reading.target, reading.at, reading.counters, reading.states,
-                       gauges={("ib_send_lat@probe", "lat_p99_us", None): p99}), error
-
-
 def test_a_periodic_latency_spike_in_the_probes_is_named_with_its_host_and_period() -> None:
-    events, _ = _run([_Probed("gpu07", steady), FakeHost("gpu01", steady)], 20)
-    assert [(e["target"], e["entity"], e["counter"], e["period_s"]) for e in events] == [
-        ("gpu07", "ib_send_lat@probe", "lat_p99_us", 50.0)]
+    events, _ = _run([FakeHost("gpu07", steady, gauges=latency_every(5)), FakeHost("gpu01", steady)], 20)
+    assert [(e["rule"], e["target"], e["entity"], e["counter"], e["period_s"]) for e in events] == [
+        ("watch_latency_periodic_spike", "gpu07", "ib_send_lat@probe", "lat_p99_us", 50.0)]
+
+
+def test_a_host_tested_every_other_interval_is_no_period_and_a_steady_one_no_step() -> None:
+    sparse = lambda i: {} if i % 2 else {("ib_send_lat@rail_mlx5_1", "lat_p99_us", None): 4.0 + 0.2 * (i % 3)}  # noqa: E731
+    events, _ = _run([FakeHost("gpu01", steady, gauges=sparse), FakeHost("gpu02", steady, gauges=latency_from(99))], 30)
+    assert events == []
+
+
+def test_a_step_needs_every_recent_value_up() -> None:
+    base = [4.0] * 8
+    assert judge.step(np.array([*base, 9.0, 9.0, 9.0])) == 2.25
+    assert judge.step(np.array([*base, 9.0, 4.0, 9.0])) is None  # one spike between: no step
+    assert judge.step(np.array([np.nan, *base, np.nan, 9.0, 9.0, 9.0])) == 2.25  # untested intervals skipped
+    assert judge.step(np.array([4.0, 4.0, 9.0, 9.0, 9.0])) is None  # too little history of its own
