@@ -13,8 +13,11 @@ RUN python -m venv /opt/rdmatool && /opt/rdmatool/bin/pip install --no-cache-dir
 FROM python:3.11-slim
 ARG KUBECTL_VERSION=v1.30.2
 ARG TARGETARCH=amd64
+# The node check (`gate --local`) reads what the host script reads: ibstat, perfquery and iblinkinfo
+# (infiniband-diags), ibv_devinfo (ibverbs-utils) and ethtool -S; without them it sees sysfs alone.
 # kubectl taints and labels the nodes the DaemonSet finds failing; it is checked against the release's checksum
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \
+        ethtool infiniband-diags ibverbs-utils \
     && curl -fsSLo /usr/local/bin/kubectl "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl" \
     && curl -fsSLo /tmp/kubectl.sha256 "https://dl.k8s.io/release/${KUBECTL_VERSION}/bin/linux/${TARGETARCH}/kubectl.sha256" \
     && echo "$(cat /tmp/kubectl.sha256)  /usr/local/bin/kubectl" | sha256sum -c - \
