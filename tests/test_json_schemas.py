@@ -88,6 +88,18 @@ def test_bundle_show_json_conforms() -> None:
     assert document["failures"]  # the demo's failures are in it, each of the schema's shape
 
 
+@pytest.mark.parametrize("command", [("diagnose",), ("bundle", "show")])
+def test_a_selection_is_declared_where_it_is_printed(command: tuple[str, ...]) -> None:
+    out = runner.invoke(app, [*command, str(DEMO), "--limit", "gpu01", "--json"])
+    assert out.exit_code in (0, 1), out.output
+    document = json.loads(out.stdout)
+    name = "-".join(command)
+    conforms(name, document)
+    assert document["selection"]["targets"] == ["gpu01"] and document["selection"]["of"] > 1
+    truncated = {**document, "selection": {k: v for k, v in document["selection"].items() if k != "targets"}}
+    assert any("targets" in line for line in schemas.errors(name, truncated))
+
+
 def test_pcap_json_conforms(tmp_path: Path) -> None:
     path = write(tmp_path / "c.pcap", [roce(psn=i) for i in range(10)] + [pfc_frame({5: 200})])
     out = pcap_cli(str(path), "--json")
