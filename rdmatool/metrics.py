@@ -261,7 +261,7 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     # --- storage reads under load (rdmatool.perf.storage.facts), judged by playbooks/80-storage.yaml -----------------
     # A storage node's facts sit on the node and the NIC it was read through; the fleet's on `fabric`, entity `storage`.
     ("storage_node_verdict", "", STATE,
-     "a storage node read many-to-one: slow (below 80 % of the fleet's median share of line rate), ok, incomplete"),
+     "a storage node read many-to-one: slow (below the profile's share, 80 % by default, of the fleet's median share of line rate), ok, incomplete"),
     ("storage_read_gbps", "Gb/s", GAUGE, "what a storage node delivered to its readers at once (their sum)"),
     ("storage_line_gbps", "Gb/s", GAUGE, "a storage node's line rate (its NICs') the reads are judged against"),
     ("storage_read_efficiency", "ratio", GAUGE, "a storage node's delivered read bandwidth / its NIC line rate"),
@@ -273,6 +273,16 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("storage_fleet_read_gbps", "Gb/s", GAUGE, "the storage fleet's aggregate read bandwidth over its nodes fully measured"),
     ("storage_fleet_line_gbps", "Gb/s", GAUGE, "the line rate of the storage nodes fully measured"),
     ("storage_fleet_nodes", "nodes", GAUGE, "storage nodes whose every reader measured"),
+    # what the reads did to the compute class (rdmatool.perf.storage_pauses), on `fabric`, entity `storage`
+    ("storage_compute_pause_verdict", "", STATE,
+     "paused: a port of the storage nodes, their readers or their switches paused on the compute class during the reads"),
+    ("storage_compute_pause_fraction", "ratio", GAUGE,
+     "the largest share of a storage read a port was paused on the compute class's priority"),
+    ("storage_paused_ports", "", STATE, "the hosts' and switches' ports paused on the compute class during a storage read"),
+    ("storage_read_nodes", "", STATE, "the storage nodes read during a storage run, comma-separated"),
+    ("storage_compute_priority", "", GAUGE, "the compute class's lossless priority (the site's RoCE priority)"),
+    ("storage_class", "", STATE, "whether the storage nodes' lossless class is the compute class's or another"),
+    ("storage_pause_record", "", STATE, "the pause figures of a storage read, every port paused on the compute class, JSON"),
     # --- a collection's failed commands (rdmatool.rules.command_failures), judged by playbooks/30-fleet-and-pitfalls
     # One per target, command and kind of failure (no entity, no priority); raw_key is the command's parser, text its
     # failures as recorded, joined by ` | `.

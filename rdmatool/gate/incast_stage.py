@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 from rdmatool import files
-from rdmatool.collect import CollectOptions, collect_to_bundle
+from rdmatool.collect import CollectOptions
 from rdmatool.gate import policy
 from rdmatool.model import Target, TargetKind
-from rdmatool.perf import incast
+from rdmatool.perf import incast, load_reads
 from rdmatool.perf import incast_figures as figures_of
 from rdmatool.rules import engine
 from rdmatool.table.analysis import Analysis, analyse_path
@@ -66,13 +66,10 @@ def incast_stage(targets: list[Target], rules, profile, collect_options: Collect
         names = {n for g in groups for n in g.members} | {g.switch for g in groups if g.switch}
         members = [t for t in targets if t.name in names]
         out = Path(bundle_path) / "incast"
-        read_options = CollectOptions(
-            interval_s=0.0, forks=collect_options.forks, command_timeout=collect_options.command_timeout,
-            connect_timeout=min(collect_options.connect_timeout, read), target_deadline=read,
-            accept_new_host_keys=collect_options.accept_new_host_keys, known_hosts=collect_options.known_hosts)
-        _, before = collect_to_bundle(members, read_options, str(out / "before"), force=True)
+        read_options = load_reads.options(collect_options, read)
+        before = load_reads.read(members, read_options, out / "before")
         results = incast.run(session, groups, stage_deadline - read)
-        _, after = collect_to_bundle(members, read_options, str(out / "after"), force=True)
+        after = load_reads.read(members, read_options, out / "after")
     first, last = analyse_path(before), analyse_path(after)
     figures = [figures_of.group_figures(g, results, infos, first, last, float(options.duration_s)) for g in groups]
     findings = _judge(figures, last, rules)

@@ -35,13 +35,16 @@ READY_S = 10.0
 @dataclass(frozen=True)
 class Group:
     """One incast: `senders` -> `receiver`, through `switch` (the leaf, None when the cabling is not known);
-    `port` is the leaf's port toward the receiver, `sender_ports` each sender's leaf port."""
+    `port` is the leaf's port toward the receiver, `sender_ports` each sender's leaf port. `receiver_nics`: the
+    receiver's RDMA device each sender is served through (a storage node with several NICs: every one of them
+    driven); a sender not named there, through the NIC discovery chose."""
 
     receiver: str
     senders: tuple[str, ...]
     switch: str | None = None
     port: str | None = None
     sender_ports: tuple[tuple[str, str], ...] = ()
+    receiver_nics: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -53,7 +56,8 @@ class Group:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "receiver": self.receiver, "senders": list(self.senders), "switch": self.switch,
-                "port": self.port, "sender_ports": dict(self.sender_ports)}
+                "port": self.port, "sender_ports": dict(self.sender_ports),
+                **({"receiver_nics": dict(self.receiver_nics)} if self.receiver_nics else {})}
 
 
 def cabling_of(links: Iterable[Link], infos: Mapping[str, HostInfo]) -> dict[str, tuple[str, str]]:
@@ -150,6 +154,11 @@ def run_group(session: engine.PerfSession, group: Group) -> list[PairResult]:
     if blocked:
         return [result(s, blocked) for s in group.senders]
     receiver = session.hosts[group.receiver]
+    nics = dict(group.receiver_nics)
+
+    def served_by(sender: str):  # noqa: ANN202 - the receiver's HostInfo for this sender
+        return receiver.rails.get(nics.get(sender, ""), receiver.info)
+
     results: dict[str, PairResult] = {}
     servers: dict[str, Background] = {}
     ports: dict[str, int] = {}
@@ -162,7 +171,7 @@ def run_group(session: engine.PerfSession, group: Group) -> list[PairResult]:
                 continue
             ports[sender] = session.next_port()
             servers[sender] = receiver.remote.start(
-                engine._command(options, receiver.info, ports[sender], server_bound, None))
+                engine._command(options, served_by(sender), ports[sender], server_bound, None))
         ready_by = time.monotonic() + max(options.server_ready_s, READY_S)
         for job in servers.values():  # every server listening before any client: the load starts together
             job.wait(max(0.0, ready_by - time.monotonic()), session.stop, until=lambda out: _READY in out.lower())
@@ -177,7 +186,7 @@ def run_group(session: engine.PerfSession, group: Group) -> list[PairResult]:
             if sender not in results:
                 info = session.hosts[sender].info
                 clients[sender] = session.hosts[sender].remote.start(
-                    engine._command(options, info, ports[sender], client_bound, receiver.info.fabric_address))
+                    engine._command(options, info, ports[sender], client_bound, served_by(sender).fabric_address))
         end = time.monotonic() + client_bound + 3
         finished = {s: job.wait(max(0.0, end - time.monotonic()), session.stop) for s, job in clients.items()}
         for sender, job in clients.items():

@@ -18,10 +18,11 @@ system's reads do (`ib_write_bw` for the write path). Three steps, values in, va
 rules of the playbooks (playbooks/80-storage.yaml): a slow node named with its NIC and, where the cabling is known,
 its switch port; the fleet below the reference's efficiency.
 
-`rdmatool perf run --mode storage` runs it (rdmatool.cli._perf_storage). Not here yet: the gate's storage stage
-(profile `storage: {clients_per_node, duration_s}`), the counters of the storage nodes and their switches read
-around the load (pause, ECN, CNP, as the incast stage reads them), and one server per NIC of a multi-NIC storage node (a node is driven through the one RDMA port discovery gives it; `line_gbps` may still name all of its
-NICs' rate, and the figures then say what share of it one port delivered).
+`rdmatool perf run --mode storage` runs it (rdmatool.cli._perf_storage), and so does the gate's storage stage
+(rdmatool.gate.storage_stage). A storage node with several NICs is driven through all of them (`with_nics`: its
+clients spread over its NICs, each NIC its own perftest servers), judged against the line rate of them all, and a
+slow node is named by its weakest NIC. What the reads did to the pause counters of the compute class is
+rdmatool.perf.storage_pauses'.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import json
 import statistics
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 import pandas as pd
 
@@ -39,8 +41,9 @@ from rdmatool.perf.model import PairResult
 from rdmatool.table import frame as frames
 from rdmatool.table.analysis import FACT_COLUMNS, Analysis
 
-# A storage node below this share of the fleet's median delivery is named slow: the planning rule's 70 % of line
-# rate would name every node of a fleet whose clients are the bottleneck, the fleet's own median names the outlier.
+# The default of the share of the fleet's median delivery below which a storage node is named slow (the gate
+# profile's `storage.slow_share_of_median`, perf run's `--slow-share`): the planning rule's 70 % of line rate would
+# name every node of a fleet whose clients are the bottleneck, the fleet's own median names the outlier.
 SLOW_SHARE_OF_MEDIAN = 0.8
 
 
@@ -63,6 +66,30 @@ def plan(storage: Iterable[str], clients: Iterable[str], clients_per_node: int) 
     return rounds
 
 
+def with_nics(rounds: list[list[Group]], rails: Mapping[str, Iterable[str]]) -> list[list[Group]]:
+    """The rounds with each storage node's clients spread over its NICs (`rails`: host -> its RDMA devices of the
+    run's link layer), round-robin in device order, so that every NIC of a multi-NIC node carries reads; a node
+    with one NIC (or none known) keeps the NIC discovery chose."""
+    out = []
+    for groups in rounds:
+        spread = []
+        for g in groups:
+            devices = sorted(rails.get(g.receiver, ()))
+            nics = tuple((c, devices[i % len(devices)]) for i, c in enumerate(g.senders)) if len(devices) > 1 else ()
+            spread.append(replace(g, receiver_nics=nics))
+        out.append(spread)
+    return out
+
+
+def line_rates(session) -> tuple[dict[str, float], dict[str, dict[str, float]]]:  # noqa: ANN001 - a PerfSession
+    """(host -> the line rate of all its NICs the run drives, host -> device -> each NIC's rate), from discovery; a
+    host whose NICs are not known by name, the rate of the port it tests with."""
+    per_nic = {name: {d: float(i.rate_gbps) for d, i in state.rails.items() if i.rate_gbps}
+               for name, state in session.hosts.items() if state.info is not None}
+    whole = {**session.expected_gbps(), **{name: sum(rates.values()) for name, rates in per_nic.items() if rates}}
+    return whole, per_nic
+
+
 def run(session, rounds: list[list[Group]], deadline: float | None = None) -> list[PairResult]:  # noqa: ANN001 - a perf engine session
     """The rounds in turn (each storage node's servers, then its clients together: rdmatool.perf.incast.run); a
     round that cannot finish before `deadline` is reported not run."""
@@ -75,34 +102,60 @@ def run(session, rounds: list[list[Group]], deadline: float | None = None) -> li
     return results
 
 
+def _gbps(r: PairResult | None) -> float | None:
+    return r.bw_avg_gbps if r is not None and r.ok and r.bw_avg_gbps is not None else None
+
+
+def _per_nic(group: Group, got: list[PairResult | None], rates: Mapping[str, float]) -> list[dict]:
+    """Each NIC of a storage node read through several: its clients, what they got, its own rate and share."""
+    nics: dict[str, list] = {}
+    for client, r in zip(group.senders, got, strict=True):
+        nics.setdefault(dict(group.receiver_nics).get(client, ""), []).append((client, _gbps(r)))
+    out = []
+    for device, served in sorted(nics.items()):
+        values = [v for _, v in served if v is not None]
+        delivered = sum(values) if len(values) == len(served) else None
+        line = rates.get(device)
+        out.append({"device": device, "clients": [c for c, _ in served], "delivered_gbps": delivered,
+                    "line_gbps": line, "share": delivered / line if delivered is not None and line else None})
+    return out
+
+
 def figures(rounds: list[list[Group]], results: list[PairResult], line_gbps: Mapping[str, float | None],
-            reference_efficiency: float | None = None) -> dict:
+            reference_efficiency: float | None = None, slow_share: float = SLOW_SHARE_OF_MEDIAN,
+            nic_rates: Mapping[str, Mapping[str, float]] | None = None) -> dict:
     """Per storage node: its clients' delivered Gb/s, its line rate (`line_gbps`, all its NICs), the share, whether
-    every client measured, and `slow` (below SLOW_SHARE_OF_MEDIAN of the fleet's median share); for the fleet: the
-    aggregate over the nodes fully measured, their line rate, the efficiency and the reference's beside it."""
+    every client measured, and `slow` (below `slow_share` of the fleet's median share); read through several NICs
+    (`receiver_nics`), each NIC's figures against its rate (`nic_rates`: host -> device -> Gb/s) and the weakest
+    one named; for the fleet: the aggregate over the nodes fully measured, their line rate, the efficiency and the
+    reference's beside it."""
     by_pair = {(r.server, r.client): r for r in results}
     nodes = []
     for group in (g for groups in rounds for g in groups):
         got = [by_pair.get((group.receiver, c)) for c in group.senders]
-        measured = [r.bw_avg_gbps for r in got if r is not None and r.ok and r.bw_avg_gbps is not None]
+        measured = [v for v in map(_gbps, got) if v is not None]
         line = line_gbps.get(group.receiver)
         complete = len(measured) == len(group.senders)
         delivered = sum(measured) if measured else None
-        nodes.append({"node": group.receiver, "clients": list(group.senders), "delivered_gbps": delivered,
-                      "line_gbps": line, "share": delivered / line if delivered is not None and line else None,
-                      "complete": complete,
-                      "errors": {c: r.error if r is not None else "not run" for c, r in zip(group.senders, got)
-                                 if r is None or not r.ok}})
+        node = {"node": group.receiver, "clients": list(group.senders), "delivered_gbps": delivered,
+                "line_gbps": line, "share": delivered / line if delivered is not None and line else None,
+                "complete": complete,
+                "errors": {c: r.error if r is not None else "not run" for c, r in zip(group.senders, got)
+                           if r is None or not r.ok}}
+        if group.receiver_nics:
+            node["nics"] = _per_nic(group, got, (nic_rates or {}).get(group.receiver, {}))
+            shared = [n for n in node["nics"] if n["share"] is not None]
+            node["weakest_nic"] = min(shared, key=lambda n: n["share"])["device"] if shared else None
+        nodes.append(node)
     shares = [n["share"] for n in nodes if n["complete"] and n["share"] is not None]
     median = statistics.median(shares) if shares else None
     for n in nodes:
-        n["slow"] = bool(median and n["complete"] and n["share"] is not None and n["share"] < SLOW_SHARE_OF_MEDIAN
-                         * median)
+        n["slow"] = bool(median and n["complete"] and n["share"] is not None and n["share"] < slow_share * median)
     full = [n for n in nodes if n["complete"] and n["share"] is not None]
     aggregate = sum(n["delivered_gbps"] for n in full) if full else None
     line = sum(n["line_gbps"] for n in full) if full else None
     efficiency = aggregate / line if aggregate is not None and line else None
-    return {"nodes": nodes, "median_share": median,
+    return {"nodes": nodes, "median_share": median, "slow_share_of_median": slow_share,
             "fleet": {"nodes_measured": len(full), "nodes": len(nodes), "aggregate_gbps": aggregate,
                       "line_gbps": line, "efficiency": efficiency, "reference_efficiency": reference_efficiency,
                       "below_reference": (efficiency < reference_efficiency
@@ -113,7 +166,8 @@ def facts(figures: dict, nics: Mapping[str, str], cabling: Mapping[str, tuple[st
           roles: Mapping[str, str | None] | None = None) -> list[dict]:
     """The figures as fact rows (rdmatool.table.analysis.FACT_COLUMNS, raw_key `storage`) for the storage rules:
 
-    - each storage node (target: the node, entity: the NIC it was read through, `nics`): `storage_node_verdict`
+    - each storage node (target: the node, entity: the NIC it was read through, `nics`, or of a node read through
+      several NICs the one with the lowest share of its rate): `storage_node_verdict`
       slow | ok | incomplete, `storage_read_gbps`, `storage_line_gbps`, `storage_read_efficiency` (the share of its
       line rate), `storage_clients`, `storage_switch_port` (`leaf switch port` from `cabling`: host -> (switch,
       port), else that it is not known) and `storage_record` (its figures and the fleet's median share, JSON);
@@ -132,7 +186,7 @@ def facts(figures: dict, nics: Mapping[str, str], cabling: Mapping[str, tuple[st
                      "text": text, "raw_key": "storage", "flag": ""})
 
     for n in figures["nodes"]:
-        node, nic = n["node"], nics.get(n["node"])
+        node, nic = n["node"], n.get("weakest_nic") or nics.get(n["node"])
         verdict = "slow" if n["slow"] else "ok" if n["complete"] else "incomplete"
         switch = cabling.get(node)
         row(node, "host", nic, "storage_node_verdict", text=verdict)

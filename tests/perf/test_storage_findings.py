@@ -1,7 +1,8 @@
 """The storage findings (rdmatool.perf.storage.facts / findings, playbooks/80-storage.yaml) from hand-made storage
 results: a slow storage node named with its NIC and, where the inventory cables it, its switch port; the fleet below
-the 3FS reference's efficiency, a threshold a site's own playbook overrides; a healthy fleet silent. TRIGGERS: one
-case per storage rule, for the coverage guard of tests/rules/test_each_rule.py."""
+the 3FS reference's efficiency, a threshold a site's own playbook overrides; the compute class paused during the
+reads (rdmatool.perf.storage_pauses); a healthy fleet silent. TRIGGERS: one case per storage rule, for the
+coverage guard of tests/rules/test_each_rule.py."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ import pytest
 from rdmatool import metrics
 from rdmatool.diagnose.pipeline import default_playbooks
 from rdmatool.model import Severity
-from rdmatool.perf import storage
+from rdmatool.perf import storage, storage_pauses
 from rdmatool.perf.model import PairResult
 from rdmatool.rules import playbook
 
 RULES = playbook.load_dir(default_playbooks())
-STORAGE_RULES = {r.id for r in RULES if r.id in ("storage_node_slow", "storage_fleet_below_reference")}
+STORAGE_RULES = {r.id for r in RULES if r.id in ("storage_node_slow", "storage_fleet_below_reference",
+                                                 "storage_pauses_compute")}
 CLIENTS = [f"gpu{i:02d}" for i in range(1, 7)]
 NODES = ["stor01", "stor02", "stor03", "stor04"]
 NICS = dict.fromkeys(NODES, "mlx5_0")
@@ -46,6 +48,17 @@ class Trigger:
     rule: str
     figures: Callable[[], dict]
     hits: list[tuple[str, str]]
+    facts: Callable[[dict], list[dict]] | None = None  # the figures' facts, when not a storage run's own
+
+
+def paused_reads(priority: int = 3) -> dict:
+    """A storage read during which gpu01's NIC and the leaf port toward it were paused on `priority` (30 % and 12 %
+    of the 10 s read), gpu02 only by the background's few microseconds."""
+    from tests.perf.test_storage_pauses import pause_figures
+
+    return pause_figures({("gpu01", "ens1f0np0", "rx_pause_duration_us"): 3.0e6,
+                          ("leaf01", "Ethernet8", "tx_pause_duration_us"): 1.2e6,
+                          ("gpu02", "ens1f0np0", "rx_pause_duration_us"): 60.0}, priority)
 
 
 TRIGGERS = [
@@ -54,6 +67,8 @@ TRIGGERS = [
             [("stor03", "mlx5_0")]),
     # every node alike at 3 x 100 of 400 Gb/s: 75 % of line rate, no outlier
     Trigger("storage_fleet_below_reference", lambda: figures(dict.fromkeys(NODES, 100.0)), [("fabric", "storage")]),
+    # the compute class (priority 3) paused on gpu01 and its leaf port while stor01 was read
+    Trigger("storage_pauses_compute", paused_reads, [("fabric", "storage")], lambda fig: storage_pauses.facts(fig)),
 ]
 
 
@@ -64,7 +79,8 @@ def test_every_storage_rule_has_a_trigger() -> None:
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=[t.rule for t in TRIGGERS])
 def test_rule_fires_where_the_storage_run_shows_it(trigger: Trigger) -> None:
-    found = judged(trigger.figures())
+    fig = trigger.figures()
+    found = storage.findings(trigger.facts(fig), RULES) if trigger.facts else judged(fig)
     assert [(f.target, f.entity) for f in found] == trigger.hits
     assert {f.rule for f in found} == {trigger.rule}
     rule = next(r for r in RULES if r.id == trigger.rule)
@@ -112,11 +128,11 @@ def cli_run(monkeypatch, tmp_path: Path, per_client: dict[str, float], playbooks
     from rdmatool.model import Target
 
     monkeypatch.setattr(_config, "playbooks", lambda given: playbooks)
-    monkeypatch.setattr(storage, "run", lambda session, rounds: [
+    monkeypatch.setattr(storage, "run", lambda session, rounds, deadline=None: [
         PairResult(g.receiver, c, "ib_read_bw", 65536, per_client[g.receiver], per_client[g.receiver], None, None, 0,
                    "", "", 10.0) for r in rounds for g in r for c in g.senders])
     hosts = [Target(n, n, role="storage" if n in NODES else "compute") for n in NODES + CLIENTS]
-    session = SimpleNamespace(reachable=NODES + CLIENTS, hosts={}, devices=NICS,
+    session = SimpleNamespace(reachable=NODES + CLIENTS, hosts={}, devices=NICS, rails={},
                               expected_gbps=lambda: dict.fromkeys(NODES, 400.0))
     try:
         return _perf_storage.run(session, hosts, 3, tmp_path / "out")
