@@ -22,8 +22,9 @@ tests/test_platforms.py checks the gathered list whole: every command a read-onl
 receives only netmiko's session set-up and, where the platform's ENTER_ENABLE says so, `enable` (a privilege
 level, not a configuration change).
 
-`rdmatool perf` and the gate also start perftest (bounded, between two hosts) with the commands of the last
-section; they are the only commands that put load on a host.
+`rdmatool perf` and the gate also start perftest (bounded, between two hosts), and the gate's optional nccl stage a
+short nccl-tests `all_reduce_perf` under mpirun (bounded, a few nodes), with the commands of the last two sections;
+they are the only commands that put load on a host.
 """
 
 from __future__ import annotations
@@ -344,3 +345,55 @@ def capture_command(interface: str, duration_s: int, max_packets: int, snaplen: 
         raise ValueError(f"capture snap length {snap} out of range (64-65535)")
     return ("command -v tcpdump >/dev/null 2>&1 || { echo 'tcpdump: not installed' >&2; exit 127; }; "
             f"exec timeout -k 2 {limit} tcpdump -p -n -U -i {shlex.quote(interface)} -s {snap} -c {count} -w - --")
+
+
+# --- nccl-tests (the gate's optional nccl stage) --------------------------------------------------------------------
+#
+# A short `all_reduce_perf` across a few nodes with the NCCL environment `rdmatool nccl env` computes for them: a
+# benchmark, bounded like perftest (`timeout -k 2`), that changes nothing. nccl-tests runs on several nodes only
+# under MPI (its README: "NCCL tests rely on MPI to work on multiple processes, hence multiple nodes"), so the first
+# node starts `mpirun` with one app context per node (`-np 1 -host <node>`), each rank's environment set by `env`
+# (nodes whose recipes differ each get their own). A read-only probe first says whether the binary and mpirun are
+# installed. Every value is a validated integer, a name from a fixed pattern, or a recipe value of safe characters;
+# all are shlex-quoted anyway.
+
+NCCL_TESTS_BINARY = re.compile(r"(?:/[A-Za-z0-9_.+-]+)+|[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+NCCL_ENV_NAME = re.compile(r"(?:NCCL|UCX)_[A-Z0-9_]{1,60}")
+NCCL_ENV_VALUE = re.compile(r"[A-Za-z0-9_.,:=^/+-]{0,256}")
+_NCCL_HOST = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+
+
+def nccl_tests_probe_command(binary: str) -> str:
+    """Which of the nccl-tests binary and mpirun the node has: each one found printed as `found <name>`."""
+    if not isinstance(binary, str) or not NCCL_TESTS_BINARY.fullmatch(binary):
+        raise ValueError(f"refusing nccl-tests binary {binary!r}")
+    return (f"for t in {shlex.quote(binary)} mpirun; do command -v \"$t\" >/dev/null 2>&1 && echo \"found $t\"; "
+            "done; exit 0")
+
+
+def nccl_tests_command(ranks: list[tuple[str, dict[str, str]]], binary: str, size_bytes: int, gpus: int,
+                       iterations: int, warmup: int, limit_s: int) -> str:
+    """`mpirun` with one process per node (`ranks`: node address, its NCCL_*/UCX_* environment), each running
+    `<binary> -b S -e S -f 2 -g G -n N -w W -c 0` (one size, no validation pass) with NCCL_DEBUG=INFO for the
+    INIT and NET subsystems, so the output also says what NCCL chose on each node."""
+    if not isinstance(binary, str) or not NCCL_TESTS_BINARY.fullmatch(binary):
+        raise ValueError(f"refusing nccl-tests binary {binary!r}")
+    size, gpus, iterations, warmup = int(size_bytes), int(gpus), int(iterations), int(warmup)
+    if not (1 <= size <= 1 << 40 and 1 <= gpus <= 64 and 1 <= iterations <= 100000 and 0 <= warmup <= 100000):
+        raise ValueError("nccl-tests size, GPU, iteration or warm-up count out of range")
+    if len(ranks) < 2:
+        raise ValueError("nccl-tests across nodes needs at least two nodes")
+    contexts = []
+    for host, env in ranks:
+        if not isinstance(host, str) or not _NCCL_HOST.fullmatch(host):
+            raise ValueError(f"refusing node address {host!r}")
+        for name, value in env.items():
+            if not NCCL_ENV_NAME.fullmatch(str(name)) or not NCCL_ENV_VALUE.fullmatch(str(value)):
+                raise ValueError(f"refusing NCCL environment {name}={value!r}")
+        assigned = ["NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET", *(f"{k}={v}" for k, v in env.items())]
+        args = ["-np", "1", "-host", host, "env", *assigned, binary, "-b", str(size), "-e", str(size), "-f", "2",
+                "-g", str(gpus), "-n", str(iterations), "-w", str(warmup), "-c", "0"]
+        contexts.append(" ".join(shlex.quote(a) for a in args))
+    # Open MPI refuses to start as root without its two confirmations; other MPIs ignore the variables.
+    return (f"exec timeout -k 2 {max(1, int(limit_s))} env OMPI_ALLOW_RUN_AS_ROOT=1 "
+            f"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun " + " : ".join(contexts))

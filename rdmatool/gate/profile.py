@@ -9,7 +9,8 @@ bandwidth: {enabled: true, test: ib_write_bw, rounds: 3, duration_s: 5, size_byt
             min_fraction_of_line_rate: 0.9}
 latency: {enabled: false, test: ib_send_lat, max_p99_us: 10.0, max_p999_over_typical: 5.0}
 incast: {fan_in: 4, duration_s: 10}  # optional stage 5 (off unless given): N senders -> 1 receiver per leaf
-deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180}
+nccl: {nodes: 2, size_bytes: 1073741824}  # optional stage 6 (off unless given): all_reduce_perf with the recipe
+deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180, nccl: 300}
 allow_missing: 0             # targets unreachable or not read in full (deadline, hung command) tolerated before inconclusive
 skip_rules: []               # rule ids the site has decided not to gate on
 topology: topology.yaml      # the expected cabling (rdmatool.topology.expected; relative to this file): with it
@@ -26,7 +27,7 @@ from pathlib import Path
 from rdmatool import yamlio
 from rdmatool.errors import RdmatoolError
 
-STAGES = ("state", "counters", "bandwidth", "latency", "incast")
+STAGES = ("state", "counters", "bandwidth", "latency", "incast", "nccl")
 
 
 class ProfileError(RdmatoolError):
@@ -67,13 +68,31 @@ class IncastPolicy:
 
 
 @dataclass(frozen=True)
+class NcclPolicy:
+    """The nccl stage (rdmatool.gate.nccl_stage): nccl-tests' `binary` (all_reduce_perf) under mpirun on the first
+    `nodes` hosts with a recipe, `gpus_per_node` ranks each, one `size_bytes`, `iterations` timed after `warmup`,
+    each node with its `rdmatool nccl env` recipe and `env` laid over it (NCCL_* / UCX_* a site's jobs set). Off
+    unless the profile has an `nccl` key."""
+
+    enabled: bool = False
+    nodes: int = 2
+    size_bytes: int = 1 << 30
+    gpus_per_node: int = 8
+    iterations: int = 20
+    warmup: int = 5
+    binary: str = "all_reduce_perf"
+    env: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class GateProfile:
     counters_window_s: float = 10.0
     bandwidth: BandwidthPolicy = field(default_factory=BandwidthPolicy)
     latency: LatencyPolicy = field(default_factory=LatencyPolicy)
     incast: IncastPolicy = field(default_factory=IncastPolicy)
+    nccl: NcclPolicy = field(default_factory=NcclPolicy)
     deadlines_s: dict = field(default_factory=lambda: {"state": 60, "counters": 60, "bandwidth": 300, "latency": 120,
-                                                       "incast": 180})
+                                                       "incast": 180, "nccl": 300})
     allow_missing: int = 0
     skip_rules: tuple[str, ...] = ()
     topology: str | None = None  # the expected-topology file the bandwidth schedule follows
@@ -89,8 +108,8 @@ def load(path: str | Path | None) -> GateProfile:
     where = f"{path}:{yamlio.line_of(data) or 1}"
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: a gate profile is a mapping")
-    known = {"counters_window_s", "bandwidth", "latency", "incast", "deadlines_s", "allow_missing", "skip_rules",
-             "topology"}
+    known = {"counters_window_s", "bandwidth", "latency", "incast", "nccl", "deadlines_s", "allow_missing",
+             "skip_rules", "topology"}
     unknown = set(data) - known
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
@@ -98,6 +117,7 @@ def load(path: str | Path | None) -> GateProfile:
         bandwidth = BandwidthPolicy(**_checked("bandwidth", data.get("bandwidth"), BandwidthPolicy()))
         latency = LatencyPolicy(**_checked("latency", data.get("latency"), LatencyPolicy()))
         incast = _incast(data.get("incast"))
+        nccl = _nccl(data.get("nccl"))
         top = _checked("", {k: data[k] for k in ("counters_window_s", "allow_missing") if k in data}, GateProfile())
         deadlines = {**GateProfile().deadlines_s, **_deadlines(data.get("deadlines_s"))}
         skip_rules = data.get("skip_rules") or []
@@ -112,6 +132,7 @@ def load(path: str | Path | None) -> GateProfile:
         bandwidth=bandwidth,
         latency=latency,
         incast=incast,
+        nccl=nccl,
         deadlines_s=deadlines,
         allow_missing=int(top.get("allow_missing", 0)),
         skip_rules=tuple(skip_rules),
@@ -131,7 +152,7 @@ def _checked(section: str, raw, defaults) -> dict:
     for key, value in raw.items():
         name = f"{section}.{key}" if section else str(key)
         if not isinstance(key, str) or not hasattr(defaults, key) or key in ("deadlines_s", "skip_rules", "topology",
-                                                                               "bandwidth", "latency", "incast"):
+                                                                               "bandwidth", "latency", "incast", "nccl"):
             raise TypeError(f"unknown key {name}")
         out[key] = _value(name, value, getattr(defaults, key))
     return out
@@ -188,3 +209,35 @@ def _incast(raw) -> IncastPolicy:
     if not str(policy.test).endswith("_bw"):
         raise TypeError(f"incast test must be a bandwidth test (ib_write_bw, ib_read_bw, ib_send_bw), not {policy.test!r}")
     return policy
+
+
+def _nccl(raw) -> NcclPolicy:
+    """An `nccl` mapping (even `{}`) turns the stage on, unless it says `enabled: false`; every value checked here,
+    so a typo stops the profile at load rather than the stage at run time."""
+    from rdmatool import commands
+
+    if raw is None:
+        return NcclPolicy()
+    if raw is True or raw is False:
+        return NcclPolicy(enabled=raw)
+    if not isinstance(raw, dict):
+        raise TypeError("nccl takes a mapping (nodes, size_bytes, gpus_per_node, iterations, warmup, binary, env, "
+                        "enabled)")
+    env = raw.get("env") or {}
+    plain = _checked("nccl", {k: v for k, v in raw.items() if k != "env"}, NcclPolicy())
+    if plain.get("nodes", 2) < 2:
+        raise TypeError(f"nccl.nodes takes a whole number of nodes from 2, not {plain['nodes']!r}")
+    for key, most in (("gpus_per_node", 64), ("size_bytes", 1 << 40), ("iterations", 100000), ("warmup", 100000)):
+        if plain.get(key, 1) > most:
+            raise TypeError(f"nccl.{key} takes at most {most}, not {plain[key]!r}")
+    if not commands.NCCL_TESTS_BINARY.fullmatch(plain.get("binary", "all_reduce_perf")):
+        raise TypeError(f"nccl.binary takes a program name or an absolute path, not {yamlio.quote(plain['binary'])}")
+    if not isinstance(env, dict):
+        raise TypeError(f"nccl.env takes a mapping of NCCL_* / UCX_* variables, not {yamlio.quote(env)}")
+    for name, value in env.items():
+        text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+        if not commands.NCCL_ENV_NAME.fullmatch(str(name)) or text is None \
+                or not commands.NCCL_ENV_VALUE.fullmatch(text):
+            raise TypeError(f"nccl.env: {name}: a NCCL_* or UCX_* variable with a value of letters, digits and "
+                            f"_.,:=^/+- only, not {yamlio.quote(value)}")
+    return NcclPolicy(**{"enabled": True, **plain, "env": {str(k): str(v) for k, v in env.items()}})

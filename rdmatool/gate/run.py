@@ -297,6 +297,13 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
                            path, analysis, max(0.0, collected_s - options.interval_s))
         stages.append(outcome.stage)
         findings += outcome.stage.findings
+    if profile.nccl.enabled:  # stage 6, optional: an all_reduce with the NCCL recipe (rdmatool.gate.nccl_stage)
+        from rdmatool.gate.nccl_stage import nccl_stage
+
+        outcome = _guarded("nccl", lambda *args: _StageOutcome(nccl_stage(*args)), targets, rules, profile,
+                           collect_options, deadline, excluded | policy.condemned(findings, hosts), path, analysis)
+        stages.append(outcome.stage)
+        findings += outcome.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, save, start)
 
 

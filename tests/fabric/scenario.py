@@ -17,6 +17,7 @@ the hosts' `iblinkinfo` reports (subnet.py).
 from __future__ import annotations
 
 import copy
+import ipaddress
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -77,6 +78,9 @@ class Nic:
     node_guid: str = ""
     mac: str = ""
     ipv4: str = ""
+    # An IPv6 address on a RoCE netdev added before its IPv4 one: its GID pair comes first, so the RoCE v2 IPv4 GID
+    # sits at index 5 instead of 3 (a host whose NCCL_IB_GID_INDEX differs from the fleet's)
+    ipv6: str = ""
     qos: HostQos = field(default_factory=HostQos)
 
 
@@ -373,6 +377,9 @@ def _nic_spec(host: Host, nic: Nic) -> dict:
             v4 = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
             p["gids"] = [[ll, "IB/RoCE v1", ""], [ll, "RoCE v2", ""], [v4, "IB/RoCE v1", nic.ipv4],
                          [v4, "RoCE v2", nic.ipv4]]
+            if nic.ipv6:
+                v6 = ipaddress.IPv6Address(nic.ipv6).exploded
+                p["gids"][2:2] = [[v6, "IB/RoCE v1", ""], [v6, "RoCE v2", ""]]
         else:
             guid = f"{nic.node_guid[:-6]}{int(nic.node_guid[-6:], 16) + p['num'] - 1:06x}"
             p["port_guid"] = f"0x{guid}"

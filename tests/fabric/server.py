@@ -34,7 +34,7 @@ SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 PERFTEST = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_lat", "ib_read_lat")
 HOST_TOOLS = {"ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo", "perfquery": "perfquery", "ethtool": "ethtool",
               "mlnx_qos": "mlnx_qos", "show_gids": "show_gids", "lldpctl": "lldpctl", "iblinkinfo": "iblinkinfo", "nvidia-smi": "nvidia_smi",
-              **{t: "perftest" for t in PERFTEST}}
+              **{t: "perftest" for t in PERFTEST}, "mpirun": "nccl_tests", "all_reduce_perf": "nccl_tests"}
 SWITCH_TOOLS = {"sonic": {"show": "sonic_show", "lldpctl": "lldpctl"},
                 "cumulus": {"nv": "cumulus_nv", "lldpctl": "lldpctl"}}
 GARBAGE = "\\033[31m#@!%% segfault?? 0xdeadbeef\\n\\t<<<< corrupted output >>>>\\n~~~ 17 ?? ::: \\007\\n"  # printf(1)

@@ -27,7 +27,14 @@ runner = CliRunner()
     ("counters_window_s: -1\n", "counters_window_s takes a number above 0, not -1"),
     ("allow_missing: 1.5\n", "allow_missing takes a whole number from 0, not 1.5"),
     ("deadlines_s: {state: .nan}\n", "deadlines_s.state takes a number above 0, not nan"),
-    ("deadlines_s: {stage9: 3}\n", "deadlines_s takes state, counters, bandwidth, latency, incast"),
+    ("deadlines_s: {stage9: 3}\n", "deadlines_s takes state, counters, bandwidth, latency, incast, nccl"),
+    ("nccl: {nodes: 1}\n", "nccl.nodes takes a whole number of nodes from 2, not 1"),
+    ("nccl: {gpus_per_node: 0}\n", "nccl.gpus_per_node takes a whole number above 0, not 0"),
+    ("nccl: {binary: -x}\n", "nccl.binary takes a program name or an absolute path, not '-x'"),
+    ("nccl: {env: {LD_PRELOAD: x.so}}\n", "nccl.env: LD_PRELOAD: a NCCL_* or UCX_* variable with a value of letters, "
+                                          "digits and _.,:=^/+- only, not 'x.so'"),
+    ("nccl: {env: {NCCL_IB_HCA: 'a b'}}\n", "nccl.env: NCCL_IB_HCA: a NCCL_* or UCX_* variable with a value of "
+                                            "letters, digits and _.,:=^/+- only, not 'a b'"),
     ("skip_rules: pfc_storm\n", "skip_rules takes a list of rule ids, not 'pfc_storm'"),
     ("bandwidth: [1]\n", "bandwidth takes a mapping, not [1]"),
 ])

@@ -15,11 +15,11 @@ from rdmatool.nccl.recipe import Problem
 class Trigger(NamedTuple):
     rule: str
     verdict_metric: str
-    problem: Problem
+    problem: Problem | None  # None: the rule judges the gate's nccl-tests figures (tests/nccl/test_bench.py)
 
 
 SEEN = {"nccl_log_seen": "mlx5_2:1", "nccl_log_wanted": "mlx5_0:1, mlx5_1:1"}
-TRIGGERS = [
+PROBLEM_TRIGGERS = [
     Trigger("nccl_gid_index_split", "nccl_recipe_verdict", Problem(
         "gpu01", "mlx5_1/1", "gid_index_split", {"nccl_gid_index": 7, "nccl_gid_indexes": "mlx5_0:1 3, mlx5_1:1 7"})),
     Trigger("nccl_gid_index_differs_across_hosts", "nccl_recipe_verdict", Problem(
@@ -41,9 +41,10 @@ TRIGGERS = [
                                                                               SEEN)),
     Trigger("nccl_gdr_disabled", "nccl_log_verdict", Problem("gpu13", "gpu13:9 HCA 0", "gdr_off", SEEN)),
 ]
+TRIGGERS = [*PROBLEM_TRIGGERS, Trigger("nccl_allreduce_below_line_rate", "nccl_busbw_efficiency", None)]
 
 
-@pytest.mark.parametrize("trigger", TRIGGERS, ids=[t.rule for t in TRIGGERS])
+@pytest.mark.parametrize("trigger", PROBLEM_TRIGGERS, ids=[t.rule for t in PROBLEM_TRIGGERS])
 def test_the_problem_gives_its_rules_finding(trigger: Trigger) -> None:
     found = findings.judged(None, [trigger.problem], trigger.verdict_metric, site={"roce_dscp": 34, "roce_priority": 4})
     assert [(f.rule, f.target, f.entity) for f in found] == [
