@@ -593,10 +593,6 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("nccl_busbw_efficiency", "ratio", GAUGE, "an nccl-tests all_reduce's bus bandwidth over its nodes' line rate"),
     ("nccl_line_gbps", "Gb/s", GAUGE, "the line rate an nccl-tests run is judged against: its slowest node's rails"),
     ("nccl_run", "", STATE, "an nccl-tests run of the gate: its nodes and the recipe's environment it ran with"),
-    # the gate's nccl stage (rdmatool.gate.nccl_stage): an nccl-tests all_reduce on a few nodes with their recipe
-    ("nccl_busbw_efficiency", "", GAUGE, "an nccl-tests all_reduce's bus bandwidth over the line rate of its nodes"),
-    ("nccl_line_gbps", "Gb/s", GAUGE, "the line rate an nccl-tests run is judged against: its slowest node's rails"),
-    ("nccl_run", "", STATE, "an nccl-tests run of the gate: its nodes and the recipe's environment it ran with"),
     # --- `rdmatool watch`: a counter's rate judged over the watch's recent intervals (rdmatool.watch.judge, judged by
     # playbooks/70-watch.yaml; entity = `<port or netdev>/<counter>`, raw_key = the counter) ------------------------
     ("watch_spike_period_s", "s", GAUGE, "period of the spikes a counter's rate shows over a watch's recent intervals"),
