@@ -18,10 +18,10 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from rdmatool import commands, parsers
+from rdmatool import commands, limits, parsers
 from rdmatool.errors import BundleError, NothingCollected, ParseError
 from rdmatool.model import CommandResult, Target, TargetKind
 from rdmatool.outcome.failures import DEADLINE_EXCEEDED
@@ -50,6 +50,11 @@ class TargetOutcome:
     target: Target
     snapshots: dict[int, list[CommandResult]] = field(default_factory=dict)
     error: str | None = None
+    # The subnet sweeps this host ran or tried (`_Subnets`): {sm_lid, snapshot, port, outcome, error, order, tools},
+    # what the manifest's `subnet_sweeps` is made of; `notices`: failures that are no command's result (the tools a
+    # partial sweep never started), as manifest failure entries.
+    sweeps: list[dict] = field(default_factory=list)
+    notices: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -86,7 +91,7 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
     stop = threading.Event()
-    subnets = _Subnets()
+    subnets = _Subnets(limits.value("subnet_sweep_s"))
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)
@@ -131,6 +136,7 @@ def _collect_target(
 
         outcome.error = describe_connect_error(target, exc)
         return
+    sm_lid: int | None = None  # the subnet manager of the port this host would sweep its subnet through
     try:
         ports: tuple[str, ...] = target.ports
         for index in range(snapshot_count):
@@ -157,50 +163,193 @@ def _collect_target(
             if index == 0 and target.kind is TargetKind.HOST and (nothing := _no_rdma_device(results)):
                 outcome.error = f"{target.name}: {nothing}"
                 return
-            if index == 0 and target.kind is TargetKind.HOST and subnets is not None and subnets.claim(results):
-                # This host is the first to report its subnet manager: it reads the subnet's links for the fabric.
-                found, _ = session.run_snapshot(commands.SNAPSHOT_SUBNET, options.command_timeout, deadline, stop)
-                outcome.snapshots[0] += found  # nothing when iblinkinfo is not installed: no IB topology, no failure
+            if target.kind is TargetKind.HOST and subnets is not None:
+                if index == 0:
+                    sm_lid = _sweep_subnet_manager(results)
+                if sm_lid is not None:  # the time this host waits for another's sweep, or sweeps, is not its own
+                    deadline += _sweep(session, outcome, subnets, sm_lid, index, deadline, stop)
             if index + 1 < snapshot_count:
                 wait = first_read + options.interval_s - time.monotonic()
                 if wait > 0 and stop.wait(wait):
                     outcome.error = f"{target.name}: collection interrupted"
                     return
     finally:
+        if subnets is not None and sm_lid is not None:
+            subnets.leave(target.name)  # a host that ends (done, failed, cut) sweeps no more: the next one may
         session.close()
 
 
+def _sweep(session, outcome: TargetOutcome, subnets: _Subnets, sm_lid: int, index: int, deadline: float,
+           stop: threading.Event) -> float:
+    """Sweep the host's subnet in snapshot `index` if the chooser gives it this host; the seconds it took (waiting
+    for another host's sweep included), which the caller adds to the host's deadline."""
+    began = time.monotonic()
+    granted = subnets.claim(outcome.target.name, sm_lid, index, deadline, stop)
+    if granted is not None:
+        found, error = session.run_snapshot(commands.SNAPSHOT_SUBNET, granted, time.monotonic() + granted + 15, stop)
+        found, attempt, notices = subnets.finish(outcome.target.name, sm_lid, index, found, error, granted)
+        outcome.snapshots[index] = outcome.snapshots.get(index, []) + found
+        outcome.sweeps.append(attempt)
+        outcome.notices += notices
+    return time.monotonic() - began
+
+
+# Hosts tried per subnet and snapshot at most: a fleet without the sweep tools costs a few quick failures, not one per
+# host (each try is an exec on one more host, while the subnet's other hosts wait for its outcome).
+SWEEP_TRIES = 5
+
+
+@dataclass
+class _Subnet:
+    """One subnet's sweeps: the host that swept it last (it keeps the subnet for the next snapshot: the same vantage
+    point), the one sweeping now, the hosts whose sweep failed, and per snapshot whether it is read and how many
+    hosts tried it, and when its budget started."""
+
+    chosen: str | None = None
+    holder: str | None = None
+    failed: set[str] = field(default_factory=set)
+    done: set[int] = field(default_factory=set)
+    tries: dict[int, int] = field(default_factory=dict)
+    started: dict[int, float] = field(default_factory=dict)
+
+
 class _Subnets:
-    """The InfiniBand subnets a collection has read iblinkinfo for, by the LID of their subnet manager: the first host
-    reporting an Active InfiniBand port under an SM not yet read claims it (two fabrics whose SMs share a LID are
-    read once)."""
+    """Which host sweeps each InfiniBand subnet (by the LID of its subnet manager) in each snapshot.
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._read: set[int] = set()
+    The first host under an SM to ask claims its subnet; it keeps it for the later snapshots. A host whose sweep
+    fails (no sweep tool, a tool missing or in error, its session broken or ended) hands the subnet to the next
+    host of that subnet, within what is left of the snapshot's one budget (`limits.subnet_sweep_s`, counted from the
+    first try) and for at most `tries` hosts. A sweep cut by the budget is partial: the budget is spent, nobody else
+    tries. Hosts of a subnet whose sweep is running (or whose chosen host has yet to sweep this snapshot) wait for
+    its outcome, up to their own deadline: a failure then finds them still there to take over."""
 
-    def claim(self, results: list[CommandResult]) -> bool:
-        managers = _subnet_managers(results)
-        with self._lock:
-            new = managers - self._read
-            self._read |= new
-        return bool(new)
+    def __init__(self, budget_s: int, tries: int = SWEEP_TRIES) -> None:
+        self._cond = threading.Condition()
+        self._budget = int(budget_s)
+        self._tries = tries
+        self._subnets: dict[int, _Subnet] = {}
+        self._order = 0
+
+    def claim(self, host: str, sm_lid: int, index: int, until: float, stop: threading.Event | None = None,
+              ) -> int | None:
+        """The whole seconds of budget this host has to sweep subnet `sm_lid` in snapshot `index`, or None when
+        another host sweeps it (or has), the budget is spent, or this host failed it before."""
+        with self._cond:
+            subnet = self._subnets.setdefault(sm_lid, _Subnet())
+            while True:
+                if index in subnet.done or host in subnet.failed or subnet.tries.get(index, 0) >= self._tries:
+                    return None
+                begun = subnet.started.get(index)
+                left = self._budget - (time.monotonic() - begun if begun is not None else 0.0)
+                if left < 1:
+                    return None
+                mine = subnet.chosen in (None, host) or subnet.chosen in subnet.failed
+                if subnet.holder is None and mine:
+                    subnet.holder = host
+                    subnet.started.setdefault(index, time.monotonic())
+                    subnet.tries[index] = subnet.tries.get(index, 0) + 1
+                    return int(left)
+                wait = until - time.monotonic()
+                if wait <= 0 or (stop is not None and stop.is_set()):
+                    return None
+                self._cond.wait(min(wait, 1.0))  # woken by a finish; the second bounds a missed `stop`
+
+    def finish(self, host: str, sm_lid: int, index: int, found: list[CommandResult], error: str | None,
+               budget_s: int) -> tuple[list[CommandResult], dict, list[dict]]:
+        """Record a sweep's outcome: (its results, a partial sweep's cut tool renamed as such; the attempt for the
+        manifest; failure entries for the tools a partial sweep never started)."""
+        port = found[0].qualifier if found else None
+        outcome, why, cut = _judge_sweep(host, found, error)
+        notices: list[dict] = []
+        if outcome == "partial":
+            said = (f"partial subnet sweep of SM lid {sm_lid} from {host}: the budget of {self._budget} s "
+                    f"(limits.subnet_sweep_s; {budget_s} s of it left for this host) ran out")
+            found = [replace(r, error=f"{said} in {r.parser}; {r.error}") if r.parser == cut else r for r in found]
+            ran = {r.parser for r in found}
+            notices = [{"target": host, "parser": tool, "qualifier": port, "snapshot": index,
+                        "error": f"{said} before {tool} started"} for tool in commands.SUBNET_SWEEP if tool not in ran]
+            why = f"{said} ({cut or 'before ' + commands.SUBNET_SWEEP[len(ran)]})"
+        with self._cond:
+            subnet = self._subnets[sm_lid]
+            subnet.holder = None
+            if outcome == "failed":
+                subnet.failed.add(host)
+            else:
+                subnet.done.add(index)
+                subnet.chosen = host
+            self._order += 1
+            order = self._order
+            self._cond.notify_all()
+        attempt = {"sm_lid": sm_lid, "snapshot": index, "host": host, "port": port, "outcome": outcome,
+                   "error": why, "order": order, "tools": [r.parser for r in found if r.ok]}
+        return found, attempt, notices
+
+    def leave(self, host: str) -> None:
+        """This host's collection ended: a subnet it was chosen for goes to the next host that asks."""
+        with self._cond:
+            for subnet in self._subnets.values():
+                if subnet.chosen == host or subnet.holder == host:
+                    subnet.failed.add(host)
+                    subnet.holder = None if subnet.holder == host else subnet.holder
+            self._cond.notify_all()
 
 
-def _subnet_managers(results: list[CommandResult]) -> set[int]:
-    """SM LIDs of the host's Active InfiniBand ports, from its ibstat output."""
+def _judge_sweep(host: str, found: list[CommandResult], error: str | None) -> tuple[str, str | None, str | None]:
+    """(`complete`, `partial` or `failed`; why, when not complete; the tool the budget cut, for a partial one)."""
+    for r in found:  # a tool missing (127) or in error on this host: another host may do better
+        if r.exit_code not in (0, 124, None):
+            tool = r.command.split()[0] if r.command else r.parser
+            return "failed", r.error or f"{tool} exited {r.exit_code} on {host}: {' '.join(r.stderr.split())[:200]}", None
+    if not found and (error is None or error.startswith("the host returned no output")):
+        return "failed", f"no subnet sweep tool installed on {host}", None  # the script prints nothing then
+    cut = next((r.parser for r in found if r.exit_code in (124, None)), None)
+    if error is not None and cut is None and len(found) < len(commands.SUBNET_SWEEP):
+        return "failed", f"{host}: {error}", None  # the session broke, not the budget
+    if cut is not None or len(found) < len(commands.SUBNET_SWEEP):
+        return "partial", None, cut
+    return "complete", None, None
+
+
+def sweep_record(outcomes: list[TargetOutcome]) -> list[dict]:
+    """The manifest's `subnet_sweeps`: per subnet (SM LID) and snapshot, the host whose sweep is the snapshot's
+    (null when none succeeded), through which port, complete or partial, and the hosts tried before it with why."""
+    attempts = sorted((a for o in outcomes for a in o.sweeps), key=lambda a: a["order"])
+    record: dict[tuple[int, int], dict] = {}
+    for a in attempts:
+        entry = record.setdefault((a["sm_lid"], a["snapshot"]), {
+            "sm_lid": a["sm_lid"], "snapshot": a["snapshot"], "host": None, "port": None, "complete": False,
+            "tools": [], "tried": []})
+        if a["outcome"] == "failed":
+            entry["tried"].append({"host": a["host"], "error": a["error"]})
+        else:
+            entry.update(host=a["host"], port=a["port"], complete=a["outcome"] == "complete", tools=a["tools"])
+            if a["error"]:
+                entry["partial"] = a["error"]
+    return [record[key] for key in sorted(record)]
+
+
+def _sweep_subnet_manager(results: list[CommandResult]) -> int | None:
+    """The SM LID of the port the subnet sweep goes through: the host's first Active InfiniBand port in the order
+    the script finds it (device, then port, as a shell's glob sorts them); None without one."""
+    ports = _ib_ports(results)
+    active = [name for name, p in ports.items() if p.get("link_layer") == "InfiniBand"
+              and p.get("port_state") == "Active" and isinstance(p.get("sm_lid"), (int, float)) and p["sm_lid"] > 0]
+    return int(ports[min(active)]["sm_lid"]) if active else None
+
+
+def _ib_ports(results: list[CommandResult]) -> dict[str, dict]:
+    """Each port's ibstat fields (by `<device>/<port>`), from the host's ibstat output."""
     ibstat = next((r for r in results if r.parser == "ibstat" and r.ok), None)
     if ibstat is None:
-        return set()
+        return {}
     try:
         samples = parsers.parse("ibstat", ibstat.stdout)
     except ParseError:
-        return set()
+        return {}
     ports: dict[str, dict] = {}
     for sample in samples:
         ports.setdefault(sample.entity, {})[sample.metric] = sample.value if sample.text is None else sample.text
-    return {int(p["sm_lid"]) for p in ports.values() if p.get("link_layer") == "InfiniBand"
-            and p.get("port_state") == "Active" and isinstance(p.get("sm_lid"), (int, float)) and p["sm_lid"] > 0}
+    return ports
 
 
 def _no_rdma_device(results: list[CommandResult]) -> str | None:
@@ -287,10 +436,12 @@ def collect_to_bundle(
             {"target": r.target, "parser": r.parser, "qualifier": r.qualifier, "error": r.error, "snapshot": index}
             for o in outcomes for index, results in sorted(o.snapshots.items()) for r in results if r.error and o.ok
         ]
+        failures += [notice for o in outcomes for notice in o.notices]  # a partial subnet sweep's tools not run
+        sweeps = sweep_record(outcomes)
         # The parsed samples go with the bundle: its readers then read numbers instead of parsing again.
         store = builder[0] if builder else _store_builder()
         path = writer.commit(targets, _snapshot_times(outcomes, started, finished), failures, options.interval_s,
-                             before_commit=store.write)
+                             before_commit=store.write, extra={"subnet_sweeps": sweeps} if sweeps else None)
     except BaseException:
         writer.abort()  # never a half bundle under any name
         raise

@@ -44,9 +44,17 @@ SNAPSHOT_FULL, SNAPSHOT_COUNTERS = "full", "counters"
 # `rdmatool watch`, every interval for as long as it runs: the counters snapshot's port views only (sysfs state and
 # counters, perfquery, ethtool -S: pause, ECN, CNPs, drops, errors), none of its LLDP, load or GPU reads.
 SNAPSHOT_WATCH = "watch"
-# The InfiniBand subnet's own view of its cabling: `iblinkinfo` over the first Active InfiniBand port, read once per
-# fabric (the collector asks one host per subnet manager, after that host's first snapshot: rdmatool.collect).
+# The InfiniBand subnet swept from one host, through the first Active InfiniBand port: the subnet manager (`sminfo`),
+# every node and cable (`ibnetdiscover -p`, `iblinkinfo`) and every port's error and data counters, switches included
+# (`ibqueryerrors`), in every snapshot (so switch ports get rates), by one host per subnet manager that the collector
+# chooses (rdmatool.collect). Here the script's timeout is the sweep's whole budget: each tool gets what is left of it.
 SNAPSHOT_SUBNET = "subnet"
+# The sweep's tools, in the order the script runs them (cheap first: a sweep cut by its budget keeps what is cheapest to
+# read). Each only reads: SMP and PMA Get queries, no counter clear (`-k`/`-K` are never passed), no SM verb.
+SUBNET_SWEEP = ("sminfo", "ibnetdiscover", "iblinkinfo", "ibqueryerrors")
+# The per-MAD timeout the sweep tools are given (`-t`, milliseconds): a node that does not answer costs this per query
+# and retry, not the tools' own default, so a fabric of a few thousand ports is read within the budget.
+SUBNET_MAD_TIMEOUT_MS = 200
 
 # The host script. POSIX sh: the same script serves every distribution. `sec PARSER QUALIFIER CMD...` runs one
 # read-only command with a timeout and frames its stdout, stderr and exit status. Exit 127 marks a tool that is
@@ -97,8 +105,14 @@ $M END $N $rc
 IB=/sys/class/infiniband
 NETDEVS=""
 if [ "$MODE" = subnet ]; then
-    # Read-only: iblinkinfo walks the subnet with SMP queries and prints each node's ports; it configures nothing.
-    command -v iblinkinfo >/dev/null 2>&1 || exit 0
+    # The subnet sweep (SNAPSHOT_SUBNET): T is its whole budget. Each tool runs with what is left of it and stops at
+    # the budget's end; a tool not started by then gets no section (the collector names the sweep partial). Nothing on
+    # a host without any of the tools: it is not one to sweep from.
+    H=0
+    for t in sminfo ibnetdiscover iblinkinfo ibqueryerrors; do command -v "$t" >/dev/null 2>&1 && H=1; done
+    [ "$H" = 1 ] || exit 0
+    STOP=$(( $(date +%s) + T ))
+    left() { T=$(( STOP - $(date +%s) )); [ "$T" -ge 1 ]; }
     for dev in "$IB"/*; do
         d="${dev##*/}"
         safe "$d" || continue
@@ -107,7 +121,14 @@ if [ "$MODE" = subnet ]; then
             case "$p" in ""|*[!0-9]*) continue ;; esac
             [ "$(cat "$port/link_layer" 2>/dev/null)" = InfiniBand ] || continue
             case "$(cat "$port/state" 2>/dev/null)" in *ACTIVE*) ;; *) continue ;; esac
-            sec iblinkinfo "$d.$p" iblinkinfo -C "$d" -P "$p"
+            P="$p"  # sec() sets p: the port goes in a name of its own
+            left && sec sminfo "$d.$P" sminfo -t __MAD_MS__ -C "$d" -P "$P"
+            left && sec ibnetdiscover "$d.$P" ibnetdiscover -p -t __MAD_MS__ -C "$d" -P "$P"
+            left && sec iblinkinfo "$d.$P" iblinkinfo -t __MAD_MS__ -C "$d" -P "$P"
+            # Every port's counters over 0 (an empty threshold file: no threshold, nothing suppressed), with the
+            # data counters and the discard details beside them.
+            left && sec ibqueryerrors "$d.$P" ibqueryerrors --data --details --threshold-file /dev/null \
+                -t __MAD_MS__ -C "$d" -P "$P"
             exit 0
         done
     done
@@ -168,7 +189,8 @@ exit 0
 NVIDIA_SMI_QUERY = ("index,uuid,name,utilization.gpu,utilization.memory,memory.used,memory.total,"
                     "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max")
 DCGM_FIELDS = "203,204,250,252,1009,1010,1011,1012"
-HOST_SCRIPT = HOST_SCRIPT.replace("__NVIDIA_QUERY__", NVIDIA_SMI_QUERY).replace("__DCGM_FIELDS__", DCGM_FIELDS)
+HOST_SCRIPT = (HOST_SCRIPT.replace("__NVIDIA_QUERY__", NVIDIA_SMI_QUERY).replace("__DCGM_FIELDS__", DCGM_FIELDS)
+               .replace("__MAD_MS__", str(int(SUBNET_MAD_TIMEOUT_MS))))
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 
 

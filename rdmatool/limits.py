@@ -21,6 +21,10 @@ RANGES: dict[str, tuple[int, int, int]] = {
     # outputs of one target in one snapshot of a bundle (a pack's header entries, a folder's output files): a host
     # has some 150 with eight NICs and its perftest peers, a switch some 500 with per-port commands
     "target_outputs": (10_000, 100, 1_000_000),
+    # seconds one InfiniBand subnet's sweep may take in a snapshot, every host tried included (rdmatool.collect):
+    # its four tools read a fabric of a few thousand ports in well under a minute at the per-MAD timeout of
+    # commands.SUBNET_MAD_TIMEOUT_MS; a sweep cut by it is kept and named partial
+    "subnet_sweep_s": (60, 1, 3600),
 }
 DEFAULTS: dict[str, int] = {key: default for key, (default, _, _) in RANGES.items()}
 

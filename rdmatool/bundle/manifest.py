@@ -100,6 +100,33 @@ def _first_error(manifest: dict) -> str | None:
     return f"key {key}: {shown_value(value)} is not allowed here ({error.validator})"
 
 
+
+def subnet_sweeps(manifest: dict, where: str = "manifest.json") -> list[dict]:
+    """The manifest's `subnet_sweeps` (written by rdmatool.collect.sweep_record; absent without InfiniBand): one
+    entry per subnet and snapshot, `{sm_lid, snapshot, host, port, complete, tools, tried, partial?}`. `host` is the
+    target whose sweep outputs (parsers sminfo, ibnetdiscover, iblinkinfo, ibqueryerrors; qualifier `port`, e.g.
+    `mlx5_0.1`) are that snapshot's view of the subnet, null when no host's sweep succeeded; `complete` false with
+    `partial` (a line) when the sweep's budget cut it; `tried` the hosts whose sweep failed before, each with its
+    error (their outputs stay under them, with their failures). BundleError naming the key when it is malformed."""
+    entries = manifest.get("subnet_sweeps")
+    if entries is None:
+        return []
+    if type(entries) is not list:
+        raise _bad(where, "subnet_sweeps", "a list", entries)
+    for i, entry in enumerate(entries):
+        key = f"subnet_sweeps[{i}]"
+        if type(entry) is not dict:
+            raise _bad(where, key, "an object", entry)
+        for name in ("sm_lid", "snapshot"):
+            if not (_integer(entry.get(name)) and entry[name] >= 0):
+                raise _bad(where, f"{key}.{name}", "a whole number", entry.get(name))
+        for name in ("host", "port"):
+            if not _text_or_null(entry.get(name)):
+                raise _bad(where, f"{key}.{name}", "a string or null", entry.get(name))
+        if type(entry.get("tried", [])) is not list:
+            raise _bad(where, f"{key}.tried", "a list", entry.get("tried"))
+    return entries
+
 # What the schema says of each key, for `_plainly_valid`: the JSON types allowed (jsonschema's meaning of each).
 _FORMATS_SHOWN = " or ".join(repr(f) for f in FORMATS)
 _TEXT = ("created", "rdmatool_version")

@@ -152,7 +152,7 @@ class BundleWriter:
         return folder / f"{result.target}{PACK_SUFFIX}", stem
 
     def commit(self, targets: list[Target], snapshots: list[dict], failures: list[dict], interval_s: float,
-               before_commit: BeforeCommit | None = None) -> Path:
+               before_commit: BeforeCommit | None = None, extra: dict | None = None) -> Path:
         self._write_packs(self._unwritten)
         manifest = {
             "format": FORMAT,
@@ -162,6 +162,7 @@ class BundleWriter:
             "snapshots": snapshots,
             "targets": [recorded(t) for t in targets],
             "failures": failures,
+            **(extra or {}),  # more the collection records (`subnet_sweeps`: rdmatool.collect.sweep_record)
         }
         (self.tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         (self.tmp / "inventory.yaml").write_text(

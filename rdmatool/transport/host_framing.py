@@ -19,6 +19,7 @@ from rdmatool.commands import (
     SNAPSHOT_FULL,
     SNAPSHOT_SUBNET,
     SNAPSHOT_WATCH,
+    SUBNET_SWEEP,
 )
 
 
@@ -69,7 +70,8 @@ _HOST_ORDER: dict[str, dict[str | None, tuple[str, ...]]] = {
         "lldpctl": ("loadavg",),
         **_GPU_ORDER,
     },
-    SNAPSHOT_SUBNET: {None: ("iblinkinfo",), "iblinkinfo": ()},
+    # The sweep's tools in commands.SUBNET_SWEEP's order; one cut by the sweep's budget ends the stream early.
+    SNAPSHOT_SUBNET: {None: SUBNET_SWEEP[:1], **{tool: SUBNET_SWEEP[i + 1:i + 2] for i, tool in enumerate(SUBNET_SWEEP)}},
 }
 # The watch snapshot is the counters one cut short after the port views: its order is the same, its end earlier.
 _HOST_ORDER[SNAPSHOT_WATCH] = _HOST_ORDER[SNAPSHOT_COUNTERS]
@@ -105,6 +107,7 @@ class _Framing:
         self.previous: str | None = None
         self.device: str | None = None  # of the last sysfs_counters section (perfquery qualifiers name its ports)
         self.netdev: str | None = None  # of the last ethtool_stats section (the netdev's other views follow it)
+        self.sweep_port: str | None = None  # the `<device>.<port>` of the subnet sweep's first section
 
     def begin(self, seq: str, parser: str, qualifier: str) -> str | None:
         if seq != str(self.seq + 1):
@@ -123,10 +126,13 @@ class _Framing:
             if device != self.device or not port.isdigit() or not port.isascii():
                 raise ProtocolError(f"perfquery qualifier {_quote(qualifier)} is not a port of {self.device}")
             return qualifier
-        if parser == "iblinkinfo":  # the device and port it read the subnet through
+        if parser in SUBNET_SWEEP:  # the device and port the subnet is swept through, one for the whole sweep
             device, _, port = qualifier.rpartition(".")
             if not DEVICE_NAME.fullmatch(device) or not port.isdigit() or not port.isascii():
-                raise ProtocolError(f"iblinkinfo qualifier {_quote(qualifier)} is not a device port")
+                raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not a device port")
+            if self.sweep_port not in (None, qualifier):
+                raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not the sweep's port {self.sweep_port}")
+            self.sweep_port = qualifier
             return qualifier
         if not DEVICE_NAME.fullmatch(qualifier):
             raise ProtocolError(f"{parser} qualifier {_quote(qualifier)} is not a device name")

@@ -1,7 +1,7 @@
 """End to end: an InfiniBand-only pod on the simulated fabric, whose cabling comes from the subnet itself.
 
-No LLDP and no switch to log into: the hosts' `iblinkinfo` (read once, by the first host under the subnet manager)
-is the only source of the cabling. The bundle holds one iblinkinfo output; the cables and the leaves' uplinks are
+No LLDP and no switch to log into: the hosts' `iblinkinfo` (read in each snapshot, by one host under the subnet
+manager) is the only source of the cabling. The bundle holds one iblinkinfo output per snapshot; the cables and the leaves' uplinks are
 read from it; swapped rail NICs are named from it; and the gate, given no topology file, schedules its bandwidth
 pairs on the leaves it reports.
 """
@@ -73,8 +73,9 @@ def test_the_cabling_of_an_infiniband_pod_comes_from_the_subnet(tmp_path: Path) 
         assert result.returncode == 0, result.stderr
     read = [(e.snapshot, e.target, e.result.qualifier) for e in bundle_io.read(bundle).entries
             if e.result.parser == "iblinkinfo"]
-    assert len(read) == 1, read  # one subnet manager, read once for the whole collection
-    assert read[0][1] in {h.name for h in sc.hosts} and read[0][2] == "mlx5_0.1"
+    assert [snapshot for snapshot, _, _ in read] == [0, 1], read  # one subnet manager, read in each snapshot
+    assert len({host for _, host, _ in read}) == 1 and read[0][1] in {h.name for h in sc.hosts}  # by one host
+    assert read[0][2] == "mlx5_0.1"
     analysis = analyse_path(bundle)
     seen = links_from_analysis(analysis)
     assert {(link.host, link.nic, link.switch, link.switch_port) for link in seen} == {

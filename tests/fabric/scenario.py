@@ -35,6 +35,7 @@ FAULT_KINDS = (
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
     "slow_banner", "slow_login", "uplink_one_sided",
+    *subnet.FAULT_KINDS,  # the InfiniBand subnet's (target: an ib_switches name, port its port number; subnet.py)
 )
 
 
@@ -405,6 +406,8 @@ def _effective(sc: Scenario) -> dict:
     unreachable = set(sc.unreachable)
     post: list[Fault] = []
     for f in sc.faults:
+        if f.kind in subnet.FAULT_KINDS:  # a fault of the subnet's own switches or SM: subnet.build applies it
+            continue
         t = sc.target(f.target)
         nic = next((n for n in getattr(t, "nics", []) if n.device == (f.nic or n.device)), None)
         port = next((p for p in nic.ports if p.num == f.port), None) if nic else None
@@ -515,7 +518,7 @@ def _effective(sc: Scenario) -> dict:
     for name in unreachable:
         spec = hosts_spec.get(name) or sw_spec[name]
         spec["unreachable"] = True
-    ib = subnet.build(sc, hosts_spec)
+    ib = subnet.build(sc, hosts_spec, [f for f in sc.faults if f.kind in subnet.FAULT_KINDS])
     for name in subnet.members(ib):
         hosts_spec[name]["ib_subnet"] = True
     index = {

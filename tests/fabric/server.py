@@ -35,6 +35,9 @@ PERFTEST = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_send_
 HOST_TOOLS = {"ibstat": "ibstat", "ibv_devinfo": "ibv_devinfo", "perfquery": "perfquery", "ethtool": "ethtool",
               "mlnx_qos": "mlnx_qos", "show_gids": "show_gids", "lldpctl": "lldpctl", "iblinkinfo": "iblinkinfo", "nvidia-smi": "nvidia_smi",
               **{t: "perftest" for t in PERFTEST}, "mpirun": "nccl_tests", "all_reduce_perf": "nccl_tests"}
+# The subnet sweep's tools (infiniband-diags), on the hosts of a simulated InfiniBand subnet only (shims/ibsweep.py).
+SWEEP_TOOLS = {"iblinkinfo": "iblinkinfo", "sminfo": "ibsweep", "ibnetdiscover": "ibsweep", "ibqueryerrors": "ibsweep"}
+HOST_TOOLS.update(SWEEP_TOOLS)
 SWITCH_TOOLS = {"sonic": {"show": "sonic_show", "lldpctl": "lldpctl"},
                 "cumulus": {"nv": "cumulus_nv", "lldpctl": "lldpctl"}}
 GARBAGE = "\\033[31m#@!%% segfault?? 0xdeadbeef\\n\\t<<<< corrupted output >>>>\\n~~~ 17 ?? ::: \\007\\n"  # printf(1)
@@ -47,11 +50,11 @@ def free_port() -> int:
 
 
 def tools_of(spec: dict) -> dict[str, str]:
-    """The tools installed on a target: iblinkinfo only on the hosts of a simulated InfiniBand subnet (elsewhere the
-    host script finds none, as on a host without infiniband-diags' subnet tools)."""
+    """The tools installed on a target: the subnet sweep's only on the hosts of a simulated InfiniBand subnet
+    (elsewhere the host script finds none, as on a host without infiniband-diags' subnet tools)."""
     if spec["kind"] != "host":
         return SWITCH_TOOLS.get(spec["platform"], {})
-    return HOST_TOOLS if spec.get("ib_subnet") else {k: v for k, v in HOST_TOOLS.items() if k != "iblinkinfo"}
+    return HOST_TOOLS if spec.get("ib_subnet") else {k: v for k, v in HOST_TOOLS.items() if k not in SWEEP_TOOLS}
 
 
 def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> dict:

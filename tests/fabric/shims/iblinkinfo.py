@@ -2,14 +2,15 @@
 
 `iblinkinfo [-C <ca> -P <port>]`: the switches first, every port of each, then the CAs, in the default layout of
 iblinkinfo.c (print_node_header, print_port) that rdmatool.parsers.iblinkinfo reads. The subnet comes from the
-fabric's index (tests/fabric/subnet.py). A `-C`/`-P` naming no Active InfiniBand port of this host fails as the
-real tool does when it cannot open the port.
+fabric's index (tests/fabric/subnet.py), as the sweep's other shims give theirs (shims/ibsweep.py: counted reads,
+a cable gone between snapshots, a slow subnet). A `-C`/`-P` naming no Active InfiniBand port of this host fails as
+the real tool does when it cannot open the port.
 """
 
 from __future__ import annotations
 
 from tests.fabric import subnet as subnet_mod
-from tests.fabric.shims._base import Ctx, err
+from tests.fabric.shims._base import Ctx
 
 
 def render(subnet: dict) -> str:
@@ -31,11 +32,6 @@ def _opened(ctx: Ctx, argv: list[str]) -> str | None:
 
 
 def main(ctx: Ctx, argv: list[str]) -> int:
-    subnet = ctx.index().get("subnet")
-    closed = _opened(ctx, argv)
-    if closed is not None or not subnet:
-        device, _, port = (closed or "mlx5_0:1").partition(":")
-        return err(f"ibwarn: [4242] mad_rpc_open_port: can't open UMAD port ({closed})\n"
-                   f"Failed to open {device} port {port}", 255)
-    print(render(subnet), end="")
-    return 0
+    from tests.fabric.shims.ibsweep import answer
+
+    return answer(ctx, argv, _opened)
