@@ -4,6 +4,13 @@ What runs on the host is the audited script in its `watch` mode (commands.SNAPSH
 counters, perfquery on InfiniBand ports, ethtool -S on each netdev. Of what their parsers give, a watch keeps the
 counters below (pause per priority, ECN marks, CNPs, drops, errors) and the port state: the rest (byte counts,
 firmware, GUIDs) would only multiply the series a long run holds.
+
+Parsing is most of an interval's cost at 1,000 hosts, and most lines of `ethtool -S` and of the sysfs dump are
+counters a watch does not keep. Their lines are line-local (`name: value`, `path:value`), so each is first told
+apart by its name (`_light`): a name is learnt once, by the parser itself on that one line, as kept (it gives a
+counter or state above, or the parser refuses the line) or dropped; the parser then reads the kept lines only. The
+reading is the same as the whole output's, except that a malformed line of a counter the watch does not keep no
+longer costs it the output's other counters.
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ COUNTERS = frozenset({
     "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "roce_adp_retrans",
 })
 STATES = frozenset({"port_state", "phys_state"})
+FILTERED = frozenset({"ethtool_stats", "sysfs_counters"})  # line-local outputs, read through _light
+MAX_NAMES = 50_000  # names learnt (a fleet prints a few hundred); past it, lines are kept unlearnt
+_KEEP: dict[tuple[str, str], bool] = {}
 
 
 @dataclass(frozen=True)
@@ -52,8 +62,11 @@ def reading_of(target: str, at: float, results: list[CommandResult]) -> Reading:
     for result in results:
         if not result.ok or result.parser not in parsers.names():
             continue
+        text = _light(result.parser, result.stdout) if result.parser in FILTERED else result.stdout
+        if not text:
+            continue  # nothing the watch keeps
         try:
-            samples: list[Sample] = parsers.parse(result.parser, result.stdout)
+            samples: list[Sample] = parsers.parse(result.parser, text)
         except ParseError:
             continue
         # The bundle's names: a placeholder entity (ethtool's `netdev`) or perfquery's LID becomes the port or
@@ -65,6 +78,30 @@ def reading_of(target: str, at: float, results: list[CommandResult]) -> Reading:
             elif s.metric in STATES and s.text:
                 states.setdefault((name(s.entity), s.metric), s.text)
     return Reading(target, at, counters, states)
+
+
+def _light(parser: str, text: str) -> str:
+    """The lines of a line-local output whose name gives something the watch keeps (module docstring)."""
+    kept = []
+    for line in text.splitlines(keepends=True):
+        name = line.partition(":")[0].strip()
+        keep = _KEEP.get((parser, name))
+        if keep is None:
+            keep = _learn(parser, name, line)
+        if keep:
+            kept.append(line)
+    return "".join(kept)
+
+
+def _learn(parser: str, name: str, line: str) -> bool:
+    try:
+        samples = parsers.parse(parser, line if line.endswith("\n") else line + "\n")
+    except ParseError:
+        return True  # the parser refuses the line: the whole output is refused, as without the filter
+    keep = any(s.metric in COUNTERS or s.metric in STATES for s in samples)
+    if len(_KEEP) < MAX_NAMES:
+        _KEEP[(parser, name)] = keep
+    return keep or len(_KEEP) >= MAX_NAMES
 
 
 class HostReader:

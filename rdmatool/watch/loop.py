@@ -65,6 +65,7 @@ class Watch:
         self.open: dict[tuple, dict] = {}
         self.gaps: dict[str, int] = {}  # target -> intervals missed so far
         self.unnamed: set[str] = set()  # targets whose names cannot name a textfile (said once)
+        self.textfiles = textfile.Textfiles()  # the rendered lines, kept from one interval to the next
 
     def run(self, stop: threading.Event) -> Outcome:
         outcome = Outcome(resumed_from=self.history.interval)
@@ -106,7 +107,6 @@ class Watch:
             if reading is not None:
                 readings.append(reading)
                 outcome.read_ever.add(reader.target.name)
-        read = [r.target for r in readings]
         if self.probe is not None:
             figures, failed = self.probe.run(t0 + 0.9 * self.options.interval_s)
             readings += figures
@@ -114,6 +114,7 @@ class Watch:
                 self.note(f"latency probe {line}")
             if stop.is_set():
                 return False
+        read = list(dict.fromkeys(r.target for r in readings))  # the probes' `fabric` too
         at = self.clock()
         rates = self.history.record(at, readings)
         events = self._judge(at)
@@ -159,7 +160,8 @@ class Watch:
             store.log_events(self.options.out, events)
             store.save_open(self.options.out, opened)
         if self.options.textfile is not None:
-            for refused in textfile.write(self.options.textfile, self.history, rates, read, names, opened, at):
+            for refused in textfile.write(self.options.textfile, self.history, rates, read, names, opened, at,
+                                          self.textfiles):
                 if refused not in self.unnamed:
                     self.unnamed.add(refused)
                     self.note(f"{refused!r}: a name that cannot name a textfile; its series are not written")

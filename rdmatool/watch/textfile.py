@@ -2,70 +2,288 @@
 
 The families are the export's own (rdmatool.report.prometheus): the light counters' latest readings, their rates
 (`<name>_per_second`, over the last interval) and the port states, named and labelled as `rdmatool export
-prometheus` names them, so one dashboard serves both; one file per node and the fleet file, each replaced
-atomically (rdmatool.report.prometheus.textfiles). Beside them the watch's own: when the interval was read, how
-many of the targets answered, and each node's open watch findings.
+prometheus` names them (the glossary's names and units, EntityLabels' labels), so one dashboard serves both; one
+file per node and the fleet file, each replaced atomically, named as the export names them
+(rdmatool.report.prometheus.textfiles). Beside them the watch's own: when the interval was read, how many of the
+targets answered, each node's open watch findings, and the latency probes' window figures per class
+(`rdmatool_watch_probe_latency_seconds{class,quantile,test}`, in the fleet file).
+
+Speed: a watch of 1,000 hosts rewrites some 100,000 series every interval. Each series' line up to its value (name
+and labels, escaped by prometheus_client itself) is rendered once, when its target's series change, and kept
+(`Textfiles`); an interval then only formats the values and joins each file's lines.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from prometheus_client import generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.utils import floatToGoString
 
-from rdmatool.metrics import RATE_SUFFIX
-from rdmatool.report.prometheus import Export
-from rdmatool.report.prometheus.families import Family, fact_families
-from rdmatool.report.prometheus.names import PREFIX
-from rdmatool.report.prometheus.textfiles import write_per_target
-from rdmatool.table.analysis import FACT_COLUMNS
-from rdmatool.watch.history import History, Key
+from rdmatool.metrics import GLOSSARY
+from rdmatool.model import MetricKind
+from rdmatool.report.prometheus.families import _INFO_LABEL, INFO_STATES, label_value
+from rdmatool.report.prometheus.labels import EntityLabels
+from rdmatool.report.prometheus.names import PREFIX, base_name, help_text
+from rdmatool.report.prometheus.textfiles import FLEET_FILE, target_file
+from rdmatool.watch.history import History, Key, is_gauge
+
+PROBE_FAMILY = PREFIX + "watch_probe_latency_seconds"
+_QUANTILES = {"watch_lat_p50_us": "0.5", "watch_lat_p99_us": "0.99", "watch_lat_p999_us": "0.999"}
 
 
-def facts_of(history: History, rates: dict[Key, float], targets: list[str]) -> pd.DataFrame:
-    """The latest counters, their rates this interval and the port states of the targets read, as facts."""
-    rows = []
-    read = set(targets)
-    for key, row in history.index.items():
-        target, entity, metric, priority = key
-        if target not in read or np.isnan(history.last_value[row]):
-            continue
-        base = {"target": target, "kind": "host", "platform": None, "role": None, "entity": entity,
-                "priority": None if priority < 0 else priority, "size_bytes": None, "text": None, "raw_key": None,
-                "window_s": np.nan, "delta": np.nan, "flag": ""}
-        rows.append({**base, "metric": metric, "value": float(history.last_value[row])})
-        if key in rates:
-            rows.append({**base, "metric": metric + RATE_SUFFIX, "value": rates[key]})
+@dataclass
+class _Target:
+    """One target's rendered series: per history row its value line and (a counter) its rate line."""
+
+    rows: np.ndarray  # history rows with a value line
+    value_family: list[int]
+    value_prefix: list[str]
+    scale: np.ndarray
+    rate_rows: list[int]
+    rate_family: list[int]
+    rate_prefix: list[str]
+    states: dict[tuple[str, str], tuple[int, str]]  # (entity\tmetric, text) -> (family, whole line)
+    signature: tuple  # its series count and states when rendered
+
+
+@dataclass
+class Textfiles:
+    """What the textfiles keep from one interval to the next: each target's rendered lines (module docstring)."""
+
+    headers: list[str] = field(default_factory=list)  # `# HELP ...\n# TYPE ...\n` per family
+    families: dict[str, int] = field(default_factory=dict)
+    targets: dict[str, _Target] = field(default_factory=dict)
+    _rows: dict[str, list[int]] = field(default_factory=dict)  # target -> its history rows
+    _known: int = 0  # history rows sorted into _rows
+
+    def refresh(self, history: History) -> None:
+        """Render again the targets whose series or states changed (a target's labels depend on its other series:
+        an RDMA device is one with ports)."""
+        for row in range(self._known, len(history)):
+            self._rows.setdefault(history.keys[row][0], []).append(row)
+        self._known = len(history)
+        names = list(dict.fromkeys([*self._rows, *history.states]))
+        changed = [t for t in names if t not in self.targets or self.targets[t].signature != _signature(history, t, self)]
+        if changed:
+            self._render(history, changed)
+
+    def _render(self, history: History, targets: list[str]) -> None:
+        entities = EntityLabels(_label_facts(history, targets, self._rows))
+        per_family: dict[str, list[tuple[str, int, tuple]]] = {}  # family -> (kind, ident, labels)
+        specs: dict[str, tuple[str, str, float]] = {}  # family -> (help, type, scale)
+        for target in targets:
+            for row in self._rows.get(target, []):
+                _, entity, metric, priority = history.keys[row]
+                known = GLOSSARY.get(metric)
+                if known is None or known.kind is MetricKind.STATE:
+                    continue
+                labels = (("target", label_value(target)), *entities.of(target, entity, metric))
+                if priority >= 0:
+                    labels += (("priority", label_value(priority)),)
+                name, scale = base_name(known)
+                counter = known.kind is MetricKind.COUNTER and not is_gauge(metric)
+                specs.setdefault(PREFIX + name, (help_text(known), "counter" if counter else "gauge", scale))
+                per_family.setdefault(PREFIX + name, []).append(("value", row, labels))
+                if counter:
+                    rate = PREFIX + name + "_per_second"
+                    specs.setdefault(rate, (help_text(known, rate=True), "gauge", scale))
+                    per_family.setdefault(rate, []).append(("rate", row, labels))
+            for joined, text in history.states.get(target, {}).items():
+                entity, _, metric = joined.partition("\t")
+                if metric not in INFO_STATES or not text:
+                    continue
+                known = GLOSSARY[metric]
+                name = f"{PREFIX}{base_name(known)[0]}_info"
+                specs.setdefault(name, (help_text(known), "gauge", 1.0))
+                labels = (("target", label_value(target)), *entities.of(target, entity, metric),
+                          (_INFO_LABEL.get(metric, "value"), text))
+                per_family.setdefault(name, []).append(("state", (target, joined, text), labels))
+        built = {t: _Target(np.zeros(0, dtype=np.int64), [], [], np.zeros(0), [], [], [], {},
+                            _signature(history, t, self)) for t in targets}
+        values: dict[str, list[tuple[int, int, str, float]]] = {t: [] for t in targets}
+        for name in sorted(per_family):
+            help_, type_, scale = specs[name]
+            header, prefixes = _prefixes(name, help_, type_, [labels for _, _, labels in per_family[name]])
+            index = self.families.setdefault(name, len(self.families))
+            if index == len(self.headers):
+                self.headers.append(header)
+            for (kind, ident, _), prefix in zip(per_family[name], prefixes, strict=True):
+                if kind == "value":
+                    values[history.keys[ident][0]].append((ident, index, prefix, scale))
+                elif kind == "rate":
+                    mine = built[history.keys[ident][0]]
+                    mine.rate_rows.append(ident)
+                    mine.rate_family.append(index)
+                    mine.rate_prefix.append(prefix)
+                else:
+                    built[ident[0]].states[(ident[1], ident[2])] = (index, prefix + "1.0\n")
+        for target, mine in built.items():
+            got = values[target]
+            mine.rows = np.array([g[0] for g in got], dtype=np.int64)
+            mine.value_family = [g[1] for g in got]
+            mine.value_prefix = [g[2] for g in got]
+            mine.scale = np.array([g[3] for g in got], dtype=float)
+            self.targets[target] = mine
+
+    def lines(self, history: History, target: str, rates: dict[Key, float]) -> list[tuple[int, str]]:
+        """(family, line) of each of the target's series with a reading, and its states."""
+        mine = self.targets.get(target)
+        if mine is None:
+            return []
+        out = []
+        if len(mine.rows):
+            readings = history.last_value[mine.rows] * mine.scale
+            for family, prefix, value in zip(mine.value_family, mine.value_prefix, readings.tolist()):
+                if value == value:  # not NaN: read at least once
+                    out.append((family, f"{prefix}{floatToGoString(value)}\n"))
+        keys = history.keys
+        scales = dict(zip(mine.rows.tolist(), mine.scale.tolist()))
+        for row, family, prefix in zip(mine.rate_rows, mine.rate_family, mine.rate_prefix):
+            rate = rates.get(keys[row])
+            if rate is not None:
+                out.append((family, f"{prefix}{floatToGoString(rate * scales.get(row, 1.0))}\n"))
+        for (joined, text), (family, line) in mine.states.items():
+            if history.states.get(target, {}).get(joined) == text:
+                out.append((family, line))
+        return out
+
+    def text(self, lines: list[tuple[int, str]], extra: str = "") -> str:
+        lines.sort(key=lambda x: x[0])  # stable: each family's samples in their order
+        parts, last = [], -1
+        for family, line in lines:
+            if family != last:
+                parts.append(self.headers[family])
+                last = family
+            parts.append(line)
+        return "".join(parts) + extra
+
+
+def _signature(history: History, target: str, cache: Textfiles) -> tuple:
+    """What a target's lines are made of: its number of series, its states' texts (a port going down)."""
+    return len(cache._rows.get(target, ())), tuple(sorted(history.states.get(target, {}).items()))
+
+
+def _prefixes(name: str, help_: str, type_: str, labelled: list[tuple]) -> tuple[str, list[str]]:
+    """The family's HELP/TYPE header and each sample's line up to its value, as prometheus_client writes them:
+    rendered with the value 1 and the value cut off."""
+    metric = Metric(name, help_, type_)
+    sample = name + ("_total" if type_ == "counter" else "")
+    for labels in labelled:
+        metric.add_sample(sample, dict(labels), 1.0)
+    lines = generate_latest(_Collector([metric])).decode().splitlines()
+    one = floatToGoString(1.0)
+    return lines[0] + "\n" + lines[1] + "\n", [line[: -len(one)] for line in lines[2:]]
+
+
+class _Collector:
+    def __init__(self, metrics: list[Metric]) -> None:
+        self.metrics = metrics
+
+    def collect(self):
+        return iter(self.metrics)
+
+
+def _label_facts(history: History, targets: list[str], rows_of: dict[str, list[int]]) -> pd.DataFrame:
+    """The facts EntityLabels reads to tell a target's entities apart (ports, devices, netdevs, tests)."""
+    out = []
     for target in targets:
-        for joined, text in history.states.get(target, {}).items():
+        for row in rows_of.get(target, []):
+            _, entity, metric, _ = history.keys[row]
+            out.append((target, "host", entity, metric, np.nan))
+        for joined in history.states.get(target, {}):
             entity, _, metric = joined.partition("\t")
-            rows.append({"target": target, "kind": "host", "platform": None, "role": None, "entity": entity,
-                         "metric": metric, "priority": None, "size_bytes": None, "value": np.nan, "text": text,
-                         "raw_key": None, "window_s": np.nan, "delta": np.nan, "flag": ""})
-    frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
-    return frame.astype({"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float,
-                         "delta": float})
+            out.append((target, "host", entity, metric, np.nan))
+    return pd.DataFrame(out, columns=["target", "kind", "entity", "metric", "size_bytes"])
 
 
 def write(directory: Path, history: History, rates: dict[Key, float], read: list[str], all_targets: list[str],
-          open_findings: list[dict], at: float) -> list[str]:
-    """Rewrite every node's textfile and the fleet file; the targets whose names cannot name a file are returned."""
-    families = fact_families(facts_of(history, rates, read))
-    families.append(_single("watch_last_interval_timestamp_seconds", "when the watch's last interval was read", at))
-    families.append(_single("watch_targets", "targets the watch reads", len(all_targets)))
-    families.append(_single("watch_targets_read", "targets that answered in the watch's last interval", len(read)))
-    findings = Family(PREFIX + "watch_findings", "watch findings open on the node, by rule and severity", "gauge")
+          open_findings: list[dict], at: float, cache: Textfiles | None = None) -> list[str]:
+    """Rewrite every node's textfile and the fleet file; the targets whose names cannot name a file are returned.
+    `cache` keeps the rendered lines from one interval to the next (a fresh one renders everything)."""
+    cache = cache if cache is not None else Textfiles()
+    cache.refresh(history)
+    answered, nodes = set(read), set(all_targets)
+    findings: dict[str, list[str]] = {}
     counts: dict[tuple[str, str, str], int] = {}
     for f in open_findings:
         counts[(f["target"], f["rule"], f["severity"])] = counts.get((f["target"], f["rule"], f["severity"]), 0) + 1
+    head = _header(PREFIX + "watch_findings", "watch findings open on the node, by rule and severity", "gauge")
     for (target, rule, severity), n in sorted(counts.items()):
-        findings.add(target, (("target", target), ("rule", rule), ("severity", severity)), n)
-    families.append(findings)
-    return write_per_target(directory, Export(families, list(all_targets), None))
+        findings.setdefault(target, []).append(
+            _line(PREFIX + "watch_findings", {"rule": rule, "severity": severity, "target": label_value(target)}, n))
+    refused = []
+    for target in all_targets:
+        name = target_file(target)
+        if name is None:
+            refused.append(target)
+            continue
+        lines = cache.lines(history, target, rates) if target in answered else []
+        extra = head + "".join(findings[target]) if target in findings else ""
+        _write(directory / name, cache.text(lines, extra))
+    fleet = []
+    for target in cache.targets:
+        if target not in nodes and target in answered:
+            fleet += cache.lines(history, target, rates)
+    extra = "".join(findings[t] for t in findings if t not in nodes)
+    extra = (head + extra if extra else "") + _singles(at, len(all_targets), len(answered & nodes)) + \
+        _probe_family(history)
+    _write(directory / FLEET_FILE, cache.text(fleet, extra))
+    return refused
 
 
-def _single(name: str, help_: str, value: float) -> Family:
-    family = Family(PREFIX + name, help_, "gauge")
-    family.add(None, (), value)
-    return family
+def _singles(at: float, targets: int, read: int) -> str:
+    return "".join(_header(PREFIX + name, help_, "gauge") + _line(PREFIX + name, {}, value) for name, help_, value in (
+        ("watch_last_interval_timestamp_seconds", "when the watch's last interval was read", at),
+        ("watch_targets", "targets the watch reads", targets),
+        ("watch_targets_read", "targets that answered in the watch's last interval", read)))
+
+
+def _probe_family(history: History) -> str:
+    """The probes' window figures per class (rdmatool.watch.probe: target `fabric`, metrics watch_lat_p*_us)."""
+    lines = []
+    for key, row in history.index.items():
+        target, entity, metric, _ = key
+        if metric in _QUANTILES and np.isfinite(history.last_value[row]):
+            test, _, class_ = entity.partition("@")
+            lines.append(_line(PROBE_FAMILY, {"class": class_, "quantile": _QUANTILES[metric], "target": target,
+                                              "test": test}, float(history.last_value[row]) * 1e-6))
+    if not lines:
+        return ""
+    return _header(PROBE_FAMILY, "the latency probes' tests of a pair class over the watch's window: the median of "
+                   "their typical latency (quantile 0.5), the 99th and 99.9th percentiles of their p99 and p99.9",
+                   "gauge") + "".join(sorted(lines))
+
+
+def _header(name: str, help_: str, type_: str) -> str:
+    return f"# HELP {name} {help_}\n# TYPE {name} {type_}\n"
+
+
+def _line(name: str, labels: dict, value: float) -> str:
+    metric = Metric(name, "", "gauge")
+    metric.add_sample(name, labels, float(value))
+    return generate_latest(_Collector([metric])).decode().split("\n", 2)[2]
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace the file atomically (a reader sees the old file or the new one), without write_atomic's fsyncs: a
+    textfile is rewritten every interval, and a crash that loses the last one loses nothing the next interval does
+    not write again; 1,000 fsyncs an interval would be most of the textfiles' cost."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if exc.filename is None or exc.filename == str(tmp):
+            exc.filename = str(path)
+        raise
