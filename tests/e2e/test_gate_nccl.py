@@ -2,7 +2,7 @@
 InfiniBand rail, mixed rails, a RoCE host whose v2 IPv4 GID sits at another index), and the gate's nccl stage runs
 `all_reduce_perf` under mpirun with that recipe on two nodes (the fabric's nccl-tests shim): a healthy run passes
 naming the recipe, a degraded rail or a site environment that leaves NCCL on sockets fails naming the run, the host
-and the recipe, and a node without nccl-tests leaves the stage inconclusive with the reason."""
+and the recipe (a node without nccl-tests: tests/nccl/test_bench.py)."""
 
 from __future__ import annotations
 
@@ -93,34 +93,40 @@ def test_the_gate_runs_all_reduce_with_the_recipe_and_passes_a_healthy_pair(pod,
     assert "Avg bus bandwidth" in (tmp_path / "bundle" / "nccl" / "all_reduce_perf.txt").read_text()
 
 
-def test_a_site_environment_on_sockets_fails_naming_the_host(pod, tmp_path: Path) -> None:
-    pod.clear_faults()
-    result, payload, stage = gate(pod, tmp_path, ", env: {NCCL_IB_HCA: mlx5_9}")
-    assert result.returncode == 1 and stage["status"] == "failed", stage
-    fallback = {f["target"] for f in payload["findings"] if f["rule"] == "nccl_socket_fallback"}
-    assert fallback == {"gpu01", "gpu02"} and payload["drain"] == ["gpu01", "gpu02"]
-    assert stage["figures"]["overrides"] == {"NCCL_IB_HCA": "mlx5_9"}
-    assert any(f["rule"] == "nccl_allreduce_below_line_rate" and "NCCL_IB_HCA=mlx5_9" in f["symptom"]
-               for f in payload["findings"])
-
-
-def test_a_degraded_rail_fails_the_run_naming_it_and_the_recipe(pod, tmp_path: Path) -> None:
-    # in-process (the CLI's start-up is the costly part; the two runs above cover it): the same gate, SSH and shim
+def gate_here(fab, tmp_path: Path, extra: str = ""):
+    """The same gate in-process (the CLI's start-up is the costly part, and the healthy run above covers it): the same
+    SSH, shims and stages."""
     from rdmatool.collect import CollectOptions
     from rdmatool.gate import profile as gate_profile
     from rdmatool.gate.run import run_gate
     from rdmatool.inventory import load
 
+    (tmp_path / "profile.yaml").write_text(GATE % extra)
+    targets = [t for t in load(fab.inventory_path, ssh_config=None) if t.name in ("gpu01", "gpu02")]
+    result = run_gate(targets, gate_profile.load(tmp_path / "profile.yaml"),
+                      CollectOptions(known_hosts=str(fab.known_hosts)), budget_s=120)
+    (stage,) = [s for s in result.stages if s.name == "nccl"]
+    return result, stage
+
+
+def test_a_degraded_rail_fails_the_run_naming_it_and_the_recipe(pod, tmp_path: Path) -> None:
     pod.clear_faults()
     pod.set_fault("slow_nic", "gpu02", nic="mlx5_1", value=0.2)
-    (tmp_path / "profile.yaml").write_text(GATE % "")
-    targets = [t for t in load(pod.inventory_path, ssh_config=None) if t.name in ("gpu01", "gpu02")]
-    result = run_gate(targets, gate_profile.load(tmp_path / "profile.yaml"),
-                      CollectOptions(known_hosts=str(pod.known_hosts)), budget_s=120)
+    result, stage = gate_here(pod, tmp_path)
     pod.clear_faults()
-    (stage,) = [s for s in result.stages if s.name == "nccl"]
     assert stage.status == "failed" and result.verdict.value == "fail", stage
     (finding,) = [f for f in stage.findings if f.rule == "nccl_allreduce_below_line_rate"]
     assert finding.target == "fabric" and finding.entity == "all_reduce_perf gpu01,gpu02"
     assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1" in finding.symptom and "400 Gb/s" in finding.symptom, finding.symptom
     assert stage.figures["efficiency"] < 0.6 and result.drain == []  # a collective's figure drains no one node
+
+
+def test_a_site_environment_on_sockets_fails_naming_the_hosts(pod, tmp_path: Path) -> None:
+    pod.clear_faults()
+    result, stage = gate_here(pod, tmp_path, ", env: {NCCL_IB_HCA: mlx5_9}")
+    assert stage.status == "failed" and result.drain == ["gpu01", "gpu02"], stage
+    assert {f.target for f in stage.findings if f.rule == "nccl_socket_fallback"} == {"gpu01", "gpu02"}
+    assert {p["network"] for p in stage.figures["processes"]} == {"Socket"}
+    assert stage.figures["overrides"] == {"NCCL_IB_HCA": "mlx5_9"}
+    (slow,) = [f for f in stage.findings if f.rule == "nccl_allreduce_below_line_rate"]
+    assert "NCCL_IB_HCA=mlx5_9" in slow.symptom, slow.symptom
