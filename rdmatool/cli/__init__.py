@@ -11,6 +11,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -51,7 +52,8 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version.")] = False,
 ) -> None:
     """RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters."""
 

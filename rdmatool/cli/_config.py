@@ -68,8 +68,17 @@ def site(given: list[str] | None = None) -> dict:
         die(f"rdmatool: {exc}", EXIT_USAGE)
 
 
+def site_param():
+    """`--site KEY=VALUE`, repeatable (or comma-separated): the site profile of this run, over the file's. In a
+    command's signature: `site_values: Annotated[list[str], _config.site_param()] = None`."""
+    import typer
+
+    return typer.Option("--site", metavar="KEY=VALUE", help=SITE_HELP)
+
+
 def site_option():
-    """`--site KEY=VALUE`, repeatable (or comma-separated): the site profile of this run, over the file's."""
+    """site_param written as a parameter's default, for the commands not yet in the Annotated style; it goes with
+    the last of them."""
     import typer
 
     return typer.Option(None, "--site", metavar="KEY=VALUE", help=SITE_HELP)

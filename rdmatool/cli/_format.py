@@ -10,8 +10,24 @@ from rdmatool.cli._output import EXIT_USAGE, die
 TABLE, JSON = "table", "json"
 
 
+def format_param(choices: tuple[str, ...], note: str = ""):
+    """`--format` with its choices in the help (and completed by the shell); `table` is the human view. In a
+    command's signature: `fmt: Annotated[str, format_param(FORMATS)] = TABLE`."""
+    def complete(incomplete: str) -> list[str]:
+        return [c for c in choices if c.startswith(incomplete)]
+
+    return typer.Option("--format", metavar="FORMAT", autocompletion=complete,
+                        help=" | ".join(choices) + (f" ({note})" if note else "") + ".")
+
+
+def json_param():
+    """`--json`, kept for the scripts that spell it so: `as_json: Annotated[bool, json_param()] = False`."""
+    return typer.Option("--json", help="Same as --format json.")
+
+
+# The same two written as a parameter's default (`fmt: str = format_option(FORMATS)`), for the commands not yet in
+# the Annotated style; they go with the last of them.
 def format_option(choices: tuple[str, ...], note: str = ""):
-    """`--format` with its choices in the help (and completed by the shell); `table` is the human view."""
     def complete(incomplete: str) -> list[str]:
         return [c for c in choices if c.startswith(incomplete)]
 
@@ -20,7 +36,6 @@ def format_option(choices: tuple[str, ...], note: str = ""):
 
 
 def json_option():
-    """`--json`, kept for the scripts that spell it so."""
     return typer.Option(False, "--json", help="Same as --format json.")
 
 

@@ -29,18 +29,37 @@ BUNDLE_LIMIT_HELP = ("The bundle's targets to judge (with -i: to collect): names
                      "alone bring in the switches cabled to them.")
 
 
+EXCLUDE_HELP = "Targets to leave out (the syntax of --limit)."
+IGNORE_UNKNOWN_HELP = ("Skip names in --limit/--exclude that match no target (named on stderr); without it they are "
+                       "an error (exit 2).")
+
+
+# In a command's signature: `limit: Annotated[str, limit_param()] = None` (no default: --limit is required),
+# `exclude: Annotated[str, exclude_param()] = None`, `ignore_unknown: Annotated[bool, ignore_unknown_param()] = False`.
+def limit_param(help: str = LIMIT_HELP):
+    return typer.Option("--limit", help=help)
+
+
+def exclude_param():
+    return typer.Option("-x", "--exclude", help=EXCLUDE_HELP)
+
+
+def ignore_unknown_param():
+    return typer.Option("--ignore-unknown", help=IGNORE_UNKNOWN_HELP)
+
+
+# The same three written as a parameter's default (`limit: str = limit_option()`), for the commands not yet in the
+# Annotated style; they go with the last of them.
 def limit_option(help: str = LIMIT_HELP, required: bool = False):
     return typer.Option(... if required else None, "--limit", help=help)
 
 
 def exclude_option():
-    return typer.Option(None, "-x", "--exclude", help="Targets to leave out (the syntax of --limit).")
+    return typer.Option(None, "-x", "--exclude", help=EXCLUDE_HELP)
 
 
 def ignore_unknown_option():
-    return typer.Option(False, "--ignore-unknown",
-                        help="Skip names in --limit/--exclude that match no target (named on stderr); "
-                             "without it they are an error (exit 2).")
+    return typer.Option(False, "--ignore-unknown", help=IGNORE_UNKNOWN_HELP)
 
 
 def choose_targets(path: str, limit: str | None, shard: str | None = None, *, exclude: str | None = None,

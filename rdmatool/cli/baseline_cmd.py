@@ -4,11 +4,12 @@ docs/baseline.md)."""
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -29,18 +30,19 @@ def register(app: typer.Typer) -> None:
 
 @baseline_app.command("save", epilog=epilog("baseline save"))
 def save_command(
-    bundle: str = typer.Argument(..., help="A collected bundle directory."),
-    store: str = typer.Option(None, "--store", help=STORE_HELP),
-    name: str = typer.Option(DEFAULT_NAME, "--name", help="Baseline name in the store."),
-    keep: int = typer.Option(None, "--keep", help=f"Nights to keep that count, and as many that do not (default: as "
-                             f"stored, else {DEFAULT_KEEP})."),
-    include_failed: bool = typer.Option(False, "--include-failed", help="Count this night in the statistics even "
-                                        "if its diagnosis fails (listed as included by hand); saving the same bundle "
-                                        "again without it takes it out."),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    bundle: Annotated[str, typer.Argument(help="A collected bundle directory.")],
+    store: Annotated[str, typer.Option("--store", help=STORE_HELP)] = None,
+    name: Annotated[str, typer.Option("--name", help="Baseline name in the store.")] = DEFAULT_NAME,
+    keep: Annotated[int, typer.Option("--keep", help="Nights to keep that count, and as many that do not "
+                                                     f"(default: as stored, else {DEFAULT_KEEP}).")] = None,
+    include_failed: Annotated[bool, typer.Option(
+        "--include-failed",
+        help="Count this night in the statistics even if its diagnosis fails (listed as included by hand); "
+             "saving the same bundle again without it takes it out.")] = False,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Add one bundle's figures to a baseline (created if absent), with the night's verdict.
 
@@ -91,9 +93,9 @@ def save_command(
 
 @baseline_app.command("list", epilog=epilog("baseline list"))
 def list_command(
-    store: str = typer.Option(None, "--store", help=STORE_HELP),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    store: Annotated[str, typer.Option("--store", help=STORE_HELP)] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """The baselines of a store and their nights: each night's verdict and whether it is in the statistics the
     baseline rules compare with ("excluded: FAIL" for a night whose diagnosis failed, "included by hand" for one
@@ -130,11 +132,11 @@ def _count(n: int, noun: str) -> str:
 
 @baseline_app.command("show", epilog=epilog("baseline show"))
 def show_command(
-    name: str = typer.Argument(..., help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option(None, "--store", help=STORE_HELP),
-    metric: str = typer.Option(None, "--metric", help="Only metrics containing this text."),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    name: Annotated[str, typer.Argument(help="Baseline NAME in the store, or a baseline file PATH.")],
+    store: Annotated[str, typer.Option("--store", help=STORE_HELP)] = None,
+    metric: Annotated[str, typer.Option("--metric", help="Only metrics containing this text.")] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Nights, per-group statistics (median, MAD, p10/p90, n) and reference facts of one baseline."""
     from rdmatool import baseline as baselines
@@ -171,12 +173,12 @@ def show_command(
 
 @baseline_app.command("diff", epilog=epilog("baseline diff"))
 def diff_command(
-    a: str = typer.Argument(..., help="Baseline A (NAME or PATH)."),
-    b: str = typer.Argument(..., help="Baseline B (NAME or PATH)."),
-    store: str = typer.Option(None, "--store", help=STORE_HELP),
-    top: int = typer.Option(20, "--top", min=0, help="Moved medians to show (0: all)."),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    a: Annotated[str, typer.Argument(help="Baseline A (NAME or PATH).")],
+    b: Annotated[str, typer.Argument(help="Baseline B (NAME or PATH).")],
+    store: Annotated[str, typer.Option("--store", help=STORE_HELP)] = None,
+    top: Annotated[int, typer.Option("--top", min=0, help="Moved medians to show (0: all).")] = 20,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """The metrics whose medians moved most from A to B, and the reference facts that changed."""
     from rdmatool import baseline as baselines

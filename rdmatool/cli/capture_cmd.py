@@ -6,12 +6,14 @@ Exit 0 captured, 2 usage (not exactly one host, a bad device name, a path that i
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool import limits
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
-from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._targets import exclude_param, ignore_unknown_param, limit_param
 from rdmatool.cli.exit_codes import epilog
 
 # The upper bounds, checked in the command rather than by typer, whose help would print each range where the option
@@ -25,18 +27,27 @@ def register(app: typer.Typer) -> None:
 
 
 def capture_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
-    limit: str = limit_option(help="The one host to capture on.", required=True),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    device: str = typer.Option(None, "--device", help="RDMA device to capture on (e.g. mlx5_0)."),
-    netdev: str = typer.Option(None, "--netdev", help="Or a network device (e.g. eth2)."),
-    duration: int = typer.Option(10, "--duration", min=1, metavar="S", help=f"Seconds at most (up to {LIMITS['duration']})."),
-    max_packets: int = typer.Option(100000, "--max-packets", min=1, metavar="N", help=f"Packets at most (up to {LIMITS['max_packets']})."),
-    snaplen: int = typer.Option(128, "--snaplen", min=64, metavar="BYTES", help=f"Bytes kept of each packet (up to {LIMITS['snaplen']})."),
-    out: str = typer.Option(..., "-o", "--out", help="Bundle to add the capture to (created when absent)."),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    *,  # keyword-only, as typer passes them: lets a required option follow one with a default
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory", help=_config.INVENTORY_HELP)] = None,
+    limit: Annotated[str, limit_param(help="The one host to capture on.")],
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    device: Annotated[str, typer.Option("--device", help="RDMA device to capture on (e.g. mlx5_0).")] = None,
+    netdev: Annotated[str, typer.Option("--netdev", help="Or a network device (e.g. eth2).")] = None,
+    duration: Annotated[int, typer.Option("--duration", min=1, metavar="S",
+                                          help=f"Seconds at most (up to {LIMITS['duration']}).")] = 10,
+    max_packets: Annotated[int, typer.Option(
+        "--max-packets", min=1, metavar="N",
+        help=f"Packets at most (up to {LIMITS['max_packets']}).")] = 100000,
+    snaplen: Annotated[int, typer.Option(
+        "--snaplen", min=64, metavar="BYTES",
+        help=f"Bytes kept of each packet (up to {LIMITS['snaplen']}).")] = 128,
+    out: Annotated[str, typer.Option("-o", "--out",
+                                     help="Bundle to add the capture to (created when absent).")],
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="Record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option("--known-hosts",
+                                             help="Extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """Capture packets on one host (tcpdump under timeout, needs root there) into BUNDLE as
     capture.<device>.pcap; `rdmatool diagnose BUNDLE` and `rdmatool pcap` read it."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import (
     EXIT_FAIL,
     EXIT_INCONCLUSIVE,
@@ -24,9 +24,9 @@ from rdmatool.cli._targets import (
     BUNDLE_LIMIT_HELP,
     bundle_selection,
     choose_targets,
-    exclude_option,
-    ignore_unknown_option,
-    limit_option,
+    exclude_param,
+    ignore_unknown_param,
+    limit_param,
 )
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import BundleError, NoData, NothingCollected, RdmatoolError
@@ -59,24 +59,33 @@ def load_targets(path: str, limit: str | None, shard: str | None, **selection) -
 
 
 def collect_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
-    out: str = typer.Option(..., "-o", "--out", help="Bundle directory to write."),
-    local: bool = typer.Option(False, "--local", help="Read this machine itself (no SSH, no inventory): the same "
-                               "script as a child process, plus the verbs API when pyverbs is importable."),
-    interval: float = typer.Option(10.0, "--interval", help="Seconds between the two snapshots (0: one snapshot)."),
-    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
-    timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
-    deadline: float = typer.Option(120.0, "--deadline", help="Per-target deadline for one snapshot, seconds."),
-    limit: str = limit_option(),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    shard: str = typer.Option(None, "--shard", help="K/N: collect only the K-th of N shards."),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
-    accept_new_key_types: bool = typer.Option(
-        False, "--accept-new-key-types",
-        help="With --accept-new-host-keys: also record a known host's key of a new type (else refused as changed)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing bundle even if nothing was collected."),
+    *,  # keyword-only, as typer passes them: lets a required option follow one with a default
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory", help=_config.INVENTORY_HELP)] = None,
+    out: Annotated[str, typer.Option("-o", "--out", help="Bundle directory to write.")],
+    local: Annotated[bool, typer.Option(
+        "--local", help="Read this machine itself (no SSH, no inventory): the same script as a child "
+                        "process, plus the verbs API when pyverbs is importable.")] = False,
+    interval: Annotated[float, typer.Option(
+        "--interval", help="Seconds between the two snapshots (0: one snapshot).")] = 10.0,
+    forks: Annotated[int, typer.Option("--forks", min=1, metavar="N",
+                                       help="Targets collected at once.")] = 64,
+    timeout: Annotated[int, typer.Option("--timeout", min=1, metavar="S",
+                                         help="Per-command timeout, seconds.")] = 20,
+    deadline: Annotated[float, typer.Option("--deadline",
+                                            help="Per-target deadline for one snapshot, seconds.")] = 120.0,
+    limit: Annotated[str, limit_param()] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    shard: Annotated[str, typer.Option("--shard", help="K/N: collect only the K-th of N shards.")] = None,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="Record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option("--known-hosts",
+                                             help="Extra known_hosts file (new keys go here).")] = None,
+    accept_new_key_types: Annotated[bool, typer.Option(
+        "--accept-new-key-types", help="With --accept-new-host-keys: also record a known host's key of a new "
+                                       "type (else refused as changed).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing bundle even if nothing was collected.")] = False,
 ) -> None:
     """Collect a bundle from every target over SSH, or from this machine with --local (read-only commands only)."""
     from rdmatool.collect import CollectOptions
@@ -176,13 +185,14 @@ def print_summary(outcomes: list[TargetOutcome]) -> int:
 
 @inventory_app.command("show", epilog=epilog("inventory show"))
 def inventory_show(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
-    limit: str = limit_option(),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    shard: str = typer.Option(None, "--shard", help="K/N: only the K-th of N shards (as collect --shard)."),
-    fmt: str = format_option(SHOW_FORMATS),
-    as_json: bool = json_option(),
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory", help=_config.INVENTORY_HELP)] = None,
+    limit: Annotated[str, limit_param()] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    shard: Annotated[str, typer.Option("--shard",
+                                       help="K/N: only the K-th of N shards (as collect --shard).")] = None,
+    fmt: Annotated[str, format_param(SHOW_FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Print the resolved targets (ranges expanded, groups and ssh config applied; no secrets)."""
     fmt = chosen("inventory show", fmt, as_json, SHOW_FORMATS)
@@ -230,12 +240,13 @@ def _inventory_rows(targets: list[Target], console) -> tuple[tuple[str, ...], li
 
 @bundle_app.command("show", epilog=epilog("bundle show"))
 def bundle_show(
-    path: str = typer.Argument(..., help="A collected bundle directory."),
-    fmt: str = format_option(SHOW_FORMATS),
-    as_json: bool = json_option(),
-    limit: str = limit_option(help=BUNDLE_LIMIT_HELP.replace("to judge (with -i: to collect)", "to summarise")),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
+    path: Annotated[str, typer.Argument(help="A collected bundle directory.")],
+    fmt: Annotated[str, format_param(SHOW_FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    limit: Annotated[str, limit_param(
+        help=BUNDLE_LIMIT_HELP.replace("to judge (with -i: to collect)", "to summarise"))] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
 ) -> None:
     """Summarise a bundle: targets, snapshots, outputs per parser, failures."""
     from rdmatool import bundle as bundle_io
@@ -294,18 +305,19 @@ def bundle_show(
 
 @bundle_app.command("merge", epilog=epilog("bundle merge"))
 def bundle_merge(
-    bundles: list[str] = typer.Argument(..., help="The shards of one collection."),  # noqa: B008
-    out: str = typer.Option(..., "-o", "--out", help="The merged bundle to write."),
-    prefer: str = typer.Option(None, "--prefer",
-                               help="first | last | newest: whose data wins for a target in several bundles (the "
-                                    "earliest listed, the latest listed, the one that read it last); without it "
-                                    "such a target is refused."),
-    max_skew: float = typer.Option(300.0, "--max-skew", min=0.0,
-                                   help="Seconds a snapshot's time may differ between the bundles."),
-    ignore_times: bool = typer.Option(False, "--ignore-times",
-                                      help="Do not compare the snapshots' times (their number must still agree)."),
-    copy: bool = typer.Option(False, "--copy",
-                              help="Copy every file (default: hard links where the filesystem allows them)."),
+    bundles: Annotated[list[str], typer.Argument(help="The shards of one collection.")],
+    out: Annotated[str, typer.Option("-o", "--out", help="The merged bundle to write.")],
+    prefer: Annotated[str, typer.Option(
+        "--prefer",
+        help="first | last | newest: whose data wins for a target in several bundles (the earliest listed, "
+             "the latest listed, the one that read it last); without it such a target is refused.")] = None,
+    max_skew: Annotated[float, typer.Option(
+        "--max-skew", min=0.0, help="Seconds a snapshot's time may differ between the bundles.")] = 300.0,
+    ignore_times: Annotated[bool, typer.Option(
+        "--ignore-times",
+        help="Do not compare the snapshots' times (their number must still agree).")] = False,
+    copy: Annotated[bool, typer.Option(
+        "--copy", help="Copy every file (default: hard links where the filesystem allows them).")] = False,
 ) -> None:
     """Merge the bundles of one sharded collection into one, without parsing again; refused (exit 2, nothing
     written) when the snapshots are not aligned or a target is in two bundles without --prefer."""
@@ -331,16 +343,18 @@ DIFF_FORMATS = ("table", "json", "markdown")
 
 @bundle_app.command("diff", epilog=epilog("bundle diff"))
 def bundle_diff(
-    a: str = typer.Argument(..., help="The earlier bundle (e.g. last night's)."),
-    b: str = typer.Argument(..., help="The later bundle."),
-    fmt: str = format_option(DIFF_FORMATS),
-    as_json: bool = json_option(),
-    tolerance: float = typer.Option(0.5, "--tolerance", min=0.0,
-                                    help="A rate has moved when it changed by more than this share of its value in A."),
-    min_rate: float = typer.Option(1.0, "--min-rate", min=0.0,
-                                   help="...and by at least this much per second (0.01 for a share such as a pause "
-                                        "fraction)."),
-    no_rates: bool = typer.Option(False, "--no-rates", help="Compare targets, configuration and cabling only."),
+    a: Annotated[str, typer.Argument(help="The earlier bundle (e.g. last night's).")],
+    b: Annotated[str, typer.Argument(help="The later bundle.")],
+    fmt: Annotated[str, format_param(DIFF_FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    tolerance: Annotated[float, typer.Option(
+        "--tolerance", min=0.0,
+        help="A rate has moved when it changed by more than this share of its value in A.")] = 0.5,
+    min_rate: Annotated[float, typer.Option(
+        "--min-rate", min=0.0,
+        help="...and by at least this much per second (0.01 for a share such as a pause fraction).")] = 1.0,
+    no_rates: Annotated[bool, typer.Option("--no-rates",
+                                           help="Compare targets, configuration and cabling only.")] = False,
 ) -> None:
     """What changed from A to B: targets added, removed or unreachable, configuration (firmware, PFC, trust, ECN,
     MTU, speed), cabling, and counter rates that moved beyond --tolerance."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import data_console, print_json, print_wrapped
 from rdmatool.cli.exit_codes import epilog
 
@@ -22,7 +24,10 @@ def register(app: typer.Typer) -> None:
 
 
 @config_app.command("show", epilog=epilog("config show"))
-def show_command(fmt: str = format_option(FORMATS), as_json: bool = json_option()) -> None:
+def show_command(
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+) -> None:
     """Print the effective configuration: each setting, its value and where it comes from (FILE:LINE of the config
     file, or the built-in default); options given to a command still win over both."""
     from rdmatool import limits

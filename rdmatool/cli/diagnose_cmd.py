@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import chosen, format_option, json_option
+from rdmatool.cli._format import TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
 from rdmatool.cli._targets import (
     BUNDLE_LIMIT_HELP,
     bundle_selection,
-    exclude_option,
-    ignore_unknown_option,
-    limit_option,
+    exclude_param,
+    ignore_unknown_param,
+    limit_param,
     with_selection,
 )
 from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, print_summary
@@ -29,31 +31,38 @@ def register(app: typer.Typer) -> None:
 
 
 def diagnose_command(
-    bundle: str = typer.Argument(None, help="A collected bundle directory (omit with -i to collect live)."),
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Collect live from this inventory first "
-                                       "(without a BUNDLE: the config file's `inventory`)."),
-    save: str = typer.Option(None, "--save", help="With -i: keep the collected bundle here."),
-    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    fmt: str = format_option(FORMATS, "commands: the suggested commands only, one block per target, ready to "
-                             "paste"),
-    as_json: bool = json_option(),
-    show_all: bool = typer.Option(False, "--all", help="Table: every finding (info too) with its evidence, and each "
-                                  "suggestion's rationale."),
-    severity: str = typer.Option(None, "--severity", help="Lowest severity shown: info | warning | error | critical "
-                                 "(table, markdown, commands; JSON lists everything). Default: warning."),
-    interval: float = typer.Option(10.0, "--interval", help="With -i: seconds between the two snapshots."),
-    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="With -i: targets collected at once."),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="With -i: record unknown host "
-                                              "keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="With -i: extra known_hosts file (new keys go "
-                                    "here)."),
+    bundle: Annotated[str, typer.Argument(
+        help="A collected bundle directory (omit with -i to collect live).")] = None,
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory",
+                                                help="Collect live from this inventory first (without a "
+                                                     "BUNDLE: the config file's `inventory`).")] = None,
+    save: Annotated[str, typer.Option("--save", help="With -i: keep the collected bundle here.")] = None,
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="Baseline NAME in the store, or a baseline file PATH.")] = None,
+    store: Annotated[str, typer.Option("--store", help=_config.STORE_HELP)] = None,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    topology: Annotated[str, typer.Option(
+        "--topology", help="Expected topology (topology.yaml) to diff the cabling against.")] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    fmt: Annotated[str, format_param(
+        FORMATS, "commands: the suggested commands only, one block per target, ready to paste")] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Table: every finding (info too) with its evidence, "
+                                                         "and each suggestion's rationale.")] = False,
+    severity: Annotated[str, typer.Option(
+        "--severity", help="Lowest severity shown: info | warning | error | critical (table, markdown, "
+                           "commands; JSON lists everything). Default: warning.")] = None,
+    interval: Annotated[float, typer.Option("--interval",
+                                            help="With -i: seconds between the two snapshots.")] = 10.0,
+    limit: Annotated[str, limit_param(help=BUNDLE_LIMIT_HELP)] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    forks: Annotated[int, typer.Option("--forks", min=1, metavar="N",
+                                       help="With -i: targets collected at once.")] = 64,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="With -i: record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option(
+        "--known-hosts", help="With -i: extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
     from rdmatool.diagnose.pipeline import diagnose_bundle

@@ -4,6 +4,8 @@ A finding says `(rdmatool docs tuning §2.5, row 6)`: that line, run as it reads
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli._output import EXIT_USAGE, die
@@ -15,10 +17,12 @@ def register(app: typer.Typer) -> None:
 
 
 def docs_command(
-    name: str = typer.Argument(None, help="tuning | ... (omit to list them)."),
-    place: list[str] = typer.Argument(None, help="A section or rows, as the findings cite them: §2.5 (or 2.5), "  # noqa: B008
-                                                 "row 6, rows 6/9 (omit for the whole document)."),
-    show_path: bool = typer.Option(False, "--path", help="Print where the document is installed instead."),
+    name: Annotated[str, typer.Argument(help="tuning | ... (omit to list them).")] = None,
+    place: Annotated[list[str], typer.Argument(
+        help="A section or rows, as the findings cite them: §2.5 (or 2.5), row 6, rows 6/9 (omit for the "
+             "whole document).")] = None,
+    show_path: Annotated[bool, typer.Option("--path",
+                                            help="Print where the document is installed instead.")] = False,
 ) -> None:
     """Print a shipped reference document (the tuning reference behind the rules' thresholds and the suggested
     values), or the sections and rows a finding cites. Exit 2 for a name or a place the document does not have."""

@@ -10,11 +10,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from rdmatool import __version__
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import data_console, print_json, print_wrapped
 from rdmatool.cli.exit_codes import epilog
 
@@ -34,7 +35,10 @@ def register(app: typer.Typer) -> None:
     app.command("doctor", epilog=epilog("doctor"))(doctor_command)
 
 
-def doctor_command(fmt: str = format_option(FORMATS), as_json: bool = json_option()) -> None:
+def doctor_command(
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+) -> None:
     """Say what local mode (collect --local, gate --local) can read here: pyverbs, RDMA devices, tools."""
     as_json = chosen("doctor", fmt, as_json, FORMATS) == JSON
     report = examine()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -13,9 +14,9 @@ from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import (
     BUNDLE_LIMIT_HELP,
     bundle_selection,
-    exclude_option,
-    ignore_unknown_option,
-    limit_option,
+    exclude_param,
+    ignore_unknown_param,
+    limit_param,
 )
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -32,24 +33,26 @@ def register(app: typer.Typer) -> None:
 
 @export_app.command("prometheus", epilog=epilog("export prometheus"))
 def prometheus_command(
-    bundle: str = typer.Argument(..., help="A collected bundle directory."),
-    out: str = typer.Option(None, "-o", "--out",
-                            help="File to replace atomically, e.g. TEXTFILE_DIR/rdmatool.prom for node_exporter's "
-                                 "textfile collector (default: stdout)."),
-    per_target: str = typer.Option(None, "--per-target", metavar="DIR",
-                                   help="Write one file per target, DIR/rdmatool-TARGET.prom (only its series, for "
-                                        "the textfile collector on that node), and the fleet-wide series (verdict, "
-                                        "fabric findings, the bundle's figures) once, in DIR/rdmatool.prom."),
-    max_series: int = typer.Option(MAX_SERIES, "--max-series", min=1,
-                                   help="Series per target at most; over it whole families of the target are left "
-                                        "out, raw counter totals first, and counted in "
-                                        "rdmatool_export_dropped_series (docs/prometheus.md)."),
-    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
+    bundle: Annotated[str, typer.Argument(help="A collected bundle directory.")],
+    out: Annotated[str, typer.Option("-o", "--out",
+                                     help="File to replace atomically, e.g. TEXTFILE_DIR/rdmatool.prom for "
+                                          "node_exporter's textfile collector (default: stdout).")] = None,
+    per_target: Annotated[str, typer.Option(
+        "--per-target", metavar="DIR",
+        help="Write one file per target, DIR/rdmatool-TARGET.prom (only its series, for the textfile "
+             "collector on that node), and the fleet-wide series (verdict, fabric findings, the bundle's "
+             "figures) once, in DIR/rdmatool.prom.")] = None,
+    max_series: Annotated[int, typer.Option(
+        "--max-series", min=1, help="Series per target at most; over it whole families of the target are "
+                                    "left out, raw counter totals first, and counted in "
+                                    "rdmatool_export_dropped_series (docs/prometheus.md).")] = MAX_SERIES,
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="Baseline NAME in the store, or a baseline file PATH.")] = None,
+    store: Annotated[str, typer.Option("--store", help=_config.STORE_HELP)] = None,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    limit: Annotated[str, limit_param(help=BUNDLE_LIMIT_HELP)] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
 ) -> None:
     """Latest values, counter rates, findings and the verdict in the Prometheus text format."""
     from rdmatool.report.prometheus import bundle_export

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
 from rdmatool import files, parsers
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_FAIL, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import EmptyOutput, ParseError, RdmatoolError
@@ -21,11 +22,11 @@ def register(app: typer.Typer) -> None:
 
 
 def parse_command(
-    name: str = typer.Argument(None, help="Parser name (see --list)."),
-    file: str = typer.Argument(None, help="Output file to parse; stdin when omitted or '-'."),
-    fmt: str = format_option(FORMATS, "json: the samples"),
-    as_json: bool = json_option(),
-    list_parsers: bool = typer.Option(False, "--list", help="List the parsers and exit."),
+    name: Annotated[str, typer.Argument(help="Parser name (see --list).")] = None,
+    file: Annotated[str, typer.Argument(help="Output file to parse; stdin when omitted or '-'.")] = None,
+    fmt: Annotated[str, format_param(FORMATS, "json: the samples")] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    list_parsers: Annotated[bool, typer.Option("--list", help="List the parsers and exit.")] = False,
 ) -> None:
     """Parse a saved tool output (ibstat, perfquery, ethtool -S, show pfc counters ...) into canonical samples."""
     as_json = chosen("parse", fmt, as_json, FORMATS) == JSON

@@ -7,11 +7,12 @@ file and the byte offset), 3 inconclusive (a capture without packets).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 
@@ -23,16 +24,20 @@ def register(app: typer.Typer) -> None:
 
 
 def pcap_command(
-    file: str = typer.Argument(..., help="A pcap or pcapng file (tcpdump -w, rdmatool capture)."),
-    fmt: str = format_option(FORMATS, "json: the findings and the summary"),
-    as_json: bool = json_option(),
-    link_gbps: float = typer.Option(None, "--link-gbps", help="Link rate for the pause time (default: the "
-                                                              "bundle's, when the file is in one)."),
-    roce_dscp: int = typer.Option(None, "--roce-dscp", min=0, max=63, metavar="DSCP",
-                                  help="The RoCE DSCP (default: the site profile's roce_dscp: `rdmatool config show`)."),
-    roce_priority: int = typer.Option(None, "--roce-priority", min=0, max=7, metavar="P",
-                                      help="The RoCE (lossless) priority (default: the site profile's roce_priority)."),
-    bin_ms: float = typer.Option(10.0, "--bin-ms", help="Time bin for throughput and periodicity, ms."),
+    file: Annotated[str, typer.Argument(help="A pcap or pcapng file (tcpdump -w, rdmatool capture).")],
+    fmt: Annotated[str, format_param(FORMATS, "json: the findings and the summary")] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    link_gbps: Annotated[float, typer.Option(
+        "--link-gbps",
+        help="Link rate for the pause time (default: the bundle's, when the file is in one).")] = None,
+    roce_dscp: Annotated[int, typer.Option(
+        "--roce-dscp", min=0, max=63, metavar="DSCP",
+        help="The RoCE DSCP (default: the site profile's roce_dscp: `rdmatool config show`).")] = None,
+    roce_priority: Annotated[int, typer.Option(
+        "--roce-priority", min=0, max=7, metavar="P",
+        help="The RoCE (lossless) priority (default: the site profile's roce_priority).")] = None,
+    bin_ms: Annotated[float, typer.Option("--bin-ms",
+                                          help="Time bin for throughput and periodicity, ms.")] = 10.0,
 ) -> None:
     """Read a capture: PFC pause per priority, RoCEv2 flows, DSCP / ECN, CNPs, PSN gaps, NAKs, other traffic on
     the RoCE class, periodic bursts; findings like `diagnose`."""

@@ -3,10 +3,12 @@ plan (rdmatool.plan.storage)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import RdmatoolError
@@ -109,17 +111,26 @@ def _exit_code(plan: dict) -> int:
 
 @plan_app.command("bandwidth", epilog=epilog("plan bandwidth"))
 def bandwidth_command(
-    params: str = typer.Option(..., "--params", metavar="COUNT", help="Model parameters: 7B, 350M, 1.5T, 7e9 ..."),
-    bytes_per_value: float = typer.Option(2.0, "--bytes-per-value", help="Bytes per parameter (2: FP16/BF16)."),
-    iterations_per_s: float = typer.Option(..., "--iterations-per-s", help="Synchronisations per second."),
-    parallelism: float = typer.Option(1.0, "--parallelism", help="Parallelism factor of the estimate."),
-    nodes: int = typer.Option(None, "--nodes", help="Nodes of a ring all-reduce: the per-node volume."),
-    link_gbps: float = typer.Option(None, "--link-gbps", help="Line rate per node, Gb/s (default: the bundle's)."),
-    bundle: str = typer.Option(None, "--bundle", help="A bundle whose perftest results and link rates are used."),
-    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH."),
-    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    *,  # keyword-only, as typer passes them: lets a required option follow one with a default
+    params: Annotated[str, typer.Option("--params", metavar="COUNT",
+                                        help="Model parameters: 7B, 350M, 1.5T, 7e9 ...")],
+    bytes_per_value: Annotated[float, typer.Option("--bytes-per-value",
+                                                   help="Bytes per parameter (2: FP16/BF16).")] = 2.0,
+    iterations_per_s: Annotated[float, typer.Option("--iterations-per-s",
+                                                    help="Synchronisations per second.")],
+    parallelism: Annotated[float, typer.Option("--parallelism",
+                                               help="Parallelism factor of the estimate.")] = 1.0,
+    nodes: Annotated[int, typer.Option("--nodes",
+                                       help="Nodes of a ring all-reduce: the per-node volume.")] = None,
+    link_gbps: Annotated[float, typer.Option(
+        "--link-gbps", help="Line rate per node, Gb/s (default: the bundle's).")] = None,
+    bundle: Annotated[str, typer.Option(
+        "--bundle", help="A bundle whose perftest results and link rates are used.")] = None,
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="Baseline NAME in the store, or a baseline file PATH.")] = None,
+    store: Annotated[str, typer.Option("--store", help=_config.STORE_HELP)] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Bandwidth a data-parallel job needs: the estimate, the ring per node, and the effective rate at 70 % of line
     rate and at what the fleet measured (--bundle or --baseline); with --nodes and a line rate, whether the fabric
@@ -158,13 +169,14 @@ def bandwidth_command(
 
 @plan_app.command("checkpoint", epilog=epilog("plan checkpoint"))
 def checkpoint_command(
-    size: str = typer.Option(..., "--size", metavar="SIZE", help="Checkpoint size: 100GB, 1.5TiB ..."),
-    interval: str = typer.Option(..., "--interval", metavar="DURATION",
-                                 help="Time between checkpoints: 1h, 30min, 900s ..."),
-    write_gbps: float = typer.Option(None, "--write-gbps", help="Write rate to storage, Gb/s."),
-    stall: str = typer.Option(None, "--stall", metavar="DURATION", help="Or the stall itself, when known: 5min ..."),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    size: Annotated[str, typer.Option("--size", metavar="SIZE", help="Checkpoint size: 100GB, 1.5TiB ...")],
+    interval: Annotated[str, typer.Option("--interval", metavar="DURATION",
+                                          help="Time between checkpoints: 1h, 30min, 900s ...")],
+    write_gbps: Annotated[float, typer.Option("--write-gbps", help="Write rate to storage, Gb/s.")] = None,
+    stall: Annotated[str, typer.Option("--stall", metavar="DURATION",
+                                       help="Or the stall itself, when known: 5min ...")] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Stall per checkpoint and the share of compute lost to it; a stall not shorter than the interval cannot be
     met (exit 1)."""
@@ -216,15 +228,19 @@ def _print_storage(plan: dict) -> None:
 
 @plan_app.command("storage", epilog=epilog("plan storage"))
 def storage_command(
-    nodes: int = typer.Option(..., "--nodes", help="Storage nodes."),
-    nics: str = typer.Option(..., "--nics", metavar="COUNTxRATE", help="NICs per node and Gb/s each: 2x200G."),
-    efficiency: str = typer.Option(None, "--efficiency", metavar="SHARE",
-                                   help="Share of line rate delivered: 0.8 or 80% (default: the 3FS reference's)."),
-    need: str = typer.Option(None, "--need", metavar="RATE",
-                             help="Read rate wanted, unit named: 6TiB/s, 7TB/s, 500GB/s (gives a verdict)."),
-    bundle: str = typer.Option(None, "--bundle", help="A bundle whose perftest results give the fleet's efficiency."),
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    nodes: Annotated[int, typer.Option("--nodes", help="Storage nodes.")],
+    nics: Annotated[str, typer.Option("--nics", metavar="COUNTxRATE",
+                                      help="NICs per node and Gb/s each: 2x200G.")],
+    efficiency: Annotated[str, typer.Option(
+        "--efficiency", metavar="SHARE",
+        help="Share of line rate delivered: 0.8 or 80% (default: the 3FS reference's).")] = None,
+    need: Annotated[str, typer.Option(
+        "--need", metavar="RATE",
+        help="Read rate wanted, unit named: 6TiB/s, 7TB/s, 500GB/s (gives a verdict).")] = None,
+    bundle: Annotated[str, typer.Option(
+        "--bundle", help="A bundle whose perftest results give the fleet's efficiency.")] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Read rate of the storage nodes: line rate in Tb/s, TB/s and TiB/s, the aggregate at an efficiency (given, the
     fleet's measured with --bundle, else the 3FS reference's) and the 3FS reference beside it; with --need, whether

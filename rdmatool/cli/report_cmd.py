@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -11,9 +12,9 @@ from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_USAGE, die
 from rdmatool.cli._targets import (
     BUNDLE_LIMIT_HELP,
     bundle_selection,
-    exclude_option,
-    ignore_unknown_option,
-    limit_option,
+    exclude_param,
+    ignore_unknown_param,
+    limit_param,
     with_selection,
 )
 from rdmatool.cli.exit_codes import epilog
@@ -25,17 +26,20 @@ def register(app: typer.Typer) -> None:
 
 
 def report_command(
-    bundle: str = typer.Argument(..., help="A collected bundle directory."),
-    output: str = typer.Option(..., "-o", "--output", help="The HTML file to write (replaced atomically)."),
-    baseline: str = typer.Option(None, "--baseline", help="Baseline NAME in the store, or a baseline file PATH: "
-                                 "its statistics for the rules, its nights for the trend."),
-    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    topology: str = typer.Option(None, "--topology", help="Expected topology (topology.yaml) to diff the cabling against."),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    limit: str = limit_option(help=BUNDLE_LIMIT_HELP),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
+    bundle: Annotated[str, typer.Argument(help="A collected bundle directory.")],
+    output: Annotated[str, typer.Option("-o", "--output",
+                                        help="The HTML file to write (replaced atomically).")],
+    baseline: Annotated[str, typer.Option("--baseline",
+                                          help="Baseline NAME in the store, or a baseline file PATH: its "
+                                               "statistics for the rules, its nights for the trend.")] = None,
+    store: Annotated[str, typer.Option("--store", help=_config.STORE_HELP)] = None,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    topology: Annotated[str, typer.Option(
+        "--topology", help="Expected topology (topology.yaml) to diff the cabling against.")] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    limit: Annotated[str, limit_param(help=BUNDLE_LIMIT_HELP)] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
 ) -> None:
     """Write the HTML report of a bundle: verdict, on-call view, fleet table, plots (pause and ECN per priority,
     counter rates, perftest matrix, topology, the baseline's trend). One offline file; exits with the verdict."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli._output import EXIT_USAGE, die, print_json
@@ -13,8 +15,9 @@ def register(app: typer.Typer) -> None:
 
 
 def schema_command(
-    name: str = typer.Argument(None, help="diagnose | gate | pcap | perf | bundle-show | bundle-diff | "
-                                          "bundle-manifest | bundle-side | ... (omit to list them)"),
+    name: Annotated[str, typer.Argument(
+        help="diagnose | gate | pcap | perf | bundle-show | bundle-diff | bundle-manifest | bundle-side | "
+             "... (omit to list them)")] = None,
 ) -> None:
     """Print the JSON Schema of an output (`diagnose`: `diagnose --format json`) or of the bundle format. Exit 2
     for a name that is not shipped."""
