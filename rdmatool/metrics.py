@@ -355,6 +355,23 @@ _DEFINITIONS: list[tuple[str, str, MetricKind, str]] = [
     ("sm_priority", "", GAUGE, "a subnet manager's priority, 0-15 (sminfo)"),
     ("sm_state", "", STATE, "a subnet manager's state: master, standby, discovering, not_active (sminfo)"),
     ("sm_activity_count", "", COUNTER, "a subnet manager's activity counter: a live master's keeps growing"),
+    # what the sweep's judge states (rdmatool.topology.ib_fabric; playbooks/17-ib-fabric.yaml)
+    ("ib_fabric_verdict", "", STATE,
+     "what the sweep's judge found on a switch port or the subnet: link_downed, below_fabric, congested, "
+     "vl15_dropped, cable_gone, no_master, several_masters (rdmatool.topology.ib_fabric)"),
+    ("ib_fabric_far_end", "", STATE, "the far end of a judged switch port: `<switch> port N` or `<host> <device> port N`"),
+    ("ib_fabric_errors", "errors", GAUGE, "growth in the window of the counter a switch-port verdict is about"),
+    ("ib_fabric_counters", "", STATE, "the counters of a judged switch port that grew in the window, with their growth"),
+    ("ib_fabric_link", "", STATE, "a judged link's width, speed and rate (`2X NDR (200 Gb/s)`)"),
+    ("ib_fabric_rate_gbps", "Gb/s", GAUGE, "the rate a judged switch-to-switch link runs at"),
+    ("ib_fabric_expected", "", STATE, "the rate most switch-to-switch links of the fabric run at"),
+    ("ib_fabric_xmit_wait_rate", "ticks/s", GAUGE, "PortXmitWait growth per second of a congested switch port"),
+    ("ib_fabric_oversubscription", "", STATE,
+     "a leaf's host-facing capacity over its uplink capacity (`3:1 (leaf01: 4800 Gb/s to hosts, 1600 Gb/s up)`)"),
+    ("ib_fabric_state", "", STATE, "the link state a switch port reports once its cable is gone"),
+    ("ib_fabric_masters", "SMs", GAUGE, "subnet managers in the master state, as sminfo read them"),
+    ("ib_fabric_sms", "", STATE, "each subnet manager sminfo read: LID, state, priority, GUID"),
+    ("ib_fabric_host", "", STATE, "the host that read the subnet (ran the sweep)"),
     # --- host-parser additions (ibstat, ibv_devinfo, perfquery, sysfs, dcqcn) ------------------------------------
     ("gids_found", "gids", GAUGE, "GID entries show_gids listed (n_gids_found); 0 = no RDMA netdev visible here"),
     ("psi_io_some_avg60", "%", GAUGE, "share of time some task stalled on I/O over the last 60 s"),

@@ -19,6 +19,7 @@ from rdmatool.topology import placement
 from rdmatool.topology.cabling import with_cabling
 from rdmatool.topology.expected import ExpectedTopology
 from rdmatool.topology.far_end import with_far_end
+from rdmatool.topology.ib_fabric import with_ib_fabric
 from rdmatool.topology.link_errors import with_link_errors
 from rdmatool.topology.observed import links_from_analysis
 
@@ -52,6 +53,9 @@ def pair_placement(analysis: Analysis, expected_topology: ExpectedTopology | Non
 
 
 JUDGES: tuple[Judge, ...] = (
+    # The InfiniBand subnet's sweep from one host: its switch ports moved from that host to their switches, and the
+    # fabric's verdicts (17-ib-fabric.yaml). First: the judges after it read the switch ports where they belong.
+    Judge("ib fabric", lambda a, given: with_ib_fabric(a), in_gate=True),
     # The cabling against the expected-topology file and LLDP, and the perftest pairs by path class
     # (playbooks/15-topology.yaml).
     Judge("cabling", lambda a, given: with_cabling(a, given.expected_topology, given.pairs), in_gate=False),

@@ -34,7 +34,9 @@ HOST_ERRORS = ("symbol_errors", "link_error_recovery", "rx_crc_errors", "rx_symb
 # What a switch port counts of them: frames with a bad FCS, all input errors (SONiC RX_ERR, NX-OS input errors,
 # the receive totals of Cumulus, Onyx and EOS), which include the FCS errors, and PHY symbol errors (Cumulus, Onyx,
 # EOS): the largest is the port's count, never their sum.
-SWITCH_ERRORS = ("rx_crc_errors", "rx_errors", "rx_symbol_errors")
+# An InfiniBand switch port, restated from the subnet sweep (rdmatool.topology.ib_fabric), counts symbol errors and
+# link error recoveries as a host port does.
+SWITCH_ERRORS = ("rx_crc_errors", "rx_errors", "rx_symbol_errors", "symbol_errors", "link_error_recovery")
 
 
 def _growth(query: FactQuery, kind: str, metrics: tuple[str, ...]) -> dict[tuple[str, str], dict[str, float]]:

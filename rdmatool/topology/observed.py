@@ -148,6 +148,13 @@ def _fabric_view(analysis) -> list[SwitchCable]:
         peer = short_name(remote, names)
         if kind == "switch" and peer in switches:
             out.append(SwitchCable(target, ports.name(target, entity), peer, ports.name(peer, remote_port)))
+    # the InfiniBand subnet's switch-to-switch cables, as the sweep's judge restated them on their switches
+    rows = _query(analysis).of_metric("ib_link_neighbor")
+    for target, kind, entity, text in zip(rows["target"], rows["kind"], rows["entity"], rows["text"]):
+        if kind == "switch" and isinstance(text, str) and "|" in text and isinstance(entity, str):
+            peer, _, peer_port = text.rpartition("|")
+            if peer in switches:
+                out.append(SwitchCable(target, entity, peer, peer_port))
     return list(dict.fromkeys(out))
 
 
@@ -168,15 +175,20 @@ def _subnet_view(analysis) -> list[Link]:
     names = _targets(query)
     rows = query.of_metric("ib_link_neighbor")
     out = []
-    for entity, text, raw_key in zip(rows["entity"], rows["text"], rows["raw_key"]):
+    for target, kind, entity, text, raw_key in zip(rows["target"], rows["kind"], rows["entity"], rows["text"],
+                                                   rows["raw_key"]):
         if raw_key != "Switch" or not isinstance(text, str) or "|" not in text or not isinstance(entity, str):
             continue
-        local, _, port = entity.rpartition("/")
+        if kind == "switch":  # restated on its switch by the subnet sweep's judge (rdmatool.topology.ib_fabric)
+            local, port = target, entity
+        else:
+            local, _, port = entity.rpartition("/")
+            local = switch_name(local)
         remote, _, _remote_port = text.rpartition("|")
         ca = ca_of(remote)
         if ca is None:  # a switch (an uplink), or a CA without the `<host> <device>` description
             continue
-        out.append(Link(short_name(ca[0], names), ca[1], switch_name(local), port, IBLINKINFO))
+        out.append(Link(short_name(ca[0], names), ca[1], local, port, IBLINKINFO))
     return list(dict.fromkeys(out))
 
 

@@ -20,7 +20,7 @@ class StatedFacts:
 
     def add(self, target: str, entity: str, verdict: str, **details) -> None:
         kind, platform = self.query.kind_platform(target) or ("host", None)
-        base = {"target": target, "kind": kind, "platform": platform, "role": self.roles.get(target),
+        base = {"target": target, "kind": kind, "platform": platform, "role": self._role(target),
                 "entity": entity, "priority": pd.NA, "size_bytes": pd.NA, "raw_key": self.raw_key,
                 "window_s": np.nan, "delta": np.nan, "flag": ""}
         self.rows.append({**base, "metric": self.verdict, "value": np.nan, "text": verdict})
@@ -28,6 +28,15 @@ class StatedFacts:
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
             self.rows.append({**base, "metric": f"{self.prefix}{name}", "value": float(value) if number else np.nan,
                               "text": None if number else str(value)})
+
+    def _role(self, target: str):
+        """The target's role in the inventory, else as its facts state it (a switch the subnet sweep restated)."""
+        if target in self.roles:
+            return self.roles[target]
+        rows = self.query.of_target(target)
+        role = rows["role"].iloc[0] if rows is not None and len(rows) else None
+        self.roles[target] = None if pd.isna(role) else role
+        return self.roles[target]
 
     def frame(self) -> pd.DataFrame:
         if not self.rows:

@@ -36,6 +36,7 @@ from tests.perf.test_storage_findings import TRIGGERS as STORAGE_TRIGGERS
 from tests.pods import bundle as _pod
 from tests.pods.bundle import WINDOW_S, Pod, bump
 from tests.rules.test_switch_pauses_senders import TRIGGERS as SWITCH_PAUSE_TRIGGERS
+from tests.topology.test_ib_fabric import TRIGGERS as IB_FABRIC_TRIGGERS
 from tests.topology.test_link_errors import TRIGGERS as LINK_ERROR_TRIGGERS
 from tests.topology.test_triggers import TRIGGERS as TOPOLOGY_TRIGGERS
 from tests.transport.test_verbs_rules import TRIGGERS as VERBS_TRIGGERS
@@ -360,6 +361,7 @@ def test_every_shipped_rule_has_exactly_one_trigger_case() -> None:
     ids += [t.rule for t in SWITCH_PAUSE_TRIGGERS]  # a switch pausing its senders (tests/rules/test_switch_pauses_senders.py)
     ids += [t.rule for t in NCCL_TRIGGERS]  # the NCCL recipe's and log check's problems (tests/nccl/test_triggers.py)
     ids += [t.rule for t in WATCH_TRIGGERS]  # a watch's judgement over time (tests/watch/test_judge.py)
+    ids += [t.rule for t in IB_FABRIC_TRIGGERS]  # the InfiniBand subnet's sweep (tests/topology/test_ib_fabric.py)
     assert len(ids) == len(set(ids)), "a rule with two cases"
     assert set(ids) == set(RULES), (f"rules without a trigger case: {sorted(set(RULES) - set(ids))}; "
                                     f"cases for no shipped rule: {sorted(set(ids) - set(RULES))}")

@@ -28,7 +28,9 @@ from tests.fabric.scenario import switch_port_name
 from tests.pods import bundle as pods
 
 RULES = {r.id: r for r in playbook.load_dir(default_playbooks())}
-LINK_RULES = sorted(r for r in RULES if RULES[r].params.get("verdict") == "link_error_verdict")
+# (the InfiniBand switch ports' wording of it is triggered by a subnet sweep: tests/topology/test_ib_fabric.py)
+LINK_RULES = sorted(r for r in RULES if RULES[r].params.get("verdict") == "link_error_verdict"
+                    and "17-ib-fabric" not in RULES[r].source)
 BAD = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)
 HOST_PHYSICAL = ("ib_symbol_errors_growing", "ib_link_error_recovery_growing", "eth_crc_errors_growing",
                  "fec_uncorrectable_growing")
