@@ -9,6 +9,7 @@ bandwidth: {enabled: true, test: ib_write_bw, rounds: 3, duration_s: 5, size_byt
             min_fraction_of_line_rate: 0.9}
 latency: {enabled: false, test: ib_send_lat, max_p99_us: 10.0, max_p999_over_typical: 5.0}
 incast: {fan_in: 4, duration_s: 10}  # optional stage 5 (off unless given): N senders -> 1 receiver per leaf
+storage: {clients_per_node: 4, duration_s: 10}  # optional (off unless given): compute hosts read each storage node
 nccl: {nodes: 2, size_bytes: 1073741824}  # optional stage 6 (off unless given): all_reduce_perf with the recipe
 deadlines_s: {state: 60, counters: 60, bandwidth: 300, latency: 120, incast: 180, nccl: 300}
 allow_missing: 0             # targets unreachable or not read in full (deadline, hung command) tolerated before inconclusive
@@ -27,7 +28,7 @@ from pathlib import Path
 from rdmatool import yamlio
 from rdmatool.errors import RdmatoolError
 
-STAGES = ("state", "counters", "bandwidth", "latency", "incast", "nccl")
+STAGES = ("state", "counters", "bandwidth", "latency", "incast", "nccl", "storage")
 
 
 class ProfileError(RdmatoolError):
@@ -85,14 +86,31 @@ class NcclPolicy:
 
 
 @dataclass(frozen=True)
+class StoragePolicy:
+    """The storage stage (rdmatool.gate.storage_stage): the compute hosts read each storage node many-to-one,
+    `clients_per_node` at once, through every NIC of the node, for `duration_s`; a node below
+    `slow_share_of_median` of the fleet's median share of line rate is slow. Off unless the profile has a `storage`
+    key."""
+
+    enabled: bool = False
+    clients_per_node: int = 4
+    duration_s: int = 10
+    test: str = "ib_read_bw"  # ib_write_bw for the write path
+    size_bytes: int = 1048576
+    qps: int = 2
+    slow_share_of_median: float = 0.8
+
+
+@dataclass(frozen=True)
 class GateProfile:
     counters_window_s: float = 10.0
     bandwidth: BandwidthPolicy = field(default_factory=BandwidthPolicy)
     latency: LatencyPolicy = field(default_factory=LatencyPolicy)
     incast: IncastPolicy = field(default_factory=IncastPolicy)
+    storage: StoragePolicy = field(default_factory=StoragePolicy)
     nccl: NcclPolicy = field(default_factory=NcclPolicy)
     deadlines_s: dict = field(default_factory=lambda: {"state": 60, "counters": 60, "bandwidth": 300, "latency": 120,
-                                                       "incast": 180, "nccl": 300})
+                                                       "incast": 180, "nccl": 300, "storage": 300})
     allow_missing: int = 0
     skip_rules: tuple[str, ...] = ()
     topology: str | None = None  # the expected-topology file the bandwidth schedule follows
@@ -109,7 +127,7 @@ def load(path: str | Path | None) -> GateProfile:
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: a gate profile is a mapping")
     known = {"counters_window_s", "bandwidth", "latency", "incast", "nccl", "deadlines_s", "allow_missing",
-             "skip_rules", "topology"}
+             "skip_rules", "topology", "storage"}
     unknown = set(data) - known
     if unknown:
         raise ProfileError(f"{where}: unknown key(s) {sorted(unknown)} (known: {sorted(known)})")
@@ -117,6 +135,7 @@ def load(path: str | Path | None) -> GateProfile:
         bandwidth = BandwidthPolicy(**_checked("bandwidth", data.get("bandwidth"), BandwidthPolicy()))
         latency = LatencyPolicy(**_checked("latency", data.get("latency"), LatencyPolicy()))
         incast = _incast(data.get("incast"))
+        storage = _storage(data.get("storage"))
         nccl = _nccl(data.get("nccl"))
         top = _checked("", {k: data[k] for k in ("counters_window_s", "allow_missing") if k in data}, GateProfile())
         deadlines = {**GateProfile().deadlines_s, **_deadlines(data.get("deadlines_s"))}
@@ -132,6 +151,7 @@ def load(path: str | Path | None) -> GateProfile:
         bandwidth=bandwidth,
         latency=latency,
         incast=incast,
+        storage=storage,
         nccl=nccl,
         deadlines_s=deadlines,
         allow_missing=int(top.get("allow_missing", 0)),
@@ -241,3 +261,22 @@ def _nccl(raw) -> NcclPolicy:
             raise TypeError(f"nccl.env: {name}: a NCCL_* or UCX_* variable with a value of letters, digits and "
                             f"_.,:=^/+- only, not {yamlio.quote(value)}")
     return NcclPolicy(**{"enabled": True, **plain, "env": {str(k): str(v) for k, v in env.items()}})
+
+
+def _storage(raw) -> StoragePolicy:
+    """A `storage` mapping (even `{}`) turns the stage on, unless it says `enabled: false`; each value of its
+    default's kind, the test a read or write bandwidth test, the slow share above 0 and at most 1."""
+    if raw is None:
+        return StoragePolicy()
+    if raw is True or raw is False:
+        return StoragePolicy(enabled=raw)
+    if not isinstance(raw, dict):
+        raise TypeError("storage takes a mapping (clients_per_node, duration_s, test, size_bytes, qps, "
+                        "slow_share_of_median, enabled)")
+    policy = StoragePolicy(**{"enabled": True, **_checked("storage", raw, StoragePolicy())})
+    if policy.test not in ("ib_read_bw", "ib_write_bw"):
+        raise TypeError(f"storage.test takes ib_read_bw (reads) or ib_write_bw (writes), not {yamlio.quote(policy.test)}")
+    if policy.slow_share_of_median > 1:
+        raise TypeError(f"storage.slow_share_of_median takes a number above 0, at most 1, not "
+                        f"{yamlio.quote(policy.slow_share_of_median)}")
+    return policy

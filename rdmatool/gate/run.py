@@ -304,6 +304,14 @@ def _staged(targets, rules, profile, options, collect_options, deadline, path, p
                            collect_options, deadline, excluded | policy.condemned(findings, hosts), path, analysis)
         stages.append(outcome.stage)
         findings += outcome.stage.findings
+    if profile.storage.enabled:  # optional: the storage plane read many-to-one (rdmatool.gate.storage_stage)
+        from rdmatool.gate.storage_stage import storage_stage
+
+        outcome = _guarded("storage", lambda *args: _StageOutcome(storage_stage(*args)), targets, rules, profile,
+                           collect_options, deadline, excluded | policy.condemned(findings, hosts), perf_options,
+                           path, analysis, max(0.0, collected_s - options.interval_s))
+        stages.append(outcome.stage)
+        findings += outcome.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, bad_nodes, bad_links, save, start)
 
 

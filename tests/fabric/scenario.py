@@ -320,12 +320,15 @@ STORAGE_NICS = [
     {"device": "mlx5_0", "link_layer": "Ethernet", "netdev": "ens2f0np0", "rate_gbps": 200, "width": "4X",
      "mtu": 4096, "firmware": "22.39.1002", "board_id": "MT_0000000359", "hca_type": "MT4125"},
 ]
+# a storage node's second NIC (build(storage_nics=2)): both read at once, each its own RoCE address
+STORAGE_NIC_2 = {**STORAGE_NICS[0], "device": "mlx5_1", "netdev": "ens2f1np1"}
 
 
 def build(n_hosts: int = 16, n_storage: int | None = None, platforms: tuple[str, ...] = PLATFORMS,
-          faults: list[dict] | None = None, name: str | None = None) -> Scenario:
+          faults: list[dict] | None = None, name: str | None = None, storage_nics: int = 1) -> Scenario:
     """A scenario with `n_hosts` hosts (the last quarter storage unless n_storage says otherwise), one switch
-    per platform, cables auto-assigned. Addresses: hosts 127.0.1.1.. (127.1.x.y beyond 254), switches 127.0.2.N."""
+    per platform, cables auto-assigned. A storage node has
+    `storage_nics` RoCE NICs (1 or 2). Addresses: hosts 127.0.1.1.. (127.1.x.y beyond 254), switches 127.0.2.N."""
     n_storage = n_hosts // 4 if n_storage is None else n_storage
 
     def addr(i: int) -> str:
@@ -337,7 +340,7 @@ def build(n_hosts: int = 16, n_storage: int | None = None, platforms: tuple[str,
         for i in range(n_hosts - n_storage)
     ] + [
         {"name": f"stor{j + 1:02d}", "address": addr(n_hosts - n_storage + j), "role": "storage",
-         "nics": STORAGE_NICS, "load": [3.1, 2.8, 2.5], "psi_io": 4.2}
+         "nics": STORAGE_NICS + [STORAGE_NIC_2] * (storage_nics - 1), "load": [3.1, 2.8, 2.5], "psi_io": 4.2}
         for j in range(n_storage)
     ]
     switches = [{"name": f"leaf{k + 1:02d}", "platform": p, "address": f"127.0.2.{k + 1}"}

@@ -27,7 +27,7 @@ runner = CliRunner()
     ("counters_window_s: -1\n", "counters_window_s takes a number above 0, not -1"),
     ("allow_missing: 1.5\n", "allow_missing takes a whole number from 0, not 1.5"),
     ("deadlines_s: {state: .nan}\n", "deadlines_s.state takes a number above 0, not nan"),
-    ("deadlines_s: {stage9: 3}\n", "deadlines_s takes state, counters, bandwidth, latency, incast, nccl"),
+    ("deadlines_s: {stage9: 3}\n", "deadlines_s takes state, counters, bandwidth, latency, incast, nccl, storage"),
     ("nccl: {nodes: 1}\n", "nccl.nodes takes a whole number of nodes from 2, not 1"),
     ("nccl: {gpus_per_node: 0}\n", "nccl.gpus_per_node takes a whole number above 0, not 0"),
     ("nccl: {binary: -x}\n", "nccl.binary takes a program name or an absolute path, not '-x'"),
