@@ -143,3 +143,47 @@ def _save(bundle_path: str, text: str, figures: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     files.write_atomic(out / "all_reduce_perf.txt", text.encode())
     files.write_atomic(out / "run.json", json.dumps(figures, indent=1, default=str).encode())
+
+
+def replay_nccl(bundle_path: str, rules, analysis: Analysis) -> policy.StageResult | None:
+    """The nccl stage judged again from a saved gate bundle (`nccl/run.json` and the run's output, against the
+    recipe the bundle's facts give); None when the gate ran none. A record of the wrong shape is a BundleError
+    naming the file."""
+    from rdmatool.errors import BundleError
+    from rdmatool.nccl import bench, recipe
+    from rdmatool.rules import playbook
+
+    root = Path(bundle_path) / STAGE
+    record_path, output_path = root / "run.json", root / "all_reduce_perf.txt"
+    if not record_path.is_file():
+        return None
+    try:
+        record = json.loads(files.read_regular_text(record_path, errors="strict"))
+        text = files.read_regular_text(output_path, errors="replace")
+        ran = [(n["host"], {str(k): str(v) for k, v in n["env"].items()}, n["line_gbps"]) for n in record["nodes"]]
+    except files.UnsafeFileError as exc:
+        raise BundleError(f"{root}: {exc.reason}; not read") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise BundleError(f"{record_path}: unreadable nccl run record ({type(exc).__name__})") from None
+    site = playbook.site_of(rules)
+    built = recipe.build(analysis.facts, analysis.targets, analysis.links, site=site, only={n for n, _, _ in ran})
+    recipes = {h.name: h for h in built.hosts}
+    nodes = [bench.Node(name, "", recipes[name], env, line) for name, env, line in ran if name in recipes]
+    if len(nodes) < max(2, len(ran)):
+        return policy.StageResult(STAGE, "inconclusive", 0.0, [], "the bundle gives no NCCL recipe for "
+                                  + ", ".join(n for n, _, _ in ran if n not in recipes) + " (recorded)")
+    outcome = bench.read(text)
+    findings = bench.judge(nodes, built, outcome, rules, site)
+    status = policy.stage_status(findings)
+    if status == "passed" and (outcome.busbw_gbps is None or bench.line_gbps(nodes) is None):
+        status = "inconclusive"
+    return policy.StageResult(STAGE, status, 0.0, findings, bench.summary(nodes, outcome) + " (recorded)",
+                              figures=_figures(nodes, outcome, _Recorded(record)))
+
+
+class _Recorded:
+    """The profile values a recorded run kept, as `_figures` reads them from the live profile."""
+
+    def __init__(self, record: dict) -> None:
+        self.env = record.get("overrides") or {}
+        self.size_bytes, self.gpus_per_node = record.get("size_bytes"), record.get("gpus_per_node")

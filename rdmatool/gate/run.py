@@ -141,6 +141,12 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     if incast.stage is not None:
         stages.append(incast.stage)
         findings += incast.stage.findings
+    from rdmatool.gate.nccl_stage import replay_nccl  # the nccl stage, when the gate ran one
+
+    nccl = _guarded("nccl", lambda: _StageOutcome(replay_nccl(bundle_path, rules, analysis)))
+    if nccl.stage is not None:
+        stages.append(nccl.stage)
+        findings += nccl.stage.findings
     return _result(stages, findings, failures, missing, profile, hosts, {"bandwidth": outcome.bad_nodes},
                    outcome.bad_links, bundle_path, start)
 

@@ -104,7 +104,7 @@ def gate_here(fab, tmp_path: Path, extra: str = ""):
     (tmp_path / "profile.yaml").write_text(GATE % extra)
     targets = [t for t in load(fab.inventory_path, ssh_config=None) if t.name in ("gpu01", "gpu02")]
     result = run_gate(targets, gate_profile.load(tmp_path / "profile.yaml"),
-                      CollectOptions(known_hosts=str(fab.known_hosts)), budget_s=120)
+                      CollectOptions(known_hosts=str(fab.known_hosts)), budget_s=120, save=str(tmp_path / "bundle"))
     (stage,) = [s for s in result.stages if s.name == "nccl"]
     return result, stage
 
@@ -130,3 +130,11 @@ def test_a_site_environment_on_sockets_fails_naming_the_hosts(pod, tmp_path: Pat
     assert stage.figures["overrides"] == {"NCCL_IB_HCA": "mlx5_9"}
     (slow,) = [f for f in stage.findings if f.rule == "nccl_allreduce_below_line_rate"]
     assert "NCCL_IB_HCA=mlx5_9" in slow.symptom, slow.symptom
+    # `gate --replay` of the saved bundle judges the recorded run again, to the same conclusion
+    from rdmatool.gate import profile as gate_profile
+    from rdmatool.gate.run import replay_gate
+
+    replayed = replay_gate(str(tmp_path / "bundle"), gate_profile.load(tmp_path / "profile.yaml"))
+    (again,) = [s for s in replayed.stages if s.name == "nccl"]
+    assert [(f.rule, f.target) for f in again.findings] == [(f.rule, f.target) for f in stage.findings]
+    assert again.detail.endswith("(recorded)") and replayed.drain == ["gpu01", "gpu02"]
