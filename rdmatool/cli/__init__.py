@@ -112,6 +112,10 @@ def main() -> None:
     except KeyboardInterrupt:
         print("rdmatool: interrupted", file=sys.stderr)
         sys.exit(130)
+    except SystemExit as done:  # typer ends a Ctrl-C'd command with exit 130 itself, and silently
+        if done.code == 130:
+            print("rdmatool: interrupted", file=sys.stderr)
+        raise
     except BrokenPipeError:  # written outside a command (shell completion): the reader went away all the same
         try:
             reader_gone()
