@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,10 @@ from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
 from rdmatool.outcome.verdict import EXIT_CODES
 from rdmatool.report.shown import terminal
+
+if TYPE_CHECKING:
+    from rdmatool.model import Severity
+    from rdmatool.outcome.result import DiagnoseResult
 
 FORMATS = ("table", "json", "markdown", "commands")
 
@@ -66,7 +70,6 @@ def diagnose_command(
 ) -> None:
     """Diagnose a fabric: findings with symptom, cause, check, fix and evidence, plus suggested settings."""
     from rdmatool.diagnose.pipeline import diagnose_bundle
-    from rdmatool.report import markdown, text
 
     fmt = chosen("diagnose", fmt, as_json, FORMATS)
     inventory_file = _inventory(bundle, inventory_file)
@@ -102,6 +105,15 @@ def diagnose_command(
         die(f"rdmatool: {exc}", EXIT_USAGE)
     if result.no_data:  # nothing to judge: one line, not an empty report that reads like a pass
         die(f"rdmatool diagnose: {bundle or inventory_file}: {result.no_data}", EXIT_INCONCLUSIVE)
+    _render(result, fmt, minimum, show_all)
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+def _render(result: DiagnoseResult, fmt: str, minimum: Severity, show_all: bool) -> None:
+    """The result in the format asked for, on stdout; the notes (what the reading assumed) on stderr beside a
+    machine format, where the table has its NOTES block."""
+    from rdmatool.report import markdown, text
+
     if fmt != "table":  # what the reading assumed, beside the verdict in a log; the table's NOTES block says it there
         for note in result.notes:
             typer.echo(f"rdmatool: note: {terminal(note)}", err=True)
@@ -115,7 +127,6 @@ def diagnose_command(
         typer.echo(commands.render(result, minimum), nl=False)
     else:
         text.render(result, data_console(), minimum, show_all=show_all)
-    raise typer.Exit(EXIT_CODES[result.verdict])
 
 
 def _inventory(bundle: str | None, inventory_file: str | None) -> str | None:
