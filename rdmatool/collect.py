@@ -281,7 +281,7 @@ class _Subnets:
             order = self._order
             self._cond.notify_all()
         attempt = {"sm_lid": sm_lid, "snapshot": index, "host": host, "port": port, "outcome": outcome,
-                   "error": why, "order": order, "tools": [r.parser for r in found if r.ok]}
+                   "error": why, "order": order, "tools": [r.parser for r in found if _read_in_full(r)]}
         return found, attempt, notices
 
     def leave(self, host: str) -> None:
@@ -294,10 +294,19 @@ class _Subnets:
             self._cond.notify_all()
 
 
+# Exit statuses that report what the sweep found, not a failure: ibqueryerrors exits 1 when a counter is above its
+# threshold (its manual's EXIT STATUS), which with no threshold is any error at all.
+_SWEEP_FINDINGS = {"ibqueryerrors": (1,)}
+
+
+def _read_in_full(r: CommandResult) -> bool:
+    return r.error is None and (r.exit_code == 0 or r.exit_code in _SWEEP_FINDINGS.get(r.parser, ()))
+
+
 def _judge_sweep(host: str, found: list[CommandResult], error: str | None) -> tuple[str, str | None, str | None]:
     """(`complete`, `partial` or `failed`; why, when not complete; the tool the budget cut, for a partial one)."""
     for r in found:  # a tool missing (127) or in error on this host: another host may do better
-        if r.exit_code not in (0, 124, None):
+        if r.exit_code not in (0, 124, None) and r.exit_code not in _SWEEP_FINDINGS.get(r.parser, ()):
             tool = r.command.split()[0] if r.command else r.parser
             return "failed", r.error or f"{tool} exited {r.exit_code} on {host}: {' '.join(r.stderr.split())[:200]}", None
     if not found and (error is None or error.startswith("the host returned no output")):

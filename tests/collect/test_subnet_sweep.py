@@ -120,6 +120,18 @@ def test_one_host_sweeps_each_subnet_in_every_snapshot_and_keeps_it() -> None:
     assert subnets.claim("gpu02", 17, 1, later(0.2)) is None
 
 
+def test_ibqueryerrors_finding_errors_is_a_complete_sweep_and_its_scan_failing_is_not() -> None:
+    subnets = _Subnets(60)
+    subnets.claim("gpu01", 17, 0, later())
+    found = [*full("gpu01")[:3], result("gpu01", "ibqueryerrors", 1)]  # exit 1: errors above the threshold
+    _, attempt, _ = subnets.finish("gpu01", 17, 0, found, None, 60)
+    assert attempt["outcome"] == "complete" and attempt["tools"] == list(SWEEP)
+    subnets.claim("gpu01", 17, 1, later())
+    found = [*full("gpu01")[:3], result("gpu01", "ibqueryerrors", 255)]  # -1: the scan failed
+    _, attempt, _ = subnets.finish("gpu01", 17, 1, found, None, 60)
+    assert attempt["outcome"] == "failed" and attempt["error"].startswith("ibqueryerrors exited 255 on gpu01")
+
+
 def test_a_host_whose_sweep_fails_hands_the_subnet_to_one_waiting() -> None:
     subnets = _Subnets(60)
     assert subnets.claim("gpu01", 17, 0, later()) is not None

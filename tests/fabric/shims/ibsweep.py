@@ -37,9 +37,10 @@ def answer(ctx: Ctx, argv: list[str], opened) -> int:  # noqa: ANN001 - `opened`
                    f"{ctx.tool}: iberror: failed: Failed to open {device} port {port}", 255)
     if subnet.get("slow_s"):
         time.sleep(float(subnet["slow_s"]))
-    texts = subnet_mod.sweep_texts(subnet, ctx.now - ctx.epoch, _reads_before(ctx))
-    sys.stdout.write(texts[ctx.tool])
-    return 0
+    text = subnet_mod.sweep_texts(subnet, ctx.now - ctx.epoch, _reads_before(ctx))[ctx.tool]
+    sys.stdout.write(text)
+    # ibqueryerrors exits 1 when it found a counter above its threshold (its manual's EXIT STATUS)
+    return 1 if ctx.tool == "ibqueryerrors" and " 0 ports have errors" not in text else 0
 
 
 def main(ctx: Ctx, argv: list[str]) -> int:
