@@ -91,7 +91,10 @@ def collect_all(targets: list[Target], options: CollectOptions, progress: Progre
     outcomes = [TargetOutcome(t) for t in targets]
     report = progress or (lambda name, event: None)
     stop = threading.Event()
-    subnets = _Subnets(limits.value("subnet_sweep_s"))
+    # No subnet sweep in local mode: each node there is a collection of its own (a prolog, a DaemonSet), so nobody
+    # chooses one host per subnet, and every node sweeping the whole fabric at once would load every switch's
+    # management agents as many times over.
+    subnets = None if options.local else _Subnets(limits.value("subnet_sweep_s"))
 
     def work(outcome: TargetOutcome) -> None:
         deadline = time.monotonic() + options.target_deadline + (options.interval_s if snapshot_count == 2 else 0)

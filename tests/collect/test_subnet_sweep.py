@@ -205,3 +205,43 @@ def test_the_port_swept_through_is_the_first_active_infiniband_one() -> None:
     ibstat = [CommandResult(target="gpu01", parser="ibstat", command="ibstat", stdout=text)]
     assert _sweep_subnet_manager(ibstat) == 17
     assert _sweep_subnet_manager([]) is None
+
+
+class FakeHost:
+    """A host session answering each snapshot mode with made-up results; records the modes and budgets asked."""
+
+    def __init__(self, target) -> None:
+        self.name = target.name
+        self.asked: list[tuple[str, int]] = []
+
+    def run_snapshot(self, mode, timeout, deadline, stop):  # noqa: ANN001, ANN201 - a Session's signature
+        self.asked.append((mode, timeout))
+        ibstat = (PARSER_FIXTURES / "ibstat" / "healthy.txt").read_text()
+        if mode == commands.SNAPSHOT_SUBNET:
+            return full(self.name), None
+        made = [CommandResult(target=self.name, parser="sysfs_counters", command="grep", stdout="", qualifier="mlx5_0")]
+        if mode == commands.SNAPSHOT_FULL:
+            made.insert(0, CommandResult(target=self.name, parser="ibstat", command="ibstat", stdout=ibstat))
+        return made, None
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_the_sweep_follows_every_snapshot_and_never_runs_in_local_mode(monkeypatch, local) -> None:
+    from rdmatool import collect
+
+    sessions: list[FakeHost] = []
+    monkeypatch.setattr(collect, "_open", lambda target, *a, **k: sessions.append(FakeHost(target)) or sessions[-1])
+    targets = [Target(name=f"gpu0{i}", address=f"10.0.0.{i}") for i in (1, 2)]
+    outcomes = collect.collect_all(targets, collect.CollectOptions(interval_s=0.05, local=local))
+    assert all(o.ok for o in outcomes)
+    sweeps = [(s.name, budget) for s in sessions for mode, budget in s.asked if mode == commands.SNAPSHOT_SUBNET]
+    if local:
+        assert sweeps == [] and all(not o.sweeps for o in outcomes)
+        return
+    assert len(sweeps) == 2 and len({name for name, _ in sweeps}) == 1  # one host, once in each snapshot
+    assert all(budget == 60 for _, budget in sweeps)  # limits.subnet_sweep_s
+    swept = next(o for o in outcomes if o.sweeps)
+    assert sorted(r.parser for r in swept.snapshots[1] if r.parser in SWEEP) == sorted(SWEEP)
