@@ -296,47 +296,66 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
     bad links first, as it listed them."""
     evidence = attribution.evidence or {}
     bandwidth = not any(r.test in LAT_TESTS for r in results)
+    # raw_key of a verdict says which matrix judged the subject, so that a bandwidth verdict is never read as a
+    # latency one where both are among the facts (a diagnosis of a bundle with both kinds of per-peer results)
     matrix = "bandwidth" if bandwidth else "latency"
+    return [*_node_facts(results, attribution, evidence, matrix, threshold),
+            *_nic_facts(attribution, evidence, matrix, threshold),
+            *_link_facts(attribution, evidence, bandwidth),
+            *_failed_pair_facts(results, set(attribution.bad_nodes))]
+
+
+def _node_facts(results: list[PairResult], attribution: Attribution, evidence: dict, matrix: str,
+                threshold: float) -> list[dict]:
+    """Each node's verdict, test and record: the bad nodes and suspects first, then every other node that ran or
+    has a record, by name."""
     bad = set(attribution.bad_nodes)
-    rows: list[dict] = []
     tests: dict[str, str] = {}
     for r in results:
         tests.setdefault(r.server, r.test)
         tests.setdefault(r.client, r.test)
     recorded = [k for k, v in evidence.items() if isinstance(v, dict) and not k.startswith("_") and "<->" not in k]
-    nodes = dict.fromkeys([*attribution.bad_nodes, *attribution.suspects, *sorted({*tests, *recorded})])
-    for node in nodes:
+    rows: list[dict] = []
+    for node in dict.fromkeys([*attribution.bad_nodes, *attribution.suspects, *sorted({*tests, *recorded})]):
         verdict = "bad" if node in bad else "suspect" if node in attribution.suspects else "ok"
-        # raw_key says which matrix judged the node, so that a bandwidth verdict is never read as a latency one
-        # where both are among the facts (a diagnosis of a bundle with both kinds of per-peer results).
         rows.append(fact_row(node, "host", None, "perf_node_verdict", text=verdict, raw_key=matrix))
         if node in tests:
             rows.append(fact_row(node, "host", None, "perf_test", text=tests[node]))
         record = _record(evidence, node, node in bad)
         if record is not None:
-            rows += _recorded(node, "host", None, record, bandwidth)
-            if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
-                rows.append(fact_row(node, "host", None, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
-                                     raw_key="expected_gbps"))
+            rows += _recorded(node, "host", None, record, matrix == "bandwidth")
+            rows += _pass_gbps(node, None, record, threshold)
+    return rows
+
+
+def _nic_facts(attribution: Attribution, evidence: dict, matrix: str, threshold: float) -> list[dict]:
+    """Each bad NIC of a multi-rail run (subject: the host, entity: its NIC, the rail): down (its state the
+    evidence: no pair ran on it), or bad with the rails the host passed on and its rail's record."""
     nics = evidence.get("_nics") if isinstance(evidence.get("_nics"), dict) else {}
-    for host, rail in attribution.bad_nics:  # subject: the host, entity: its NIC (the rail)
+    rows: list[dict] = []
+    for host, rail in attribution.bad_nics:
         record = nics.get(f"{host}/{rail}")
         record = record if isinstance(record, dict) else {}
-        if record.get("verdict") == "down":  # no pair ran on it: the reason is the evidence
+        if record.get("verdict") == "down":
             rows += [fact_row(host, "host", rail, "perf_nic_verdict", text="down", raw_key=matrix),
                      fact_row(host, "host", rail, "perf_nic_state", text=str(record.get("state") or "not usable"))]
             continue
         rows.append(fact_row(host, "host", rail, "perf_nic_verdict", text="bad", raw_key=matrix))
         ok_on = [x for x in record.get("ok_on_rails") or [] if isinstance(x, str)]
         rows.append(fact_row(host, "host", rail, "perf_nic_ok_on", text=", ".join(ok_on) or "another rail"))
-        rows += _recorded(host, "host", rail, record, bandwidth)
-        if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
-            rows.append(fact_row(host, "host", rail, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
-                                 raw_key="expected_gbps"))
+        rows += _recorded(host, "host", rail, record, matrix == "bandwidth")
+        rows += _pass_gbps(host, rail, record, threshold)
+    return rows
+
+
+def _link_facts(attribution: Attribution, evidence: dict, bandwidth: bool) -> list[dict]:
+    """Each bad link, then each unexplained one (subject `fabric`, entity `a<->b`): its verdict, its ends and its
+    record."""
     unexplained = [k for k in evidence.get("_unexplained") or [] if isinstance(k, str) and "<->" in k]
     links = dict.fromkeys([*(tuple(link) for link in attribution.bad_links),
                            *(tuple(k.split("<->", 1)) for k in unexplained)])
     bad_links = {tuple(link) for link in attribution.bad_links}
+    rows: list[dict] = []
     for a, b in links:
         key = f"{a}<->{b}"
         rows += [fact_row("fabric", "fabric", key, "perf_link_verdict", text="bad" if (a, b) in bad_links else
@@ -346,6 +365,13 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
         record = _record(evidence, key, (a, b) in bad_links)
         if record is not None:
             rows += _recorded("fabric", "fabric", key, record, bandwidth)
+    return rows
+
+
+def _failed_pair_facts(results: list[PairResult], bad: set[str]) -> list[dict]:
+    """Each failed run's message (subject: the client, entity `client->server`), and once per pair its verdict
+    (bad_end when either end is a bad node, else failed), server and test."""
+    rows: list[dict] = []
     pairs: set[str] = set()
     for r in results:
         if not r.error:
@@ -359,6 +385,14 @@ def facts(results: list[PairResult], attribution: Attribution, threshold: float 
                      fact_row(r.client, "host", pair, "perf_server", text=r.server),
                      fact_row(r.client, "host", pair, "perf_test", text=r.test)]
     return rows
+
+
+def _pass_gbps(target: str, entity: str | None, record: dict, threshold: float) -> list[dict]:
+    """The rate a pair of the subject had to reach (`threshold` x its expected rate), when the record has one."""
+    if _is_number(record.get("expected_gbps")) and record["expected_gbps"]:
+        return [fact_row(target, "host", entity, "perf_pass_gbps", value=record["expected_gbps"] * threshold,
+                         raw_key="expected_gbps")]
+    return []
 
 
 def _record(evidence: dict, key: str, judged_bad: bool) -> dict | None:
