@@ -79,8 +79,8 @@ def far_end_facts(analysis) -> pd.DataFrame:
     role_of = functools.cache(lambda switch: _role(query, switch))
     for link in observed.links_from_analysis(analysis):
         kind = query.kind_platform(link.switch)
-        if not kind or kind[0] != "switch" or not link.switch_port:
-            continue
+        if not kind or kind[0] != "switch" or not link.switch_port or link.host not in query.targets():
+            continue  # (a host the subnet sweep names but the bundle did not read has no figure to lend)
         netdev = _netdev(query, link.host, link.nic)
         key = port_key(link.switch_port)
         entity = None

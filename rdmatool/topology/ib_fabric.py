@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool.metrics import rate_name
-from rdmatool.table.analysis import FACT_COLUMNS, Analysis
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked
 from rdmatool.table.facts import FactQuery
 from rdmatool.topology import ib_sweep
 from rdmatool.topology.ib_sweep import Port, Sweep
@@ -156,6 +156,7 @@ def judged(sweep: Sweep, out: _Rows, roles: dict[str, str]) -> None:
                     if isinstance(p.link.get("ib_link_rate_gbps"), float))
     majority = rates.most_common(1)[0][0] if rates else None
     said: set[frozenset] = set()
+    between_switches = {(p.node.key, p.number) for p in inter}
     for port in ports:
         target, role, entity = port.node.name, roles[port.node.key], str(port.number)
         far = far_name(sweep, port) or "not known (no far end in the sweep)"
@@ -164,7 +165,7 @@ def judged(sweep: Sweep, out: _Rows, roles: dict[str, str]) -> None:
                         counters=_counters(port, _PHYSICAL))
         if _grown(port, "vl15_dropped") > 0:
             out.verdict(target, role, entity, "vl15_dropped", errors=_grown(port, "vl15_dropped"), far_end=far)
-        if port not in inter:
+        if (port.node.key, port.number) not in between_switches:
             continue
         rate = port.link.get("ib_link_rate_gbps")
         cable = frozenset({(port.node.key, port.number), port.far})
@@ -201,19 +202,25 @@ def oversubscription(sweep: Sweep, port: Port, roles: dict[str, str]) -> str:
     leaf = port.node.key if roles.get(port.node.key) == LEAF else (port.far[0] if port.far else None)
     if leaf is None or roles.get(leaf) != LEAF:
         return "not known (no leaf at either end)"
-    down = up = 0.0
-    for p in sweep.ports.values():
-        rate = p.link.get("ib_link_rate_gbps")
-        if p.node.key != leaf or p.far is None or not isinstance(rate, float):
-            continue
-        if _kind(sweep, p.far[0]) == "Switch":
-            up += rate
-        else:
-            down += rate
+    down, up = _capacities(sweep).get(leaf, (0.0, 0.0))
     name = sweep.nodes[leaf].name
     if up <= 0:
         return f"{name}: no uplink up"
     return f"{down / up:.2g}:1 ({name}: {down:g} Gb/s to hosts, {up:g} Gb/s up)"
+
+
+def _capacities(sweep: Sweep) -> dict[str, tuple[float, float]]:
+    """switch key → (Gb/s of its links to hosts, Gb/s of its links to switches), once per sweep."""
+    if sweep.capacities is None:
+        out: dict[str, list[float]] = {}
+        for p in sweep.ports.values():
+            rate = p.link.get("ib_link_rate_gbps")
+            if p.node.kind != "Switch" or p.far is None or not isinstance(rate, float):
+                continue
+            pair = out.setdefault(p.node.key, [0.0, 0.0])
+            pair[1 if _kind(sweep, p.far[0]) == "Switch" else 0] += rate
+        sweep.capacities = {key: (down, up) for key, (down, up) in out.items()}
+    return sweep.capacities
 
 
 def _gone(sweep: Sweep, out: _Rows, roles: dict[str, str]) -> None:
@@ -281,8 +288,8 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
             hit = query.column("entity", at).isin(entities).to_numpy(dtype=bool)
             drop.append(at[hit])
     kept = np.setdiff1d(np.arange(len(query.source)), np.concatenate(drop) if drop else np.array([], dtype=np.intp))
-    facts = pd.concat([query.take(kept).reset_index(drop=True), found], ignore_index=True)
-    facts = facts.astype({"priority": "Int64", "size_bytes": "Int64"})
+    found = found.astype({"priority": "Int64", "size_bytes": "Int64"})
+    facts = stacked(query.facts.take(kept).reset_index(drop=True), found)
     if is_dataclass(analysis):
         return replace(analysis, facts=facts)
     grown = type(analysis).__new__(type(analysis))

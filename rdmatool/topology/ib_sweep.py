@@ -72,6 +72,7 @@ class Sweep:
     window_s: float | None
     dropped: dict[str, set[str]]  # host → the entities of its target that are other nodes' (restated elsewhere)
     sm_read: bool = False  # sminfo ran (answered, or failed: no subnet manager answered)
+    capacities: dict | None = None  # switch key → (Gb/s to hosts, Gb/s to switches), computed on first need
 
     def switches(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.kind == "Switch"]
@@ -123,6 +124,8 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
     ports: dict[tuple[str, int], Port] = {}
     cables: dict[int, set[frozenset]] = {}
     latest = own.sort_values("snapshot", kind="stable")
+    part = own[own["metric"] == "ib_link_neighbor_guid"]
+    neighbor_guids = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))  # (entity, snapshot) → GUID
     for entity, metric, value, text, snapshot in zip(latest["entity"], latest["metric"], latest["value"],
                                                      latest["text"], latest["snapshot"]):
         found = _PORT.match(entity) if isinstance(entity, str) else None
@@ -135,7 +138,7 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
             port.link[metric] = text if isinstance(text, str) else value
         elif metric == "ib_link_neighbor" and isinstance(text, str) and "|" in text:
             far_desc, _, far_number = text.rpartition("|")
-            far = _far_key(nodes, names, far_desc, _neighbor_guid(own, entity, snapshot))
+            far = _far_key(nodes, names, far_desc, neighbor_guids.get((entity, snapshot)))
             if far is not None and far_number.isdigit():
                 port.far = (far, int(far_number))
                 cables.setdefault(int(snapshot), set()).add(frozenset({key, port.far}))
@@ -154,14 +157,6 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
 
 
 _NOT_COUNTERS = {"ib_lid", "ib_link_neighbor_guid", "ib_port_guid", "ib_node_guid", "ib_node_type"}
-
-
-def _neighbor_guid(rows: pd.DataFrame, entity: str, snapshot) -> str | None:
-    guids = rows.attrs.get("neighbor_guids")
-    if guids is None:
-        part = rows[rows["metric"] == "ib_link_neighbor_guid"]
-        guids = rows.attrs["neighbor_guids"] = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))
-    return guids.get((entity, snapshot))
 
 
 def _nodes(rows: pd.DataFrame) -> tuple[dict[str, Node], dict[str, str]]:

@@ -72,6 +72,8 @@ def _host_ports(query: FactQuery, grown: dict) -> dict[tuple[str, str], dict[str
 def _port_of(query: FactQuery, host: str, nic: str) -> str:
     """The RDMA port a cable's host end is: the NIC's port that has a netdev (LLDP runs on it), else `<nic>/1`;
     a netdev no RDMA port is bound to stays the netdev."""
+    if host not in query.targets():  # a host the subnet sweep names but the bundle did not read
+        return f"{nic}/1"
     bound = query.entity_with_text(host, "netdev", nic)
     if bound:
         return bound

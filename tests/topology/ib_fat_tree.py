@@ -161,9 +161,10 @@ T0 = "2026-12-01T02:00:{:02d}+00:00"
 
 
 def write_bundle(path, tree: Tree, snapshots: list[Faults], sweeper: str | None = None,
-                 extra: dict | None = None):
+                 extra: dict | None = None, before_commit=None):
     """A bundle whose first host (`sweeper`) holds the sweep of each snapshot (qualifier mlx5_0.1), 10 s apart;
-    `extra`: (host, parser) → [stdout per snapshot] of other outputs. Returns the bundle's path."""
+    `extra`: (host, parser) → [stdout per snapshot] of other outputs; `before_commit` as BundleWriter.commit takes
+    it (the samples store written at commit). Returns the bundle's path."""
     writer = BundleWriter(path)
     sweeper = sweeper or tree.hosts[0]
     for snapshot, faults in enumerate(snapshots):
@@ -175,4 +176,5 @@ def write_bundle(path, tree: Tree, snapshots: list[Faults], sweeper: str | None 
                                                started=T0.format(10 * snapshot), duration_s=0.1))
     hosts = sorted({sweeper, *(h for h, _ in (extra or {}))})
     return writer.commit([Target(h, "127.0.0.1") for h in hosts],
-                         [{"index": i, "started": T0.format(10 * i)} for i in range(len(snapshots))], [], 10.0)
+                         [{"index": i, "started": T0.format(10 * i)} for i in range(len(snapshots))], [], 10.0,
+                         before_commit=before_commit)
