@@ -103,3 +103,56 @@ def flow_counters(how: str, gbps: float, seconds: float, paused: float, reacts: 
         "receiver_port": {"sw": {"tx_ok": packets, "tx_bytes": data, f"q{r}_pkts": packets, f"q{r}_bytes": data,
                                  f"q{r}_ecn_pkts": marks, f"q{r}_ecn_bytes": marks * PACKET_BYTES}},
     }
+
+
+# --- the steady load of a trial (a scenario's `background_load`): what the ECN / PFC settings do to a fabric that
+# is always a little over-subscribed, so that a change of them shows in any collection's counter window.
+
+STEADY_PAUSE = 0.1  # of the over-subscribed share, the time PFC still pauses when ECN marks first at Kmin = XOFF
+
+
+def steady(switch_qos: dict, roce_prio: int, load: float) -> dict[str, float]:
+    """{"pause": share of time a sender is paused, "marks": share of packets marked} under a steady load of `load` x
+    the port's rate toward it (above 1: over-subscribed), from the switch's settings for the priority:
+
+    * lossy (the priority not in the switch's PFC list): no pause;
+    * ECN after PFC (probability 0, or Kmin at or above XOFF): no marks, the senders paused for the whole
+      over-subscribed share (1 - 1/load);
+    * ECN first: DCQCN holds the queue near Kmin, and PFC fires for the bursts above it: the pause share grows with
+      Kmin / XOFF (STEADY_PAUSE of the over-subscribed share at Kmin = XOFF), the marks fall with it."""
+    over = max(0.0, 1.0 - 1.0 / load) if load > 0 else 0.0
+    how = mode(switch_qos, True)
+    ratio = min(1.0, switch_qos["ecn_min_bytes"] / switch_qos["xoff_bytes"])
+    marks = 0.0 if how == "pfc" else over * (0.02 + 0.06 * (1.0 - ratio))
+    if roce_prio not in switch_qos.get("pfc", [roce_prio]):
+        return {"pause": 0.0, "marks": marks}
+    return {"pause": over if how == "pfc" else over * STEADY_PAUSE * ratio, "marks": marks}
+
+
+def apply_steady(links: list[tuple[str, str, int, str, str]], hosts: dict, switches: dict, load: float) -> None:
+    """The steady load's rates on every cabled RoCE port, in place: (host, nic, port, switch, switch port) per
+    cable. The host's rx pause time / frames / transitions and marks (ethtool, hw_counters), its CNPs, and on the
+    switch port the PFC frames and pause time it sends, its queue's ECN marks."""
+    for host, device, num, switch, switch_port in links:
+        nic = next((n for n in hosts[host]["nics"] if n["device"] == device), None)
+        sw = switches.get(switch)
+        if nic is None or sw is None or nic["link_layer"] != "Ethernet":
+            continue
+        port = next(p for p in nic["ports"] if p["num"] == num)
+        sp = next((p for p in sw["ports"] if p["name"] == switch_port), None)
+        prio = nic["qos"]["roce_prio"]
+        got = steady(sw["qos"], prio, load)
+        pkts_s = port["rate_gbps"] * 1e9 / 8 / PACKET_BYTES * 0.3
+        pause_us, marks = got["pause"] * 1e6, got["marks"] * pkts_s
+        eth, hw = port["counters"]["eth"], port["counters"]["hw"]
+        for table, name, rate in ((eth, f"rx_prio{prio}_pause_duration", pause_us),
+                                  (eth, f"rx_prio{prio}_pause", pause_us / PAUSE_FRAME_US),
+                                  (eth, f"rx_prio{prio}_pause_transition", pause_us / PAUSE_FRAME_US / 10),
+                                  (eth, f"rx_prio{prio}_marked", marks), (hw, "np_ecn_marked_roce_packets", marks),
+                                  (hw, "np_cnp_sent", marks / 2), (hw, "rp_cnp_handled", marks / 2)):
+            table[name] = [table.get(name, [0, 0.0])[0], rate]
+        if sp is not None:
+            c = sp["counters"]
+            for name, rate in ((f"tx_pfc{prio}", pause_us / PAUSE_FRAME_US), (f"tx_pfc{prio}_duration", pause_us),
+                               (f"q{prio}_ecn_pkts", marks), (f"q{prio}_ecn_bytes", marks * PACKET_BYTES)):
+                c[name] = [c.get(name, [0, 0.0])[0], rate]

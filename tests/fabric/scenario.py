@@ -22,8 +22,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from tests.fabric import congestion, subnet, uplinks
 from tests.fabric import counters as C
-from tests.fabric import subnet, uplinks
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 PLATFORMS = ("sonic", "cumulus", "onyx", "eos", "nxos")
@@ -183,6 +183,9 @@ class Scenario:
     ib_switches: list[IbSwitch] = field(default_factory=list)
     ib_links: list[IbLink] = field(default_factory=list)
     switch_links: list[uplinks.SwitchLink] = field(default_factory=list)
+    # a steady load (x the ports' rate) toward every cabled RoCE port: the ECN / PFC settings decide its pauses
+    # and marks (congestion.steady; a trial's before and after). None: the counters' own profile.
+    background_load: float | None = None
 
     @property
     def targets(self) -> list[Host | Switch]:
@@ -269,7 +272,8 @@ def from_dict(data: dict) -> Scenario:
     profiles = data.get("nic_profiles", {})
     host_qos = data.get("host_qos", {})
     sw_qos = data.get("switch_qos", {})
-    sc = Scenario(name=data.get("name", "scenario"), unreachable=list(data.get("unreachable", [])))
+    sc = Scenario(name=data.get("name", "scenario"), unreachable=list(data.get("unreachable", [])),
+                  background_load=data.get("background_load"))
     index = 0
     for entry in data.get("hosts", []):
         names, addrs = expand(entry["name"]), expand(entry["address"])
@@ -515,6 +519,9 @@ def _effective(sc: Scenario) -> dict:
             sp["speed_gbps"] = port_speeds[(link.host, link.nic)]
         if hp["state"] != "Active":
             sp["up"] = False
+    if sc.background_load:  # the trial's steady load: the switches' ECN / PFC settings shape its counters
+        congestion.apply_steady([(k.host, k.nic, k.port, k.switch, k.switch_port) for k in sc.links], hosts_spec,
+                                sw_spec, float(sc.background_load))
     uplinks.apply(sc.switch_links, sc.faults, sw_spec)
     for f in post:
         _counter_fault(f, hosts_spec, sw_spec)
