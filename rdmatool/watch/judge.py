@@ -2,8 +2,11 @@
 
 Two figures per series (one counter of one port), as facts the playbooks judge (playbooks/70-watch.yaml):
 - a periodic spike: the rate's period by the capture analysis' own detection (rdmatool.capture.periodic: the
-  autocorrelation's strongest lag), kept when the spikes stand clear of the series' usual level (their peak at least
-  SPIKE_OVER_MEDIAN times its median) and recur at least MIN_SPIKES times: watch_spike_period_s, _strength, _count;
+  autocorrelation's strongest lag), kept when the spikes stand clear of the series' usual level between them (their
+  peak at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read at intervals of its own length spans two
+  of them, so up to half of the intervals may show part of it; and MIN_SPIKE_EVENTS more events in an interval
+  than that level: a counter that moves by one now and then, read often, alternates 0 and 1 without any spike) and recur at
+  least MIN_SPIKES times: watch_spike_period_s, _strength, _count;
 - a counter that starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of
   them read, then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
   (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
@@ -31,7 +34,9 @@ from rdmatool.table.frame import SampleTable
 from rdmatool.watch.history import History, Key, is_gauge
 
 SPIKE_OVER_MEDIAN = 2.0
+USUAL = 0.25  # the quantile of a series taken as its usual level
 MIN_SPIKES = 3
+MIN_SPIKE_EVENTS = 10  # a counter's spike: at least this many events in an interval above its usual level
 MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
 GROWTH_FLAT, GROWTH_LAST = 6, 3
 STEP_BEFORE, STEP_LAST, STEP_OVER = 6, 3, 1.5
@@ -42,7 +47,7 @@ LATENCY = PREFIX + "lat_"
 def spike(rates: np.ndarray) -> tuple[int, float, int] | None:
     """(period in intervals, strength, spikes) of one series' recent rates, None when it has no periodic spike."""
     x = np.nan_to_num(np.asarray(rates, dtype=float), nan=0.0)
-    if len(x) < periodic.MIN_BINS or x.max() <= 0 or x.max() < SPIKE_OVER_MEDIAN * max(np.median(x), 0.0):
+    if len(x) < periodic.MIN_BINS or x.max() <= 0 or x.max() < SPIKE_OVER_MEDIAN * max(_usual(x), 0.0):
         return None
     found = periodic.period(x)
     if found is None or found[1] < MIN_STRENGTH:
@@ -52,6 +57,11 @@ def spike(rates: np.ndarray) -> tuple[int, float, int] | None:
     if count < MIN_SPIKES:
         return None
     return found[0], found[1], count
+
+
+def _usual(x: np.ndarray) -> float:
+    """A series' usual level between its spikes: its lower quartile."""
+    return float(np.quantile(x, USUAL))
 
 
 def growth(rates: np.ndarray) -> float | None:
@@ -106,10 +116,12 @@ def facts(history: History) -> pd.DataFrame:
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
         gauges = np.fromiter((is_gauge(k[2]) for k in history.keys), dtype=bool, count=len(history.keys))
         counters = np.flatnonzero(~gauges)
-        for row in counters[_candidates(rates[counters])]:
+        excess = MIN_SPIKE_EVENTS / step_s if math.isfinite(step_s) else math.inf  # a rate, events a second
+        for row in counters[_candidates(rates[counters], excess=excess)]:
             key = history.keys[row]
             series = rates[row]
-            found = spike(series)
+            seen = np.nan_to_num(series, nan=0.0)
+            found = spike(series) if seen.max() - max(_usual(seen), 0.0) >= excess else None
             if found is not None and math.isfinite(step_s):
                 lag, strength, count = found
                 rows += [_fact(key, "spike_period_s", lag * step_s, window),
@@ -148,7 +160,7 @@ def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s
     return rows
 
 
-def _candidates(rates: np.ndarray, growing: bool = True) -> np.ndarray:
+def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0) -> np.ndarray:
     """The rows `spike` or `growth` may find something in, by their necessary conditions over the whole matrix at
     once: a fleet's series are mostly zero or steady, and the per-series analysis is then spent on the few others."""
     x = np.nan_to_num(rates, nan=0.0)
@@ -156,7 +168,8 @@ def _candidates(rates: np.ndarray, growing: bool = True) -> np.ndarray:
     troughs = np.count_nonzero(x < 0.5 * top[:, None], axis=1)
     spiky = (top > 0) & (troughs >= 2)
     rows = np.flatnonzero(spiky)  # the median only where the cheaper conditions hold
-    spiky[rows] = top[rows] >= SPIKE_OVER_MEDIAN * np.maximum(np.median(x[rows], axis=1), 0.0)
+    median = np.maximum(np.quantile(x[rows], USUAL, axis=1), 0.0)
+    spiky[rows] = (top[rows] >= SPIKE_OVER_MEDIAN * median) & (top[rows] - median >= excess)
     if not growing:
         return np.flatnonzero(spiky)
     grows = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)

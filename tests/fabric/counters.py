@@ -95,13 +95,32 @@ def seed(*parts: object) -> int:
     return int(hashlib.md5("/".join(map(str, parts)).encode()).hexdigest()[:8], 16)
 
 
+PERIODIC = "periodic"  # a load `(PERIODIC, period_s, width_s, rate)`: the periodic_spike fault's bursts
+
+
+def periodic(period_s: float, width_s: float, rate: float) -> tuple:
+    return (PERIODIC, float(period_s), float(width_s), float(rate))
+
+
+def in_burst(burst: list | tuple | None, now: float, epoch: float) -> bool:
+    """Whether `now` is within a burst of `[period_s, width_s, ...]` (each period's first width_s since epoch)."""
+    return bool(burst) and (now - epoch) % burst[0] < burst[1]
+
+
 def value(spec: list | tuple | None, now: float, epoch: float) -> int:
     """`[base, rate, *loads]` at `now`: each load `(t0, t1, amount)` (the congestion model's, see `with_load`) adds
-    its amount linearly over [t0, t1]."""
+    its amount linearly over [t0, t1]; a periodic load `(PERIODIC, period_s, width_s, rate)` adds `rate` a second
+    during the first width_s of every period since epoch."""
     if not spec:
         return 0
     total = spec[0] + spec[1] * max(0.0, now - epoch)
-    for t0, t1, amount in spec[2:]:
+    for load in spec[2:]:
+        if len(load) == 4 and load[0] == PERIODIC:
+            _, period_s, width_s, rate = load
+            t = max(0.0, now - epoch)
+            total += rate * (int(t // period_s) * width_s + min(t % period_s, width_s))
+            continue
+        t0, t1, amount = load
         if now >= t1:
             total += amount
         elif now > t0:

@@ -34,7 +34,7 @@ FAULT_KINDS = (
     "slow_node", "slow_nic",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
-    "slow_banner", "slow_login", "uplink_one_sided",
+    "slow_banner", "slow_login", "uplink_one_sided", "periodic_spike",
     *subnet.FAULT_KINDS,  # the InfiniBand subnet's (target: an ib_switches name, port its port number; subnet.py)
 )
 
@@ -475,6 +475,10 @@ def _effective(sc: Scenario) -> dict:
             t.qos.ecn_min_bytes, t.qos.ecn_max_bytes = t.qos.xoff_bytes * 2, t.qos.xoff_bytes * 6
         elif f.kind in ("flapping_cable", "pfc_storm"):
             post.append(f)
+        elif f.kind == "periodic_spike":  # pauses and latency in bursts every `value` s (0.4 of it long)
+            period = float(f.value or 4.0)
+            perf[t.name]["lat_spike"] = [period, period * 0.4, 8.0]  # perftest latency x8 during a burst
+            post.append(f)
     out_targets: dict[str, dict] = {}
     hosts_spec: dict[str, dict] = {}
     for h in sc.hosts:
@@ -584,6 +588,15 @@ def _counter_fault(f: Fault, hosts: dict, switches: dict) -> None:
                 grow(c["eth"], name, rate)
         if sp:
             grow(sp["counters"], "rx_err", 20.0)
+    elif f.kind == "periodic_spike":  # the host is paused (and its switch port pauses it) in each burst
+        period = float(f.value or 4.0)
+        p = f.priority if f.priority is not None else nic["qos"]["roce_prio"]
+        if "eth" in c:
+            for name, rate in ((f"rx_prio{p}_pause", 20000.0), (f"rx_prio{p}_pause_duration", 900000.0)):
+                c["eth"][name] = [*c["eth"].get(name, [0, 0.0]), C.periodic(period, period * 0.4, rate)]
+        if sp:
+            sp["counters"][f"tx_pfc{p}"] = [*sp["counters"].get(f"tx_pfc{p}", [0, 0.0]),
+                                            C.periodic(period, period * 0.4, 20000.0)]
     elif f.kind == "pfc_storm":
         p = f.priority if f.priority is not None else nic["qos"]["roce_prio"]
         if "eth" in c:

@@ -22,7 +22,7 @@ import sys
 import time
 
 from tests.fabric import congestion
-from tests.fabric.counters import LOAD_DIR
+from tests.fabric.counters import LOAD_DIR, in_burst
 from tests.fabric.shims._base import Ctx, err
 
 SCALE = 0.05  # real seconds slept per simulated second
@@ -166,6 +166,9 @@ def main(ctx: Ctx, argv: list[str]) -> int:
     nics = ctx.spec["perf"].get("nic_factor", {}).get(nic["device"], 1.0) * \
         peer["perf"].get("nic_factor", {}).get(peer_nic["device"], 1.0)
     factor = ctx.spec["perf"]["factor"] * peer["perf"]["factor"] * link * nics
+    # fault periodic_spike: latency (only) multiplied while either end is in a burst
+    spike = max([burst[2] for burst in (ctx.spec["perf"].get("lat_spike"), peer["perf"].get("lat_spike"))
+                 if in_burst(burst, ctx.now, ctx.epoch)] or [1.0])
     gbps = min(port["rate_gbps"], peer_nic["ports"][0]["rate_gbps"]) * congestion.EFFICIENCY * factor
     head = header(tool, nic, port, opts, me, peer, peer_nic)
     peer_head = header(tool, peer_nic, peer_nic["ports"][0], opts, peer, me, nic)
@@ -176,7 +179,7 @@ def main(ctx: Ctx, argv: list[str]) -> int:
         hand_over(marker, peer_head + text, 0.0)
         sys.stdout.write(head + text)
         return 0
-    text, seconds = report(tool, opts, gbps, 1 / factor, nic["link_layer"] == "Ethernet")
+    text, seconds = report(tool, opts, gbps, spike / factor, nic["link_layer"] == "Ethernet")
     hand_over(marker, peer_head + text, seconds)
     time.sleep(max(0.05, seconds * SCALE))
     sys.stdout.write(head + text)
