@@ -267,7 +267,10 @@ class _Subnets:
         if outcome == "partial":
             said = (f"partial subnet sweep of SM lid {sm_lid} from {host}: the budget of {self._budget} s "
                     f"(limits.subnet_sweep_s; {budget_s} s of it left for this host) ran out")
-            found = [replace(r, error=f"{said} in {r.parser}; {r.error}") if r.parser == cut else r for r in found]
+            # Worded as no timeout of the host's own (outcome.failures.command_gap): the fabric's read is short, not
+            # this host's, whose own snapshot a verdict still vouches for.
+            found = [replace(r, error=f"{said} in {r.parser} ({(r.command or r.parser).split()[0]} stopped there)")
+                     if r.parser == cut else r for r in found]
             ran = {r.parser for r in found}
             notices = [{"target": host, "parser": tool, "qualifier": port, "snapshot": index,
                         "error": f"{said} before {tool} started"} for tool in commands.SUBNET_SWEEP if tool not in ran]

@@ -102,10 +102,11 @@ def test_every_snapshot_sweeps_the_subnet_from_one_host_with_its_faults(fabric, 
 
 def test_a_host_without_the_tools_hands_the_subnet_on_and_a_cut_sweep_is_named_partial(fabric, tmp_path) -> None:
     """gpu01 (asked first: one host after the other) has no sweep tool: gpu02 takes the subnet over, with what is
-    left of the snapshot's budget (4 s), and the subnet's slow agents (1 s a tool) let that budget cut it."""
+    left of the snapshot's budget (4 s), and the subnet's slow agents (2 s for each tool that walks it) let that
+    budget cut it after sminfo."""
     for tool in commands.SUBNET_SWEEP:
         fabric.set_fault("missing_tool", "gpu01", tool=tool)
-    fabric.set_fault("ib_slow_sweep", "ib-leaf01", value=1.0)
+    fabric.set_fault("ib_slow_sweep", "ib-leaf01", value=2.0)
     config = tmp_path / "rdmatool.yaml"  # the inventory from the file too: its limits are then the run's
     config.write_text(f"inventory: {fabric.inventory_path}\nlimits:\n  subnet_sweep_s: 4\n")
     bundle = tmp_path / "bundle"

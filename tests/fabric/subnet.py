@@ -20,7 +20,8 @@ errors, link error recoveries and link-downs growing on a switch port), ib_link_
 `value`: "1X", or a rate in Gb/s at 4X), ib_uplink_congested (PortXmitWait and PortXmitDiscards growing),
 ib_vl15_dropped (a switch's port 0 drops SMPs), ib_sm (`value` "none": the only SM is a standby, "two": a second
 master), ib_cable_gone (the cable of a switch port is gone from the second read of the subnet on), ib_slow_sweep
-(each sweep tool takes `value` seconds before it answers; the shims sleep, `sweep_texts` ignores it).
+(each tool that walks the subnet, all but sminfo, takes `value` seconds before it answers; the shims sleep,
+`sweep_texts` ignores it).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ sweep reads it from one host (iblinkinfo has its own module, which answers throu
 
 The text is tests/fabric/subnet.py's `sweep_texts` for the fabric's subnet: counters at the seconds since the fabric
 started, cables as the how-many-th read of this tool sees them (each tool counts its reads in `<state>/reads/`, so a
-collection's second snapshot sees a cable of fault ib_cable_gone gone). Fault ib_slow_sweep makes every tool wait
-before it answers (a subnet whose management agents answer slowly). A `-C`/`-P` naming no Active InfiniBand port of
+collection's second snapshot sees a cable of fault ib_cable_gone gone). Fault ib_slow_sweep makes each tool that walks
+the subnet (not sminfo, which asks one SM) wait before it answers: a subnet whose management agents answer slowly. A `-C`/`-P` naming no Active InfiniBand port of
 this host fails as the real tools do when they cannot open the port.
 """
 
@@ -35,7 +35,7 @@ def answer(ctx: Ctx, argv: list[str], opened) -> int:  # noqa: ANN001 - `opened`
         device, _, port = (closed or "mlx5_0:1").partition(":")
         return err(f"ibwarn: [4242] mad_rpc_open_port: can't open UMAD port ({closed})\n"
                    f"{ctx.tool}: iberror: failed: Failed to open {device} port {port}", 255)
-    if subnet.get("slow_s"):
+    if subnet.get("slow_s") and ctx.tool != "sminfo":  # the tools that walk every node; sminfo asks one SM
         time.sleep(float(subnet["slow_s"]))
     text = subnet_mod.sweep_texts(subnet, ctx.now - ctx.epoch, _reads_before(ctx))[ctx.tool]
     sys.stdout.write(text)
