@@ -3,7 +3,9 @@ durations): three compute hosts read each of two storage nodes at once with ib_r
 and is named, by the storage_node_slow finding too (its NIC), stor01 passes; storage.json records the rounds, the
 figures and every result. The shim slows each flow of a slow node (its factor on each client's demand) and the
 congestion model then shares the node's NIC: at 0.2 the three flows together stay under it, so the node delivers
-about 60 % of what stor01 does."""
+about 60 % of what stor01 does. The counters of the nodes, their clients and their leaf are read before and after
+the reads (storage-counters/), and the compute class is not paused (each node's clients stay under its NIC's rate).
+One leaf (SONiC): every switch is read when the inventory lists no cabling."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -> None:
     sc = scenario.build(5, n_storage=2, faults=[{"kind": "slow_node", "target": "stor02", "value": 0.2}],
-                        name="perf-storage")
+                        name="perf-storage", platforms=("sonic",))
     with sim_fabric(sc) as fab:
         done = rdmatool("perf", "run", "-i", str(fab.inventory_path), "--known-hosts", str(fab.known_hosts),
                         "--mode", "storage", "--clients-per-node", "3", "--out", str(tmp_path), "--duration", "2",
@@ -39,3 +41,6 @@ def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -
     assert by_node["stor01"]["clients"] == ["gpu01", "gpu02", "gpu03"] and by_node["stor01"]["complete"]
     assert by_node["stor02"]["share"] < 0.8 * by_node["stor01"]["share"]
     assert {r["test"] for r in record["results"]} == {"ib_read_bw"} and len(record["results"]) == 6
+    assert record["pauses"]["priority"] == 3 and record["pauses"]["paused"] == []
+    assert not [line for line in lines if "storage_pauses_compute" in line]
+    assert (tmp_path / "storage-counters" / "after" / "manifest.json").is_file()
