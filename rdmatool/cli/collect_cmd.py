@@ -95,6 +95,7 @@ def collect_command(
     targets = local_or_inventory(local, inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
                                  with_switches=True)
     inventory_file = "local" if local else _config.inventory(inventory_file)  # what the messages below name
+    _config.current()  # the configuration file's limits are the run's (the sweep's budget...), -i given or not
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
@@ -360,10 +361,12 @@ def bundle_diff(
     MTU, speed), cabling, and counter rates that moved beyond --tolerance."""
     from rdmatool.bundle_ops.diff import diff_paths
     from rdmatool.report import bundle_diff as render
+    from rdmatool.topology.ib_fabric import with_ib_fabric
 
     fmt = chosen("bundle diff", fmt, as_json, DIFF_FORMATS)
     try:
-        result = diff_paths(a, b, tolerance=tolerance, min_rate=min_rate, rates=not no_rates).as_json()
+        result = diff_paths(a, b, tolerance=tolerance, min_rate=min_rate, rates=not no_rates,
+                            prepare=with_ib_fabric).as_json()  # a subnet sweep's switch ports on their switches
     except NoData as exc:
         die(f"rdmatool bundle diff: {exc}", EXIT_INCONCLUSIVE)
     except RdmatoolError as exc:

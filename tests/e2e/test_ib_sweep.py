@@ -15,7 +15,7 @@ import pytest
 from rdmatool import bundle as bundle_io
 from rdmatool import commands, parsers
 from rdmatool.bundle.manifest import read_manifest, subnet_sweeps
-from tests.e2e.helpers import collect, rdmatool
+from tests.e2e.helpers import collect
 from tests.fabric import scenario as scenario_mod
 from tests.fabric.fixtures import sim_fabric
 
@@ -107,11 +107,11 @@ def test_a_host_without_the_tools_hands_the_subnet_on_and_a_cut_sweep_is_named_p
     for tool in commands.SUBNET_SWEEP:
         fabric.set_fault("missing_tool", "gpu01", tool=tool)
     fabric.set_fault("ib_slow_sweep", "ib-leaf01", value=2.0)
-    config = tmp_path / "rdmatool.yaml"  # the inventory from the file too: its limits are then the run's
-    config.write_text(f"inventory: {fabric.inventory_path}\nlimits:\n  subnet_sweep_s: 4\n")
+    config = tmp_path / "rdmatool.yaml"
+    config.write_text("limits:\n  subnet_sweep_s: 4\n")
     bundle = tmp_path / "bundle"
-    done = rdmatool("collect", "-o", str(bundle), "--known-hosts", str(fabric.known_hosts), "--timeout", "10",
-                    "--interval", "0", "--forks", "1", "--limit", "gpu[01-02]", env={"RDMATOOL_CONFIG": str(config)})
+    done = collect(fabric, bundle, "--interval", "0", "--forks", "1", "--limit", "gpu[01-02]",
+                   env={"RDMATOOL_CONFIG": str(config)})
     assert "Traceback" not in done.stderr, done.stderr
     manifest = read_manifest(bundle)
     (record,) = subnet_sweeps(manifest)
