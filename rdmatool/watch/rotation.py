@@ -35,8 +35,9 @@ class Coverage:
     exposure: dict  # rdmatool.perf.exposure.exposure over one rotation
 
     def line(self) -> str:
-        said = f"{self.hosts} hosts on {len(self.rails)} rail(s) ({', '.join(self.rails)}); a rotation is " \
-               f"{self.rotation} intervals"
+        where = "each on the NIC it tests (not rail-aligned: the inventory's links do not place every host)" \
+            if self.rails == [TESTED] else f"on {len(self.rails)} rail(s) ({', '.join(self.rails)})"
+        said = f"{self.hosts} hosts {where}; a rotation is {self.rotation} intervals"
         if self.within is not None:
             said += f"; every leaf pair of every rail ({self.leaf_pairs}) and every rail covered within {self.within}"
         elif self.leaf_pairs:

@@ -61,11 +61,13 @@ def test_watch_reads_writes_stops_on_sigterm_and_resumes(healthy, tmp_path: Path
     assert "rdmatool_port_state_info" in node and "gpu02" not in node
     fleet = (textfiles / "rdmatool.prom").read_text()
     assert "rdmatool_watch_targets_read 2.0" in fleet
-    # The restart resumes, this time with the rotating latency probes: one ib_send_lat per host per interval.
+    # The restart resumes, this time with the rotating latency probes: one ib_send_lat per host per interval (no
+    # links in this inventory: each host's tested NIC).
     again = rdmatool(*args, "--duration", "1", "--probe", "latency", timeout=60)
     assert again.returncode == 0, again.stderr
     assert f"(resumed after {kept})" in again.stderr and _intervals(out) == kept + 1
-    assert "2 hosts, one test each per interval; every pair covered every 1 intervals" in again.stderr
+    assert "at most 1 s per host per interval): 2 hosts each on the NIC it tests" in again.stderr
+    assert "a rotation is 1 intervals" in again.stderr
     for host in ("gpu01", "gpu02"):
         node = (textfiles / f"rdmatool-{host}.prom").read_text()
         assert f'rdmatool_lat_p99_seconds{{peer="probe",target="{host}",test="ib_send_lat"}}' in node, host
