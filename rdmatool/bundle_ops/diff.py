@@ -20,6 +20,7 @@ answer is a target change, not a hundred settings gone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,8 @@ SETTINGS = (
     "fw_version", "fw_version_running", "trust_mode", "ecn_min_threshold_bytes", "ecn_max_threshold_bytes",
     "ecn_max_probability_pct", "ecn_enabled", "ecn_mode", "active_mtu", "link_rate_gbps", "link_width", "link_speed",
     "port_state", "phys_state", "oper_state", "roce_np_enabled", "roce_rp_enabled", "roce_tos", "pfc_mode",
+    # an InfiniBand switch port, as the subnet sweep read it (rdmatool.topology.ib_fabric)
+    "ib_link_state", "ib_link_phys_state", "ib_link_rate_gbps", "ib_link_width", "ib_link_speed",
 )
 SHARES = ("rx_pause_fraction", "tx_pause_fraction", "ecn_mark_ratio", "cnp_handled_ratio", "bw_efficiency")
 SHARE_FLOOR = 0.01
@@ -71,16 +74,24 @@ class BundleDiff:
 
 
 def diff_paths(a: str | Path, b: str | Path, tolerance: float = 0.5, min_rate: float = 1.0,
-               rates: bool = True) -> BundleDiff:
+               rates: bool = True, prepare: Callable[[Analysis], Analysis] | None = None) -> BundleDiff:
     """Compare bundle directories A (before) and B (after). NoData when either holds nothing (no target answered):
-    there is then nothing to compare, which is no answer to "what changed"."""
+    there is then nothing to compare, which is no answer to "what changed". `prepare`: what each analysis goes
+    through first (the command line moves a subnet sweep's switch ports onto their switches, a layer above this)."""
     left, right = analyse_path(a), analyse_path(b)
+    if prepare is not None:
+        left, right = prepare(left), prepare(right)
     for path, analysis in ((a, left), (b, right)):
         answered = not analysis.facts.empty or bool(analysis.table.parse_failures)
         nothing = no_data(len(analysis.table.targets), answered, _failures(analysis))
         if nothing:
             raise NoData(f"{path}: {nothing}")
     return diff(left, right, str(a), str(b), tolerance, min_rate, rates, _created(a), _created(b))
+
+
+def _switches(analysis: Analysis) -> set[str]:
+    """The switches the facts hold, read over SSH or by a subnet sweep from a host."""
+    return set(analysis.query.targets_where({"kind": "switch"})) if not analysis.query.empty() else set()
 
 
 def _created(path: str | Path) -> str | None:
@@ -117,6 +128,7 @@ def diff(left: Analysis, right: Analysis, a: str = "A", b: str = "B", tolerance:
     }
     answered = (both & set(left.facts["target"])) & set(right.facts["target"]) if not left.facts.empty and \
         not right.facts.empty else set()
+    answered |= _switches(left) & _switches(right)  # a switch read by a subnet sweep in both: compared like a target
     result = BundleDiff(a, b, created_a, created_b, tolerance, min_rate, targets=targets)
     fa = left.facts[left.facts["target"].isin(answered)]
     fb = right.facts[right.facts["target"].isin(answered)]

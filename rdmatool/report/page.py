@@ -64,6 +64,8 @@ CABLE_RULES = frozenset({
     "fec_uncorrectable_growing", "cable_errors_both_ends", "cable_errors_host_end", "switch_port_errors_growing",
     # degraded width or speed
     "port_width_degraded", "port_speed_below_fleet", "link_speed_mismatch",
+    # the InfiniBand subnet's own links, spines included (playbooks/17-ib-fabric.yaml)
+    "ib_switch_port_errors", "ib_switch_link_downed", "ib_switch_link_below_fabric", "ib_cable_gone",
 })
 PORT_FAULT_SEVERITIES = (Severity.WARNING, Severity.ERROR, Severity.CRITICAL)  # marked on their port; info is not
 
@@ -166,12 +168,14 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     from rdmatool import baseline as baselines
     from rdmatool.capture.facts import analyse_with_captures
     from rdmatool.diagnose.pipeline import diagnose_analysis
+    from rdmatool.topology.ib_fabric import switch_cables, with_ib_fabric
     from rdmatool.topology.observed import links_from_analysis
     from rdmatool.topology.paths import bundle_pairs
 
     doc = baselines.load(baseline) if baseline else None  # one read: the nights for the trend, a bad file named
     stats = baselines.stats_for_rules(baseline) if baseline else None
     analysis = analyse_with_captures(bundle, profile)  # packet captures read on the site's RoCE class
+    analysis = with_ib_fabric(analysis)  # the subnet sweep's switch ports on their switches, for the map too
     for line in analysis.table.skipped:
         if on_skipped is not None:
             on_skipped(line)
@@ -181,7 +185,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     facts = analysis.facts
     ports = port_rows(facts, result)
     pairs, attribution = perf_pairs(analysis, records)
-    cables, port_faults = judged_links(links_from_analysis(analysis), ports, result)
+    cables, port_faults = judged_links(links_from_analysis(analysis) + switch_cables(analysis), ports, result)
     return Page(result=result, ports=ports, priorities=priority_figures(facts, ports), rates=counter_rates(facts, ports),
                 links=cables, port_faults=port_faults, pairs=pairs, attribution=attribution,
                 trend=trend(doc, facts) if doc else [], baseline=str(baseline) if baseline else None,

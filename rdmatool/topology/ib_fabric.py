@@ -116,7 +116,7 @@ def restated(sweep: Sweep, out: _Rows, roles: dict[str, str]) -> None:
         target, role, entity = port.node.name, roles[port.node.key], str(port.number)
         for metric, value in port.link.items():
             out.add(target, "switch", role, entity, metric, value)
-        neighbor = _neighbor_text(sweep, port)
+        neighbor = _neighbor_text(sweep, port) if sweep.cabled_now(port) else None
         if neighbor is not None:
             out.add(target, "switch", role, entity, "ib_link_neighbor", text=neighbor, raw_key="Switch")
             if port.far[0].startswith("0x"):
@@ -303,7 +303,7 @@ def switch_cables(analysis) -> list:
     those as arcs between switches): from the restated facts (rdmatool.topology.observed.fabric_view)."""
     from rdmatool.topology import Link, observed
 
-    ib = {t for t in FactQuery.of(analysis).targets_where({"role": [LEAF, SPINE]})}
+    ib = swept_switches(analysis)
     out, seen = [], set()
     for cable in observed.fabric_view(analysis):
         if cable.switch not in ib or cable.peer not in ib:
@@ -313,3 +313,8 @@ def switch_cables(analysis) -> list:
             seen.add(key)
             out.append(Link(cable.switch, cable.port, cable.peer, cable.peer_port, "ibnetdiscover"))
     return out
+
+
+def swept_switches(analysis) -> set[str]:
+    """The switches a subnet sweep restated (roles LEAF and SPINE)."""
+    return set(FactQuery.of(analysis).targets_where({"role": [LEAF, SPINE]}))

@@ -77,8 +77,11 @@ class Sweep:
     def switches(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.kind == "Switch"]
 
-    def far_port(self, port: Port) -> Port | None:
-        return self.ports.get(port.far) if port.far is not None else None
+    def cabled_now(self, port: Port) -> bool:
+        """Whether the port's cable is in the last sweep (a cable gone is named by its verdict, not restated)."""
+        if port.far is None:
+            return False
+        return not self.cables or frozenset({(port.node.key, port.number), port.far}) in self.cables[max(self.cables)]
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:

@@ -125,10 +125,11 @@ def bundle_export(path: str | Path, max_series: int = DEFAULT_MAX_SERIES, **diag
     from rdmatool import bundle as bundle_io
     from rdmatool.capture.facts import analyse_with_captures
     from rdmatool.diagnose.pipeline import diagnose_analysis
+    from rdmatool.topology.ib_fabric import with_ib_fabric
     from rdmatool.topology.paths import bundle_pairs
 
     manifest = bundle_io.read_manifest(Path(path))
-    analysis = analyse_with_captures(path, diagnose_options.get("profile"))
+    analysis = with_ib_fabric(analyse_with_captures(path, diagnose_options.get("profile")))  # switch ports too
     result = diagnose_analysis(analysis, source=str(path), pairs=bundle_pairs(path), **diagnose_options)
     names = [t.get("name") if isinstance(t, dict) else t for t in manifest.get("targets", [])]
     return build(analysis.facts, result, created=manifest.get("created"),

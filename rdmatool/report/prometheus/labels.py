@@ -40,6 +40,7 @@ _GPU = re.compile(r"^gpu(?P<gpu>\d+)$")
 _PORT_EVIDENCE = frozenset({
     "oper_state", "port_state", "link_rate_gbps", "lldp_neighbor", "port_alias", "port_mtu", "rx_packets",
     "tx_packets", "rx_bytes", "tx_bytes", "rx_pause_frames", "tx_pause_frames", "rx_errors", "tx_errors",
+    "ib_link_state", "ib_link_rate_gbps", "ib_link_neighbor",  # an InfiniBand switch port the subnet sweep read
 })
 # A host entity with one of these (or with a message size) is a perftest / NCCL test: the footers have no size.
 _TEST_EVIDENCE = ("perftest_", "nccl_", "avg_busbw")
