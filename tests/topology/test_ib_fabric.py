@@ -172,3 +172,37 @@ def test_a_bundle_without_a_sweep_is_left_as_it_is(tmp_path) -> None:
     analysis = analyse_path(writer.commit([Target("gpu01", "127.0.0.1")], [{"index": 0}], [], 10.0))
     assert with_ib_fabric(analysis) is analysis
     assert isinstance(analysis.facts, pd.DataFrame)
+
+
+# --- the simulated fabric's own subnet (tests/fabric/subnet.py), as the collection's e2e test sweeps it -------------
+
+FABRIC_FAULTS = [  # (fault, the rule that names it, where)
+    ({"kind": "ib_port_errors", "target": "ib-leaf02", "port": 3}, "ib_switch_link_downed", ("ib-leaf02", "3")),
+    ({"kind": "ib_link_degraded", "target": "ib-leaf01", "port": 4, "value": "1X"}, "ib_switch_link_below_fabric",
+     ("ib-leaf01", "4")),
+    ({"kind": "ib_uplink_congested", "target": "ib-spine01", "port": 2}, "ib_uplink_congested", ("ib-spine01", "2")),
+    ({"kind": "ib_vl15_dropped", "target": "ib-spine02"}, "ib_vl15_dropped", ("ib-spine02", "0")),
+    ({"kind": "ib_sm", "value": "two"}, "ib_several_master_sms", ("subnet", "sm")),
+    ({"kind": "ib_cable_gone", "target": "ib-leaf03", "port": 3}, "ib_cable_gone", ("ib-leaf03", "3")),
+]
+
+
+def test_the_simulated_fabrics_subnet_faults_are_each_named_once(tmp_path, rules) -> None:
+    from rdmatool.bundle import BundleWriter
+    from rdmatool.model import CommandResult, Target
+    from tests.fabric import subnet as simulated
+
+    subnet = simulated.fat_tree(spines=2, leaves=4, hosts_per_leaf=2, faults=[f for f, _, _ in FABRIC_FAULTS])
+    writer = BundleWriter(tmp_path / "sim")
+    for snapshot in (0, 1):
+        texts = simulated.sweep_texts(subnet, elapsed_s=100.0 + 10 * snapshot, read=snapshot)
+        for parser, text in {**texts, "ibstat": IBSTAT}.items():
+            writer.add(snapshot, CommandResult(target="gpu0001", parser=parser, command=parser, stdout=text,
+                                               qualifier=None if parser == "ibstat" else "mlx5_0.1",
+                                               started=f"2026-12-01T02:00:{10 * snapshot:02d}+00:00"))
+    path = writer.commit([Target("gpu0001", "127.0.0.1")], [{"index": 0}, {"index": 1}], [], 10.0)
+    findings = engine.evaluate(with_judges(analyse_path(path)), rules)
+    named = {(f.rule, f.target, f.entity) for f in findings if f.explained_by is None and f.severity is not
+             Severity.INFO}
+    assert named == {(rule, *where) for _, rule, where in FABRIC_FAULTS}, sorted(named)
+    assert not [f for f in findings if f.target.startswith("gpu")]
