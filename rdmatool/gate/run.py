@@ -141,6 +141,12 @@ def replay_gate(bundle_path: str, profile: GateProfile, playbooks_dir: str | Non
     if incast.stage is not None:
         stages.append(incast.stage)
         findings += incast.stage.findings
+    from rdmatool.gate.storage_stage import replay_storage  # the storage stage, when the gate ran one
+
+    stored = _guarded("storage", lambda: _StageOutcome(replay_storage(bundle_path, rules)))
+    if stored.stage is not None:
+        stages.append(stored.stage)
+        findings += stored.stage.findings
     from rdmatool.gate.nccl_stage import replay_nccl  # the nccl stage, when the gate ran one
 
     nccl = _guarded("nccl", lambda: _StageOutcome(replay_nccl(bundle_path, rules, analysis)))

@@ -8,7 +8,8 @@ switches are read before and after (rdmatool.perf.storage_run, as `perf run --mo
 storage rules of the playbooks (playbooks/80-storage.yaml): a slow storage node (below `slow_share_of_median` of
 the fleet's median share of line rate), the fleet below the reference line, the compute class paused during the
 reads. The reads and the figures are kept in the gate's bundle under `storage/`. A stage that cannot fit its rounds
-and both reads in what is left of the budget is not started: `timeout`, inconclusive rather than failed.
+and both reads in what is left of the budget is not started: `timeout`, inconclusive rather than failed. A saved
+gate bundle's storage stage is judged again from the facts it recorded (`replay_storage`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,31 @@ def storage_stage(targets: list[Target], rules, profile, collect_options, deadli
     if unmeasured and status == "passed":
         status, detail = "inconclusive", f"{detail}; not measured in full: {', '.join(unmeasured)}"
     return policy.StageResult(STAGE, status, time.monotonic() - t0, findings, detail, left_out,
+                              figures=_figures(done))
+
+
+def replay_storage(bundle_path: str, rules) -> policy.StageResult | None:
+    """The storage stage judged again from a saved gate bundle (`storage/results.json`: the facts the live stage
+    judged, with the rules given now); None when the bundle holds no storage run. A record that cannot be read or
+    holds no list of facts is a BundleError naming the file."""
+    import json
+
+    from rdmatool import files
+    from rdmatool.errors import BundleError
+
+    path = Path(bundle_path) / STAGE / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(files.read_regular_text(path, errors="strict"))
+        rows, figures = record["facts"], record["figures"]
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and "metric" in r for r in rows):
+            raise ValueError("facts")
+    except (OSError, ValueError, KeyError, TypeError, files.UnsafeFileError) as exc:
+        raise BundleError(f"{path}: unreadable storage results ({type(exc).__name__})") from None
+    findings = storage.findings(rows, [r for r in rules if policy.stage_of(r) == "bandwidth"])
+    done = storage_run.StorageRun([], [], figures, record.get("pauses"), rows)
+    return policy.StageResult(STAGE, policy.stage_status(findings), 0.0, findings, _summary(done) + " (recorded)",
                               figures=_figures(done))
 
 

@@ -29,9 +29,10 @@ class StorageRun:
 
     def record(self) -> dict:
         return {"rounds": [[g.as_dict() for g in r] for r in self.rounds], "figures": self.figures,
-                "pauses": self.pauses, "results": [r.as_dict() for r in self.results]}
+                "pauses": self.pauses, "results": [r.as_dict() for r in self.results], "facts": self.rows}
 
     def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
         files.write_atomic(path, (json.dumps(self.record(), indent=1, default=str) + "\n").encode())
 
 

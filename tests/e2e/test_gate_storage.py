@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from rdmatool.diagnose.pipeline import default_playbooks
+from rdmatool.gate.storage_stage import replay_storage
+from rdmatool.rules import playbook
 from tests.e2e.helpers import rdmatool
 from tests.fabric import scenario
 from tests.fabric.fixtures import sim_fabric
@@ -52,5 +55,8 @@ def test_the_storage_stage_names_the_slow_node_by_its_nic_and_passes_the_healthy
     assert "not paused" in stage["detail"]
     record = json.loads((tmp_path / "bundle" / "storage" / "results.json").read_text())
     assert {r["test"] for r in record["results"]} == {"ib_read_bw"} and len(record["results"]) == 4
+    replayed = replay_storage(str(tmp_path / "bundle"), playbook.load_dir(default_playbooks()))
+    live = {(f["rule"], f["target"], f["entity"]) for f in payload["findings"] if f["rule"].startswith("storage_")}
+    assert {(f.rule, f.target, f.entity) for f in replayed.findings} == live  # the same judgement, recorded
     read = json.loads((tmp_path / "bundle" / "storage" / "before" / "manifest.json").read_text())
     assert {t["name"] for t in read["targets"]} == {*nodes, *(f"gpu{i:02d}" for i in range(1, 5)), "leaf01"}
