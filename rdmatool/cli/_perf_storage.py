@@ -48,8 +48,9 @@ def run(session, hosts, clients_per_node: int, folder: Path,  # noqa: ANN001 - a
     for n in figures["nodes"]:
         share = f" ({n['share']:.0%} of {n['line_gbps']:,.0f} Gb/s)" if n["share"] is not None else ""
         got = "-" if n["delivered_gbps"] is None else f"{n['delivered_gbps']:,.1f} Gb/s"
+        per_nic = ", ".join(f"{c['device']} {c['share']:.0%}" for c in n.get("nics", []) if c["share"] is not None)
         typer.echo(f"{n['node']}: {got}{share} read by {', '.join(n['clients'])}"
-                   + ("  SLOW" if n["slow"] else "")
+                   + (f" (per NIC: {per_nic})" if per_nic else "") + ("  SLOW" if n["slow"] else "")
                    + "".join(f"; {c}: {e}" for c, e in n["errors"].items()))
     fleet = figures["fleet"]
     if fleet["efficiency"] is not None:

@@ -82,3 +82,24 @@ def test_a_node_read_through_two_nics_is_judged_against_both_and_named_by_the_we
     entities = {r["entity"] for r in storage.facts(fig, {"stor01": "mlx5_0"}) if r["target"] == "stor01"}
     assert entities == {"mlx5_1"}
     assert storage.figures(rounds, results, {"stor01": 400.0}, slow_share=0.5)["slow_share_of_median"] == 0.5
+
+
+def test_perf_run_prints_each_nic_of_a_node_read_through_several(monkeypatch, tmp_path, capsys) -> None:
+    from types import SimpleNamespace
+
+    from rdmatool.cli import _config, _perf_storage
+    from rdmatool.model import Target
+
+    monkeypatch.setattr(_config, "playbooks", lambda given: None)
+    gbps = {"gpu01": 96.0, "gpu02": 48.0}
+    monkeypatch.setattr(storage, "run", lambda session, rounds, deadline=None: [
+        PairResult(g.receiver, c, "ib_read_bw", 65536, gbps[c], None, None, None, 0, "", "", 1.0)
+        for r in rounds for g in r for c in g.senders])
+    rail = SimpleNamespace(rate_gbps=200.0)
+    hosts = {"stor01": SimpleNamespace(info=rail, rails={"mlx5_0": rail, "mlx5_1": rail})}
+    session = SimpleNamespace(reachable=["stor01", "gpu01", "gpu02"], hosts=hosts, devices={"stor01": "mlx5_0"},
+                              rails={"stor01": ["mlx5_0", "mlx5_1"]}, expected_gbps=lambda: {"stor01": 200.0})
+    targets = [Target("stor01", "stor01", role="storage"), Target("gpu01", "gpu01"), Target("gpu02", "gpu02")]
+    assert _perf_storage.run(session, targets, 2, tmp_path) == 0  # one node: its own median, not slow
+    out = capsys.readouterr().out
+    assert "stor01: 144.0 Gb/s (36% of 400 Gb/s) read by gpu01, gpu02 (per NIC: mlx5_0 48%, mlx5_1 24%)" in out
