@@ -27,9 +27,10 @@ def night_from_bundle(bundle_path: str | Path) -> dict:
     """Analyse one bundle and reduce it to a night: value lists per fine group and counts of reference facts."""
     from rdmatool import bundle as bundle_io
     from rdmatool.table.analysis import analyse_path
+    from rdmatool.table.facts import plain
 
     manifest = bundle_io.read_manifest(Path(bundle_path))
-    facts = analyse_path(bundle_path).facts
+    facts = plain(analyse_path(bundle_path).facts)  # (plain texts: None where missing)
     values = figures_of(facts)
     if not values:
         # a night of nothing (every target unreachable, a bundle without outputs) must not enter the history

@@ -31,6 +31,7 @@ from rdmatool.metrics import GLOSSARY, RATE_SUFFIX
 from rdmatool.outcome.failures import bundle_failures
 from rdmatool.outcome.verdict import no_data
 from rdmatool.table.analysis import Analysis, analyse_path
+from rdmatool.table.facts import plain
 
 SCHEMA = "rdmatool-bundle-diff/1"  # the `schema` const of rdmatool/schemas/bundle-diff.schema.json (tested)
 # The settings compared one value per (target, entity, priority); pfc_enabled is compared as a vector per port.
@@ -130,8 +131,8 @@ def diff(left: Analysis, right: Analysis, a: str = "A", b: str = "B", tolerance:
         not right.facts.empty else set()
     answered |= _switches(left) & _switches(right)  # a switch read by a subnet sweep in both: compared like a target
     result = BundleDiff(a, b, created_a, created_b, tolerance, min_rate, targets=targets)
-    fa = left.facts[left.facts["target"].isin(answered)]
-    fb = right.facts[right.facts["target"].isin(answered)]
+    fa = plain(left.facts[left.facts["target"].isin(answered)])  # (plain texts: None where missing)
+    fb = plain(right.facts[right.facts["target"].isin(answered)])
     result.config = _settings(fa, fb) + _pfc_vectors(fa, fb)
     result.config.sort(key=lambda r: (r["target"], str(r["entity"]), r["setting"], _sortable(r["priority"])))
     result.cabling = _cabling(left, right, answered)

@@ -28,7 +28,7 @@ from rdmatool.bundle import TARGET_NAME
 from rdmatool.capture import CaptureError, Options, analyse_file
 from rdmatool.config import site_profile
 from rdmatool.model import Sample
-from rdmatool.table.analysis import FACT_COLUMNS, Analysis, analyse_path
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, analyse_path, stacked
 
 CAPTURE_FILE = re.compile(r"capture\.([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\.(pcap|pcapng)")
 KIND = "capture"
@@ -175,7 +175,7 @@ def with_captures(analysis: Analysis, root: str | Path, options: Options | None 
                                 roles.get(target)))
     if not parts:
         return analysis
-    facts = pd.concat([analysis.facts, *parts], ignore_index=True)
+    facts = stacked(analysis.facts, *parts)
     return Analysis(facts=facts, table=analysis.table, window_s=analysis.window_s, links=analysis.links)
 
 

@@ -24,7 +24,8 @@ from rdmatool.model import Target, TargetKind
 from rdmatool.perf import incast, load_reads
 from rdmatool.perf import incast_figures as figures_of
 from rdmatool.rules import engine
-from rdmatool.table.analysis import Analysis, analyse_path
+from rdmatool.table.analysis import Analysis, analyse_path, grown_by
+from rdmatool.table.facts import plain
 from rdmatool.topology.observed import links_from_analysis
 from rdmatool.tune import SUGGESTERS
 
@@ -89,8 +90,8 @@ def incast_stage(targets: list[Target], rules, profile, collect_options: Collect
 
 def _judge(figures: list[dict], last: Analysis, rules) -> list:
     """The incast rules over the figures' facts, beside the after-load read (for the suggesters)."""
-    meta = {t: (k, p, r) for t, k, p, r in last.facts[["target", "kind", "platform", "role"]]
-            .drop_duplicates("target").itertuples(index=False)}
+    meta = {t: (k, p, r) for t, k, p, r in plain(last.facts[["target", "kind", "platform", "role"]]
+            .drop_duplicates("target")).itertuples(index=False)}
     rows = figures_of.facts(figures, meta)
     return engine.evaluate(_with(last, rows), [r for r in rules if policy.stage_of(r) == STAGE],
                            suggesters=SUGGESTERS)
@@ -117,9 +118,9 @@ def replay_incast(bundle_path: str, rules) -> policy.StageResult | None:
 def _with(analysis: Analysis, rows: list[dict]) -> Analysis:
     """The after-load analysis plus the incast facts: the rules read the figures, the suggesters the settings and
     the cabling around them."""
-    extra = pd.DataFrame(rows, columns=analysis.facts.columns).astype(analysis.facts.dtypes.to_dict())
-    return Analysis(facts=pd.concat([analysis.facts, extra], ignore_index=True), table=analysis.table,
-                    window_s=analysis.window_s, links=analysis.links)
+    extra = pd.DataFrame(rows, columns=analysis.facts.columns).astype(
+        {"value": float, "window_s": float, "delta": float, "priority": "Int64", "size_bytes": "Int64"})
+    return grown_by(analysis, extra)
 
 
 def _summary(g: dict) -> str:

@@ -24,6 +24,7 @@ from rdmatool.nccl import log
 from rdmatool.nccl.findings import problem_facts
 from rdmatool.nccl.recipe import HostRecipe, Recipe
 from rdmatool.table.analysis import FACT_COLUMNS
+from rdmatool.table.facts import plain
 
 BENCH_METRICS = ("nccl_busbw_efficiency", "nccl_line_gbps", "nccl_run", "busbw_gbps")
 LOG_VERDICT = "nccl_log_verdict"
@@ -75,7 +76,7 @@ def pick(built: Recipe, facts: pd.DataFrame, hosts: list[tuple[str, str]], wante
 
 def _rail_rates(facts: pd.DataFrame) -> dict[tuple[str, str], float]:
     """(host, `device/port`) → the port's rate in Gb/s as read (link_rate_gbps)."""
-    rows = facts[facts["metric"] == "link_rate_gbps"]
+    rows = plain(facts[facts["metric"] == "link_rate_gbps"])
     out: dict[tuple[str, str], float] = {}
     for target, entity, value in zip(rows["target"], rows["entity"], rows["value"], strict=False):
         if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from rdmatool.config import site_profile
+from rdmatool.table.facts import plain
 
 # The keys of a recipe, in the order every format prints them.
 KEYS = ("NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_TC",
@@ -248,7 +249,7 @@ def build(facts: pd.DataFrame, targets: list[dict], links: pd.DataFrame | None =
           only: set[str] | None = None) -> Recipe:
     """The recipe of every compute host of the facts (of `only` when given) and of the fleet."""
     profile = site_profile(site)
-    wanted = facts[facts["metric"].isin(_FACTS)]
+    wanted = plain(facts[facts["metric"].isin(_FACTS)])  # (plain texts: None where missing)
     hosts = _ports(wanted)
     qos = _qos(wanted)
     roles = _roles(targets)

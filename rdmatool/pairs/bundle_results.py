@@ -28,7 +28,7 @@ import pandas as pd
 from rdmatool.pairs import paths
 from rdmatool.pairs.attribution import attribute, facts
 from rdmatool.pairs.model import LAT_TESTS, PairResult
-from rdmatool.table.analysis import FACT_COLUMNS, Analysis
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked
 from rdmatool.table.facts import FactQuery
 from rdmatool.table.sample_columns import PEER_MARK
 
@@ -167,7 +167,7 @@ def with_pair_attribution(analysis: Analysis, threshold: float = DEFAULT_THRESHO
     keep = np.ones(len(query.facts), dtype=bool)
     keep[per_peer] = False
     kept = query.facts[keep]
-    grown = pd.concat([kept, found], ignore_index=True) if not found.empty else kept.reset_index(drop=True)
+    grown = stacked(kept.reset_index(drop=True), found)
     if is_dataclass(analysis):
         return replace(analysis, facts=grown)
     other = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts replaced

@@ -23,6 +23,7 @@ import pandas as pd
 from rdmatool.pairs.bundle_results import expected_rates, pair_results
 from rdmatool.plan.bandwidth import PLANNING_EFFICIENCY
 from rdmatool.table.analysis import Analysis, analyse_path
+from rdmatool.table.facts import plain
 
 
 def perftest_efficiencies(analysis: Analysis) -> list[float]:
@@ -45,7 +46,7 @@ def perftest_efficiencies(analysis: Analysis) -> list[float]:
 
 
 def compute_rail(analysis: Analysis) -> dict | None:
-    facts = analysis.facts
+    facts = plain(analysis.facts)  # (plain texts: None where missing)
     if facts.empty:
         return None
     hosts = facts[facts["kind"] == "host"]

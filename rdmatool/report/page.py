@@ -168,6 +168,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     from rdmatool import baseline as baselines
     from rdmatool.capture.facts import analyse_with_captures
     from rdmatool.diagnose.pipeline import diagnose_analysis
+    from rdmatool.table.facts import plain
     from rdmatool.topology.ib_fabric import switch_cables, with_ib_fabric
     from rdmatool.topology.observed import links_from_analysis
     from rdmatool.topology.paths import bundle_pairs
@@ -182,7 +183,7 @@ def build(bundle: str | Path, baseline: str | Path | None = None, playbooks_dir:
     records = bundle_pairs(bundle)
     result = diagnose_analysis(analysis, playbooks_dir=playbooks_dir, baseline=stats, source=str(bundle),
                                topology=topology, pairs=records, profile=profile, keep=keep)
-    facts = analysis.facts
+    facts = plain(analysis.facts)  # (plain texts: None where missing)
     ports = port_rows(facts, result)
     pairs, attribution = perf_pairs(analysis, records)
     cables, port_faults = judged_links(links_from_analysis(analysis) + switch_cables(analysis), ports, result)

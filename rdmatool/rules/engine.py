@@ -40,10 +40,7 @@ def evaluate(
     ctx = Context(links=analysis.links, baseline=baseline, profile=site or {}, query=analysis.query)
     ports = PortNames(analysis.query)
     findings: list[Finding] = []
-    # The facts as the analysis holds them (FactColumns, or a frame): a rule reads them through the query, and a
-    # fleet's facts are never made into one frame for it.
-    source = getattr(analysis, "fact_source", None)
-    facts = source if source is not None else analysis.facts
+    facts = analysis.facts  # (a rule reads them through the query)
     for rule in rules:
         hit_frame = registry.KINDS[rule.kind].judge(facts, rule, ctx)
         if hit_frame.empty:

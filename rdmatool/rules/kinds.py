@@ -38,8 +38,7 @@ class Context:
     query: FactQuery | None = field(default=None, repr=False, compare=False)
 
     def query_of(self, facts) -> FactQuery:
-        """The query over these facts (a frame, or the FactColumns an analysis holds): the context's own when it
-        reads them."""
+        """The query over these facts: the context's own when it reads them."""
         if self.query is None or not self.query.reads(facts):
             self.query = FactQuery(facts)
         return self.query

@@ -1,10 +1,13 @@
 """The facts table the rules read: latest values, counter rates and the derived ratios, one tidy frame.
 
-facts columns: target, kind, platform, role, entity, metric, priority, size_bytes, value, text, raw_key, window_s,
-delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as
-`<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
-The rules and the suggesters read the facts through the analysis' one FactQuery (rdmatool.table.facts). The analysis holds
-them as FactColumns (rdmatool.table.fact_columns): `Analysis.facts` is their frame, made on first read.
+facts columns (FACT_COLUMNS): target, kind, platform, role, entity, metric, priority, size_bytes, value, text,
+raw_key, window_s, delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots,
+as `<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
+`Analysis.facts` is a plain DataFrame whose text columns are categoricals, as the sample table's are: nearly every
+fact is a sample row (8,000,000 at 10,000 hosts), so its codes are the table's codes at that row over the same
+string pool, with the names the analysis adds (`<metric>_per_s`, `counter_reset`, a tool's joined complaints)
+appended to the categories. The rules and the suggesters read the facts through the analysis' one FactQuery
+(rdmatool.table.facts), which hands out the rows it cuts with plain texts.
 """
 
 from __future__ import annotations
@@ -19,50 +22,66 @@ import pandas as pd
 from rdmatool.bundle import Bundle
 from rdmatool.metrics import rate_name
 from rdmatool.platforms.port_names import PortNames, system_name
-from rdmatool.table import column_codes, fact_columns
+from rdmatool.table import column_codes
 from rdmatool.table import frame as frames
-from rdmatool.table.facts import FactQuery
-from rdmatool.table.held_frame import HeldFrame
+from rdmatool.table.facts import FACT_COLUMNS, INT_COLUMNS, TEXT_COLUMNS, FactQuery
 from rdmatool.table.sample_columns import PEER_MARK
 from rdmatool.table.triage import triage_facts
 
-FACT_COLUMNS = fact_columns.FACT_COLUMNS
+__all__ = ["FACT_COLUMNS", "Analysis", "analyse", "analyse_bundle", "analyse_path", "grown_by", "stacked"]
 
 
 @dataclass
 class Analysis:
-    # The facts as a frame, whatever holds them: an analysis may be given FactColumns (what `analyse` gives it),
-    # whose frame is made the first time someone reads `facts`; the rules, the triage and the suggesters ask through
-    # the analysis' query instead, which reads the columns (rdmatool.table.facts).
-    facts: pd.DataFrame = HeldFrame()  # type: ignore[assignment]
+    facts: pd.DataFrame  # FACT_COLUMNS; read them through `query`
     table: frames.SampleTable
     window_s: float | None
     links: pd.DataFrame = field(default_factory=pd.DataFrame)  # host netdev ↔ switch port, from LLDP
     query: FactQuery = field(init=False, repr=False, compare=False)  # the look-ups over `facts`, for one diagnosis
 
     def __post_init__(self) -> None:
-        self.query = FactQuery(self.fact_source)
-
-    @property
-    def fact_source(self) -> fact_columns.FactColumns | pd.DataFrame:
-        """What holds the facts: FactColumns, or the frame itself. Read the facts through `query`, or `facts`."""
-        return Analysis.__dict__["facts"].held(self)
+        self.query = FactQuery(self.facts)
 
     @property
     def targets(self) -> list[dict]:
         return self.table.targets
 
 
+def stacked(facts: pd.DataFrame, *parts: pd.DataFrame) -> pd.DataFrame:
+    """The facts and then each part's rows: `pd.concat([facts, *parts], ignore_index=True)`, column by column (the
+    frame concat copies columns lying in differently shaped blocks through a slow path), except that a categorical
+    column of the facts stays one: the parts' values are coded among its categories, a new value appended to them."""
+    parts = tuple(p for p in parts if len(p))
+    if not parts:
+        return facts
+    if any(not p.columns.equals(facts.columns) for p in parts):
+        return pd.concat([facts, *parts], ignore_index=True)
+    columns = {}
+    for c in facts.columns:
+        if isinstance(facts[c].dtype, pd.CategoricalDtype):
+            values = np.concatenate([p[c].to_numpy(dtype=object) for p in parts])
+            columns[c] = _appended(facts[c].array, values)
+        else:
+            columns[c] = pd.concat([facts[c], *(p[c] for p in parts)], ignore_index=True)
+    return pd.DataFrame(columns, columns=facts.columns, copy=False)
+
+
+def _appended(coded: pd.Categorical, values: np.ndarray) -> pd.Categorical:
+    """A categorical with `values` (objects, None or NaN where missing) after its own rows."""
+    categories = coded.categories
+    present = values[~pd.isna(values)]
+    new = pd.Index(pd.unique(present), dtype=object).difference(categories, sort=False) if len(present) else []
+    dtype = pd.CategoricalDtype(categories.append(pd.Index(new, dtype=object))) if len(new) else coded.dtype
+    codes = np.concatenate([coded.codes.astype(np.int32), dtype.categories.get_indexer(values).astype(np.int32)])
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
 def grown_by(analysis, found: pd.DataFrame):
-    """The analysis with `found` (a frame of FACT_COLUMNS) added after its facts: a new analysis, the one given is not
-    changed; the same analysis when nothing was found. The facts are what `pd.concat([facts, found],
-    ignore_index=True)` gives; FactColumns grow without being made into a frame."""
+    """The analysis with `found` (a frame of FACT_COLUMNS) added after its facts (`stacked`): a new analysis, the one
+    given is not changed; the same analysis when nothing was found."""
     if found.empty:
         return analysis
-    source = getattr(analysis, "fact_source", None)
-    if isinstance(analysis, Analysis) and isinstance(source, fact_columns.FactColumns):
-        return replace(analysis, facts=source.grown(found))
-    facts = pd.concat([analysis.facts, found], ignore_index=True)
+    facts = stacked(analysis.facts, found)
     if is_dataclass(analysis):
         return replace(analysis, facts=facts)
     grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
@@ -140,7 +159,6 @@ def analyse(table: frames.SampleTable) -> Analysis:
         return latest.assign(window_s=np.nan, delta=np.nan, flag="")
 
     rates = frames.rate_arrays(samples, series)
-    resets = np.zeros(0, dtype=np.intp) if rates is None else np.flatnonzero(rates.flag == "reset")
     derived = pd.DataFrame(columns=FACT_COLUMNS)
     window = None
     if rates is not None:
@@ -150,35 +168,17 @@ def analyse(table: frames.SampleTable) -> Analysis:
                            float(pd.Series(rates.window[np.isin(rates.flag, _USABLE_FLAGS)]).median()))
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     lldp = latest_of("lldp_neighbor")
-    if not len(last):  # no outputs (a capture alone): no facts of its own
-        facts: fact_columns.FactColumns | pd.DataFrame = _Facts.empty()
-    else:
-        # The sample row of each latest value, rate and reset; room for the other parts and for the triage's few
-        # facts per host (added once the rest is whole).
-        rows = last if rates is None else np.concatenate([last, rates.rows, rates.rows[resets]])
-        building = _Facts(samples, rows, len(rows) + len(derived) + len(efficiency) + 16 * len(meta) + 1024, codes)
-        building.latest(samples, last, metric_codes == code_of.get("tool_error", -2), codes)
-        if rates is not None:
-            building.rates(samples, rates, resets, codes)
-        facts = building.columns()
-    if not derived.empty:
-        facts = _extended(facts, derived)
-    if not efficiency.empty:  # an empty frame's object columns would turn every column of the facts into objects
-        facts = _extended(facts, efficiency)
-    # Compute or communication (rdmatool.table.triage): NIC utilisation per port, and each GPU host's class with its figures.
-    triage = triage_facts(samples, facts, codes, _fact_codes(facts))
+    facts = _base_facts(samples, last, metric_codes == code_of.get("tool_error", -2), rates, codes)
+    # Compute or communication (rdmatool.table.triage): NIC utilisation per port, and each GPU host's class with its
+    # figures. It reads rates, link rates and port states only: the base facts hold every one of them.
+    triage = triage_facts(samples, facts, codes)
     if not triage.empty:
-        facts = _extended(facts, triage.reindex(columns=FACT_COLUMNS), integers=True)
+        triage = triage.reindex(columns=FACT_COLUMNS).astype({c: "Int64" for c in INT_COLUMNS})
+    # (an empty part's object columns would turn every column of the facts into objects: stacked leaves it out)
+    facts = stacked(facts, derived, efficiency, triage)
     # Every target of the samples has its latest values among the facts; the other parts may add a few (`fabric`).
     named = set(meta["target"]).union(*(set(p["target"]) for p in (derived, efficiency, triage) if "target" in p))
     return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named, latest_of("port_alias")))
-
-
-def _fact_codes(facts: fact_columns.FactColumns | pd.DataFrame) -> dict | None:
-    """The facts' metric and target codes when they are known without a pass over the strings (FactColumns)."""
-    if isinstance(facts, fact_columns.FactColumns):
-        return {c: facts.codes(c) for c in _CODED}
-    return None
 
 
 def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple[str, ...],
@@ -192,161 +192,73 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
     return out
 
 
-_FLOAT_COLUMNS = fact_columns.FLOAT_COLUMNS
-_INT_COLUMNS = fact_columns.INT_COLUMNS
+def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rates: frames.RateArrays | None,
+                codes: dict) -> pd.DataFrame:
+    """The latest value of each series (`last`; `errors`: which are tool errors), then one `<metric>_per_s` fact per
+    rate and a `counter_reset` fact per rate flagged `reset`: each the sample row it comes from, its text columns
+    that row's codes (the counter's target, entity and the rest as its first reading says)."""
+    no_rows = np.zeros(0, dtype=np.intp)
+    rate_rows = no_rows if rates is None else rates.rows
+    resets = no_rows if rates is None else np.flatnonzero(rates.flag == "reset")
+    rows = np.concatenate([last, rate_rows, rate_rows[resets]])
+    n_last, n_rates = len(last), len(rate_rows)
+    out: dict = {}
+    kept = {c: samples[c].dtype for c in TEXT_COLUMNS if isinstance(samples[c].dtype, pd.CategoricalDtype)}
+    for c in TEXT_COLUMNS:
+        row_codes, categories = codes[c] if c in codes else column_codes.factorized(samples[c].to_numpy())
+        out[c] = [row_codes.take(rows), kept[c].categories if c in kept else pd.Index(categories, dtype=object)]
+    for c in ("metric", "text"):  # written below, with codes of their own
+        out[c][0] = out[c][0].astype(np.int32, copy=False)
+    if errors.any():
+        # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
+        # first first: the first is usually the cause, the rest its consequences.
+        every = column_codes.as_texts(samples.take(np.flatnonzero(column_codes.rows_of(codes["metric"],
+                                                                                       ["tool_error"]))))
+        joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
+            lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
+        last_text = joined[~every.duplicated(frames.KEY, keep="last")].tolist()
+        out["text"][0][np.flatnonzero(errors)] = _codes_of(out["text"], last_text)
+    value = samples["value"].to_numpy().take(rows)
+    window_s, delta = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
+    flags, flag_names = np.zeros(len(rows), dtype=np.int32), [pd.Index([""], dtype=object)]
+    if rates is not None:
+        at, reset_at = slice(n_last, n_last + n_rates), slice(n_last + n_rates, len(rows))
+        # each rate's counter (its first reading's metric): integers, the few counters named once each
+        counter, present = pd.factorize(out["metric"][0][at])
+        names = out["metric"][1].take(present).tolist()
+        out["metric"][0][at] = _codes_of(out["metric"], [rate_name(m) for m in names])[counter]
+        out["metric"][0][reset_at] = _codes_of(out["metric"], ["counter_reset"])[0]
+        out["text"][0][at] = -1  # None
+        out["text"][0][reset_at] = _codes_of(out["text"], names)[counter[resets]]  # what `_per_s` was added to
+        flag, named = pd.factorize(np.asarray(rates.flag, dtype=object))
+        flag = _codes_of(flag_names, named.tolist())[flag]
+        flags[n_last:] = np.concatenate([flag, flag[resets]])
+        value[n_last:] = np.concatenate([rates.rate, np.full(len(resets), np.nan)])
+        window_s[n_last:] = np.concatenate([rates.window, rates.window[resets]])
+        delta[n_last:] = np.concatenate([rates.delta, rates.delta[resets]])
+    out["flag"] = [flags, flag_names[0]]
+    # (a column whose categories the facts did not add to keeps the samples' type: the pool, not a copy of it)
+    facts = {c: pd.Categorical.from_codes(row_codes, validate=False, dtype=kept[c] if c in kept and categories is
+                                          kept[c].categories else pd.CategoricalDtype(categories))
+             for c, (row_codes, categories) in out.items()}
+    facts.update(value=value, window_s=window_s, delta=delta)
+    facts.update({c: _nullable(samples[c]).take(rows) for c in INT_COLUMNS})
+    return pd.DataFrame(facts, columns=FACT_COLUMNS, copy=False)
+
+
+def _codes_of(column: list, names: list) -> np.ndarray:
+    """The codes of these names in a column being built ([codes, categories] or [categories]), new names appended
+    to its categories."""
+    categories = column[-1]
+    new = [n for n in dict.fromkeys(names) if n not in categories]
+    if new:
+        categories = column[-1] = categories.append(pd.Index(new, dtype=object))
+    return categories.get_indexer(names)
 
 
 def _nullable(column: pd.Series) -> pd.api.extensions.ExtensionArray:
     """A column as nullable integers (what the facts' priority and size_bytes are)."""
     return column.array if str(column.dtype) == "Int64" else column.astype("Int64").array
-
-
-def _codes_at(samples: pd.DataFrame, codes: dict, column: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A sample column's codes at these rows and its distinct values (code -1: None): the table's own codes
-    (SampleTable.codes), a categorical column's, else the values at those rows factorized."""
-    known = column_codes.fitting(codes, column, len(samples))
-    if known is not None:
-        return known[0].take(rows), known[1]
-    values = samples[column]
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return values.cat.codes.to_numpy().take(rows), np.asarray(values.cat.categories, dtype=object)
-    texts = values.to_numpy(dtype=object).take(rows)
-    found, uniques = pd.factorize(texts)
-    uniques = list(np.asarray(uniques, dtype=object))
-    missing = np.flatnonzero(found < 0)
-    if len(missing):
-        # A missing value other than None (NaN, pd.NA) gets a code of its own, one per kind, so that the facts
-        # read it back as the kind of missing the samples hold.
-        kinds: dict[type, int] = {}
-        for i in missing.tolist():
-            if texts[i] is not None:
-                found[i] = kinds.setdefault(type(texts[i]), len(uniques) + len(kinds))
-        uniques += [next(texts[i] for i in missing.tolist() if type(texts[i]) is kind) for kind in kinds]
-    return found, np.array([*uniques, None], dtype=object)[:-1]
-
-
-_THROUGH = ("entity", "raw_key", "platform")
-
-
-class _Facts:
-    """The facts as they are built: the latest values, the counter rates and the counter resets (nearly every fact)
-    as the sample rows they come from — their text columns as the sample table's codes at those rows, their numbers
-    in arrays with room for the few facts derived after them — then `columns()`, the FactColumns they are."""
-
-    def __init__(self, samples: pd.DataFrame, rows: np.ndarray, capacity: int, codes: dict) -> None:
-        """`rows`: the sample row of each base fact (the latest values, the rates, the resets), whose target, entity
-        and the rest it takes; `codes`: the sample table's codes (SampleTable.codes)."""
-        self.n_base = len(rows)
-        self.rows = rows
-        at = np.zeros(capacity, dtype=np.intp)
-        at[:len(rows)] = rows
-        self.codes = {}
-        self.books = {}
-        # Columns the facts take from the samples as they are and a diagnosis never reads whole: left in the table,
-        # read through the rows (FactColumns), where the table's codes are there to read.
-        self.through = {}
-        for c in _THROUGH:
-            known = column_codes.fitting(codes, c, len(samples))
-            if known is not None:
-                self.through[c] = known
-        for c in fact_columns.TEXT_COLUMNS:
-            if c in self.through:
-                continue
-            row_codes, values = _codes_at(samples, codes, c, rows)
-            if c in ("metric", "text"):  # rates, resets and tool errors write codes of their own
-                row_codes = row_codes.astype(np.int32 if len(values) < 2**30 else np.int64, copy=False)
-                self.books[c] = _CodeBook(values)
-            self.codes[c] = (row_codes, values)
-        self.codes["flag"] = (np.zeros(len(rows), dtype=np.int16), np.array([""], dtype=object))
-        self.books["flag"] = _CodeBook(self.codes["flag"][1])
-        self.floats = {"value": samples["value"].to_numpy().take(at),
-                       **{c: np.full(capacity, np.nan) for c in _FLOAT_COLUMNS if c != "value"}}
-        self.ints = {c: _nullable(samples[c]) for c in _INT_COLUMNS}  # read through `rows` (FactColumns)
-        self.capacity = capacity
-        self.n = 0
-
-    def latest(self, samples: pd.DataFrame, rows: np.ndarray, errors: np.ndarray, codes: dict) -> None:
-        """The latest value of each series (`rows`, the first rows given): as the samples say, with no window, no
-        delta, no flag; `errors`: which of them are tool errors."""
-        if errors.any():
-            # A tool that complained twice ("Couldn't connect ...", then "Unable to open ...") keeps both messages,
-            # first first: the first is usually the cause, the rest its consequences.
-            errors_at = np.flatnonzero(column_codes.rows_of(codes["metric"], ["tool_error"]))
-            every = column_codes.as_texts(samples.take(errors_at))
-            joined = every.groupby(frames.KEY, dropna=False, sort=False)["text"].transform(
-                lambda texts: " | ".join(dict.fromkeys(t for t in texts if isinstance(t, str))))
-            last_text = joined[~every.duplicated(frames.KEY, keep="last")]
-            book = self.books["text"]
-            self.codes["text"][0][self.n + np.flatnonzero(errors)] = [book.code(t) for t in last_text.tolist()]
-        self.n += len(rows)
-
-    def rates(self, samples: pd.DataFrame, rates: frames.RateArrays, resets: np.ndarray, sample_codes: dict) -> None:
-        """One `<metric>_per_s` fact per rate, then a `counter_reset` fact per rate flagged `reset` (the next rows
-        given): the counter's target, entity and the rest as its first reading says."""
-        metric_codes, uniques = sample_codes["metric"]
-        codes, present = pd.factorize(metric_codes[rates.rows])  # integers: the few counters named once each
-        names = uniques[present]
-        rate_names = [rate_name(m) for m in names]
-        rate_codes = np.array([self.books["metric"].code(n) for n in rate_names], dtype=np.int64)
-        reset_codes = np.array([self.books["text"].code(n) for n in names], dtype=np.int64)
-        flag_codes, flags = pd.factorize(np.asarray(rates.flag, dtype=object))
-        flag_table = np.array([self.books["flag"].code(f) for f in flags.tolist()], dtype=np.int64)
-        metric, text, flag = self.codes["metric"][0], self.codes["text"][0], self.codes["flag"][0]
-        for picked in (slice(None), resets):
-            at = slice(self.n, self.n + len(rates.rows[picked]))
-            if isinstance(picked, slice):
-                metric[at] = rate_codes[codes]
-                text[at] = -1  # None
-                self.floats["value"][at] = rates.rate
-            else:  # the reset counter's name in the text: what `_per_s` was added to
-                metric[at] = self.books["metric"].code("counter_reset")
-                text[at] = reset_codes[codes[picked]]
-                self.floats["value"][at] = np.nan
-            self.floats["window_s"][at] = rates.window[picked]
-            self.floats["delta"][at] = rates.delta[picked]
-            flag[at] = flag_table[flag_codes[picked]]
-            self.n = at.stop
-
-    def columns(self) -> fact_columns.FactColumns:
-        """The facts built so far (the base rows), as FactColumns."""
-        base = {c: (row_codes, self.books[c].values() if c in self.books else values)
-                for c, (row_codes, values) in self.codes.items()}
-        return fact_columns.FactColumns(self.n, base, self.floats, self.capacity, self.rows[:self.n], self.through,
-                                        self.ints)
-
-    @staticmethod
-    def empty() -> pd.DataFrame:
-        return pd.DataFrame(columns=FACT_COLUMNS).astype({c: "Int64" for c in _INT_COLUMNS})
-
-
-def _extended(facts: fact_columns.FactColumns | pd.DataFrame, part: pd.DataFrame,
-              integers: bool = False) -> fact_columns.FactColumns | pd.DataFrame:
-    """The facts and then `part`'s (`integers`: its integer columns made nullable integers, as the facts' are,
-    whatever they were), typed as `pd.concat` of the two types them."""
-    if isinstance(facts, fact_columns.FactColumns):
-        return facts.grown(part, integers)
-    frame = fact_columns.stacked([facts, part])
-    return frame.astype({c: "Int64" for c in _INT_COLUMNS}) if integers else frame
-
-
-class _CodeBook:
-    """One column's distinct values as the facts are built: the samples' own (their string pool) first, then each
-    name the analysis adds (`<metric>_per_s`, `counter_reset`, a tool's joined complaints), each given the next
-    code."""
-
-    def __init__(self, uniques: np.ndarray) -> None:
-        self._values = list(uniques.tolist())
-        self._index = {value: code for code, value in enumerate(self._values)}
-
-    def code(self, value) -> int:
-        found = self._index.get(value)
-        if found is None:
-            found = self._index[value] = len(self._values)
-            self._values.append(value)
-        return found
-
-    def values(self) -> np.ndarray:
-        return np.array(self._values + [None], dtype=object)[:-1]  # an object array even of tuples or lists
 
 
 def _derived(rates: pd.DataFrame, meta: pd.DataFrame, fleet_window: float) -> pd.DataFrame:

@@ -1,15 +1,15 @@
 """FactQuery: the one way the rules and the suggesters ask questions of an analysis' facts.
 
-A fleet's facts (rdmatool.table.analysis.FACT_COLUMNS) run to hundreds of thousands of rows. The rules ask for a few
-metrics each, over the whole fleet; the suggesters ask for a few values of a few targets, many times over.
-Comparing every row's names for every question made a 1,000-host diagnosis take seconds, so the query groups the
-row positions by metric and by target on first use and answers from those groups. One query lives on the analysis
-(`Analysis.query`) for a whole diagnosis: what one rule or suggester made it group is there for the next.
+A fleet's facts (FACT_COLUMNS) run to millions of rows. The rules ask for a few metrics each, over the whole fleet;
+the suggesters ask for a few values of a few targets, many times over. Comparing every row's names for every
+question made a 1,000-host diagnosis take seconds, so the query groups the row positions by metric and by target on
+first use (from the columns' codes: the analysis' text columns are categoricals) and answers from those groups. One
+query lives on the analysis (`Analysis.query`) for a whole diagnosis: what one rule or suggester made it group is
+there for the next.
 
-Every selection keeps the facts' row order and labels: a frame it returns is the very frame a boolean mask over the
-whole facts would give, so whoever reads it cannot tell how it was found. The facts may be a frame or FactColumns
-(rdmatool.table.fact_columns: what an analysis holds); over FactColumns every selection is made from the columns, and the
-whole frame is only made for `facts` (whoever asks for all of it).
+Every selection keeps the facts' row order and labels, its text columns plain objects (None where missing) and
+`flag` a string column: a frame it returns is the frame a boolean mask over the facts with plain text columns would
+give, so whoever reads it cannot tell how it was found.
 """
 
 from __future__ import annotations
@@ -18,7 +18,25 @@ import numpy as np
 import pandas as pd
 
 from rdmatool.table import column_codes
-from rdmatool.table.fact_columns import FactColumns
+
+FACT_COLUMNS = [
+    "target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
+    "window_s", "delta", "flag",
+]
+TEXT_COLUMNS = ("target", "kind", "platform", "role", "entity", "metric", "text", "raw_key")
+INT_COLUMNS = ("priority", "size_bytes")
+# The type pandas gives a column of text assigned from one string (what `flag` reads as): object, or its string type.
+FLAG_DTYPE = pd.DataFrame(index=[0]).assign(flag="")["flag"].dtype
+
+
+def plain(part: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the facts with their categorical columns as plain objects, None where missing, and a categorical
+    `flag` as a string column: what the rules and the suggesters read."""
+    spelled = column_codes.as_texts(part)
+    if "flag" in part.columns and isinstance(part["flag"].dtype, pd.CategoricalDtype):
+        spelled["flag"] = spelled["flag"].astype(FLAG_DTYPE)
+    return spelled
+
 
 _NO_ROWS = np.array([], dtype=np.intp)
 
@@ -50,18 +68,13 @@ class FactQuery:
     """Row look-ups over one facts frame: by metric (fleet-wide), by target, and by (target, entity, metric,
     priority) for single values. Nothing is computed before it is first asked for."""
 
-    def __init__(self, facts: pd.DataFrame | FactColumns,
-                 codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
-        """`codes`: columns already known as codes — column → (a code per row, -1 for none; its distinct values,
-        each once); any other column is factorized on first use (FactColumns know their own)."""
-        self.source = facts  # a frame, or FactColumns
+    def __init__(self, facts: pd.DataFrame):
+        self.source = facts
         self._by_metric: dict | None = None  # metric → row positions
         self._by_target: dict | None = None  # target → row positions
         self._layers: dict[str, set] = {}
         self._targets_where: dict[str, set] = {}
-        # column → its codes and distinct values; codes that do not fit the frame are not taken
-        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {
-            c: pair for c, pair in (codes or {}).items() if c in facts.columns and len(pair[0]) == len(facts)}
+        self._codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # column → its codes and distinct values
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
@@ -76,14 +89,12 @@ class FactQuery:
 
     @property
     def facts(self) -> pd.DataFrame:
-        """Every fact, as a frame (FactColumns make theirs now, once)."""
-        return self.source.frame() if isinstance(self.source, FactColumns) else self.source
+        """Every fact, as the analysis holds them (categorical text columns)."""
+        return self.source
 
     def reads(self, facts) -> bool:
-        """Whether this query is over these facts (the frame or the FactColumns it was made of, or their frame)."""
-        if facts is self.source:
-            return True
-        return isinstance(self.source, FactColumns) and facts is self.source.frame_if_made()
+        """Whether this query is over these facts."""
+        return facts is self.source
 
     def empty(self) -> bool:
         """`facts.empty`: no fact, or no column."""
@@ -93,9 +104,6 @@ class FactQuery:
     def of(cls, analysis) -> FactQuery:
         """The query of an analysis; for an object that only carries `facts` (or nothing), one built for it."""
         query = getattr(analysis, "query", None)
-        source = getattr(analysis, "fact_source", None)
-        if isinstance(query, FactQuery) and source is not None and query.reads(source):
-            return query
         facts = getattr(analysis, "facts", None)
         if not isinstance(facts, pd.DataFrame):
             facts = pd.DataFrame()
@@ -118,7 +126,7 @@ class FactQuery:
 
     def take(self, at: np.ndarray) -> pd.DataFrame:
         """The facts' rows at these positions, every column."""
-        return self.source.take(at)
+        return plain(self.source.take(at))
 
     def of_metric(self, metrics) -> pd.DataFrame:
         """Every row of one metric or of several."""
@@ -126,23 +134,11 @@ class FactQuery:
 
     def column(self, name: str, at: np.ndarray) -> pd.Series:
         """One column at these row positions (labels kept): a test can run on it before whole rows are cut."""
-        if isinstance(self.source, FactColumns):
-            return self.source.column(name, at)
-        return self.source[name].take(at)
+        return plain(self.source[[name]].take(at))[name]
 
     def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
         """Some columns at these row positions: `take(at)[columns]` without cutting the others."""
-        return pd.DataFrame({c: self.column(c, at).array for c in columns}, index=self._labels(at), columns=columns)
-
-    def _labels(self, at: np.ndarray) -> pd.Index:
-        if isinstance(self.source, FactColumns):
-            return self.source.labels(at)
-        return self.source.index.take(at)
-
-    def _isin(self, column: str, wanted) -> np.ndarray:
-        if isinstance(self.source, FactColumns):
-            return self.source.isin(column, wanted)
-        return self.source[column].isin(wanted).to_numpy(dtype=bool)
+        return plain(self.source[columns].take(at))
 
     def select(self, metric: str, where: dict) -> np.ndarray:
         """Row positions of one metric's facts that pass `where`: each key a column and the value (or list of values)
@@ -171,7 +167,7 @@ class FactQuery:
         if key not in self._targets_where:
             keep = np.ones(len(self.source), dtype=bool)
             for k, wanted in row_keys.items():
-                keep &= self._isin(k, _as_list(wanted))
+                keep &= self.source[k].isin(_as_list(wanted)).to_numpy(dtype=bool)
             self._targets_where[key] = {t for t, at in self.target_positions().items() if keep[at].any()}
         found = self._targets_where[key]
         if "link_layer" in where:
@@ -179,12 +175,10 @@ class FactQuery:
         return found
 
     def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
-        """The column's codes (-1 where missing) and distinct values, computed once per query."""
+        """The column's codes (-1 where missing) and distinct values: a categorical's own, else factorized once."""
         if column not in self._codes:
-            if isinstance(self.source, FactColumns):
-                self._codes[column] = self.source.codes(column)
-            else:
-                self._codes[column] = column_codes.factorized(self.source[column])
+            known = column_codes.fitting(None, column, len(self.source), self.source)
+            self._codes[column] = known if known is not None else column_codes.factorized(self.source[column])
         return self._codes[column]
 
     def targets_with(self, metric: str) -> set:
@@ -194,12 +188,11 @@ class FactQuery:
     def targets(self) -> set:
         """Every target holding a fact. Computed once: do not change the set returned."""
         if self._targets is None:
-            if "target" not in self._columns:
-                self._targets = set()
-            elif isinstance(self.source, FactColumns):
-                self._targets = self.source.distinct("target")
-            else:
-                self._targets = set(self.source["target"].unique())
+            self._targets = set()
+            if "target" in self._columns:
+                codes, uniques = self.codes("target")
+                seen = np.bincount(codes + 1, minlength=len(uniques) + 1) > 0  # (code -1: a missing target)
+                self._targets = set(np.append(np.array([None], dtype=object), uniques)[seen].tolist())
         return self._targets
 
     def derived(self, key, compute):
@@ -259,19 +252,17 @@ class FactQuery:
         for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
             if wanted is not None:
                 if column not in df.columns:
-                    return df.iloc[0:0]
+                    return plain(df.iloc[0:0])
                 mask &= df[column].isin(wanted if isinstance(wanted, (list, tuple, set)) else [wanted])
         if priority is not None:
             if "priority" not in df.columns:
-                return df.iloc[0:0]
+                return plain(df.iloc[0:0])
             mask &= pd.to_numeric(df["priority"], errors="coerce") == priority
-        return df[mask]
+        return plain(df[mask])
 
     def _none(self) -> pd.DataFrame:
         """No fact, every column: `facts.iloc[0:0]`."""
-        if isinstance(self.source, FactColumns):
-            return self.source.none()
-        return self.source.iloc[0:0]
+        return plain(self.source.iloc[0:0])
 
     def values(self, target: str, entity: str, metric: str, priority=None) -> list[tuple]:
         """(value, text) of each fact of one target, entity and metric, in the facts' order; with a priority, only the

@@ -78,7 +78,7 @@ def _host_rows(frame: pd.DataFrame, metrics, codes: dict | None, columns: list[s
     distinct values)), when known: an integer comparison instead of strings."""
     at = np.flatnonzero(column_codes.mask(frame, codes, "metric", metrics))
     names = list(dict.fromkeys([*columns, "kind"]))
-    rows = (frame[names].take(at) if isinstance(frame, pd.DataFrame) else frame.take(at, names)).set_axis(at)
+    rows = frame[names].take(at).set_axis(at)
     rows = column_codes.as_texts(rows)
     return rows[(rows["kind"] == "host").to_numpy(dtype=bool)]
 
@@ -129,22 +129,21 @@ def _network_errors(rows: pd.DataFrame) -> pd.Series:
     return rows.groupby("target")["delta"].sum()
 
 
-def triage_facts(samples: pd.DataFrame, facts, sample_codes: dict | None = None,
-                 fact_codes: dict | None = None) -> pd.DataFrame:
+def triage_facts(samples: pd.DataFrame, facts: pd.DataFrame, sample_codes: dict | None = None) -> pd.DataFrame:
     """The triage facts of every host with GPU readings, plus `nic_utilization` of every host's RDMA ports.
-    `facts`: a frame, or FactColumns (rdmatool.table.fact_columns: rows are only taken, by position); `sample_codes`,
-    `fact_codes`: the metric and target columns as codes (column → (a code per row, the distinct values)), when the
-    caller has them (always, with FactColumns): the selections are then integer comparisons."""
+    `sample_codes`: the samples' metric and target columns as codes (column → (a code per row, the distinct
+    values)), when the caller has them; the facts' categorical columns are read by their codes: the selections are
+    then integer comparisons."""
     # the host rows every figure is read from, in one selection over the facts
-    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state", *_ERRORS], fact_codes, _READ)
+    hosts = _host_rows(facts, [*_DATA, "link_rate_gbps", "port_state", *_ERRORS], None, _READ)
     in_errors = hosts["metric"].isin(_ERRORS).to_numpy()
     ports = nic_utilization(facts, hosts[~in_errors])
     gpus = _gpu_figures(samples, sample_codes)
     if gpus.empty:
         return ports
-    first = column_codes.first_rows(facts, fact_codes, "target")
+    first = column_codes.first_rows(facts, None, "target")
     # each target's first fact (only four of its columns are read)
-    meta = facts.take(first)[["target", "kind", "platform", "role"]].set_index("target")
+    meta = column_codes.as_texts(facts[["target", "kind", "platform", "role"]].take(first)).set_index("target")
     window = hosts[hosts["metric"].isin(_DATA).to_numpy()][["target", "window_s"]].groupby("target")["window_s"]
     window = window.median().to_dict()  # looked up once per host: a dictionary, not a Series
     errors = _network_errors(hosts[in_errors]).to_dict()

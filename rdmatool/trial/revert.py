@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rdmatool.table.facts import plain
 from rdmatool.tune import commands as cmds
 
 ECN = ("ecn_min_threshold_bytes", "ecn_max_threshold_bytes", "ecn_max_probability_pct")
@@ -61,7 +62,7 @@ def _render(change: dict, facts: pd.DataFrame, site: dict) -> tuple[str | None, 
 def revert(changes: list[dict], facts: pd.DataFrame, site: dict) -> list[dict]:
     """One entry per change or ECN group: what to restore, on which platform, the commands (or [] with `by_hand`),
     and the syntax note of a platform whose syntax is not verified."""
-    out, seen = [], set()
+    out, seen, facts = [], set(), plain(facts)  # (plain texts: None where missing)
     for change in changes:
         group = (change["target"], str(change["entity"])) if change["setting"] in ECN else None
         if group in seen:

@@ -130,11 +130,12 @@ def incast_figures(groups: list[dict]) -> tuple[dict[str, float | None], dict[st
 def load(path: str | Path) -> list[Run]:
     """Every run of one side, analysed; the incast figures of a gate bundle with an incast stage."""
     from rdmatool.table.analysis import analyse_path
+    from rdmatool.table.facts import plain
 
     runs = []
     for bundle in side_paths(path):
         analysis = analyse_path(bundle)
-        figs, keyed = figures(analysis.facts)
+        figs, keyed = figures(plain(analysis.facts))  # (plain texts: None where missing)
         groups = incast_groups(bundle)
         if groups is None:
             runs.append(Run(str(bundle), analysis, figs, keyed))

@@ -1,6 +1,6 @@
-"""The facts are written once, each part straight into its place (rdmatool.table.analysis._Facts, held as
-rdmatool.table.fact_columns.FactColumns): their frame must be the very frame the plain concatenation of the parts gives — the reference below is the analysis as it was before, frame by
-frame (latest values, rates, resets, derived ratios, efficiency, triage; a tool that complained twice) — on a pod
+"""The facts are built once, from the sample rows' codes (rdmatool.table.analysis._base_facts): spelled out, they
+must be the very frame the plain concatenation of the parts gives — the reference below is the analysis as it was
+before, frame by frame (latest values, rates, resets, derived ratios, efficiency, triage; a tool that complained twice) — on a pod
 with every part, and on the demo bundle."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from rdmatool.metrics import rate_name
-from rdmatool.table import analysis, fact_columns, frame
+from rdmatool.table import analysis, frame
+from rdmatool.table.facts import plain
 from rdmatool.table.triage import triage_facts
 from tests.bundle_sides import put_output
 from tests.pods import bundle as pods
@@ -92,7 +93,7 @@ def test_the_facts_are_the_concatenation_of_their_parts(which: str, pod_bundle: 
     table = frame.load(pod_bundle if which == "pod" else DEMO, write_store=False)
     built = analysis.analyse(table)
     facts, links = reference(table)
-    pd.testing.assert_frame_equal(built.facts, facts, check_exact=True)
+    pd.testing.assert_frame_equal(plain(built.facts), facts, check_exact=True)
     pd.testing.assert_frame_equal(built.links, links, check_exact=True)
     metrics = set(facts["metric"])
     if which == "pod":  # the case holds every part
@@ -103,17 +104,15 @@ def test_the_facts_are_the_concatenation_of_their_parts(which: str, pod_bundle: 
 
 
 def assert_codes_name_the_facts(built: analysis.Analysis) -> None:
-    """The codes the query groups by come from the facts' columns (their codes, never a factorize of the strings) and
-    name every fact's metric and target, each distinct value once: the query's groups are the ones a factorize would
-    give."""
-    assert isinstance(built.fact_source, fact_columns.FactColumns)
+    """The codes the query groups by are the facts' categoricals' (never a factorize of the strings) and name every
+    fact's metric and target, each distinct value once: the query's groups are the ones a factorize would give."""
     for column in ("metric", "target"):
         codes, uniques = built.query.codes(column)
-        assert codes is built.fact_source.codes(column)[0]  # the columns' own
+        assert (codes == built.facts[column].cat.codes.to_numpy()).all()  # the columns' own
         assert len(codes) == len(built.facts) > 0
         assert len(set(uniques.tolist())) == len(uniques)
         named = np.array([*uniques.tolist(), None], dtype=object)[codes]
-        assert (named == built.facts[column].to_numpy(dtype=object)).all(), column
+        assert (named == plain(built.facts)[column].to_numpy(dtype=object)).all(), column
     groups = built.query.target_positions()
     expected = built.facts.groupby("target", sort=False).indices
     assert {t: list(at) for t, at in groups.items()} == {t: list(at) for t, at in expected.items()}

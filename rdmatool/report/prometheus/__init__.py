@@ -29,6 +29,7 @@ from rdmatool.report.prometheus.families import Family, fact_families, label_val
 from rdmatool.report.prometheus.labels import EntityLabels
 from rdmatool.report.prometheus.names import PREFIX, base_name
 from rdmatool.report.shown import cleaned
+from rdmatool.table.facts import plain
 
 __all__ = ["DEFAULT_MAX_SERIES", "PREFIX", "Export", "base_name", "build", "bundle_export", "bundle_exposition",
            "render"]
@@ -77,6 +78,7 @@ def build(facts: pd.DataFrame, result: DiagnoseResult, created: str | None = Non
     """The export of an analysis' facts and its diagnosis. `targets`: the bundle's targets (its manifest's), to which
     the facts' hosts and switches are added; each is a node with at most `max_series` series."""
     shown = cleaned(result)  # targets, rules and failures as label values: encodable, controls shown
+    facts = plain(facts)  # (plain texts: None where missing)
     entities = EntityLabels(facts)
     nodes = [label_value(t) for t in targets or ()]
     if not facts.empty:
