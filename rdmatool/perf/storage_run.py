@@ -36,6 +36,14 @@ class StorageRun:
         files.write_atomic(path, (json.dumps(self.record(), indent=1, default=str) + "\n").encode())
 
 
+def _read(targets: list[Target], read_options, folder: Path) -> str | None:  # noqa: ANN001 - CollectOptions
+    """One read of the counters; None when it breaks: the reads' figures stand without the pause figures."""
+    try:
+        return load_reads.read(targets, read_options, folder)
+    except Exception:  # noqa: BLE001 - a read that fails loses the pause figures, never the storage run
+        return None
+
+
 def measure(session, rounds: list[list[Group]], *, targets: Iterable[Target] = (), links: Iterable = (),  # noqa: ANN001 - a PerfSession
             read_options=None, folder: Path | None = None, priority: int = 3, reference: float | None = None,  # noqa: ANN001 - CollectOptions
             slow_share: float = storage.SLOW_SHARE_OF_MEDIAN, cabling: Mapping[str, tuple[str, str]] | None = None,
@@ -47,9 +55,9 @@ def measure(session, rounds: list[list[Group]], *, targets: Iterable[Target] = (
     nodes = [g.receiver for r in rounds for g in r]
     names = set(nodes) | {c for r in rounds for g in r for c in g.senders}
     read = load_reads.members(targets, names, links) if read_options is not None and folder is not None else []
-    before = load_reads.read(read, read_options, folder / "before") if read else None
+    before = _read(read, read_options, folder / "before") if read else None
     results = storage.run(session, rounds, deadline)
-    after = load_reads.read(read, read_options, folder / "after") if read else None
+    after = _read(read, read_options, folder / "after") if read and before else None
     whole, per_nic = storage.line_rates(session)
     figures = storage.figures(rounds, results, whole, reference, slow_share, per_nic)
     rows = storage.facts(figures, session.devices, cabling, roles)

@@ -103,3 +103,23 @@ def test_perf_run_prints_each_nic_of_a_node_read_through_several(monkeypatch, tm
     assert _perf_storage.run(session, targets, 2, tmp_path) == 0  # one node: its own median, not slow
     out = capsys.readouterr().out
     assert "stor01: 144.0 Gb/s (36% of 400 Gb/s) read by gpu01, gpu02 (per NIC: mlx5_0 48%, mlx5_1 24%)" in out
+
+
+def test_a_counter_read_that_breaks_loses_the_pause_figures_not_the_run(monkeypatch, tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from rdmatool.model import Target
+    from rdmatool.perf import load_reads, storage_run
+
+    def broken(*args):
+        raise OSError("no route to leaf01")
+
+    monkeypatch.setattr(load_reads, "read", broken)
+    monkeypatch.setattr(storage, "run", lambda session, rounds, deadline=None: [
+        PairResult("stor01", "gpu01", "ib_read_bw", 65536, 190.0, None, None, None, 0, "", "", 1.0)])
+    session = SimpleNamespace(rails={}, hosts={}, devices={"stor01": "mlx5_0"}, expected_gbps=lambda: {"stor01": 200.0})
+    done = storage_run.measure(session, storage.plan(["stor01"], ["gpu01"], 1), targets=[Target("stor01", "a")],
+                               read_options=object(), folder=tmp_path)
+    assert done.pauses is None and done.figures["nodes"][0]["share"] == 0.95
+    assert {r["metric"] for r in done.rows} >= {"storage_read_efficiency"}
+    assert not {r["metric"] for r in done.rows} & {"storage_compute_pause_verdict"}
