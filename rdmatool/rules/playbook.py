@@ -254,6 +254,8 @@ def load_file(path: Path, site: dict | None = None) -> list[Rule]:
 
 
 def _rule(path: Path, raw: Any, site: dict) -> Rule:
+    """One rule of a playbook, checked in the order an author meets the problems: its id and kind, its texts and
+    severity, its kind's parameters, its `where`, the rules it names, its stage."""
     where = f"{path}:{yamlio.line_of(raw) or 1}"
 
     def fail(message: str) -> PlaybookError:
@@ -268,17 +270,39 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     if not isinstance(kind, str) or kind not in KINDS:
         raise fail(f"rule {rule_id}: unknown kind {yamlio.quote(kind)} (one of {', '.join(KINDS)})")
     raw, template = _for_the_site(path, raw, rule_id, site)  # checked from here on as it reads for the site
+    _check_texts(raw, fail, rule_id)
+    try:
+        severity = Severity(str(raw.get("severity", "")).lower())
+    except ValueError:
+        raise fail(f"rule {rule_id}: severity must be one of {', '.join(s.value for s in Severity)}") from None
+    params = {k: v for k, v in raw.items() if k not in _COMMON}
+    _check_params(path, params, kind, fail, rule_id)
+    where_filter = _where_of(path, raw, kind, fail, rule_id)
+    suggest, replaces, explains, far_end = _named(path, raw, fail, rule_id)
+    stage = raw.get("stage", _default_stage(kind, params))
+    if stage not in STAGES:
+        raise fail(f"rule {rule_id}: `stage` must be one of {', '.join(STAGES)}, not {yamlio.quote(stage)}")
+    return Rule(
+        id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
+        check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
+        suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), explains_far_end=tuple(far_end),
+        source=where, site=site, template=template, stage=stage,
+    )
+
+
+def _check_texts(raw: dict, fail, rule_id: str) -> None:
+    """What the operator reads: symptom, cause, check and fix, each given; no field the operator never sees."""
     for name in (name for name in _NOT_SHOWN if name in raw):
         raise fail(f"rule {rule_id}: `{name}` is not shown to the operator; write what the operator needs in "
                    "symptom, cause, check or fix (a citation such as \"(rdmatool docs tuning row 1)\" in the text)")
     for text_field in ("symptom", "cause", "check", "fix"):
         if not isinstance(raw.get(text_field), str) or not raw[text_field].strip():
             raise fail(f"rule {rule_id}: missing field {text_field!r}")
-    try:
-        severity = Severity(str(raw.get("severity", "")).lower())
-    except ValueError:
-        raise fail(f"rule {rule_id}: severity must be one of {', '.join(s.value for s in Severity)}") from None
-    params = {k: v for k, v in raw.items() if k not in _COMMON}
+
+
+def _check_params(path: Path, params: dict, kind: str, fail, rule_id: str) -> None:
+    """The kind's parameters: none unknown, none missing, each of its type, and what they name (metrics,
+    operators, group_by columns) known."""
     unknown = set(params) - registry.KINDS[kind].params
     if unknown:
         raise fail(f"rule {rule_id}: unknown parameter(s) {yamlio.shorten(str(sorted(unknown, key=str)))} for kind "
@@ -301,6 +325,10 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     _check_metrics(params, fail, rule_id)
     _check_operators(params, fail, rule_id)
     _check_numeric_values(params, kind, fail, rule_id)
+
+
+def _where_of(path: Path, raw: dict, kind: str, fail, rule_id: str) -> dict:
+    """The rule's `where` filter ({} without one), with the keys its kind reads."""
     where_filter = raw.get("where") or {}
     if not _is_where(where_filter):
         raise _located(path, where_filter, fail, f"rule {rule_id}: `where` must be {_WHERE}, not "
@@ -308,6 +336,12 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     problem = _where_problem(where_filter, _KIND_WHERE_KEYS.get(kind, WHERE_KEYS))
     if problem:
         raise _located(path, where_filter, fail, f"rule {rule_id}: {problem}")
+    return where_filter
+
+
+def _named(path: Path, raw: dict, fail, rule_id: str) -> tuple[tuple, list, list, list]:
+    """What the rule names beside its finding: `suggest` (a string or a list, as a tuple), and the other rules it
+    `replaces`, `explains` (not both of one rule) or `explains_far_end`, never itself."""
     suggest = raw.get("suggest") or []
     if not (isinstance(suggest, str) or _fits(suggest, _TEXTS)):
         raise _located(path, suggest, fail, f"rule {rule_id}: `suggest` must be a string or {_TEXTS}, not "
@@ -328,15 +362,7 @@ def _rule(path: Path, raw: Any, site: dict) -> Rule:
     if not _fits(far_end, _TEXTS) or rule_id in far_end:
         raise _located(path, far_end, fail, f"rule {rule_id}: `explains_far_end` must be {_TEXTS} naming other rules, "
                                             f"not {yamlio.quote(far_end)}")
-    stage = raw.get("stage", _default_stage(kind, params))
-    if stage not in STAGES:
-        raise fail(f"rule {rule_id}: `stage` must be one of {', '.join(STAGES)}, not {yamlio.quote(stage)}")
-    return Rule(
-        id=rule_id, kind=kind, severity=severity, symptom=raw["symptom"].strip(), cause=raw["cause"].strip(),
-        check=raw["check"].strip(), fix=raw["fix"].strip(), params=_plain(params), where=_plain(where_filter),
-        suggest=suggest, replaces=tuple(replaces), explains=tuple(explains), explains_far_end=tuple(far_end),
-        source=where, site=site, template=template, stage=stage,
-    )
+    return suggest, replaces, explains, far_end
 
 
 def _default_stage(kind: str, params: dict) -> str:
