@@ -96,7 +96,22 @@ def as_texts(part: pd.DataFrame, columns=None) -> pd.DataFrame:
     return part.assign(**plain) if plain else part
 
 
+# categories → their values as objects and a trailing None (code -1): made once per categories, not per cut (a
+# diagnosis cuts rows of the facts hundreds of times, each column over the same pool of 20,000 strings)
+_SPELLED: dict[int, tuple[pd.Index, np.ndarray]] = {}
+
+
+def spelled(values: pd.Categorical) -> np.ndarray:
+    """A categorical's values as an object array, None where missing (code -1)."""
+    categories = values.categories
+    known = _SPELLED.get(id(categories))
+    if known is None or known[0] is not categories:
+        if len(_SPELLED) > 64:
+            _SPELLED.clear()
+        known = _SPELLED[id(categories)] = (categories, np.append(np.asarray(categories, dtype=object), None))
+    return known[1].take(values.codes)
+
+
 def texts(values: pd.Series) -> pd.Series:
     """A categorical column as plain objects, None where missing (code -1)."""
-    spelled = np.append(np.asarray(values.cat.categories, dtype=object), None).take(values.cat.codes.to_numpy())
-    return pd.Series(spelled, index=values.index, name=values.name, dtype=object, copy=False)
+    return pd.Series(spelled(values.array), index=values.index, name=values.name, dtype=object, copy=False)

@@ -32,10 +32,12 @@ FLAG_DTYPE = pd.DataFrame(index=[0]).assign(flag="")["flag"].dtype
 def plain(part: pd.DataFrame) -> pd.DataFrame:
     """Rows of the facts with their categorical columns as plain objects, None where missing, and a categorical
     `flag` as a string column: what the rules and the suggesters read."""
-    spelled = column_codes.as_texts(part)
-    if "flag" in part.columns and isinstance(part["flag"].dtype, pd.CategoricalDtype):
-        spelled["flag"] = spelled["flag"].astype(FLAG_DTYPE)
-    return spelled
+    if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in part.dtypes):
+        return part
+    columns = {c: pd.Series(column_codes.spelled(column.array), index=part.index, name=c, copy=False,
+                            dtype=FLAG_DTYPE if c == "flag" else object)
+               if isinstance(column.dtype, pd.CategoricalDtype) else column for c, column in part.items()}
+    return pd.DataFrame(columns, index=part.index, columns=part.columns, copy=False)
 
 
 _NO_ROWS = np.array([], dtype=np.intp)
