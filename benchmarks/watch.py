@@ -96,11 +96,11 @@ class Loop:
         readings = [reading_of(name, at, results) for name, results in self.hosts]
         c1 = clock()
         readings = [self._advanced(r, n) for n, r in enumerate(readings)]
-        rates = self.watch.history.record(at, readings)
+        self.watch.history.record(at, readings)
         c2 = clock()
         events = self.watch._judge(at)
         c3 = clock()
-        textfile.write(self.watch.options.textfile, self.watch.history, rates, self.names, self.names,
+        textfile.write(self.watch.options.textfile, self.watch.history, self.names, self.names,
                        list(self.watch.open.values()), at, self.watch.textfiles)
         c4 = clock()
         store.save(self.watch.options.out, self.watch.history, self.interval_s)

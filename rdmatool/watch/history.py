@@ -14,7 +14,6 @@ reading before it: an average, honest about the time it covers.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +53,7 @@ class History:
         self.last_value = np.full(0, np.nan)
         self.last_time = np.full(0, np.nan)
         self.states: dict[tuple[str, str], dict[str, str]] = {}  # target -> (entity, metric) -> text, latest
+        self.last_rates = np.full(0, np.nan)  # the last interval's rates by row (float64, not saved)
         self.dropped_series = 0  # readings of series beyond max_series, not kept
 
     def __len__(self) -> int:
@@ -80,35 +80,59 @@ class History:
 
     def record(self, at: float, readings: list[Reading]) -> dict[Key, float]:
         """One interval: each reading's counters become rates in the interval's column; the rates of this interval
-        by series are returned (series without a rate are absent)."""
+        by series are returned (series without a rate are absent). The counters of all readings are gathered first
+        and turned into rates at once (a fleet's interval is some 100,000 of them)."""
         column = self.interval % self.shape.recent
         self.rates[:, column] = np.nan
         self.times[column] = at
-        rates: dict[Key, float] = {}
+        gauge_rows, gauge_values, gauge_times = [], [], []
+        rows, values, times, keys = [], [], [], []
         for reading in readings:
             if reading.states:
                 self.states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
             for (entity, metric, priority), value in reading.gauges.items():  # a probe's figure: kept as it is
                 row = self._row((reading.target, entity, metric, -1 if priority is None else int(priority)))
                 if row is not None:
-                    self.rates[row, column] = value
-                    self.last_value[row], self.last_time[row] = value, reading.at
+                    gauge_rows.append(row)
+                    gauge_values.append(value)
+                    gauge_times.append(reading.at)
             for (entity, metric, priority), value in reading.counters.items():
                 key = (reading.target, entity, metric, -1 if priority is None else int(priority))
-                row = self._row(key)
+                row = self.index.get(key)
                 if row is None:
-                    continue
-                before, then = self.last_value[row], self.last_time[row]
-                self.last_value[row], self.last_time[row] = value, reading.at
-                if math.isnan(before) or value < before or reading.at <= then:
-                    continue  # first reading, counter reset, or a clock that did not move
-                rate = (value - before) / (reading.at - then)
-                self.rates[row, column] = rate
-                rates[key] = rate
+                    row = self._row(key)
+                    if row is None:
+                        continue
+                rows.append(row)
+                values.append(value)
+                times.append(reading.at)
+                keys.append(key)
+        if gauge_rows:
+            g = np.array(gauge_rows, dtype=np.int64)
+            self.rates[g, column] = gauge_values
+            self.last_value[g], self.last_time[g] = gauge_values, gauge_times
+        rates: dict[Key, float] = {}
+        self.last_rates = np.full(len(self.keys), np.nan)  # this interval's rates by row, as computed (float64)
+        if rows:
+            r = np.array(rows, dtype=np.int64)
+            value, then = np.array(values, dtype=float), np.array(times, dtype=float)
+            before, before_t = self.last_value[r], self.last_time[r]
+            self.last_value[r], self.last_time[r] = value, then
+            # no rate on a first reading, a counter that went back (a reset), or a clock that did not move
+            ok = ~np.isnan(before) & (value >= before) & (then > before_t)
+            rate = (value[ok] - before[ok]) / (then[ok] - before_t[ok])
+            self.rates[r[ok], column] = rate
+            self.last_rates[r[ok]] = rate
+            rates = dict(zip([k for k, good in zip(keys, ok.tolist()) if good], rate.tolist()))
         self.interval += 1
         if self.interval % self.shape.factor == 0:
             self._downsample()
         return rates
+
+    @property
+    def last_column(self) -> int:
+        """The recent ring's column of the last interval recorded (-1 before the first)."""
+        return (self.interval - 1) % self.shape.recent if self.interval else -1
 
     def _downsample(self) -> None:
         f = self.shape.factor

@@ -5,12 +5,8 @@ counters, perfquery on InfiniBand ports, ethtool -S on each netdev. Of what thei
 counters below (pause per priority, ECN marks, CNPs, drops, errors) and the port state: the rest (byte counts,
 firmware, GUIDs) would only multiply the series a long run holds.
 
-Parsing is most of an interval's cost at 1,000 hosts, and most lines of `ethtool -S` and of the sysfs dump are
-counters a watch does not keep. Their lines are line-local (`name: value`, `path:value`), so each is first told
-apart by its name (`_light`): a name is learnt once, by the parser itself on that one line, as kept (it gives a
-counter or state above, or the parser refuses the line) or dropped; the parser then reads the kept lines only. The
-reading is the same as the whole output's, except that a malformed line of a counter the watch does not keep no
-longer costs it the output's other counters.
+The line-local outputs (`ethtool -S`, the sysfs dump) are read through rdmatool.watch.lines, at the cost of their
+values; the others through their parsers.
 """
 
 from __future__ import annotations
@@ -22,8 +18,9 @@ from dataclasses import dataclass, field
 
 from rdmatool import commands, parsers
 from rdmatool.errors import ParseError
-from rdmatool.model import CommandResult, Sample, Target
+from rdmatool.model import CommandResult, Target
 from rdmatool.table.sample_columns import entity_namer
+from rdmatool.watch import lines
 
 COUNTERS = frozenset({
     # PFC, per priority where the NIC says so
@@ -39,9 +36,8 @@ COUNTERS = frozenset({
     "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "roce_adp_retrans",
 })
 STATES = frozenset({"port_state", "phys_state"})
-FILTERED = frozenset({"ethtool_stats", "sysfs_counters"})  # line-local outputs, read through _light
-MAX_NAMES = 50_000  # names learnt (a fleet prints a few hundred); past it, lines are kept unlearnt
-_KEEP: dict[tuple[str, str], bool] = {}
+FILTERED = frozenset({"ethtool_stats", "sysfs_counters"})  # line-local outputs, read through rdmatool.watch.lines
+KEPT = COUNTERS | STATES
 
 
 @dataclass(frozen=True)
@@ -62,46 +58,23 @@ def reading_of(target: str, at: float, results: list[CommandResult]) -> Reading:
     for result in results:
         if not result.ok or result.parser not in parsers.names():
             continue
-        text = _light(result.parser, result.stdout) if result.parser in FILTERED else result.stdout
-        if not text:
-            continue  # nothing the watch keeps
         try:
-            samples: list[Sample] = parsers.parse(result.parser, text)
+            if result.parser in FILTERED:
+                found = lines.items(result.parser, result.stdout, KEPT)
+            else:
+                found = [(x.entity, x.metric, x.priority, x.value, x.text)
+                         for x in parsers.parse(result.parser, result.stdout)]
         except ParseError:
             continue
         # The bundle's names: a placeholder entity (ethtool's `netdev`) or perfquery's LID becomes the port or
         # netdev the command was run for, so a watch's series are the ones `rdmatool export prometheus` names.
         name = entity_namer(result.parser, result.qualifier) or (lambda entity: entity)
-        for s in samples:
-            if s.metric in COUNTERS and isinstance(s.value, (int, float)):
-                counters.setdefault((name(s.entity), s.metric, s.priority), float(s.value))  # the first tool's
-            elif s.metric in STATES and s.text:
-                states.setdefault((name(s.entity), s.metric), s.text)
+        for entity, metric, priority, value, text in found:
+            if metric in COUNTERS and isinstance(value, (int, float)):
+                counters.setdefault((name(entity), metric, priority), float(value))  # the first tool's
+            elif metric in STATES and text:
+                states.setdefault((name(entity), metric), text)
     return Reading(target, at, counters, states)
-
-
-def _light(parser: str, text: str) -> str:
-    """The lines of a line-local output whose name gives something the watch keeps (module docstring)."""
-    kept = []
-    for line in text.splitlines(keepends=True):
-        name = line.partition(":")[0].strip()
-        keep = _KEEP.get((parser, name))
-        if keep is None:
-            keep = _learn(parser, name, line)
-        if keep:
-            kept.append(line)
-    return "".join(kept)
-
-
-def _learn(parser: str, name: str, line: str) -> bool:
-    try:
-        samples = parsers.parse(parser, line if line.endswith("\n") else line + "\n")
-    except ParseError:
-        return True  # the parser refuses the line: the whole output is refused, as without the filter
-    keep = any(s.metric in COUNTERS or s.metric in STATES for s in samples)
-    if len(_KEEP) < MAX_NAMES:
-        _KEEP[(parser, name)] = keep
-    return keep or len(_KEEP) >= MAX_NAMES
 
 
 class HostReader:

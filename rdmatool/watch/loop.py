@@ -116,11 +116,11 @@ class Watch:
                 return False
         read = list(dict.fromkeys(r.target for r in readings))  # the probes' `fabric` too
         at = self.clock()
-        rates = self.history.record(at, readings)
+        self.history.record(at, readings)
         events = self._judge(at)
         for event in events:
             self.emit(event)
-        self._write(rates, read, [r.target.name for r in self.readers], events, at)
+        self._write(read, [r.target.name for r in self.readers], events, at)
         return True
 
     def _gap(self, target: str, missing: bool, error: str | None) -> None:
@@ -153,14 +153,14 @@ class Watch:
         self.open = {key: {**self.open.get(key, {"since": stamp}), **record} for key, record in now.items()}
         return events
 
-    def _write(self, rates, read: list[str], names: list[str], events: list[dict], at: float) -> None:
+    def _write(self, read: list[str], names: list[str], events: list[dict], at: float) -> None:
         opened = list(self.open.values())
         if self.options.out is not None:
             store.save(self.options.out, self.history, self.options.interval_s)
             store.log_events(self.options.out, events)
             store.save_open(self.options.out, opened)
         if self.options.textfile is not None:
-            for refused in textfile.write(self.options.textfile, self.history, rates, read, names, opened, at,
+            for refused in textfile.write(self.options.textfile, self.history, read, names, opened, at,
                                           self.textfiles):
                 if refused not in self.unnamed:
                     self.unnamed.add(refused)

@@ -32,7 +32,7 @@ from rdmatool.report.prometheus.families import _INFO_LABEL, INFO_STATES, label_
 from rdmatool.report.prometheus.labels import EntityLabels
 from rdmatool.report.prometheus.names import PREFIX, base_name, help_text
 from rdmatool.report.prometheus.textfiles import FLEET_FILE, target_file
-from rdmatool.watch.history import History, Key, is_gauge
+from rdmatool.watch.history import History, is_gauge
 
 PROBE_FAMILY = PREFIX + "watch_probe_latency_seconds"
 _QUANTILES = {"watch_lat_p50_us": "0.5", "watch_lat_p99_us": "0.99", "watch_lat_p999_us": "0.999"}
@@ -49,6 +49,7 @@ class _Target:
     rate_rows: list[int]
     rate_family: list[int]
     rate_prefix: list[str]
+    rate_scale: np.ndarray
     states: dict[tuple[str, str], tuple[int, str]]  # (entity\tmetric, text) -> (family, whole line)
     signature: tuple  # its series count and states when rendered
 
@@ -105,8 +106,9 @@ class Textfiles:
                 labels = (("target", label_value(target)), *entities.of(target, entity, metric),
                           (_INFO_LABEL.get(metric, "value"), text))
                 per_family.setdefault(name, []).append(("state", (target, joined, text), labels))
-        built = {t: _Target(np.zeros(0, dtype=np.int64), [], [], np.zeros(0), [], [], [], {},
+        built = {t: _Target(np.zeros(0, dtype=np.int64), [], [], np.zeros(0), [], [], [], np.zeros(0), {},
                             _signature(history, t, self)) for t in targets}
+        rate_scales: dict[str, list[float]] = {t: [] for t in targets}
         values: dict[str, list[tuple[int, int, str, float]]] = {t: [] for t in targets}
         for name in sorted(per_family):
             help_, type_, scale = specs[name]
@@ -122,6 +124,7 @@ class Textfiles:
                     mine.rate_rows.append(ident)
                     mine.rate_family.append(index)
                     mine.rate_prefix.append(prefix)
+                    rate_scales[history.keys[ident][0]].append(scale)
                 else:
                     built[ident[0]].states[(ident[1], ident[2])] = (index, prefix + "1.0\n")
         for target, mine in built.items():
@@ -130,28 +133,29 @@ class Textfiles:
             mine.value_family = [g[1] for g in got]
             mine.value_prefix = [g[2] for g in got]
             mine.scale = np.array([g[3] for g in got], dtype=float)
+            mine.rate_scale = np.array(rate_scales[target], dtype=float)
             self.targets[target] = mine
 
-    def lines(self, history: History, target: str, rates: dict[Key, float]) -> list[tuple[int, str]]:
-        """(family, line) of each of the target's series with a reading, and its states."""
+    def lines(self, history: History, target: str) -> list[tuple[int, str]]:
+        """(family, line) of each of the target's series with a reading, its rates of the last interval and its
+        states."""
         mine = self.targets.get(target)
         if mine is None:
             return []
         out = []
         if len(mine.rows):
             readings = history.last_value[mine.rows] * mine.scale
-            for family, prefix, value in zip(mine.value_family, mine.value_prefix, readings.tolist()):
-                if value == value:  # not NaN: read at least once
-                    out.append((family, f"{prefix}{floatToGoString(value)}\n"))
-        keys = history.keys
-        scales = dict(zip(mine.rows.tolist(), mine.scale.tolist()))
-        for row, family, prefix in zip(mine.rate_rows, mine.rate_family, mine.rate_prefix):
-            rate = rates.get(keys[row])
-            if rate is not None:
-                out.append((family, f"{prefix}{floatToGoString(rate * scales.get(row, 1.0))}\n"))
-        for (joined, text), (family, line) in mine.states.items():
-            if history.states.get(target, {}).get(joined) == text:
-                out.append((family, line))
+            out = [(family, f"{prefix}{_go(value)}\n") for family, prefix, value in
+                   zip(mine.value_family, mine.value_prefix, readings.tolist()) if value == value]  # NaN: never read
+        if mine.rate_rows:
+            rows = np.array(mine.rate_rows, dtype=np.int64)
+            known = rows < len(history.last_rates)
+            rates = np.full(len(rows), np.nan)
+            rates[known] = history.last_rates[rows[known]] * mine.rate_scale[known]
+            out += [(family, f"{prefix}{_go(rate)}\n") for family, prefix, rate in
+                    zip(mine.rate_family, mine.rate_prefix, rates.tolist()) if rate == rate]
+        current = history.states.get(target, {})
+        out += [(family, line) for (joined, text), (family, line) in mine.states.items() if current.get(joined) == text]
         return out
 
     def text(self, lines: list[tuple[int, str]], extra: str = "") -> str:
@@ -203,8 +207,8 @@ def _label_facts(history: History, targets: list[str], rows_of: dict[str, list[i
     return pd.DataFrame(out, columns=["target", "kind", "entity", "metric", "size_bytes"])
 
 
-def write(directory: Path, history: History, rates: dict[Key, float], read: list[str], all_targets: list[str],
-          open_findings: list[dict], at: float, cache: Textfiles | None = None) -> list[str]:
+def write(directory: Path, history: History, read: list[str], all_targets: list[str], open_findings: list[dict],
+          at: float, cache: Textfiles | None = None) -> list[str]:
     """Rewrite every node's textfile and the fleet file; the targets whose names cannot name a file are returned.
     `cache` keeps the rendered lines from one interval to the next (a fresh one renders everything)."""
     cache = cache if cache is not None else Textfiles()
@@ -224,13 +228,13 @@ def write(directory: Path, history: History, rates: dict[Key, float], read: list
         if name is None:
             refused.append(target)
             continue
-        lines = cache.lines(history, target, rates) if target in answered else []
+        lines = cache.lines(history, target) if target in answered else []
         extra = head + "".join(findings[target]) if target in findings else ""
         _write(directory / name, cache.text(lines, extra))
     fleet = []
     for target in cache.targets:
         if target not in nodes and target in answered:
-            fleet += cache.lines(history, target, rates)
+            fleet += cache.lines(history, target)
     extra = "".join(findings[t] for t in findings if t not in nodes)
     extra = (head + extra if extra else "") + _singles(at, len(all_targets), len(answered & nodes)) + \
         _probe_family(history)
@@ -271,15 +275,25 @@ def _line(name: str, labels: dict, value: float) -> str:
     return generate_latest(_Collector([metric])).decode().split("\n", 2)[2]
 
 
+def _go(value: float) -> str:
+    """A value as prometheus_client writes it (floatToGoString), at repr's cost where they agree."""
+    text = repr(value)
+    return text if "." in text and text.find(".") <= 6 and "e" not in text else floatToGoString(value)
+
+
 def _write(path: Path, text: str) -> None:
     """Replace the file atomically (a reader sees the old file or the new one), without write_atomic's fsyncs: a
     textfile is rewritten every interval, and a crash that loses the last one loses nothing the next interval does
     not write again; 1,000 fsyncs an interval would be most of the textfiles' cost."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            data = memoryview(text.encode())
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):

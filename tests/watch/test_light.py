@@ -11,7 +11,7 @@ from rdmatool import commands
 from rdmatool.model import CommandResult, Target
 from rdmatool.transport import host_framing
 from rdmatool.transport.local import LocalSession
-from rdmatool.watch import light
+from rdmatool.watch import light, lines
 from rdmatool.watch.light import HostReader, reading_of
 
 
@@ -62,14 +62,15 @@ def test_a_host_whose_session_breaks_is_a_gap_and_is_opened_again() -> None:
 
 @pytest.mark.parametrize("parser", ["ethtool_stats", "sysfs_counters"])
 def test_reading_only_the_kept_lines_reads_the_same(parser: str, monkeypatch) -> None:
-    """Every fixture of the two line-local parsers: the watch's reading of the lines it keeps is its reading of the
-    whole output (a fixture the parser refuses is refused both ways)."""
+    """Every fixture of the two line-local parsers: the watch's reading of the lines it keeps, and of the values
+    alone once their shape is known (rdmatool.watch.lines), is its reading of the whole output (a fixture the parser
+    refuses is refused both ways)."""
     folder = Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / parser
     fixtures = sorted(folder.glob("*.txt"))
     assert len(fixtures) >= 3
     for fixture in fixtures:
         result = CommandResult("gpu01", parser, "x", fixture.read_text(), qualifier="ens1f0np0")
-        light._KEEP.clear()
+        lines.clear()
         filtered = light.reading_of("gpu01", 1.0, [result])
         monkeypatch.setattr(light, "FILTERED", frozenset())
         whole = light.reading_of("gpu01", 1.0, [result])
@@ -77,3 +78,5 @@ def test_reading_only_the_kept_lines_reads_the_same(parser: str, monkeypatch) ->
         if fixture.with_suffix(".error").exists():
             assert filtered.counters == whole.counters == {}, fixture.name
         assert (filtered.counters, filtered.states) == (whole.counters, whole.states), fixture.name
+        again = light.reading_of("gpu01", 2.0, [result])  # the shape learnt: read by its values alone
+        assert (again.counters, again.states) == (whole.counters, whole.states), fixture.name

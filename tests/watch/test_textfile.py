@@ -67,7 +67,7 @@ def test_the_kept_lines_are_the_export_families_interval_after_interval(tmp_path
         rates = history.record(100.0 + 10 * i, [*readings, fabric])
         read = ["gpu01", "gpu02", "fabric"]
         finding = {"target": "gpu02", "rule": "watch_periodic_spike", "severity": "warning"}
-        assert textfile.write(tmp_path, history, rates, read, ["gpu01", "gpu02"], [finding], 1e9, cache) == []
+        assert textfile.write(tmp_path, history, read, ["gpu01", "gpu02"], [finding], 1e9, cache) == []
         expected = _reference(history, rates, read)
         for host in ("gpu01", "gpu02"):
             text = (tmp_path / f"rdmatool-{host}.prom").read_text()
