@@ -50,6 +50,9 @@ def watch_command(
     probe: str = typer.Option(None, "--probe", metavar="KIND",
                               help="latency: one short ib_send_lat per host per interval, the pairs rotating."),
     playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
+    switch_every: int = typer.Option(3, "--switch-every", min=0, metavar="N",
+                                     help="Read the switches facing the hosts (inventory links) every N intervals; "
+                                          "0: never."),
     forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Hosts read at once."),
     timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
     accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
@@ -81,6 +84,9 @@ def watch_command(
     except RdmatoolError as exc:
         die(f"rdmatool watch: {exc}", EXIT_USAGE)
     readers = [HostReader(t, opener, timeout) for t in targets]
+    if switch_every and not local:
+        readers += _switch_readers(_config.inventory(inventory_file), targets, switch_every, timeout, known_hosts,
+                                   accept_new_host_keys)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -100,10 +106,13 @@ def watch_command(
     except RdmatoolError as exc:  # the output directory became unwritable: said, with the file
         die(f"rdmatool watch: {exc}", EXIT_USAGE)
     resumed = f" (resumed after {outcome.resumed_from})" if outcome.resumed_from else ""
-    typer.echo(f"rdmatool watch: {outcome.intervals} intervals{resumed}, {len(outcome.read_ever)} of "
-               f"{len(targets)} hosts read, {len(outcome.open_findings)} findings open"
+    hosts_read = outcome.read_ever & {t.name for t in targets}
+    switches = f", {len(outcome.read_ever - hosts_read)} of {len(readers) - len(targets)} switches" \
+        if len(readers) > len(targets) else ""
+    typer.echo(f"rdmatool watch: {outcome.intervals} intervals{resumed}, {len(hosts_read)} of "
+               f"{len(targets)} hosts read{switches}, {len(outcome.open_findings)} findings open"
                f"{' (stopped)' if outcome.stopped else ''}", err=True)
-    if not outcome.read_ever:
+    if not hosts_read:
         raise typer.Exit(EXIT_INCONCLUSIVE)
     if outcome.worst is not None and outcome.worst.value in ("error", "critical"):
         raise typer.Exit(EXIT_FAIL)
@@ -131,6 +140,23 @@ def _targets(local: bool, inventory_file: str | None, limit, exclude, ignore_unk
     if not hosts:
         die(f"rdmatool watch: {inventory_file}: no host selected (switches are not watched)", EXIT_INCONCLUSIVE)
     return hosts
+
+
+def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, known_hosts: str | None,
+                    accept_new: bool) -> list:
+    """A reader per switch the inventory's links cable to a watched host, on those ports (none without links)."""
+    from rdmatool import inventory
+    from rdmatool.model import TargetKind
+    from rdmatool.transport.hostkeys import KnownHosts
+    from rdmatool.transport.switch import SwitchSession
+    from rdmatool.watch.switches import SwitchReader, facing
+
+    loaded = inventory.load_inventory(inventory_file)
+    switches = [t for t in loaded.targets if t.kind is TargetKind.SWITCH and t.platform is not None]
+    ports = facing(switches, loaded.links, {t.name for t in hosts})
+    known = KnownHosts(known_hosts, accept_new)
+    opener = lambda target, deadline: SwitchSession(target, known, 10.0, deadline)  # noqa: E731
+    return [SwitchReader(t, ports[t.name], opener, timeout, every) for t in switches if t.name in ports]
 
 
 def _cabling(inventory_file: str) -> dict[tuple[str, str], str]:

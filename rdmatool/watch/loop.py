@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rdmatool.model import Severity
+from rdmatool.model import Severity, TargetKind
 from rdmatool.watch import judge, store, textfile
 from rdmatool.watch.history import History, Shape
+from rdmatool.watch.switches import SKIPPED
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Watch:
         self.gaps: dict[str, int] = {}  # target -> intervals missed so far
         self.unnamed: set[str] = set()  # targets whose names cannot name a textfile (said once)
         self.textfiles = textfile.Textfiles()  # the rendered lines, kept from one interval to the next
+        self.textfiles.switches = {r.target.name for r in readers if getattr(r.target, "kind", None) is TargetKind.SWITCH}
 
     def run(self, stop: threading.Event) -> Outcome:
         outcome = Outcome(resumed_from=self.history.interval)
@@ -103,6 +105,8 @@ class Watch:
             return False
         readings = []
         for reader, (reading, error) in zip(self.readers, answers):
+            if reading is SKIPPED:
+                continue  # a switch read every few intervals: not its turn
             self._gap(reader.target.name, reading is None, error)
             if reading is not None:
                 readings.append(reading)

@@ -63,6 +63,7 @@ class Textfiles:
     targets: dict[str, _Target] = field(default_factory=dict)
     _rows: dict[str, list[int]] = field(default_factory=dict)  # target -> its history rows
     _known: int = 0  # history rows sorted into _rows
+    switches: set[str] = field(default_factory=set)  # the targets that are switches (their entities are ports)
 
     def refresh(self, history: History) -> None:
         """Render again the targets whose series or states changed (a target's labels depend on its other series:
@@ -76,7 +77,7 @@ class Textfiles:
             self._render(history, changed)
 
     def _render(self, history: History, targets: list[str]) -> None:
-        entities = EntityLabels(_label_facts(history, targets, self._rows))
+        entities = EntityLabels(_label_facts(history, targets, self._rows, self.switches))
         per_family: dict[str, list[tuple[str, int, tuple]]] = {}  # family -> (kind, ident, labels)
         specs: dict[str, tuple[str, str, float]] = {}  # family -> (help, type, scale)
         for target in targets:
@@ -194,16 +195,18 @@ class _Collector:
         return iter(self.metrics)
 
 
-def _label_facts(history: History, targets: list[str], rows_of: dict[str, list[int]]) -> pd.DataFrame:
+def _label_facts(history: History, targets: list[str], rows_of: dict[str, list[int]],
+                 switches: set[str]) -> pd.DataFrame:
     """The facts EntityLabels reads to tell a target's entities apart (ports, devices, netdevs, tests)."""
     out = []
     for target in targets:
+        kind = "switch" if target in switches else "host"
         for row in rows_of.get(target, []):
             _, entity, metric, _ = history.keys[row]
-            out.append((target, "host", entity, metric, np.nan))
+            out.append((target, kind, entity, metric, np.nan))
         for joined in history.states.get(target, {}):
             entity, _, metric = joined.partition("\t")
-            out.append((target, "host", entity, metric, np.nan))
+            out.append((target, kind, entity, metric, np.nan))
     return pd.DataFrame(out, columns=["target", "kind", "entity", "metric", "size_bytes"])
 
 
