@@ -9,8 +9,8 @@ iterations) and whose NICs are free; what does not fit waits, in order, for the 
 new rotation: the plan again with the next seed, so the pairs change from one rotation to the next.
 
 The coverage is computed from that selection before anything runs (`Coverage`): within how many intervals every
-leaf pair of every rail (a leaf with itself included, where two of its hosts are on the rail) and every rail has
-been tested, and over one rotation the exposure the gate reports for its plan (rdmatool.perf.exposure: the
+leaf pair of every rail (an inter-leaf path, schedule.leaf_pairs, as the gate's exposure counts them) and every rail
+has been tested, and over one rotation the exposure the gate reports for its plan (rdmatool.perf.exposure: the
 probability that one bad node, one bad inter-leaf link, one bad rail NIC would be named).
 """
 
@@ -29,7 +29,7 @@ Probe = tuple[str, str, str | None]  # (server, client, rail); rail None: each h
 class Coverage:
     hosts: int
     rails: list[str]
-    leaf_pairs: int  # (rail, leaf pair) to cover, a leaf with itself included
+    leaf_pairs: int  # (rail, leaf pair) to cover
     within: int | None  # intervals until every one of them and every rail was tested (None: never, or no cabling)
     rotation: int  # intervals of one rotation
     exposure: dict  # rdmatool.perf.exposure.exposure over one rotation
@@ -84,7 +84,11 @@ class Rotation:
         return schedule.rail_plan(per_host, rounds=2, seed=seed)
 
     def _refill(self) -> None:
-        merged = schedule.rail_rounds(self.plan(self.seed))
+        # A rail's first topology round pairs hosts within their leaves (the gate's attribution wants it first); its
+        # crossing rounds, which also pair the hosts left over within their leaves, cover more: they go first.
+        plan = {rail: rounds[1:] + rounds[:1] if self.rail_aligned else rounds
+                for rail, rounds in self.plan(self.seed).items()}
+        merged = schedule.rail_rounds(plan)
         self.seed += 1
         self.queue = [(s, c, None if rail == TESTED else rail) for pairs in merged for s, c, rail in pairs]
 
@@ -113,7 +117,7 @@ class Rotation:
         """The selection played ahead on a copy (nothing runs): see the module docstring."""
         ghost = Rotation.__new__(Rotation)
         ghost.__dict__.update(self.__dict__, queue=[], seed=self.seed)
-        wanted = {(rail, pair) for rail, leaf_of in self.fabric.items() for pair in _leaf_pairs(leaf_of)}
+        wanted = {(rail, pair) for rail, leaf_of in self.fabric.items() for pair in schedule.leaf_pairs(leaf_of)}
         rails_wanted = set(self.fabric)
         seen: set = set()
         rails_seen: set = set()
@@ -141,16 +145,6 @@ class Rotation:
                 within = interval
         return Coverage(len(self.hosts), sorted(self.fabric), len(wanted), within, interval,
                         exposure.exposure(rounds, self.fabric, listed=5))
-
-
-def _leaf_pairs(leaf_of: Mapping[str, str]) -> set[frozenset]:
-    """Every leaf pair of a rail's hosts, a leaf with itself where two hosts sit on it (unknown leaves left out)."""
-    count: dict[str, int] = {}
-    for leaf in leaf_of.values():
-        if leaf and leaf != schedule.UNKNOWN_LEAF:
-            count[leaf] = count.get(leaf, 0) + 1
-    leaves = sorted(count)
-    return {frozenset((a, b)) for i, a in enumerate(leaves) for b in leaves[i:] if a != b or count[a] > 1}
 
 
 def placement_of(cabling: Mapping[tuple[str, str], str]) -> dict[str, dict[str, str]]:
