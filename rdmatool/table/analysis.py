@@ -1,13 +1,10 @@
-"""The facts table the rules read: latest values, counter rates and the derived ratios, one tidy frame.
+"""The facts table the rules read (FACT_COLUMNS): latest values, counter rates and the derived ratios, one frame.
 
-facts columns (FACT_COLUMNS): target, kind, platform, role, entity, metric, priority, size_bytes, value, text,
-raw_key, window_s, delta, flag. A counter appears twice: as its cumulative value (`metric`) and, with two snapshots,
-as `<metric>_per_s` (value = rate; `delta` and `window_s` carry the raw change and the window it was seen over).
-`Analysis.facts` is a plain DataFrame whose text columns are categoricals, as the sample table's are: nearly every
-fact is a sample row (8,000,000 at 10,000 hosts), so its codes are the table's codes at that row over the same
-string pool, with the names the analysis adds (`<metric>_per_s`, `counter_reset`, a tool's joined complaints)
-appended to the categories. The rules and the suggesters read the facts through the analysis' one FactQuery
-(rdmatool.table.facts), which hands out the rows it cuts with plain texts.
+A counter appears twice: as its cumulative value (`metric`) and, with two snapshots, as `<metric>_per_s` (value =
+rate; `delta` and `window_s` carry the raw change and the window it was seen over). Nearly every fact is a sample
+row (8,000,000 at 10,000 hosts), so the text columns are categoricals as the sample table's are: its codes at that
+row over its string pool, the names the analysis adds (`<metric>_per_s`, `counter_reset`, joined tool errors)
+appended. The rules and the suggesters read the facts through the analysis' FactQuery (rdmatool.table.facts).
 """
 
 from __future__ import annotations
@@ -28,8 +25,6 @@ from rdmatool.table.facts import FACT_COLUMNS, INT_COLUMNS, TEXT_COLUMNS, FactQu
 from rdmatool.table.sample_columns import PEER_MARK
 from rdmatool.table.triage import triage_facts
 
-__all__ = ["FACT_COLUMNS", "Analysis", "analyse", "analyse_bundle", "analyse_path", "grown_by", "stacked"]
-
 
 @dataclass
 class Analysis:
@@ -48,9 +43,8 @@ class Analysis:
 
 
 def stacked(facts: pd.DataFrame, *parts: pd.DataFrame) -> pd.DataFrame:
-    """The facts and then each part's rows: `pd.concat([facts, *parts], ignore_index=True)`, column by column (the
-    frame concat copies columns lying in differently shaped blocks through a slow path), except that a categorical
-    column of the facts stays one: the parts' values are coded among its categories, a new value appended to them."""
+    """`pd.concat([facts, *parts], ignore_index=True)` column by column, except that a categorical column of the
+    facts stays one: the parts' values are coded among its categories, a new value appended to them."""
     parts = tuple(p for p in parts if len(p))
     if not parts:
         return facts
@@ -72,8 +66,9 @@ def _appended(coded: pd.Categorical, values: np.ndarray) -> pd.Categorical:
     present = values[~pd.isna(values)]
     new = pd.Index(pd.unique(present), dtype=object).difference(categories, sort=False) if len(present) else []
     dtype = pd.CategoricalDtype(categories.append(pd.Index(new, dtype=object))) if len(new) else coded.dtype
-    codes = np.concatenate([coded.codes.astype(np.int32), dtype.categories.get_indexer(values).astype(np.int32)])
-    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    codes = coded.codes if len(dtype.categories) < np.iinfo(coded.codes.dtype).max else coded.codes.astype(np.int32)
+    added = dtype.categories.get_indexer(values).astype(codes.dtype)
+    return pd.Categorical.from_codes(np.concatenate([codes, added]), dtype=dtype, validate=False)
 
 
 def grown_by(analysis, found: pd.DataFrame):
@@ -117,7 +112,7 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     return samples, series, codes
 
 
-_CODED = ("metric", "target")  # the columns the facts' query is handed as codes (FactQuery: no factorize of its own)
+_CODED = ("metric", "target")  # the columns the analysis selects by codes
 
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
@@ -144,8 +139,7 @@ def analyse(table: frames.SampleTable) -> Analysis:
     first = column_codes.first_rows(samples, codes, "target")
     # as plain texts: the facts derived from it are objects like the rest of the facts (column_codes.as_texts)
     meta = column_codes.as_texts(samples[["target", "kind", "platform", "role"]].take(first))
-    # each series' latest reading
-    last = frames.last_of_each(series)
+    last = frames.last_of_each(series)  # each series' latest reading
     # Gauges and states (perftest results, link rates, LLDP, tool errors) live only among the latest values:
     # each selection is an integer comparison of the metric's codes.
     sample_metric, metric_names = codes["metric"]
@@ -171,11 +165,9 @@ def analyse(table: frames.SampleTable) -> Analysis:
     facts = _base_facts(samples, last, metric_codes == code_of.get("tool_error", -2), rates, codes)
     # Compute or communication (rdmatool.table.triage): NIC utilisation per port, and each GPU host's class with its
     # figures. It reads rates, link rates and port states only: the base facts hold every one of them.
-    triage = triage_facts(samples, facts, codes)
-    if not triage.empty:
-        triage = triage.reindex(columns=FACT_COLUMNS).astype({c: "Int64" for c in INT_COLUMNS})
-    # (an empty part's object columns would turn every column of the facts into objects: stacked leaves it out)
-    facts = stacked(facts, derived, efficiency, triage)
+    triage = triage_facts(samples, facts, codes).reindex(columns=FACT_COLUMNS)
+    triage = triage.astype({c: "Int64" for c in INT_COLUMNS})
+    facts = stacked(facts, derived, efficiency, triage)  # (an empty part is left out: its types would count)
     # Every target of the samples has its latest values among the facts; the other parts may add a few (`fabric`).
     named = set(meta["target"]).union(*(set(p["target"]) for p in (derived, efficiency, triage) if "target" in p))
     return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named, latest_of("port_alias")))
@@ -185,11 +177,8 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
                  codes: dict) -> pd.DataFrame:
     """The rows of `frames.rates_with_rows` of these metrics, in their order (`codes`: the samples' metric codes)."""
     row_codes, uniques = codes["metric"]
-    at = np.flatnonzero(column_codes.rows_of((row_codes[rates.rows], uniques), metrics))
-    out = column_codes.as_texts(samples[frames.KEY].take(rates.rows[at])).reset_index(drop=True)
-    for name in ("window", "delta", "rate", "flag", "previous", "current"):
-        out["window_s" if name == "window" else name] = getattr(rates, name)[at]
-    return out
+    return frames.rate_rows(samples, rates, np.flatnonzero(column_codes.rows_of((row_codes[rates.rows], uniques),
+                                                                                 metrics)))
 
 
 def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rates: frames.RateArrays | None,

@@ -1,15 +1,10 @@
 """FactQuery: the one way the rules and the suggesters ask questions of an analysis' facts.
 
-A fleet's facts (FACT_COLUMNS) run to millions of rows. The rules ask for a few metrics each, over the whole fleet;
-the suggesters ask for a few values of a few targets, many times over. Comparing every row's names for every
-question made a 1,000-host diagnosis take seconds, so the query groups the row positions by metric and by target on
-first use (from the columns' codes: the analysis' text columns are categoricals) and answers from those groups. One
-query lives on the analysis (`Analysis.query`) for a whole diagnosis: what one rule or suggester made it group is
-there for the next.
-
-Every selection keeps the facts' row order and labels, its text columns plain objects (None where missing) and
-`flag` a string column: a frame it returns is the frame a boolean mask over the facts with plain text columns would
-give, so whoever reads it cannot tell how it was found.
+A fleet's facts run to millions of rows. The rules ask for a few metrics each, fleet-wide; the suggesters for a few
+values of a few targets, many times over. So the query groups the row positions by metric and by target on first
+use (from the categoricals' codes) and answers from those groups; one query lives on the analysis for a whole
+diagnosis. Every selection keeps the facts' order and labels, with plain texts (`plain`): the frame a boolean mask
+over the facts spelled out would give, whoever reads it cannot tell how it was found.
 """
 
 from __future__ import annotations
@@ -48,9 +43,8 @@ def _as_list(wanted) -> list:
 
 
 def _positions(codes: np.ndarray, uniques: np.ndarray) -> dict:
-    """Each value → the ascending row positions holding it (a missing value is no key: what `groupby(column)
-    .indices` gives), from the column's codes: one stable sort of the codes — a radix sort when they are few, as a
-    fleet's metrics and targets are — instead of the group-by machinery (a second over 8,000,000 facts)."""
+    """Each value → the ascending row positions holding it (`groupby(column).indices`), from the column's codes: one
+    stable sort of few distinct codes (a radix sort) instead of the group-by machinery (a second at 8,000,000)."""
     if not len(codes):
         return {}
     present = codes >= 0
@@ -254,11 +248,11 @@ class FactQuery:
         for column, wanted in (("target", target), ("entity", entity), ("metric", metric)):
             if wanted is not None:
                 if column not in df.columns:
-                    return plain(df.iloc[0:0])
+                    return self._none()
                 mask &= df[column].isin(wanted if isinstance(wanted, (list, tuple, set)) else [wanted])
         if priority is not None:
             if "priority" not in df.columns:
-                return plain(df.iloc[0:0])
+                return self._none()
             mask &= pd.to_numeric(df["priority"], errors="coerce") == priority
         return plain(df[mask])
 

@@ -229,14 +229,15 @@ def rates_with_rows(frame: pd.DataFrame, series: np.ndarray | None = None) -> tu
     if found is None:
         empty = pd.DataFrame(columns=[*KEY, "window_s", "delta", "rate", "flag", "previous", "current"])
         return empty, np.array([], dtype=np.int64)
-    out = column_codes.as_texts(frame[KEY].take(found.rows), OBJECTS).reset_index(drop=True)
-    out["window_s"] = found.window
-    out["delta"] = found.delta
-    out["rate"] = found.rate
-    out["flag"] = found.flag
-    out["previous"] = found.previous
-    out["current"] = found.current
-    return out, found.rows
+    return rate_rows(frame, found, np.arange(len(found.rows)), OBJECTS), found.rows
+
+
+def rate_rows(frame: pd.DataFrame, found: RateArrays, at: np.ndarray, texts=None) -> pd.DataFrame:
+    """The rates at `at` as rows: KEY (its categorical columns, or those in `texts`, as plain texts) and figures."""
+    out = column_codes.as_texts(frame[KEY].take(found.rows[at]), texts).reset_index(drop=True)
+    for name in ("window", "delta", "rate", "flag", "previous", "current"):
+        out["window_s" if name == "window" else name] = getattr(found, name)[at]
+    return out
 
 
 @dataclass
