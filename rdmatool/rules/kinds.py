@@ -442,30 +442,9 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         return empty_hits()
     narrowed = {k: v for k, v in rule.where.items() if k not in ("priority", "entity", "raw_key")}
     targets = set(paused["target"])
-
-    def counts(metrics: tuple[str, ...]) -> dict:
-        """(target, entity, priority or None) → (delta, window) of the largest delta among the views of one count
-        (two views of one counter, e.g. Cumulus port-stats and RoCE counters, are not added up)."""
-        out: dict = {}
-        for metric in metrics:
-            part = rows(query, metric, "delta", narrowed)
-            part = part[part["target"].isin(targets) & part["x"].notna()]
-            for t, e, pr, x, w in zip(part["target"], part["entity"], part["priority"], part["x"], part["window_s"]):
-                key = (t, e, None if pd.isna(pr) else int(pr))
-                if key not in out or float(x) > out[key][0]:
-                    out[key] = (float(x), float(w) if pd.notna(w) else np.nan)
-        return out
-
-    def ratio_of(marked: tuple, sent: tuple) -> float:
-        """Marks per packet, as rates when both windows are known (they may differ: see the docstring)."""
-        (m, wm), (n, wn) = marked, sent
-        if wm > 0 and wn > 0:
-            return (m / wm) / (n / wn)
-        return m / n
-
-    marks = counts(("ecn_marked_packets",))
-    packets = counts(("tx_packets",))
-    port_packets = counts(("roce_tx_packets",))  # a RoCE-only port total where no per-priority count exists
+    marks = _largest_deltas(query, ("ecn_marked_packets",), narrowed, targets)
+    packets = _largest_deltas(query, ("tx_packets",), narrowed, targets)
+    port_packets = _largest_deltas(query, ("roce_tx_packets",), narrowed, targets)  # RoCE-only, no per priority
     minimum = float(p.get("min_packets", 1000))
     found = []
     sources = paused["raw_key"] if "raw_key" in paused else [None] * len(paused)
@@ -477,7 +456,7 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         n = packets.get((t, e, prio), port_packets.get((t, e, None), packets.get((t, e, None))))
         if m is None or n is None or n[0] < minimum:
             continue
-        ratio = ratio_of(m, n)
+        ratio = _marks_per_packet(m, n)
         if ratio < float(p["marked_below"]):
             found.append((t, e, prio, float(x), ratio, w))
             if isinstance(src, str) and src.startswith("far end "):
@@ -486,31 +465,59 @@ def ecn_vs_pause(facts: pd.DataFrame, rule: Rule, ctx: Context) -> pd.DataFrame:
         return empty_hits()
     expected = f"ECN marks >= {p['marked_below']} of packets before pauses pass {p['paused_above']} of the time"
     if p.get("scope", "entity") == "target":
-        by_target: dict[str, list] = {}
-        for t, e, prio, x, ratio, w in found:
-            by_target.setdefault(t, []).append((e, prio, x, ratio, w))
-        def hit(t: str, ports: list) -> dict:
-            ordered = sorted(ports, key=lambda r: (str(r[0]), r[1]))
-            # observed: the worst port's paused share, in the metric's own unit (a count of ports there read as
-            # "100 % of the window"); the baseline names how many ports and each one's figures
-            return {
-                "target": t, "entity": None, "priority": None, "observed": max(x for _, _, x, _, _ in ports),
-                "expected": expected,
-                "baseline": f"{len(ports)} port(s): " + ", ".join(
-                    f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})" for e, prio, x, ratio, _ in ordered),
-                "window_s": ports[0][4],
-                # each late port as data: a storm at the far end of every one of them explains the finding
-                # (rules.engine, `explains_far_end`)
-                "details": {"ports": [{"entity": e, "priority": prio, "paused": x, "marked": ratio}
-                                      for e, prio, x, ratio, _ in ordered]},
-            }
-
-        return pd.DataFrame([hit(t, ports) for t, ports in sorted(by_target.items())],
-                            columns=[*HIT_COLUMNS, "details"])
+        return _late_ports_by_target(found, expected)
     return pd.DataFrame([{"target": t, "entity": e, "priority": prio, "observed": x, "expected": expected,
                           "baseline": ratio, "window_s": w,
                           "details": {"pause_read_at": read_at[(t, e, prio)]} if (t, e, prio) in read_at else None}
                          for t, e, prio, x, ratio, w in found], columns=[*HIT_COLUMNS, "details"])
+
+
+def _largest_deltas(query: FactQuery, metrics: tuple[str, ...], where: dict, targets: set) -> dict:
+    """(target, entity, priority or None) → (delta, window) of the largest delta among the views of one count
+    (two views of one counter, e.g. Cumulus port-stats and RoCE counters, are not added up)."""
+    out: dict = {}
+    for metric in metrics:
+        part = rows(query, metric, "delta", where)
+        part = part[part["target"].isin(targets) & part["x"].notna()]
+        for t, e, pr, x, w in zip(part["target"], part["entity"], part["priority"], part["x"], part["window_s"]):
+            key = (t, e, None if pd.isna(pr) else int(pr))
+            if key not in out or float(x) > out[key][0]:
+                out[key] = (float(x), float(w) if pd.notna(w) else np.nan)
+    return out
+
+
+def _marks_per_packet(marked: tuple, sent: tuple) -> float:
+    """Marks per packet, as rates when both windows are known (they may differ: see ecn_vs_pause)."""
+    (m, wm), (n, wn) = marked, sent
+    if wm > 0 and wn > 0:
+        return (m / wm) / (n / wn)
+    return m / n
+
+
+def _late_ports_by_target(found: list[tuple], expected: str) -> pd.DataFrame:
+    """ecn_vs_pause with `scope: target`: one hit per target naming its late ports (`found`: (target, entity,
+    priority, paused share, mark ratio, window) each)."""
+    by_target: dict[str, list] = {}
+    for t, e, prio, x, ratio, w in found:
+        by_target.setdefault(t, []).append((e, prio, x, ratio, w))
+
+    def hit(t: str, ports: list) -> dict:
+        ordered = sorted(ports, key=lambda r: (str(r[0]), r[1]))
+        # observed: the worst port's paused share, in the metric's own unit (a count of ports there read as
+        # "100 % of the window"); the baseline names how many ports and each one's figures
+        return {
+            "target": t, "entity": None, "priority": None, "observed": max(x for _, _, x, _, _ in ports),
+            "expected": expected,
+            "baseline": f"{len(ports)} port(s): " + ", ".join(
+                f"{e} priority {prio} (paused {x:.3g}, marked {ratio:.3g})" for e, prio, x, ratio, _ in ordered),
+            "window_s": ports[0][4],
+            # each late port as data: a storm at the far end of every one of them explains the finding
+            # (rules.engine, `explains_far_end`)
+            "details": {"ports": [{"entity": e, "priority": prio, "paused": x, "marked": ratio}
+                                  for e, prio, x, ratio, _ in ordered]},
+        }
+
+    return pd.DataFrame([hit(t, ports) for t, ports in sorted(by_target.items())], columns=[*HIT_COLUMNS, "details"])
 
 
 # What a verdict hit carries beyond HIT_COLUMNS: the judge's record (evidence `details`) and the subject's facts by
