@@ -1,10 +1,8 @@
 """A table column as integer codes: (a code per row, -1 where missing; the distinct values, an object array).
 
-A fleet's sample and fact tables hold millions of rows but a few hundred metrics and a few thousand targets. Selecting
-rows by metric, or finding each target's first row, is then an integer comparison or a hash of integers instead of one
-over millions of Python strings. The sample table's text columns are categoricals over the store's string pool (their
-codes are the codes), the facts get theirs from the analysis; the frame, the triage, the analysis and the facts' query
-all select through the helpers here.
+A fleet's sample and fact tables hold millions of rows but a few hundred metrics and a few thousand targets: selecting
+rows by metric, or finding each target's first row, is an integer comparison or a hash of integers instead of one over
+millions of Python strings. Both tables' text columns are categoricals (their codes are the codes).
 """
 
 from __future__ import annotations
@@ -55,9 +53,8 @@ _BLOCK = 1 << 20
 
 
 def looked_up(table: np.ndarray, row_codes: np.ndarray) -> np.ndarray:
-    """`table.take(row_codes)`, a block of rows at a time: numpy makes a take's int32 indices into int64 first, and
-    at a fleet's 9,000,000 rows that is 72 MB of fresh memory per call, whose first touch costs more than the lookup
-    (150 against 10 ms on the benchmark machine); a block's 8 MB is reused."""
+    """`table.take(row_codes)`, a block of rows at a time: numpy makes int32 indices int64 first, 72 MB of fresh
+    memory at a fleet's 9,000,000 rows whose first touch costs more than the lookup; a block's 8 MB is reused."""
     if len(row_codes) <= _BLOCK or row_codes.dtype == np.intp:
         return table.take(row_codes)
     out = np.empty(len(row_codes), dtype=table.dtype)

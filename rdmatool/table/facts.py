@@ -61,8 +61,7 @@ def _positions(codes: np.ndarray, uniques: np.ndarray) -> dict:
 
 
 class FactQuery:
-    """Row look-ups over one facts frame: by metric (fleet-wide), by target, and by (target, entity, metric,
-    priority) for single values. Nothing is computed before it is first asked for."""
+    """Row look-ups over one facts frame: by metric, by target, by (target, entity, metric, priority); lazily."""
 
     def __init__(self, facts: pd.DataFrame):
         self.source = facts
@@ -129,7 +128,7 @@ class FactQuery:
         return self.take(self.positions(metrics))
 
     def column(self, name: str, at: np.ndarray) -> pd.Series:
-        """One column at these row positions (labels kept): a test can run on it before whole rows are cut."""
+        """One column at these row positions (labels kept): to test before whole rows are cut."""
         return plain(self.source[[name]].take(at))[name]
 
     def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
@@ -137,8 +136,8 @@ class FactQuery:
         return plain(self.source[columns].take(at))
 
     def select(self, metric: str, where: dict) -> np.ndarray:
-        """Row positions of one metric's facts that pass `where`: each key a column and the value (or list of values)
-        it must hold; `link_layer` keeps the targets with a link_layer fact among its values."""
+        """Row positions of one metric's facts whose columns hold `where`'s values (a value or a list);
+        `link_layer` keeps the targets with a link_layer fact among its values."""
         at = self.positions(metric)
         for key, wanted in where.items():
             if key == "link_layer":
@@ -192,8 +191,7 @@ class FactQuery:
         return self._targets
 
     def derived(self, key, compute):
-        """`compute()`, once per query: a value several steps of one diagnosis derive alike from the facts (the
-        cabling, say, which the cabling judge, the error pairing and the rules all read). Do not change it."""
+        """`compute()`, once per query: what several steps derive alike (the cabling). Do not change it."""
         if key not in self._derived:
             self._derived[key] = compute()
         return self._derived[key]
@@ -207,8 +205,7 @@ class FactQuery:
         return self._by_target
 
     def of_target(self, target) -> pd.DataFrame | None:
-        """The target's rows, None for a target without facts. Cut on first use: a diagnosis asks about a handful of
-        targets, so splitting the whole fleet up front would be wasted work."""
+        """The target's rows, None for a target without facts (cut on first use: a diagnosis asks about a few)."""
         frame = self._target_frames.get(target)
         if frame is None:
             at = self.target_positions().get(target)
@@ -261,8 +258,8 @@ class FactQuery:
         return plain(self.source.iloc[0:0])
 
     def values(self, target: str, entity: str, metric: str, priority=None) -> list[tuple]:
-        """(value, text) of each fact of one target, entity and metric, in the facts' order; with a priority, only the
-        facts of that priority. From a dictionary per target, built on the target's first question."""
+        """(value, text) of each fact of one target, entity and metric (and priority, when given), in order; from a
+        dictionary per target built on its first question."""
         index = self._target_values.get(target)
         if index is None:
             frame = self.of_target(target)
