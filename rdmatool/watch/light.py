@@ -86,6 +86,7 @@ class HostReader:
         self._opener = opener  # target -> a session with run_snapshot (transport.ssh.Session, transport.local)
         self._session = None
         self.command_timeout = command_timeout
+        self.last_results: list[CommandResult] = []
 
     def read(self, deadline: float, stop: threading.Event | None = None) -> tuple[Reading | None, str | None]:
         try:
@@ -102,6 +103,7 @@ class HostReader:
         reading = reading_of(self.target.name, at, results)
         if not reading.counters and not reading.states:
             return None, "no RDMA port counters in the snapshot"
+        self.last_results = results  # the window's bundle (rdmatool.watch.window)
         return reading, None
 
     def close(self) -> None:

@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from rdmatool.errors import RdmatoolError
 from rdmatool.model import Severity, TargetKind
 from rdmatool.watch import judge, store, textfile
 from rdmatool.watch.history import History, Shape
 from rdmatool.watch.switches import SKIPPED
+from rdmatool.watch.window import BUNDLE, Window
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Watch:
         self.gaps: dict[str, int] = {}  # target -> intervals missed so far
         self.unnamed: set[str] = set()  # targets whose names cannot name a textfile (said once)
         self.textfiles = textfile.Textfiles()  # the rendered lines, kept from one interval to the next
+        # the last window as a bundle, for diagnose and report (rdmatool.watch.window)
+        self.window = Window(options.out, self.history.shape.recent, options.interval_s) if options.out else None
         self.textfiles.switches = {r.target.name for r in readers if getattr(r.target, "kind", None) is TargetKind.SWITCH}
 
     def run(self, stop: threading.Event) -> Outcome:
@@ -91,6 +95,8 @@ class Watch:
             finally:
                 for reader in self.readers:
                     reader.close()
+                if self.window is not None:
+                    self._bundle(self.window.write)
                 if self.probe is not None:
                     self.probe.close()
         outcome.open_findings = list(self.open.values())
@@ -110,6 +116,8 @@ class Watch:
             self._gap(reader.target.name, reading is None, error)
             if reading is not None:
                 readings.append(reading)
+                if self.window is not None:
+                    self.window.keep(reader.target, getattr(reader, "last_results", None))
                 outcome.read_ever.add(reader.target.name)
         if self.probe is not None:
             figures, failed = self.probe.run(t0 + 0.9 * self.options.interval_s)
@@ -159,6 +167,8 @@ class Watch:
 
     def _write(self, read: list[str], names: list[str], events: list[dict], at: float) -> None:
         opened = list(self.open.values())
+        if self.window is not None:
+            self._bundle(self.window.interval)
         if self.options.out is not None:
             store.save(self.options.out, self.history, self.options.interval_s)
             store.log_events(self.options.out, events)
@@ -169,6 +179,14 @@ class Watch:
                 if refused not in self.unnamed:
                     self.unnamed.add(refused)
                     self.note(f"{refused!r}: a name that cannot name a textfile; its series are not written")
+
+
+    def _bundle(self, write: Callable[[], Path | None]) -> None:
+        """Write the window's bundle; a failure is said, never the end of the watch (the history is the record)."""
+        try:
+            write()
+        except (OSError, RdmatoolError) as exc:
+            self.note(f"{self.options.out}/{BUNDLE}: not written ({' '.join(str(exc).split())[:200]})")
 
 
 def _figures(found: pd.DataFrame) -> dict[tuple, dict]:

@@ -65,6 +65,7 @@ class SwitchReader:
         self.command_timeout = command_timeout
         self.every = max(1, every)
         self.turn = 0
+        self.last_results: list[CommandResult] = []
 
     def read(self, deadline: float, stop: threading.Event | None = None):
         """(Reading, None), (None, error), or (SKIPPED, None) when it is not this switch's turn."""
@@ -83,6 +84,7 @@ class SwitchReader:
         if not reading.counters:
             failed = next((r.error for r in results if r.error), None)
             return None, failed or "no counters of the ports facing the watched hosts"
+        self.last_results = results  # the window's bundle (rdmatool.watch.window)
         return reading, None
 
     def close(self) -> None:

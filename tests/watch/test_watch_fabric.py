@@ -1,6 +1,6 @@
 """End to end: `rdmatool watch` over the real sshd against the simulated fabric: the light snapshot read each
-interval, the textfiles rewritten, SIGTERM ending it cleanly within an interval, a restart resuming from --out with
-the rotating latency probes."""
+interval, the textfiles rewritten, SIGTERM ending it cleanly within an interval, the last window a bundle
+(what diagnose and report read), a restart resuming from --out with the rotating latency probes."""
 
 from __future__ import annotations
 
@@ -61,6 +61,14 @@ def test_watch_reads_writes_stops_on_sigterm_and_resumes(healthy, tmp_path: Path
     assert "rdmatool_port_state_info" in node and "gpu02" not in node
     fleet = (textfiles / "rdmatool.prom").read_text()
     assert "rdmatool_watch_targets_read 2.0" in fleet
+    # The last window as a bundle, written as the watch ended: what `rdmatool diagnose` and `report` read (a bundle
+    # of two snapshots of both hosts' light outputs; diagnosing it here would cost seconds the suite does not have).
+    from rdmatool.bundle import reader
+
+    bundle = reader.read(out / "last-window")
+    assert bundle.skipped == [] and len(bundle.manifest["snapshots"]) == 2
+    assert {(e.snapshot, e.target) for e in bundle.entries} == {(i, h) for i in (0, 1) for h in ("gpu01", "gpu02")}
+    assert {e.result.parser for e in bundle.entries} >= {"sysfs_counters", "ethtool_stats"}
     # The restart resumes, this time with the rotating latency probes: one ib_send_lat per host per interval (no
     # links in this inventory: each host's tested NIC).
     again = rdmatool(*args, "--duration", "1", "--probe", "latency", timeout=60)
