@@ -5,6 +5,7 @@ its memory stays flat over a day, and how fast the latency probes cover a fabric
     python benchmarks/watch.py --hours 24               # and the peak RSS over 24 simulated hours (60-s intervals)
     python benchmarks/watch.py --hosts 100 --intervals 12 --hours 2 --quick   # smoke run
     python benchmarks/watch.py --profile                # cProfile of each step of one interval
+    python benchmarks/watch.py --textfiles /dev/shm     # the textfiles on a tmpfs (the rest in the temporary dir)
 
 **Cost.** Each host's light snapshot is what the simulated fabric's tool shims print for it (tests/fabric: sysfs
 counters, perfquery, `ethtool -S`; rendered once, outside the measure). Per interval, CPU time (time.process_time,
@@ -77,12 +78,14 @@ def fleet(hosts: int) -> list[tuple[str, list[CommandResult]]]:
 class Loop:
     """One watch's steps, timed one by one (the Watch's own judge and files; the readings made here)."""
 
-    def __init__(self, hosts: list[tuple[str, list[CommandResult]]], out: Path, interval_s: float) -> None:
+    def __init__(self, hosts: list[tuple[str, list[CommandResult]]], out: Path, interval_s: float,
+                 textfiles: Path | None = None) -> None:
         self.hosts = hosts
         self.interval_s = interval_s
         rules = load_dir(_common.REPO / "playbooks")
-        (out / "textfiles").mkdir(parents=True, exist_ok=True)
-        self.watch = Watch([], WatchOptions(interval_s=interval_s, out=out / "state", textfile=out / "textfiles",
+        textfiles = textfiles or out / "textfiles"
+        textfiles.mkdir(parents=True, exist_ok=True)
+        self.watch = Watch([], WatchOptions(interval_s=interval_s, out=out / "state", textfile=textfiles,
                                             shape=Shape()), rules, lambda e: None, lambda line: None)
         (out / "state").mkdir(exist_ok=True)
         self.names = [name for name, _ in hosts]
@@ -126,10 +129,11 @@ class Loop:
         return Reading(reading.target, reading.at, counters, reading.states)
 
 
-def cost(hosts, intervals: int, profile: bool) -> dict[str, list[float]]:
+def cost(hosts, intervals: int, profile: bool, textfiles: str | None) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {step: [] for step in STEPS}
-    with tempfile.TemporaryDirectory(prefix="watch-bench-") as folder:
-        loop = Loop(hosts, Path(folder), 10.0)
+    with tempfile.TemporaryDirectory(prefix="watch-bench-") as folder, \
+            tempfile.TemporaryDirectory(prefix="watch-bench-", dir=textfiles) as text_folder:
+        loop = Loop(hosts, Path(folder), 10.0, Path(text_folder))
         for _ in range(intervals):
             loop.interval(times)
         series = len(loop.watch.history)
@@ -140,7 +144,8 @@ def cost(hosts, intervals: int, profile: bool) -> dict[str, list[float]]:
             pstats.Stats(profiler, stream=stats).sort_stats("cumulative").print_stats(35)
             print(stats.getvalue())
         size = (Path(folder) / "state" / store.HISTORY_FILE).stat().st_size
-    print(f"cost: {len(hosts)} hosts, {series} series, {intervals} intervals; history.npz {size / 1e6:.1f} MB")
+    print(f"cost: {len(hosts)} hosts, {series} series, {intervals} intervals; history.npz {size / 1e6:.1f} MB; "
+          f"textfiles in {textfiles or tempfile.gettempdir()}")
     for step in STEPS:
         values = times[step][2:]  # the first two: series appearing, the first rates
         print(f"  {step:9s} median {statistics.median(values):.3f} s  max {max(values):.3f} s  (CPU, per interval)")
@@ -184,13 +189,15 @@ def main() -> int:
     parser.add_argument("--hours", type=float, default=0.0, help="simulated hours of the memory run (0: none)")
     parser.add_argument("--memory-interval", type=float, default=60.0)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--textfiles", metavar="DIR", help="where the textfiles go (default: the temporary "
+                        "directory; /dev/shm: a tmpfs, as a node_exporter textfile directory under /run is)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: the figures mean little")
     args = parser.parse_args()
     _common.print_machine(_common.machine())
     t0 = time.monotonic()
     hosts = fleet(args.hosts)
     print(f"fleet: {len(hosts)} hosts rendered in {time.monotonic() - t0:.0f} s")
-    cost(hosts, args.intervals, args.profile)
+    cost(hosts, args.intervals, args.profile, args.textfiles)
     coverage()
     if args.hours:
         memory(hosts, args.hours, args.memory_interval)

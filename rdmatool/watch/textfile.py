@@ -52,6 +52,11 @@ class _Target:
     rate_scale: np.ndarray
     states: dict[tuple[str, str], tuple[int, str]]  # (entity\tmetric, text) -> (family, whole line)
     signature: tuple  # its series count and states when rendered
+    # its file's series lines in file order (each family's together): where each value comes from in
+    # [readings..., rates...], its line's prefix, and its family's header before the family's first line
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    order_prefix: list[str] = field(default_factory=list)
+    order_head: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -135,7 +140,39 @@ class Textfiles:
             mine.value_prefix = [g[2] for g in got]
             mine.scale = np.array([g[3] for g in got], dtype=float)
             mine.rate_scale = np.array(rate_scales[target], dtype=float)
+            self._order(mine)
             self.targets[target] = mine
+
+    def _order(self, mine: _Target) -> None:
+        """The file order of the target's series lines (see _Target), computed once."""
+        lines = [(f, i, p) for i, (f, p) in enumerate(zip(mine.value_family, mine.value_prefix))]
+        lines += [(f, len(mine.value_family) + i, p) for i, (f, p) in enumerate(zip(mine.rate_family,
+                                                                                     mine.rate_prefix))]
+        lines.sort(key=lambda x: x[0])  # stable: each family's samples in their order
+        mine.order = np.array([i for _, i, _ in lines], dtype=np.int64)
+        mine.order_prefix = [p for _, _, p in lines]
+        mine.order_head = [self.headers[f] if n == 0 or lines[n - 1][0] != f else "" for n, (f, _, _) in
+                           enumerate(lines)]
+
+    def node_text(self, history: History, target: str, extra: str = "") -> str:
+        """A node's file: its series (each family's header before its lines), its states, then `extra`."""
+        mine = self.targets.get(target)
+        if mine is None:
+            return extra
+        readings = history.last_value[mine.rows] * mine.scale if len(mine.rows) else np.zeros(0)
+        rates = np.full(len(mine.rate_rows), np.nan)
+        if mine.rate_rows:
+            rows = np.array(mine.rate_rows, dtype=np.int64)
+            known = rows < len(history.last_rates)
+            rates[known] = history.last_rates[rows[known]] * mine.rate_scale[known]
+        values = np.concatenate([readings, rates])[mine.order].tolist()
+        # a series never read (NaN) has no line; its family's header stays (a family without samples is valid)
+        parts = [f"{head}{prefix}{_go(value)}\n" if value == value else head
+                 for head, prefix, value in zip(mine.order_head, mine.order_prefix, values)]
+        current = history.states.get(target, {})
+        states = sorted((family, line) for (joined, text), (family, line) in mine.states.items()
+                        if current.get(joined) == text)
+        return "".join(parts) + self.text(states) + extra
 
     def lines(self, history: History, target: str) -> list[tuple[int, str]]:
         """(family, line) of each of the target's series with a reading, its rates of the last interval and its
@@ -231,9 +268,8 @@ def write(directory: Path, history: History, read: list[str], all_targets: list[
         if name is None:
             refused.append(target)
             continue
-        lines = cache.lines(history, target) if target in answered else []
         extra = head + "".join(findings[target]) if target in findings else ""
-        _write(directory / name, cache.text(lines, extra))
+        _write(directory / name, cache.node_text(history, target, extra) if target in answered else extra)
     fleet = []
     for target in cache.targets:
         if target not in nodes and target in answered:
