@@ -98,15 +98,15 @@ def as_texts(part: pd.DataFrame, columns=None) -> pd.DataFrame:
 _SPELLED: dict[int, tuple[pd.Index, np.ndarray]] = {}
 
 
-def spelled(values: pd.Categorical) -> np.ndarray:
-    """A categorical's values as an object array, None where missing (code -1)."""
+def spelled(values: pd.Categorical, at: np.ndarray | None = None) -> np.ndarray:
+    """A categorical's values (at these positions) as an object array, None where missing (code -1)."""
     categories = values.categories
     known = _SPELLED.get(id(categories))
     if known is None or known[0] is not categories:
         if len(_SPELLED) > 64:
             _SPELLED.clear()
         known = _SPELLED[id(categories)] = (categories, np.append(np.asarray(categories, dtype=object), None))
-    return known[1].take(values.codes)
+    return known[1].take(values.codes if at is None else values.codes.take(at))
 
 
 def texts(values: pd.Series) -> pd.Series:

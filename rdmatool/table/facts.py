@@ -29,10 +29,22 @@ def plain(part: pd.DataFrame) -> pd.DataFrame:
     `flag` as a string column: what the rules and the suggesters read."""
     if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in part.dtypes):
         return part
-    columns = {c: pd.Series(column_codes.spelled(column.array), index=part.index, name=c, copy=False,
-                            dtype=FLAG_DTYPE if c == "flag" else object)
-               if isinstance(column.dtype, pd.CategoricalDtype) else column for c, column in part.items()}
-    return pd.DataFrame(columns, index=part.index, columns=part.columns, copy=False)
+    return _cut(part, None, part.columns)
+
+
+def _cut(facts: pd.DataFrame, at: np.ndarray | None, columns) -> pd.DataFrame:
+    """These columns of the facts at these row positions (all rows: None), with plain texts (`plain`)."""
+    index = facts.index if at is None else facts.index.take(at)
+    return pd.DataFrame({c: _spelled(facts[c], at, index) for c in columns}, index=index, columns=columns, copy=False)
+
+
+def _spelled(column: pd.Series, at: np.ndarray | None, index: pd.Index) -> pd.Series:
+    values = column.array
+    if isinstance(values, pd.Categorical):
+        return pd.Series(column_codes.spelled(values, at), index=index, name=column.name, copy=False,
+                         dtype=FLAG_DTYPE if column.name == "flag" else object)
+    return pd.Series(values if at is None else values.take(at), index=index, name=column.name, dtype=column.dtype,
+                     copy=False)
 
 
 _NO_ROWS = np.array([], dtype=np.intp)
@@ -121,7 +133,7 @@ class FactQuery:
 
     def take(self, at: np.ndarray) -> pd.DataFrame:
         """The facts' rows at these positions, every column."""
-        return plain(self.source.take(at))
+        return _cut(self.source, at, self.source.columns)
 
     def of_metric(self, metrics) -> pd.DataFrame:
         """Every row of one metric or of several."""
@@ -129,11 +141,11 @@ class FactQuery:
 
     def column(self, name: str, at: np.ndarray) -> pd.Series:
         """One column at these row positions (labels kept): to test before whole rows are cut."""
-        return plain(self.source[[name]].take(at))[name]
+        return _spelled(self.source[name], at, self.source.index.take(at))
 
     def frame(self, at: np.ndarray, columns: list[str]) -> pd.DataFrame:
         """Some columns at these row positions: `take(at)[columns]` without cutting the others."""
-        return plain(self.source[columns].take(at))
+        return _cut(self.source, at, columns)
 
     def select(self, metric: str, where: dict) -> np.ndarray:
         """Row positions of one metric's facts whose columns hold `where`'s values (a value or a list);
