@@ -65,3 +65,29 @@ def test_config_show_lists_each_limit_and_where_it_was_set(tmp_path, monkeypatch
     assert rows["limits.pcap_flows"] == {"key": "limits.pcap_flows", "value": 500, "source": f"{path}:2"}
     assert rows["limits.snapshot_bytes"]["value"] == 32 * 1024 * 1024
     assert rows["limits.snapshot_bytes"]["source"] == "default"
+
+
+def test_every_command_runs_within_the_file_limits(tmp_path, monkeypatch) -> None:
+    # pcap reads no other setting of the file: the limits still bound it (the root reads the file for every command)
+    from tests.capture.build import pcap_cli, roce, write
+
+    capture = write(tmp_path / "c.pcap", [roce(qp=0x100 + q) for q in range(150)])
+    path = tmp_path / "cfg.yaml"
+    path.write_text("limits:\n  pcap_flows: 100\n")
+    monkeypatch.setenv("RDMATOOL_CONFIG", str(path))
+    import json
+
+    summary = json.loads(pcap_cli(str(capture), "--json").stdout)["summary"]["roce"]
+    assert summary["flows"] == 100 and summary["other_flows"]["packets"] == 50
+    monkeypatch.setenv("RDMATOOL_CONFIG", "")  # no file: every flow kept one by one again
+    summary = json.loads(pcap_cli(str(capture), "--json").stdout)["summary"]["roce"]
+    assert summary["flows"] == 150 and summary["other_flows"]["packets"] == 0
+
+
+def test_a_config_file_that_cannot_be_used_stops_any_command(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text("limits:\n  pcap_flows: lots\n")
+    monkeypatch.setenv("RDMATOOL_CONFIG", str(path))
+    run = runner.invoke(app, ["schema"])
+    assert run.exit_code == 2 and run.stdout == ""
+    assert run.stderr.startswith(f"rdmatool: {path}:2") and "pcap_flows" in run.stderr

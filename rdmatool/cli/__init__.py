@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from rdmatool import __version__
+from rdmatool.cli import _config
 from rdmatool.cli._boundary import boundary, reader_gone
 from rdmatool.cli._format import plain_metavars
 from rdmatool.table import huge_pages
@@ -56,6 +57,9 @@ def _root(
                                           help="Print the version.")] = False,
 ) -> None:
     """RDMA fabric tuning and diagnostics for InfiniBand and RoCEv2 GPU clusters."""
+    # The configuration file's limits bound every command's inputs (a host's output, a capture, the subnet sweep's
+    # budget), whichever options the command reads from it; a file that cannot be used stops here, FILE:LINE, exit 2.
+    _config.current()
 
 
 class _Root(TyperGroup):
