@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from rdmatool import files
-from rdmatool.bundle.names import FORMATS, TARGET_NAME
+from rdmatool.bundle.names import FORMATS, QUALIFIER, TARGET_NAME
 from rdmatool.errors import BundleError
 
 
@@ -57,6 +57,7 @@ def check_manifest(manifest: object, where: str = "manifest.json") -> dict:
                        "a target name (letters, digits, '_.-', starting with a letter or digit)", target["name"])
     out["failures"] = list(manifest.get("failures") or [])
     out["snapshots"] = list(manifest.get("snapshots") or [])
+    subnet_sweeps(out, where)  # no schema entry: checked here, so that every reader refuses a malformed one
     return out
 
 
@@ -113,19 +114,49 @@ def subnet_sweeps(manifest: dict, where: str = "manifest.json") -> list[dict]:
         return []
     if type(entries) is not list:
         raise _bad(where, "subnet_sweeps", "a list", entries)
+    if len(entries) > MAX_SWEEP_ENTRIES:
+        raise _bad(where, "subnet_sweeps", f"at most {MAX_SWEEP_ENTRIES:,} entries", f"{len(entries):,} entries")
     for i, entry in enumerate(entries):
-        key = f"subnet_sweeps[{i}]"
-        if type(entry) is not dict:
-            raise _bad(where, key, "an object", entry)
-        for name in ("sm_lid", "snapshot"):
-            if not (_integer(entry.get(name)) and entry[name] >= 0):
-                raise _bad(where, f"{key}.{name}", "a whole number", entry.get(name))
-        for name in ("host", "port"):
-            if not _text_or_null(entry.get(name)):
-                raise _bad(where, f"{key}.{name}", "a string or null", entry.get(name))
-        if type(entry.get("tried", [])) is not list:
-            raise _bad(where, f"{key}.tried", "a list", entry.get("tried"))
+        _check_sweep(where, f"subnet_sweeps[{i}]", entry)
     return entries
+
+
+# Entries of `subnet_sweeps` (subnets x snapshots) and hosts tried for one: far above any real collection, low enough
+# that a crafted manifest costs one pass, never a listing the size of the file.
+MAX_SWEEP_ENTRIES = 100_000
+
+
+def _check_sweep(where: str, key: str, entry: object) -> None:
+    """One `subnet_sweeps` entry: its numbers whole, its host and the hosts tried target names (a host names a
+    folder of the bundle), its port a qualifier, its texts strings."""
+    if type(entry) is not dict:
+        raise _bad(where, key, "an object", entry)
+    for name in ("sm_lid", "snapshot"):
+        if not (_integer(entry.get(name)) and entry[name] >= 0):
+            raise _bad(where, f"{key}.{name}", "a whole number", entry.get(name))
+    host, port = entry.get("host"), entry.get("port")
+    if not (host is None or (type(host) is str and TARGET_NAME.fullmatch(host))):
+        raise _bad(where, f"{key}.host", "a target name or null", host)
+    if not (port is None or (type(port) is str and QUALIFIER.fullmatch(port))):
+        raise _bad(where, f"{key}.port", "a port such as 'mlx5_0.1', or null", port)
+    if type(entry.get("complete", False)) is not bool:
+        raise _bad(where, f"{key}.complete", "a boolean", entry.get("complete"))
+    if not _text_or_null(entry.get("partial")):
+        raise _bad(where, f"{key}.partial", "a string or null", entry.get("partial"))
+    tools = entry.get("tools", [])
+    if type(tools) is not list or len(tools) > MAX_SWEEP_ENTRIES or not all(type(t) is str for t in tools):
+        raise _bad(where, f"{key}.tools", "a list of tool names", tools)
+    tried = entry.get("tried", [])
+    if type(tried) is not list or len(tried) > MAX_SWEEP_ENTRIES:
+        raise _bad(where, f"{key}.tried", f"a list of at most {MAX_SWEEP_ENTRIES:,} hosts", tried)
+    for j, attempt in enumerate(tried):
+        if type(attempt) is not dict:
+            raise _bad(where, f"{key}.tried[{j}]", "an object", attempt)
+        tried_host = attempt.get("host")
+        if not (type(tried_host) is str and TARGET_NAME.fullmatch(tried_host)):
+            raise _bad(where, f"{key}.tried[{j}].host", "a target name", tried_host)
+        if not _text_or_null(attempt.get("error")):
+            raise _bad(where, f"{key}.tried[{j}].error", "a string or null", attempt.get("error"))
 
 # What the schema says of each key, for `_plainly_valid`: the JSON types allowed (jsonschema's meaning of each).
 _FORMATS_SHOWN = " or ".join(repr(f) for f in FORMATS)

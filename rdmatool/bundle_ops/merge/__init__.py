@@ -52,7 +52,7 @@ import yaml
 
 from rdmatool import __version__
 from rdmatool.bundle import FORMAT, OUTPUTS_FILE, PACK_SUFFIX, TARGET_NAME, BundleWriter, collector_paused
-from rdmatool.bundle.manifest import one_line, read_manifest
+from rdmatool.bundle.manifest import one_line, read_manifest, subnet_sweeps
 from rdmatool.bundle.names import STEM
 from rdmatool.bundle_ops.merge.columns import RunColumn as RunColumn
 from rdmatool.bundle_ops.merge.columns import _merged_columns
@@ -450,9 +450,21 @@ def _write_documents(tmp: Path, loaded: list[_Input], snapshots: list[dict], dro
         "merged_from": [{"bundle": i.path.name, "created": i.manifest.get("created"), "targets": len(i.keep),
                          "dropped": dropped.get(str(i.path), [])} for i in loaded],
     }
+    sweeps = _merged_sweeps(loaded)
+    if sweeps:
+        manifest["subnet_sweeps"] = sweeps
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     (tmp / "inventory.yaml").write_text(inventory_text(targets), encoding="utf-8")
     return notes
+
+
+def _merged_sweeps(loaded: list[_Input]) -> list[dict]:
+    """Each input's `subnet_sweeps` entries whose sweeping host is a target it keeps (or that no host swept), in the
+    collector's order (subnet, snapshot): the manifest must still say whose outputs are a snapshot's view of the
+    subnet. Two shards that swept one subnet keep an entry each; the reader takes the first host by name."""
+    entries = [e for i in loaded for e in subnet_sweeps(i.manifest, str(i.path / "manifest.json"))
+               if e.get("host") is None or e["host"] in i.keep]
+    return sorted(entries, key=lambda e: (e["sm_lid"], e["snapshot"], e.get("host") or ""))
 
 
 def _plain(value) -> bool:
