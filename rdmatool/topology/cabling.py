@@ -140,31 +140,56 @@ def _down(texts: list) -> bool:
 def _speeds(analysis, links: list[Link], out: StatedFacts) -> None:
     """speed_mismatch: the host port's rate against its switch port's, where both are known and both ends are up
     (a down port's speed is a configured one, not a negotiated rate: NX-OS prints it; the link-state rules judge
-    the port)."""
+    the port). An InfiniBand switch port read by the subnet sweep (rdmatool.topology.ib_fabric) counts too."""
     query = FactQuery.of(analysis)
-    by_port: dict[str, dict[str, pd.DataFrame]] = {}  # switch → port key → its rate and state rows (read once)
+    hosts = {link.host for link in links}
+    states: dict[tuple, list] = {}
+    rates: dict[tuple, list] = {}
+    # the host ends' state and rate in one pass over those two metrics, not one look-up per cable (a 2,000-host
+    # fabric's cables would each cut their host's facts)
+    rows = query.of_metric(["port_state", "link_rate_gbps"])
+    for target, entity, metric, value, text in zip(rows["target"], rows["entity"], rows["metric"], rows["value"],
+                                                   rows["text"]):
+        if target in hosts:
+            if metric == "port_state":
+                states.setdefault((target, entity), []).append(text)
+            elif isinstance(value, (int, float)) and not pd.isna(value):
+                rates.setdefault((target, entity), []).append(value)
+    by_port: dict[str, dict[str, tuple[list, list]]] = {}  # switch → port key → (its states, its rates), read once
     for link in links:
         host_port = f"{link.nic}/1"
-        if _down([t for _, t in query.values(link.host, host_port, "port_state")]):
+        if _down(states.get((link.host, host_port), [])):
             continue
-        host_rate = [v for v, _ in query.values(link.host, host_port, "link_rate_gbps")
-                     if isinstance(v, (int, float)) and not pd.isna(v)]
-        switch_rate = []
+        host_rate = rates.get((link.host, host_port), [])
         if link.switch not in by_port:
-            frame = query.rows(target=link.switch, metric=["link_rate_gbps", "port_state", "oper_state"])
-            keys = [port_key(e) if isinstance(e, str) else None for e in frame["entity"]]
-            by_port[link.switch] = {key: part for key, part in frame.groupby(keys, sort=False)} if len(frame) else {}
+            by_port[link.switch] = _switch_ports(query, link.switch)
         ours = by_port[link.switch].get(port_key(link.switch_port))
-        if ours is None:
+        if ours is None or _down(ours[0]):
             continue
-        if _down(list(ours.loc[ours["metric"] != "link_rate_gbps", "text"])):
-            continue
-        for value in ours.loc[ours["metric"] == "link_rate_gbps", "value"]:
-            if not pd.isna(value):
-                switch_rate.append(float(value))
+        switch_rate = ours[1]
         if host_rate and switch_rate and abs(float(host_rate[0]) - switch_rate[0]) > 0.5:
             out.add(link.host, link.nic, "speed_mismatch", switch=link.switch, switch_port=link.switch_port,
                     rate_gbps=float(host_rate[0]), switch_rate_gbps=switch_rate[0])
+
+
+_RATES = ("link_rate_gbps", "ib_link_rate_gbps")
+
+
+def _switch_ports(query: FactQuery, switch: str) -> dict[str, tuple[list, list]]:
+    """A switch's ports by port key: (their state texts, their rates in Gb/s)."""
+    out: dict[str, tuple[list, list]] = {}
+    frame = query.rows(target=switch, metric=["link_rate_gbps", "port_state", "oper_state", *_RATES[1:],
+                                             "ib_link_state"])
+    for entity, metric, value, text in zip(frame["entity"], frame["metric"], frame["value"], frame["text"]):
+        if not isinstance(entity, str):
+            continue
+        states, rates = out.setdefault(port_key(entity), ([], []))
+        if metric in _RATES:
+            if not pd.isna(value):
+                rates.append(float(value))
+        else:
+            states.append(text)
+    return out
 
 
 def _resolver(analysis):

@@ -81,6 +81,8 @@ def far_end_facts(analysis) -> pd.DataFrame:
         kind = query.kind_platform(link.switch)
         if not kind or kind[0] != "switch" or not link.switch_port or link.host not in query.targets():
             continue  # (a host the subnet sweep names but the bundle did not read has no figure to lend)
+        if kind[1] == "infiniband":
+            continue  # an InfiniBand switch port the subnet sweep read: no pause, no ECN to lend it figures for
         netdev = _netdev(query, link.host, link.nic)
         key = port_key(link.switch_port)
         entity = None

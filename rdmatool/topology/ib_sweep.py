@@ -123,57 +123,67 @@ def read(analysis) -> list[Sweep]:
 
 
 def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
-    nodes, names = _nodes(own)
+    # each entity split once (a fabric's sweep is hundreds of thousands of rows over some 20,000 entities)
+    split = {e: (m["node"], int(m["port"])) for e in set(own["entity"]) if isinstance(e, str) and (m := _PORT.match(e))}
+    nodes, names = _nodes(own, split)
     ports: dict[tuple[str, int], Port] = {}
     cables: dict[int, set[frozenset]] = {}
     latest = own.sort_values("snapshot", kind="stable")
     part = own[own["metric"] == "ib_link_neighbor_guid"]
     neighbor_guids = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))  # (entity, snapshot) → GUID
+    latest = latest[~latest["metric"].isin(_NOT_COUNTERS)]
     for entity, metric, value, text, snapshot in zip(latest["entity"], latest["metric"], latest["value"],
                                                      latest["text"], latest["snapshot"]):
-        found = _PORT.match(entity) if isinstance(entity, str) else None
-        if found is None or found["node"] not in names:
+        found = split.get(entity)
+        if found is None or found[0] not in names:
             continue
-        node = nodes[names[found["node"]]]
-        key = (node.key, int(found["port"]))
-        port = ports.get(key) or ports.setdefault(key, Port(node, key[1]))
+        key = (names[found[0]], found[1])
+        port = ports.get(key)
+        if port is None:
+            port = ports[key] = Port(nodes[key[0]], key[1])
         if metric in LINK_METRICS:
             port.link[metric] = text if isinstance(text, str) else value
-        elif metric == "ib_link_neighbor" and isinstance(text, str) and "|" in text:
-            far_desc, _, far_number = text.rpartition("|")
-            far = _far_key(nodes, names, far_desc, neighbor_guids.get((entity, snapshot)))
-            if far is not None and far_number.isdigit():
-                port.far = (far, int(far_number))
-                cables.setdefault(int(snapshot), set()).add(frozenset({key, port.far}))
-        elif metric == "counter_saturated" and isinstance(text, str):
-            port.saturated.add(text)
-        elif not pd.isna(value) and metric not in _NOT_COUNTERS:
+        elif metric == "ib_link_neighbor":
+            if isinstance(text, str) and "|" in text:
+                far_desc, _, far_number = text.rpartition("|")
+                far = _far_key(nodes, names, far_desc, neighbor_guids.get((entity, snapshot)))
+                if far is not None and far_number.isdigit():
+                    port.far = (far, int(far_number))
+                    cables.setdefault(int(snapshot), set()).add(frozenset({key, port.far}))
+        elif metric == "counter_saturated":
+            if isinstance(text, str):
+                port.saturated.add(text)
+        elif value == value:  # (not NaN: a counter's reading)
             port.counters[metric] = value
-    window = _growth(own, ports, nodes, names)
+    window = _growth(own, ports, names, split)
     sms: dict[str, dict] = {}
-    for entity, metric, value, text in zip(latest["entity"], latest["metric"], latest["value"], latest["text"]):
-        if isinstance(entity, str) and _SM.match(entity) and metric in SM_METRICS:
+    at_sm = latest[latest["metric"].isin(SM_METRICS)]
+    for entity, metric, value, text in zip(at_sm["entity"], at_sm["metric"], at_sm["value"], at_sm["text"]):
+        if isinstance(entity, str) and _SM.match(entity):
             sms.setdefault(entity, {})[metric] = text if isinstance(text, str) else value
     _name_switches(nodes)
     sm_failed = ((own["parser"] == "sminfo") & (own["metric"] == "tool_error")).any()
     return Sweep(host, set(), nodes, ports, cables, sms, window, {host: dropped}, sm_read=bool(sms) or sm_failed)
 
 
-_NOT_COUNTERS = {"ib_lid", "ib_link_neighbor_guid", "ib_port_guid", "ib_node_guid", "ib_node_type"}
+_NOT_COUNTERS = {"ib_lid", "ib_link_neighbor_guid", "ib_port_guid", "ib_node_guid", "ib_node_type", "tool_error"}
+_NODE_METRICS = ("ib_node_type", "ib_link_neighbor", "ib_node_guid", "ib_port_guid")
 
 
-def _nodes(rows: pd.DataFrame) -> tuple[dict[str, Node], dict[str, str]]:
+def _nodes(rows: pd.DataFrame, split: dict) -> tuple[dict[str, Node], dict[str, str]]:
     """Every node of the sweep by key, and each printed node name (`<description>` or `<description> (0x...)`) →
-    its key."""
+    its key. `split`: entity → (node name, port number)."""
     kinds: dict[str, str] = {}
     guids: dict[str, str] = {}
     port_numbers: dict[str, set[int]] = {}
-    for entity, metric, text, raw_key in zip(rows["entity"], rows["metric"], rows["text"], rows["raw_key"]):
-        found = _PORT.match(entity) if isinstance(entity, str) else None
+    for name, number in split.values():
+        port_numbers.setdefault(name, set()).add(number)
+    said = rows[rows["metric"].isin(_NODE_METRICS)]
+    for entity, metric, text, raw_key in zip(said["entity"], said["metric"], said["text"], said["raw_key"]):
+        found = split.get(entity)
         if found is None:
             continue
-        name = found["node"]
-        port_numbers.setdefault(name, set()).add(int(found["port"]))
+        name = found[0]
         if metric == "ib_node_type" and isinstance(text, str):
             kinds[name] = text
         elif metric == "ib_link_neighbor" and raw_key in ("Switch", "CA"):
@@ -221,7 +231,7 @@ def _name_switches(nodes: dict[str, Node]) -> None:
             n.name = n.desc
 
 
-def _growth(rows: pd.DataFrame, ports: dict, nodes: dict, names: dict) -> float | None:
+def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float | None:
     """Each port's counter changes over the window (Port.growth); returns the sweep's window in seconds."""
     snapshots = sorted(set(rows["snapshot"]))
     if len(snapshots) < 2:
@@ -230,7 +240,7 @@ def _growth(rows: pd.DataFrame, ports: dict, nodes: dict, names: dict) -> float 
     windows = [w for w in rates["window_s"] if w > 0] if len(rates) else []
     for entity, metric, delta, window, flag in zip(rates["entity"], rates["metric"], rates["delta"],
                                                    rates["window_s"], rates["flag"]):
-        port = _port_of(entity, ports, names, nodes)
+        port = _port_of(entity, ports, names, split)
         if port is not None:
             port.growth[metric] = (float(delta), float(window), flag)
     first, last = snapshots[0], snapshots[-1]
@@ -243,15 +253,15 @@ def _growth(rows: pd.DataFrame, ports: dict, nodes: dict, names: dict) -> float 
                   & (rows["metric"] == "ib_ports_checked")).any()
     if not read_first:
         return window
-    thresholds = {e: float(v) for e, m, v, s in zip(rows["entity"], rows["metric"], rows["value"], rows["snapshot"])
-                  if m == "ib_error_threshold" and s == first and not pd.isna(v)}
+    said = rows[(rows["metric"] == "ib_error_threshold") & (rows["snapshot"] == first) & rows["value"].notna()]
+    thresholds = dict(zip(said["entity"], said["value"].astype(float)))
     counters = rows[(rows["parser"] == "ibqueryerrors") & rows["value"].notna()]
     seen_first = set(zip(*(counters.loc[counters["snapshot"] == first, c] for c in ("entity", "metric"))))
     in_last = counters[counters["snapshot"] == last]
     for entity, metric, value in zip(in_last["entity"], in_last["metric"], in_last["value"]):
         if (entity, metric) in seen_first:
             continue
-        port = _port_of(entity, ports, names, nodes)
+        port = _port_of(entity, ports, names, split)
         if port is None or metric in port.growth or metric in ("ib_lid",):
             continue
         if metric in port.saturated:
@@ -261,8 +271,8 @@ def _growth(rows: pd.DataFrame, ports: dict, nodes: dict, names: dict) -> float 
     return window
 
 
-def _port_of(entity, ports: dict, names: dict, nodes: dict) -> Port | None:
-    found = _PORT.match(entity) if isinstance(entity, str) else None
-    if found is None or found["node"] not in names:
+def _port_of(entity, ports: dict, names: dict, split: dict) -> Port | None:
+    found = split.get(entity)
+    if found is None or found[0] not in names:
         return None
-    return ports.get((names[found["node"]], int(found["port"])))
+    return ports.get((names[found[0]], found[1]))

@@ -72,16 +72,24 @@ def _host_ports(query: FactQuery, grown: dict) -> dict[tuple[str, str], dict[str
 def _port_of(query: FactQuery, host: str, nic: str) -> str:
     """The RDMA port a cable's host end is: the NIC's port that has a netdev (LLDP runs on it), else `<nic>/1`;
     a netdev no RDMA port is bound to stays the netdev."""
-    if host not in query.targets():  # a host the subnet sweep names but the bundle did not read
-        return f"{nic}/1"
-    bound = query.entity_with_text(host, "netdev", nic)
-    if bound:
-        return bound
-    ports = query.rows(target=host, metric="netdev")
-    for entity in ports["entity"]:
-        if isinstance(entity, str) and entity.startswith(f"{nic}/"):
-            return entity
-    return f"{nic}/1"
+    bound, first = query.derived("netdev_ports", lambda: _netdev_ports(query))
+    return bound.get((host, nic)) or first.get((host, nic)) or f"{nic}/1"
+
+
+def _netdev_ports(query: FactQuery) -> tuple[dict, dict]:
+    """(host, netdev) → the RDMA port bound to it, and (host, device) → the device's first port with a netdev: one
+    pass over the netdev facts, not a look-up per cable (a 2,000-host fabric's cables)."""
+    bound: dict[tuple[str, str], str] = {}
+    first: dict[tuple[str, str], str] = {}
+    rows = query.of_metric("netdev")
+    for target, entity, text in zip(rows["target"], rows["entity"], rows["text"]):
+        if not isinstance(entity, str):
+            continue
+        if isinstance(text, str):
+            bound.setdefault((target, text), entity)
+        if "/" in entity:
+            first.setdefault((target, entity.split("/")[0]), entity)
+    return bound, first
 
 
 def _reported(query: FactQuery) -> set[tuple[str, str]]:
