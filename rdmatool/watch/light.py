@@ -36,7 +36,7 @@ COUNTERS = frozenset({
     "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "roce_adp_retrans",
 })
 STATES = frozenset({"port_state", "phys_state"})
-FILTERED = frozenset({"ethtool_stats", "sysfs_counters"})  # line-local outputs, read through rdmatool.watch.lines
+FILTERED = frozenset({"ethtool_stats", "sysfs_counters", "perfquery"})  # read through rdmatool.watch.lines
 KEPT = COUNTERS | STATES
 
 
@@ -60,7 +60,7 @@ def reading_of(target: str, at: float, results: list[CommandResult]) -> Reading:
             continue
         try:
             if result.parser in FILTERED:
-                found = lines.items(result.parser, result.stdout, KEPT)
+                found = lines.items(result.parser, result.stdout, KEPT, (target, result.qualifier))
             else:
                 found = [(x.entity, x.metric, x.priority, x.value, x.text)
                          for x in parsers.parse(result.parser, result.stdout)]

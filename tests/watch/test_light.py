@@ -60,16 +60,17 @@ def test_a_host_whose_session_breaks_is_a_gap_and_is_opened_again() -> None:
     assert len(opened) == 2  # a broken session is closed (whatever its close says) and opened again next time
 
 
-@pytest.mark.parametrize("parser", ["ethtool_stats", "sysfs_counters"])
+@pytest.mark.parametrize("parser", ["ethtool_stats", "sysfs_counters", "perfquery"])
 def test_reading_only_the_kept_lines_reads_the_same(parser: str, monkeypatch) -> None:
-    """Every fixture of the two line-local parsers: the watch's reading of the lines it keeps, and of the values
+    """Every fixture of the parsers read through rdmatool.watch.lines: the watch's reading of the lines it keeps, and of the values
     alone once their shape is known (rdmatool.watch.lines), is its reading of the whole output (a fixture the parser
     refuses is refused both ways)."""
     folder = Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / parser
     fixtures = sorted(folder.glob("*.txt"))
     assert len(fixtures) >= 3
     for fixture in fixtures:
-        result = CommandResult("gpu01", parser, "x", fixture.read_text(), qualifier="ens1f0np0")
+        qualifier = "mlx5_0.1" if parser == "perfquery" else "ens1f0np0"
+        result = CommandResult("gpu01", parser, "x", fixture.read_text(), qualifier=qualifier)
         lines.clear()
         filtered = light.reading_of("gpu01", 1.0, [result])
         monkeypatch.setattr(light, "FILTERED", frozenset())
