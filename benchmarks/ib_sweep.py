@@ -152,27 +152,34 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=None)
     ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--keep", help="generate into (or reuse from) this directory and keep it")
+    ap.add_argument("--generate", action="store_true", help="only write the bundles (into --keep)")
     args = ap.parse_args()
     hosts = args.hosts or (200 if args.quick else 2000)
     runs = args.runs or (1 if args.quick else 3)
-    _common.print_machine(_common.machine())
+    if not args.generate:
+        _common.print_machine(_common.machine())
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ib-sweep-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     tree, snapshots = tree_and_faults(hosts)
     ports = (len(tree.leaves) + len(tree.spines)) * tree.ports
     print(f"fat tree: {hosts} hosts, {len(tree.leaves)} leaves + {len(tree.spines)} spines x {tree.ports} ports "
           f"= {ports} switch ports + {hosts} host ports, {len(tree.cables)} cables; two snapshots 10 s apart")
-    bundles = {}
-    for name, write in (("hosts", lambda p: write_hosts(p, tree, snapshots, False)),
-                        ("hosts+sweep", lambda p: write_hosts(p, tree, snapshots, True)),
-                        ("sweep", lambda p: write_sweep(p, tree, snapshots))):
-        path = work / name.replace("+", "_")
-        if not (path / "manifest.json").exists():
-            t = time.perf_counter()
-            shutil.rmtree(path, ignore_errors=True)
-            write(path)
-            print(f"  wrote {name} in {time.perf_counter() - t:.1f} s")
-        bundles[name] = path
+    writers = {"hosts": lambda p: write_hosts(p, tree, snapshots, False),
+               "hosts+sweep": lambda p: write_hosts(p, tree, snapshots, True),
+               "sweep": lambda p: write_sweep(p, tree, snapshots)}
+    bundles = {name: work / name.replace("+", "_") for name in writers}
+    if args.generate:
+        for name, path in bundles.items():
+            if not (path / "manifest.json").exists():
+                t = time.perf_counter()
+                shutil.rmtree(path, ignore_errors=True)
+                writers[name](path)
+                print(f"  wrote {name} in {time.perf_counter() - t:.1f} s")
+        return 0
+    if not all((path / "manifest.json").exists() for path in bundles.values()):
+        # written by a child: a child forked from this process would count its pages in the peak RSS measured
+        subprocess.run([sys.executable, __file__, "--generate", "--keep", str(work), "--hosts", str(hosts)],
+                       check=True)
     figures: dict[str, list[dict]] = {}
     for _ in range(runs):  # alternated, so that the machine's load falls on each alike
         for name, path in bundles.items():

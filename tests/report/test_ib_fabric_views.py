@@ -10,7 +10,6 @@ import pytest
 from rich.console import Console
 
 from rdmatool.bundle_ops.diff import diff_paths
-from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.report import page as pages
 from rdmatool.report import plots, prometheus
 from rdmatool.report.text import render
@@ -37,16 +36,21 @@ def bundles(tmp_path_factory):
     return before, after
 
 
-def test_the_oncall_view_names_the_link_not_the_host(bundles) -> None:
+@pytest.fixture(scope="module")
+def page(bundles):
+    return pages.build(bundles[1])  # the report's page: its diagnosis is `rdmatool diagnose`'s
+
+
+def test_the_oncall_view_names_the_link_not_the_host(page) -> None:
     out = io.StringIO()
-    render(diagnose_bundle(bundles[1]), Console(file=out, width=100, color_system=None))
+    render(page.result, Console(file=out, width=100, color_system=None))
     text = out.getvalue()
     assert f"InfiniBand link {LEAF} port 5 ↔ {SPINE} port" in text and "[ib_switch_link_downed]" in text
     assert "[ib_cable_gone]" in text and "MF0;" not in text
+    assert not [f for f in page.result.findings if f.target in TREE.hosts]
 
 
-def test_the_map_draws_the_spines_and_the_bad_cable_red(bundles) -> None:
-    page = pages.build(bundles[1])
+def test_the_map_draws_the_spines_and_the_bad_cable_red(page) -> None:
     svg = plots.topology_svg(page)
     arcs = [c for c in page.links if c.link.host in TREE.switches]
     assert len(arcs) == len(TREE.leaves) * 2 - 1  # every uplink once, the cable gone left out
