@@ -28,7 +28,9 @@ restated here join (the far end named, the host's own counters paired).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections import Counter
 from dataclasses import is_dataclass, replace
 
@@ -258,6 +260,35 @@ def _masters(sweep: Sweep, out: _Rows) -> None:
                 host=sweep.host)
 
 
+def _reserved(analysis, sweeps: list[Sweep]) -> set[str]:
+    """The names no swept switch may take: the bundle's hosts (listed, failed or sweeping) and the subnet's target."""
+    table = getattr(analysis, "table", None)
+    listed = getattr(table, "targets", None) or []
+    failed = getattr(table, "failures", None) or []
+    names = {t.get("name") for t in listed if isinstance(t, dict) and t.get("kind", "host") != "switch"}
+    names.update(f.get("target") for f in failed if isinstance(f, dict))
+    return {n for n in names if isinstance(n, str)} | {s.host for s in sweeps} | {_subnet(sweeps[0])}
+
+
+def unclaimed_names(sweep: Sweep, reserved: set[str]) -> None:
+    """A switch names itself (its node description, which any node of the subnet sets): a name that is a host of the
+    bundle (or the subnet's target) would put the switch's faults on that host and drain it, and one with control
+    characters or of any length would be a target name no view should carry. Such a switch is named by its GUID
+    instead, `ib-switch-0x...`, which says it is the subnet's node."""
+    for node in sweep.switches():
+        name = node.name
+        if name in reserved or name.split(" (0x")[0] in reserved or len(name) > _NAME_MAX or not name.isprintable():
+            node.name = f"ib-switch-{node.key if _GUID.fullmatch(node.key) else _digest(node.key)}"
+
+
+_NAME_MAX = 128  # a target name's length in a bundle (rdmatool.bundle.names.TARGET_NAME)
+_GUID = re.compile(r"0x[0-9a-fA-F]{1,16}")
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
 def fabric_facts(sweeps: list[Sweep]) -> pd.DataFrame:
     """The restated switch ports and the verdicts of every sweep (FACT_COLUMNS)."""
     out = _Rows()
@@ -277,6 +308,9 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
     sweeps = ib_sweep.read(analysis)
     if not sweeps:
         return analysis
+    reserved = _reserved(analysis, sweeps)
+    for sweep in sweeps:
+        unclaimed_names(sweep, reserved)
     found = fabric_facts(sweeps)
     drop = []
     positions = query.target_positions()

@@ -1,0 +1,90 @@
+"""Switch names from an InfiniBand sweep are node descriptions any node of the subnet sets: a switch claiming a host's
+name, control bytes and escapes, markup, a path, a very long name. None may put a switch's fault on a host, and each
+view (table, Markdown, HTML, Prometheus textfiles, JSON) shows them as characters."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+
+from rdmatool.diagnose.pipeline import diagnose_bundle
+from rdmatool.model import Severity
+from rdmatool.report import html, markdown, page, text
+from rdmatool.report.prometheus import bundle_export
+from rdmatool.report.prometheus.textfiles import write_per_target
+from tests.security_output.test_every_view import RAW, outside_code
+from tests.topology.ib_fat_tree import Faults, fat_tree, write_bundle
+from tests.topology.test_ib_fabric import IBSTAT
+
+ESCAPES = "evil\x1b]52;c;cm0gLXJm\x07\x15\x9b2J"
+MARKUP = "<script>alert(1)</script>\"'&"
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A fat tree whose leaves describe themselves as the sweeping host, with escapes, with markup, as a path and at
+    300 characters; each of them has a cable that went down."""
+    tree = fat_tree(10, 2, 2, 2, seed=4)
+    victim = tree.hosts[0]
+    claims = [victim, ESCAPES, MARKUP, "../../etc", "l" * 300]
+    own = dict(zip(tree.leaves, claims, strict=True))
+    plain = tree.desc
+    tree.desc = lambda node: f"MF0;{own[node]}:MQM9790/U1" if node in own else plain(node)
+    # each leaf's first uplink (port 3: two hosts a leaf) went down between the snapshots
+    grown = {(leaf, 3): {"LinkDownedCounter": 2} for leaf in tree.leaves}
+    path = write_bundle(tmp_path_factory.mktemp("ib") / "b", tree, [Faults(), Faults(counters=grown)],
+                        extra={(victim, "ibstat"): [IBSTAT] * 2})
+    return tree, path, diagnose_bundle(path)
+
+
+def test_no_switch_takes_a_host_s_name_and_each_fault_stays_on_a_switch(swept) -> None:
+    tree, _path, result = swept
+    downed = [f for f in result.findings if f.rule == "ib_switch_link_downed"]
+    assert len(downed) == len(tree.leaves)
+    assert not {f.target for f in result.findings} & set(tree.hosts)  # no host blamed, none drained
+    by_guid = {f.target for f in downed if f.target.startswith("ib-switch-0x")}
+    # the host's name, the escapes and the long name are replaced by the GUID; the printable ones stay as said
+    assert by_guid == {f"ib-switch-{tree.guid(leaf)}" for leaf in (tree.leaves[0], tree.leaves[1], tree.leaves[4])}
+    assert {f.target for f in downed} - by_guid == {MARKUP, "../../etc"}
+
+
+def test_text_markdown_and_json_show_the_names_as_characters(swept) -> None:
+    _tree, _path, result = swept
+    out = io.StringIO()
+    text.render(result, Console(file=out, width=200, color_system=None, force_terminal=False), Severity.INFO,
+                show_all=True)
+    assert not RAW.search(out.getvalue())
+    md = markdown.render(result, Severity.INFO)
+    assert "&lt;script&gt;" in md and "<script" not in outside_code(md) and not RAW.search(md)
+    said = json.dumps([dataclasses.asdict(f) for f in result.findings], default=str)
+    assert not RAW.search(said)  # escaped by JSON, the exact text kept
+
+
+def test_the_html_report_shows_the_markup_as_text(swept) -> None:
+    _tree, path, _result = swept
+    shown = html.render(page.build(path))
+    assert "<script>alert(1)" not in shown and "&lt;script&gt;alert(1)" in shown
+    assert not RAW.search(shown.replace("\n", ""))
+
+
+def test_prometheus_labels_are_escaped_and_no_name_makes_a_path(swept, tmp_path) -> None:
+    _tree, path, _result = swept
+    export = bundle_export(path)
+    exposition = export.text()
+    assert not RAW.search(exposition.replace("\n", ""))
+    # every label value is a quoted string of the exposition format: \\, \" and \n escaped, nothing else raw
+    for labels in re.findall(r"\{(.*)\}", exposition):
+        assert re.fullmatch(r'(\w+="(?:[^"\\\n]|\\[\\"n])*",?)*', labels), labels
+    assert 'target="<script>alert(1)</script>\\"\'&"' in exposition
+    folder = tmp_path / "textfiles"
+    folder.mkdir()
+    refused = write_per_target(folder, export)
+    assert "../../etc" in refused and MARKUP in refused
+    written = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    assert all(name.startswith("rdmatool") and name.endswith(".prom") for name in written)
+    assert not (tmp_path / "etc").exists() and len(written) == len(list(folder.iterdir()))
