@@ -40,7 +40,22 @@ _SAID = {"better": "better", "worse": "WORSE", "changed": "changed (context)", "
          "unproven": "one run: no spread", "not measured": "not measured"}
 
 
+def _one_line(value):
+    """`value` with every string in it shown on one line as a terminal shows it safely (rdmatool.report.shown): the
+    settings, entities and values come from the bundles, and a `restore ... to <value>` line stands among commands."""
+    from rdmatool.report.shown import terminal
+
+    if isinstance(value, str):
+        return terminal(value, newlines=False)
+    if isinstance(value, dict):
+        return {k: _one_line(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_one_line(v) for v in value]
+    return value
+
+
 def _print(result: dict) -> None:
+    result = _one_line(result)
     before, after = result["before"], result["after"]
     typer.echo(f"trial: {len(before['runs'])} run(s) before ({before['path']}), {len(after['runs'])} after "
                f"({after['path']}); figures from {_SOURCE[before['source']]}" + (

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from rdmatool import commands
 from rdmatool.errors import ParseError
 from rdmatool.nccl import log
 from rdmatool.nccl.findings import problem_facts
@@ -67,11 +68,25 @@ def pick(built: Recipe, facts: pd.DataFrame, hosts: list[tuple[str, str]], wante
         if own is None:
             passed[name] = built.skipped.get(name, "no recipe")
             continue
+        env = {**own.env(), **overrides}
+        refused = _refused(env)
+        if refused:  # a device's name in the recipe that the audited command would refuse: this host alone is out
+            passed[name] = f"recipe value {refused} is not one the nccl-tests command takes"
+            continue
         if len(nodes) < wanted:
             line = [rates.get((name, p.entity)) for p in own.rails]
             total = sum(v for v in line if v) if any(line) else None
-            nodes.append(Node(name, address, own, {**own.env(), **overrides}, total))
+            nodes.append(Node(name, address, own, env, total))
     return nodes, passed
+
+
+def _refused(env: dict[str, str]) -> str | None:
+    """`NAME=value` (shown as a Python literal: printable) of the first variable rdmatool.commands.nccl_tests_command
+    would refuse, else None. The recipe's values name the host's own devices, which its output said."""
+    for name, value in env.items():
+        if not commands.NCCL_ENV_NAME.fullmatch(str(name)) or not commands.NCCL_ENV_VALUE.fullmatch(str(value)):
+            return ascii(f"{name}={value}")[:120]
+    return None
 
 
 def _rail_rates(facts: pd.DataFrame) -> dict[tuple[str, str], float]:

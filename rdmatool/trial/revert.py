@@ -72,7 +72,7 @@ def revert(changes: list[dict], facts: pd.DataFrame, site: dict) -> list[dict]:
         what = ("ECN thresholds" if group else change["setting"])
         try:
             platform, lines = _render(change, facts, site)
-        except ValueError as exc:  # a name or a value the renderer will not put in a command
+        except (ValueError, OverflowError) as exc:  # a name or a value the renderer will not put in a command
             platform, lines = None, []
             what += f" ({exc})"
         item = {"target": change["target"], "entity": change["entity"], "what": what, "platform": platform,
