@@ -110,7 +110,7 @@ class Textfiles:
                 name = f"{PREFIX}{base_name(known)[0]}_info"
                 specs.setdefault(name, (help_text(known), "gauge", 1.0))
                 labels = (("target", label_value(target)), *entities.of(target, entity, metric),
-                          (_INFO_LABEL.get(metric, "value"), text))
+                          (_INFO_LABEL.get(metric, "value"), label_value(text)))
                 per_family.setdefault(name, []).append(("state", (target, joined, text), labels))
         built = {t: _Target(np.zeros(0, dtype=np.int64), [], [], np.zeros(0), [], [], [], np.zeros(0), {},
                             _signature(history, t, self)) for t in targets}

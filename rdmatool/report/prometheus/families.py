@@ -121,7 +121,8 @@ def fact_families(facts: pd.DataFrame, entities: EntityLabels | None = None) -> 
             target, labels = label_value(target), entities.of(target, entity, metric)
             if (target, labels) not in seen:  # one value per port: the first tool's
                 seen.add((target, labels))
-                family.add(target, (("target", target), *labels, (_INFO_LABEL.get(metric, "value"), text)), 1.0)
+                family.add(target, (("target", target), *labels, (_INFO_LABEL.get(metric, "value"),
+                                                                 label_value(text))), 1.0)
         out.append(family)
     return out
 

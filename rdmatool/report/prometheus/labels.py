@@ -29,6 +29,7 @@ import re
 
 import pandas as pd
 
+from rdmatool.present.visible import terminal
 from rdmatool.table.sample_columns import PEER_MARK
 
 # The target as a whole: a host's `host`, a switch's switch-wide config rows (Cumulus `qos`, Onyx `host`), the
@@ -82,10 +83,12 @@ class EntityLabels:
         if not isinstance(entity, str) or not entity or entity == target:
             return ()
         if metric in CLASS_METRICS:
-            return (("class", entity),)
+            return (("class", terminal(entity, newlines=True)),)
         found = self._cache.get((target, entity))
         if found is None:
-            found = self._cache[(target, entity)] = self._classify(target, entity)
+            # an entity is a device's text: its controls shown, a lone surrogate (unencodable) made U+FFFD
+            found = self._cache[(target, entity)] = tuple((k, terminal(v, newlines=True))
+                                                          for k, v in self._classify(target, entity))
         return found
 
     def _classify(self, target: str, entity: str) -> Labels:
