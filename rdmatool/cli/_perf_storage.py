@@ -49,24 +49,31 @@ def run(session, hosts, clients_per_node: int, folder: Path,  # noqa: ANN001 - a
         share = f" ({n['share']:.0%} of {n['line_gbps']:,.0f} Gb/s)" if n["share"] is not None else ""
         got = "-" if n["delivered_gbps"] is None else f"{n['delivered_gbps']:,.1f} Gb/s"
         per_nic = ", ".join(f"{c['device']} {c['share']:.0%}" for c in n.get("nics", []) if c["share"] is not None)
-        typer.echo(f"{n['node']}: {got}{share} read by {', '.join(n['clients'])}"
-                   + (f" (per NIC: {per_nic})" if per_nic else "") + ("  SLOW" if n["slow"] else "")
-                   + "".join(f"; {c}: {e}" for c, e in n["errors"].items()))
+        _say(f"{n['node']}: {got}{share} read by {', '.join(n['clients'])}"
+             + (f" (per NIC: {per_nic})" if per_nic else "") + ("  SLOW" if n["slow"] else "")
+             + "".join(f"; {c}: {e}" for c, e in n["errors"].items()))
     fleet = figures["fleet"]
     if fleet["efficiency"] is not None:
-        typer.echo(f"fleet: {fleet['aggregate_gbps']:,.1f} Gb/s of {fleet['line_gbps']:,.0f} Gb/s over "
-                   f"{fleet['nodes_measured']} storage nodes: {fleet['efficiency']:.1%} of line rate (3FS reference "
-                   f"{ref:.1%}: rdmatool plan storage)")
+        _say(f"fleet: {fleet['aggregate_gbps']:,.1f} Gb/s of {fleet['line_gbps']:,.0f} Gb/s over "
+             f"{fleet['nodes_measured']} storage nodes: {fleet['efficiency']:.1%} of line rate (3FS reference "
+             f"{ref:.1%}: rdmatool plan storage)")
     if done.pauses is not None and done.pauses["ports"]:
         top = done.pauses["ports"][0]
-        typer.echo(f"compute class (priority {done.pauses['priority']}): most paused {top['target']} "
-                   f"{top['entity']}, {100 * top['share']:.1f} % of the reads")
+        _say(f"compute class (priority {done.pauses['priority']}): most paused {top['target']} "
+             f"{top['entity']}, {100 * top['share']:.1f} % of the reads")
     found = storage.findings(done.rows, rules)
     for f in found:
-        typer.echo(f"{f.severity.value.upper()} {f.rule}: {f.symptom}\n  check: {f.check}\n  fix: {f.fix}")
+        _say(f"{f.severity.value.upper()} {f.rule}: {f.symptom}\n  check: {f.check}\n  fix: {f.fix}")
     if any(f.severity.value in ("error", "critical") for f in found):
         return EXIT_FAIL
     return EXIT_INCONCLUSIVE if any(not n["complete"] for n in figures["nodes"]) else 0
+
+
+def _say(line: str) -> None:
+    """A line naming the hosts' devices and their perftest errors (their text): controls shown as characters."""
+    from rdmatool.report.shown import terminal
+
+    typer.echo(terminal(line, newlines=True))
 
 
 def _rules() -> list:

@@ -84,3 +84,12 @@ def test_revert_commands_split_into_the_arguments_meant_and_hostile_values_are_s
     assert not RAW.search(out)
     assert not any(line.strip().startswith(("reboot", "52;")) for line in out.splitlines()), out
     assert "restore pfc_priorities of gpu01 eth0\\nreboot to 3" in out
+
+
+def test_perf_storage_lines_show_device_text_as_characters(capsys) -> None:
+    """`perf run --mode storage` prints each node's NICs and perftest errors (the hosts' text)."""
+    from rdmatool.cli import _perf_storage
+
+    _perf_storage._say("stor01: - read by gpu01; gpu01: ib_read_bw: \x1b]52;c;cm0=\x07 mlx5\x9b2J")
+    out = capsys.readouterr().out
+    assert "\\e]52;c;cm0=\\a" in out and not RAW.search(out)
