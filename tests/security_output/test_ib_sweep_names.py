@@ -88,3 +88,23 @@ def test_prometheus_labels_are_escaped_and_no_name_makes_a_path(swept, tmp_path)
     written = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
     assert all(name.startswith("rdmatool") and name.endswith(".prom") for name in written)
     assert not (tmp_path / "etc").exists() and len(written) == len(list(folder.iterdir()))
+
+
+def test_commands_and_bundle_diff_show_the_names_as_characters(swept, tmp_path) -> None:
+    from rdmatool.bundle_ops.diff import diff_paths
+    from rdmatool.report import bundle_diff
+    from rdmatool.report import commands as commands_report
+    from rdmatool.topology.ib_fabric import with_ib_fabric
+
+    tree, path, result = swept
+    said = commands_report.render(result, Severity.INFO)
+    assert all(line.isprintable() for line in said.splitlines())
+    # B: the markup-named leaf's and the escape-named leaf's uplinks gone (cabling compared switch by switch)
+    after = write_bundle(tmp_path / "after", tree, [Faults(gone={(tree.leaves[1], 3), (tree.leaves[2], 3)})] * 2,
+                         extra={(tree.hosts[0], "ibstat"): [IBSTAT] * 2})
+    diff = diff_paths(path, after, prepare=with_ib_fabric).as_json()
+    out = io.StringIO()
+    bundle_diff.render_text(diff, Console(file=out, width=200, color_system=None))
+    assert "<script>" in out.getvalue() and not RAW.search(out.getvalue())
+    md = bundle_diff.render_markdown(diff)
+    assert "&lt;script&gt;" in md and "<script" not in outside_code(md) and not RAW.search(md)
