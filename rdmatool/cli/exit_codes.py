@@ -1,6 +1,6 @@
 """What each command's exit code means, in one table: every command's `--help` prints its row (`epilog`),
-docs/cli-conventions.md holds the table (`markdown_table`) with the rows every command shares (`SHARED`), and the
-README's copy, where it has one, says the same (tests/test_exit_codes_doc.py keeps them equal).
+docs/cli-conventions.md holds the table (`markdown_table`) with the rows every command shares (`SHARED`), which the
+README links (tests/test_exit_codes_doc.py keeps them equal).
 
 The contract for schedulers and scripts: 0 pass, 1 fail (something named to drain or fix), 2 usage or bad input
 (one line naming the file, host or line), 3 inconclusive (no data, unreachable, budget). 0-3 are verdicts about the
