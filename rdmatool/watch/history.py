@@ -52,6 +52,7 @@ class History:
         self.coarse_max = np.full((0, shape.coarse), np.nan, dtype=np.float32)
         self.last_value = np.full(0, np.nan)
         self.last_time = np.full(0, np.nan)
+        self.last_interval = np.full(0, -1, dtype=np.int64)  # the interval of each row's last counter reading
         self.states: dict[tuple[str, str], dict[str, str]] = {}  # target -> (entity, metric) -> text, latest
         self.last_rates = np.full(0, np.nan)  # the last interval's rates by row (float64, not saved)
         self.dropped_series = 0  # readings of series beyond max_series, not kept
@@ -74,6 +75,7 @@ class History:
             self.coarse_max = _grown(self.coarse_max, size)
             self.last_value = np.concatenate([self.last_value, np.full(size - len(self.last_value), np.nan)])
             self.last_time = np.concatenate([self.last_time, np.full(size - len(self.last_time), np.nan)])
+            self.last_interval = np.concatenate([self.last_interval, np.full(size - len(self.last_interval), -1)])
         self.keys.append(key)
         self.index[key] = row
         return row
@@ -123,11 +125,28 @@ class History:
             rate = (value[ok] - before[ok]) / (then[ok] - before_t[ok])
             self.rates[r[ok], column] = rate
             self.last_rates[r[ok]] = rate
+            self._fill_gaps(r[ok], rate)
+            self.last_interval[r] = self.interval
             rates = dict(zip([k for k, good in zip(keys, ok.tolist()) if good], rate.tolist()))
         self.interval += 1
         if self.interval % self.shape.factor == 0:
             self._downsample()
         return rates
+
+    def _fill_gaps(self, rows: np.ndarray, rate: np.ndarray) -> None:
+        """A rate over a gap (a host that did not answer, a switch read every few intervals) is the rate of each
+        interval of the gap too: the intervals in between get it, so that a series read every third interval is
+        not a spike every third interval."""
+        gap = self.interval - self.last_interval[rows]
+        late = (self.last_interval[rows] >= 0) & (gap > 1)
+        if not late.any():
+            return
+        rows, rate, gap = rows[late], rate[late], np.minimum(gap[late], self.shape.recent)
+        for back in range(1, int(gap.max())):
+            some = gap > back
+            column = (self.interval - back) % self.shape.recent
+            hole = np.isnan(self.rates[rows[some], column])
+            self.rates[rows[some][hole], column] = rate[some][hole]
 
     @property
     def last_column(self) -> int:

@@ -82,6 +82,7 @@ def load(directory: Path, shape: Shape) -> History | None:
     history.rates = arrays["rates"].astype(np.float32)
     history.coarse_mean, history.coarse_max = arrays["coarse_mean"], arrays["coarse_max"]
     history.last_value, history.last_time = arrays["last_value"], arrays["last_time"]
+    history.last_interval = np.full(rows, -1, dtype=np.int64)  # a restart is a gap: its first rates are not spread
     history.states = meta.get("states") or {}
     return history
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 
 from rdmatool.model import CommandResult, Platform, Target, TargetKind
+from rdmatool.rules.playbook import load_dir
 from rdmatool.topology import Link
 from rdmatool.watch import switches
 from rdmatool.watch.history import Shape
@@ -14,6 +18,7 @@ from rdmatool.watch.loop import Watch, WatchOptions
 from tests.watch.fakes import FakeHost, steady
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / "sonic_pfc_counters" / "storm_rx_tx.txt"
+PLAYBOOKS = load_dir(Path(__file__).resolve().parents[2] / "playbooks")
 LEAF = Target("leaf01", "127.0.2.1", kind=TargetKind.SWITCH, platform=Platform("sonic"))
 
 
@@ -66,3 +71,25 @@ def test_a_switch_read_every_third_interval_gives_its_facing_ports_rates_and_por
     node = (tmp_path / "rdmatool-leaf01.prom").read_text()
     assert 'rdmatool_rx_pause_frames_total{port="Ethernet0",priority="3",target="leaf01"} 100111.0' in node
     assert 'rdmatool_rx_pause_frames_per_second{port="Ethernet0",priority="3",target="leaf01"}' in node
+
+
+def test_a_steady_switch_read_every_third_interval_is_no_periodic_spike(monkeypatch) -> None:
+    """The rate over the intervals between two reads is each of those intervals' rate (History fills the gap)."""
+    _Session.runs = 0
+    reads = iter(range(100))
+    monkeypatch.setattr(switches, "time", SimpleNamespace(time=lambda: 1_000_000.0 + 30.0 * next(reads)))
+    reader = switches.SwitchReader(LEAF, ["Ethernet0"], _Session, every=3)
+    stop, ticks, events = threading.Event(), iter(range(30)), []
+
+    def clock() -> float:
+        n = next(ticks)
+        if n == 29:
+            stop.set()
+        return 1_000_000.0 + 10.0 * n
+
+    watch = Watch([reader], WatchOptions(interval_s=0, duration_s=0, shape=Shape(40, 8, 5)), PLAYBOOKS,
+                  events.append, lambda line: None, clock=clock)
+    watch.run(stop)
+    row = watch.history.index[("leaf01", "Ethernet0", "rx_pause_frames", 3)]
+    _, rates = watch.history.recent_series()
+    assert events == [] and np.nanmin(rates[row][1:28]) == np.nanmax(rates[row][1:28]) == 20.0  # 600 a read, 30 s
