@@ -9,7 +9,8 @@ floats and never grows with time; new series (a port that appears) add rows, up 
 
 A rate needs two readings of the same counter: the first reading of a series (and the first after a counter went
 backwards: a reset or a driver reload) gives none. After a gap the rate is taken over the whole gap, from the last
-reading before it: an average, honest about the time it covers.
+reading before it: an average, honest about the time it covers, and each interval of the gap gets it too (a switch
+read every third interval is then no spike every third interval).
 """
 
 from __future__ import annotations
