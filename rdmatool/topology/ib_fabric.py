@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from rdmatool.metrics import rate_name
+from rdmatool.platforms.port_names import ca_of
 from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked
 from rdmatool.table.facts import FactQuery
 from rdmatool.topology import ib_sweep
@@ -267,17 +268,20 @@ def _reserved(analysis, sweeps: list[Sweep]) -> set[str]:
     failed = getattr(table, "failures", None) or []
     names = {t.get("name") for t in listed if isinstance(t, dict) and t.get("kind", "host") != "switch"}
     names.update(f.get("target") for f in failed if isinstance(f, dict))
-    return {n for n in names if isinstance(n, str)} | {s.host for s in sweeps} | {_subnet(sweeps[0])}
+    names = {n for n in names if isinstance(n, str)} | {s.host for s in sweeps} | {_subnet(sweeps[0])}
+    return names | {n.split(".")[0] for n in names}  # a CA's description names its host by its short name
 
 
 def unclaimed_names(sweep: Sweep, reserved: set[str]) -> None:
     """A switch names itself (its node description, which any node of the subnet sets): a name that is a host of the
-    bundle (or the subnet's target) would put the switch's faults on that host and drain it, and one with control
-    characters or of any length would be a target name no view should carry. Such a switch is named by its GUID
-    instead, `ib-switch-0x...`, which says it is the subnet's node."""
+    bundle (or the subnet's target), or a host's port (`gpu01 mlx5_0`), would put the switch's faults on that host
+    and drain it, and one with control characters or of any length would be a target name no view should carry.
+    Such a switch is named by its GUID instead, `ib-switch-0x...`, which says it is the subnet's node."""
     for node in sweep.switches():
         name = node.name
-        if name in reserved or name.split(" (0x")[0] in reserved or len(name) > _NAME_MAX or not name.isprintable():
+        base = name.split(" (0x")[0]
+        as_host = ca_of(base)  # `gpu01 mlx5_0` is read as host gpu01's port wherever a far end is named
+        if base in reserved or (as_host and as_host[0] in reserved) or len(name) > _NAME_MAX or not name.isprintable():
             node.name = f"ib-switch-{node.key if _GUID.fullmatch(node.key) else _digest(node.key)}"
 
 

@@ -27,11 +27,11 @@ MARKUP = "<script>alert(1)</script>\"'&"
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    """A fat tree whose leaves describe themselves as the sweeping host, with escapes, with markup, as a path and at
-    300 characters; each of them has a cable that went down."""
-    tree = fat_tree(10, 2, 2, 2, seed=4)
+    """A fat tree whose leaves describe themselves as the sweeping host, with escapes, with markup, as a path, at
+    300 characters and as a port of the sweeping host; each of them has a cable that went down."""
+    tree = fat_tree(12, 2, 2, 2, seed=4)
     victim = tree.hosts[0]
-    claims = [victim, ESCAPES, MARKUP, "../../etc", "l" * 300]
+    claims = [victim, ESCAPES, MARKUP, "../../etc", "l" * 300, f"{victim} mlx5_9"]
     own = dict(zip(tree.leaves, claims, strict=True))
     plain = tree.desc
     tree.desc = lambda node: f"MF0;{own[node]}:MQM9790/U1" if node in own else plain(node)
@@ -48,8 +48,9 @@ def test_no_switch_takes_a_host_s_name_and_each_fault_stays_on_a_switch(swept) -
     assert len(downed) == len(tree.leaves)
     assert not {f.target for f in result.findings} & set(tree.hosts)  # no host blamed, none drained
     by_guid = {f.target for f in downed if f.target.startswith("ib-switch-0x")}
-    # the host's name, the escapes and the long name are replaced by the GUID; the printable ones stay as said
-    assert by_guid == {f"ib-switch-{tree.guid(leaf)}" for leaf in (tree.leaves[0], tree.leaves[1], tree.leaves[4])}
+    # the host's name, the escapes, the long name and the host's port are replaced by the GUID; the others stay
+    renamed = (tree.leaves[0], tree.leaves[1], tree.leaves[4], tree.leaves[5])
+    assert by_guid == {f"ib-switch-{tree.guid(leaf)}" for leaf in renamed}
     assert {f.target for f in downed} - by_guid == {MARKUP, "../../etc"}
 
 
