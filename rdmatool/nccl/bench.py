@@ -13,6 +13,7 @@ facts of their host; the nccl playbook judges both (playbooks/60-nccl.yaml).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
@@ -164,7 +165,7 @@ def judge(nodes: list[Node], built: Recipe, outcome: Outcome, rules, site: dict 
     from rdmatool.rules import engine
     from rdmatool.table.facts import FactQuery
 
-    problems = log.check(outcome.processes, built, site)
+    problems = log.check(attributed(nodes, outcome), built, site)
     frames = [problem_facts(problems, LOG_VERDICT, {n.name: n.recipe.role for n in nodes}),
               pd.DataFrame(figure_facts(nodes, outcome), columns=FACT_COLUMNS)]
     facts = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(
@@ -177,6 +178,24 @@ def judge(nodes: list[Node], built: Recipe, outcome: Outcome, rules, site: dict 
             or (r.kind != "verdict" and r.params.get("metric") in BENCH_METRICS)]
     alone = SimpleNamespace(facts=facts, query=FactQuery(facts), links=pd.DataFrame(), targets=[])
     return [_named(f, nodes, outcome) for f in engine.evaluate(alone, mine, profile=site)]
+
+
+def attributed(nodes: list[Node], outcome: Outcome) -> list[log.Process]:
+    """The processes the log may be judged by, per host: a record's host is the hostname the process printed, which
+    its node sets. The run starts one process per node, so a record naming a host outside the run, or a node named
+    by two processes, cannot be believed: those are left unjudged (never another host's finding, never a drain)
+    and said in the outcome's errors."""
+    names = {n.name: n.name for n in nodes} | {n.name.split(".", 1)[0]: n.name for n in nodes}
+    node_of = [names.get(p.host) or names.get(p.host.split(".", 1)[0]) for p in outcome.processes]
+    claims = Counter(n for n in node_of if n is not None)
+    kept = [p for p, n in zip(outcome.processes, node_of, strict=True) if n is not None and claims[n] == 1]
+    stray = sorted({p.host for p, n in zip(outcome.processes, node_of, strict=True) if n is None})
+    twice = sorted(n for n, k in claims.items() if k > 1)
+    if stray:
+        outcome.errors.append(f"NCCL records of hosts outside the run not judged: {ascii(stray[:5])[1:-1]}")
+    if twice:
+        outcome.errors.append(f"several processes claim {', '.join(twice[:5])}: their NCCL records not judged")
+    return kept
 
 
 def _named(found, nodes: list[Node], outcome: Outcome):
@@ -205,4 +224,5 @@ def summary(nodes: list[Node], outcome: Outcome) -> str:
         why = "; ".join(dict.fromkeys(outcome.errors)) or "no result table"
         return f"{head}: no bus bandwidth ({why[:300]})"
     share = f", {100 * outcome.busbw_gbps / line:.1f} % of {line:g} Gb/s" if line else ", no line rate read"
-    return f"{head}: bus bandwidth {outcome.busbw_gbps:.1f} Gb/s{share}"
+    said = "; ".join(dict.fromkeys(outcome.errors))
+    return f"{head}: bus bandwidth {outcome.busbw_gbps:.1f} Gb/s{share}" + (f" ({said[:300]})" if said else "")

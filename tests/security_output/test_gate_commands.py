@@ -93,3 +93,20 @@ def test_perf_storage_lines_show_device_text_as_characters(capsys) -> None:
     _perf_storage._say("stor01: - read by gpu01; gpu01: ib_read_bw: \x1b]52;c;cm0=\x07 mlx5\x9b2J")
     out = capsys.readouterr().out
     assert "\\e]52;c;cm0=\\a" in out and not RAW.search(out)
+
+
+def test_nccl_records_claiming_another_host_blame_no_one() -> None:
+    """A process's NCCL records name the host by the hostname its node set: gpu02 calling itself gpu01, or a record
+    naming gpu05 (a host outside the run), on sockets, leave gpu01 and gpu05 unjudged instead of drained."""
+    from tests.nccl.test_bench import RECIPE, RULES, RUN
+    from tests.nccl.test_bench import nodes as run_nodes
+
+    sockets = RUN.replace("NET/IB", "NET/Socket").replace("Using network IB", "Using network Socket")
+    fast = [bench.Node(n.name, n.address, n.recipe, n.env, 400.0) for n in run_nodes()]
+    honest = bench.judge(fast, RECIPE, bench.read(sockets), RULES)
+    assert {f.target for f in honest} == {"gpu01", "gpu02"}  # what the rules say of a run on sockets, per node
+    for claimed in ("gpu01", "gpu05"):
+        outcome = bench.read(sockets.replace("gpu02", claimed))
+        found = bench.judge(fast, RECIPE, outcome, RULES)
+        assert claimed not in {f.target for f in found}, [(f.target, f.rule) for f in found]
+        assert claimed in bench.summary(fast, outcome) and "not judged" in bench.summary(fast, outcome)
