@@ -150,14 +150,19 @@ def _ipv4_of(gid: str) -> str | None:
     return ".".join(str((value >> shift) & 0xFF) for shift in (24, 16, 8, 0))
 
 
+# What an RDMA device may be called in a recipe (mlx5_0, rocep59s0f0, ibp3s0): the names written into NCCL_IB_HCA,
+# shell exports, TaskProlog and YAML values, and the nccl-tests command line.
+_DEVICE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
 def _ports(facts: pd.DataFrame) -> dict[str, dict[str, Port]]:
     """host → port entity → Port, from the link layer, state and GID facts of every source."""
     hosts: dict[str, dict[str, Port]] = {}
 
     def port_of(target: str, entity: str) -> Port | None:
         device, sep, number = str(entity).rpartition("/")
-        if not sep or not number.isdigit():
-            return None
+        if not sep or not number.isdigit() or not _DEVICE.fullmatch(device):
+            return None  # a device name no launcher's syntax can carry (a host's output says it) names no rail
         return hosts.setdefault(target, {}).setdefault(entity, Port(device, int(number)))
 
     for target, entity, metric, text, raw_key in zip(facts["target"], facts["entity"], facts["metric"],

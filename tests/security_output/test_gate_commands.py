@@ -110,3 +110,18 @@ def test_nccl_records_claiming_another_host_blame_no_one() -> None:
         found = bench.judge(fast, RECIPE, outcome, RULES)
         assert claimed not in {f.target for f in found}, [(f.target, f.rule) for f in found]
         assert claimed in bench.summary(fast, outcome) and "not judged" in bench.summary(fast, outcome)
+
+
+@pytest.mark.parametrize("device", ["mlx5_0;reboot", "mlx5\x1b]52;c;x\x07", "mlx5_0\nexport A", "../mlx5", "$(id)"])
+def test_a_device_name_no_launcher_can_carry_names_no_rail(device: str) -> None:
+    """The recipe's rails (what `nccl env` writes into shell exports, a TaskProlog, YAML and the gate's command)
+    come only from device names of an RDMA device's characters; the host's other port stays."""
+    from rdmatool.nccl import recipe
+
+    def row(entity: str, metric: str, text: str) -> dict:
+        return {**dict.fromkeys(FACT_COLUMNS), "target": "gpu01", "kind": "host", "entity": entity,
+                "metric": metric, "text": text}
+
+    facts = pd.DataFrame([row(f"{d}/1", m, t) for d in (device, "mlx5_1") for m, t in
+                          (("link_layer", "Ethernet"), ("port_state", "ACTIVE"))], columns=FACT_COLUMNS)
+    assert [p.name for p in recipe._ports(facts)["gpu01"].values()] == ["mlx5_1:1"]
