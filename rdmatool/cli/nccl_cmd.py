@@ -78,8 +78,10 @@ def env_command(
         for line in render.table(built, found):
             print_wrapped(console, line, hanging=4)
     if fmt not in ("json", "table"):  # the shell or YAML on stdout stays clean; what is wrong goes to stderr
-        for f in found:
-            typer.echo(f"rdmatool: {f.severity.value}: {f.rule}: {f.symptom}", err=True)
+        from rdmatool.report.shown import terminal
+
+        for f in found:  # a symptom quotes the hosts' values: shown as characters
+            typer.echo(terminal(f"rdmatool: {f.severity.value}: {f.rule}: {f.symptom}"), err=True)
     raise typer.Exit(EXIT_FAIL if any(f.severity.value in FAILING for f in found) else 0)
 
 
