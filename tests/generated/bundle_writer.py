@@ -48,6 +48,13 @@ def write(fabric: Fabric, root: Path) -> Path:
                 for s in fabric.switches if s.nos != "ib"]
     manifest = {"format": f"rdmatool-bundle/{fabric.fmt}", "created": _iso(T0), "interval_s": fabric.interval_s,
                 "snapshots": snapshots, "targets": targets, "failures": []}
+    if fabric.link_layer == "InfiniBand" and fabric.sms and fabric.fmt >= 2:  # the record format /1 predates
+        sweeper = fabric.hosts[0]
+        manifest["subnet_sweeps"] = [
+            {"sm_lid": host_text._sm_lid(fabric), "snapshot": k, "host": sweeper.name,
+             "port": f"{sweeper.rails[0].device}.1", "complete": True,
+             "tools": ["sminfo", "ibnetdiscover", "iblinkinfo", "ibqueryerrors"], "tried": []}
+            for k in range(fabric.snapshots)]
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (root.parent / f"{root.name}.site.yaml").write_text(yaml.safe_dump({"site": fabric.site.config()}))
     return root

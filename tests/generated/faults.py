@@ -297,6 +297,100 @@ def slow_inter_leaf(fabric: Fabric, rng: random.Random) -> Injected:
     return "fabric", "", frozenset({"perf_slow_inter_leaf"})
 
 
+def _ib_ready(fabric: Fabric) -> bool:
+    return fabric.snapshots >= 2 and bool(fabric.sms)
+
+
+def _ib_switch_port(fabric: Fabric, rng: random.Random, uplink: bool):
+    """A cabled port of a leaf: to a spine (uplink) or to a host."""
+    from tests.generated.ib_subnet_text import ib_switches
+
+    switch_names = {s.name for s in fabric.switches}
+    leaves = [s for s in ib_switches(fabric) if s.role == "leaf"]
+    ports = [(s, p) for s in leaves for p in s.ports if p.up and p.peer and (p.peer in switch_names) == uplink]
+    return rng.choice(ports) if ports else (None, None)
+
+
+def _named(fabric: Fabric, switch) -> str:
+    from tests.generated.ib_subnet_text import expected_name
+
+    return expected_name(fabric, switch)
+
+
+def ib_switch_symbol_errors(fabric: Fabric, rng: random.Random) -> Injected:
+    """A dirty optic on a leaf port: SymbolErrorCounter and link error recoveries grow between the sweeps."""
+    if not _ib_ready(fabric):
+        return None
+    switch, port = _ib_switch_port(fabric, rng, uplink=rng.random() < 0.5)
+    if switch is None:
+        return None
+    port.counters["SymbolErrorCounter"] = Counter(port.counters["SymbolErrorCounter"].base, 40)
+    port.counters["LinkErrorRecoveryCounter"] = Counter(1, 0.05)
+    return _named(fabric, switch), port.name, frozenset({"ib_switch_port_errors"})
+
+
+def ib_switch_link_downed(fabric: Fabric, rng: random.Random) -> Injected:
+    if not _ib_ready(fabric):
+        return None
+    switch, port = _ib_switch_port(fabric, rng, uplink=rng.random() < 0.5)
+    if switch is None:
+        return None
+    port.counters["LinkDownedCounter"] = Counter(port.counters["LinkDownedCounter"].base, 0.2)
+    return _named(fabric, switch), port.name, frozenset({"ib_switch_link_downed"})
+
+
+def ib_uplink_narrow(fabric: Fabric, rng: random.Random) -> Injected:
+    """A leaf-spine cable trained at 2X or 1X: both ends say it, with `Could be 4X`."""
+    switch, port = _ib_switch_port(fabric, rng, uplink=True)
+    if switch is None or len([p for s in fabric.switches for p in s.ports if p.up and p.peer in
+                              {x.name for x in fabric.switches}]) < 6:  # a majority of full-width links to compare
+        return None
+    far = fabric.switch(port.peer).port(port.peer_port)
+    width = rng.choice(("2X", "1X"))
+    port.width = far.width = width
+    port.speed_gbps = far.speed_gbps = port.speed_gbps * int(width[0]) // 4
+    return f"{_named(fabric, switch)}|{_named(fabric, fabric.switch(port.peer))}", "", frozenset(
+        {"ib_switch_link_below_fabric"})
+
+
+def ib_uplink_congested(fabric: Fabric, rng: random.Random) -> Injected:
+    """A routing hot spot: one uplink waits for credits far past the threshold (1e7 ticks/s)."""
+    if not _ib_ready(fabric):
+        return None
+    switch, port = _ib_switch_port(fabric, rng, uplink=True)
+    if switch is None:
+        return None
+    port.counters["PortXmitWait"] = Counter(port.counters["PortXmitWait"].base, 5e7)
+    return _named(fabric, switch), port.name, frozenset({"ib_uplink_congested"})
+
+
+def ib_no_master_sm(fabric: Fabric, rng: random.Random) -> Injected:
+    if not fabric.sms:
+        return None
+    fabric.sms = [(lid, guid, prio, 2 if state == 3 else state) for lid, guid, prio, state in fabric.sms]
+    return "subnet", "", frozenset({"ib_no_master_sm"})
+
+
+def ib_two_master_sms(fabric: Fabric, rng: random.Random) -> Injected:
+    if not fabric.sms:
+        return None
+    lid, _guid, prio, _state = fabric.sms[0]
+    fabric.sms = [fabric.sms[0], (lid + 4001, f"0x248a0703{rng.getrandbits(32):08x}", prio, 3)]
+    return "subnet", "", frozenset({"ib_several_master_sms"})
+
+
+def ib_cable_gone(fabric: Fabric, rng: random.Random) -> Injected:
+    """A leaf-spine cable pulled during the window: the last sweep sees both ports Down/Polling."""
+    if not _ib_ready(fabric):
+        return None
+    switch, port = _ib_switch_port(fabric, rng, uplink=True)
+    if switch is None:
+        return None
+    far_switch = fabric.switch(port.peer)
+    port.gone_last = far_switch.port(port.peer_port).gone_last = True
+    return f"{_named(fabric, switch)}|{_named(fabric, far_switch)}", "", frozenset({"ib_cable_gone"})
+
+
 CATALOGUE: tuple[Fault, ...] = (
     Fault("optic_flapping_host", None, optic_flapping_host),
     Fault("optic_errors_switch", "Ethernet", optic_errors_switch),
@@ -325,4 +419,12 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("ib_rail_cross_cabling", "InfiniBand", rail_cross_cabling),
     Fault("ib_slow_inter_leaf", "InfiniBand", slow_inter_leaf),
     Fault("ib_rail_down", "InfiniBand", rail_down),
+    # the subnet sweep's own faults: switch ports (spines included) and the subnet managers
+    Fault("ib_switch_symbol_errors", "InfiniBand", ib_switch_symbol_errors),
+    Fault("ib_switch_link_downed", "InfiniBand", ib_switch_link_downed),
+    Fault("ib_uplink_narrow", "InfiniBand", ib_uplink_narrow),
+    Fault("ib_uplink_congested", "InfiniBand", ib_uplink_congested),
+    Fault("ib_no_master_sm", "InfiniBand", ib_no_master_sm),
+    Fault("ib_two_master_sms", "InfiniBand", ib_two_master_sms),
+    Fault("ib_cable_gone", "InfiniBand", ib_cable_gone),
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+from tests.generated.ib_subnet_text import LANES
 from tests.generated.model import (
     NOSES,
     RATES_GBPS,
@@ -42,6 +43,10 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
     fabric = Fabric(seed=seed, link_layer=link_layer, site=site, hosts=[], switches=[],
                     snapshots=rng.choice((1, 2, 2, 3)), interval_s=rng.choice((5.0, 10.0, 30.0)),
                     fmt=rng.choice((1, 2, 3)), load=load, fw=fw)
+    irng = random.Random(seed * 7919 + 1)  # InfiniBand's own draws: the Ethernet fabrics stay as they were
+    if link_layer == "InfiniBand":
+        fabric.ib_speed = irng.choice(("EDR", "HDR", "HDR", "NDR", "NDR", "FDR10"))
+        rate = 4 * LANES[fabric.ib_speed][1]
     fabric.domain = rng.choice(("", "", "pod1.example.net", "cluster.local"))
     fabric.upper_switch_names = rng.random() < 0.2
     fabric.hosts_run_lldpd = rng.random() < 0.75
@@ -57,6 +62,8 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
         host.mgmt_lldp = mgmt_lldp
         # storage often has a NIC one speed below the compute rails
         rail_rate = rate if role == "compute" or rng.random() < 0.5 else max(100, rate // 2)
+        if link_layer == "InfiniBand":  # an HCA faster than the switch trains at the switch's speed
+            rail_rate = min(rail_rate, rate)
         for r in range(rails):
             host.rails.append(_rail(rng, fabric, r, rail_rate))
             host.rails[-1].all_priorities = all_priorities
@@ -65,8 +72,12 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
         fabric.hosts.append(host)
     # InfiniBand switches are never logged into: only the subnet's iblinkinfo (read from one host) shows them
     _switches(rng, fabric, n_leaves, n_spines, rate, nos if link_layer == "Ethernet" else "ib")
+    if link_layer == "InfiniBand":
+        ib_dress(irng, fabric)
     _cable_hosts(rng, fabric)
     _cable_uplinks(rng, fabric)
+    if link_layer == "InfiniBand":
+        ib_subnet(irng, fabric)
     for host in fabric.hosts:
         for rail in host.rails:
             rail.counters = host_counters(rng, fabric, rail)
@@ -74,6 +85,8 @@ def generate(seed: int, link_layer: str | None = None, nos: str | None = None) -
     for switch in fabric.switches:
         for port in switch.ports:
             port.counters = switch_counters(rng, fabric, switch, port)
+            if switch.nos == "ib":
+                port.counters = ib_switch_counters(irng, fabric, port)
     if rng.random() < 0.5:
         _perftest_pairs(rng, fabric)
     return fabric
@@ -254,4 +267,80 @@ def switch_counters(rng: random.Random, fabric: Fabric, switch: Switch, port: Sw
         f"tx_pfc{prio}_us": Counter(rng.randint(0, 10**6), pause_tx * rng.uniform(1, 5)),
         f"ecn{prio}": Counter(rng.randint(0, 10**5), marks), f"wred{prio}": Counter(0),
         f"qtx{prio}": Counter(big, pkts_tx), f"qtxb{prio}": Counter(big * 4096, tx),
+    }
+
+
+# Switch models by speed (the part of an `MF0;` description), and the descriptions firmware answers with when nobody
+# set one: shared by every switch so left, with the runs of spaces the firmware pads them with.
+_MODELS = {"EDR": "MSB7800", "HDR": "MQM8700", "NDR": "MQM9700", "FDR10": "MSX6036"}
+_DEFAULTS = ("Quantum Mellanox Technologies", "Mellanox Technologies Aggregation Node", "SwitchIB    Mellanox Technologies",
+             "Quantum-2  Mellanox Technologies")
+
+
+def ib_dress(rng: random.Random, fabric: Fabric) -> None:
+    """Each InfiniBand switch's description, GUID, LID and port numbers, as real subnets vary them: `MF0;` names,
+    plain names (padded inside the quotes, or one name on two switches), firmware defaults; ports numbered from 1, or
+    above 64 (a director's line card, the second half of a split cage), or every other one (split cages)."""
+    style = rng.choice(("mf0", "mf0", "plain", "default", "mixed"))
+    numbering = rng.choice(("plain", "plain", "high", "split"))
+    lids = rng.sample(range(1, 1200), len(fabric.switches))
+    for i, switch in enumerate(fabric.switches):
+        kind = rng.choice(("mf0", "default")) if style == "mixed" else style
+        name = switch.name.replace("ib-leaf", rng.choice(("ib-leaf", "leaf-", "leaf"))) if kind == "plain" else switch.name
+        switch.desc = {"mf0": f"MF0;{switch.name}:{_MODELS[fabric.ib_speed]}/U1", "default": rng.choice(_DEFAULTS[:2]),
+                       "plain": rng.choice((name, f" {name}", f"{name}  "))}[kind]
+        switch.guid = f"0x{rng.choice(('b83fd203', '0c42a103', '248a0703', '98039b03'))}00{rng.getrandbits(24):06x}"
+        switch.lid = lids[i]
+        first, step = {"plain": (1, 1), "high": (65, 1), "split": (1, 2)}[numbering]
+        for k, port in enumerate(switch.ports):
+            port.name = str(first + k * step)
+    if style == "plain" and rng.random() < 0.3 and len(fabric.switches) > 2:  # two pods that both have a leaf01
+        fabric.switches[1].desc = fabric.switches[0].desc
+
+
+def ib_subnet(rng: random.Random, fabric: Fabric) -> None:
+    """After the leaf-spine cabling: a third tier (core switches on every spine) on some fabrics, the CAs' LIDs, and
+    the subnet managers (a master, often a standby beside it)."""
+    spines = [s for s in fabric.switches if s.role == "spine"]
+    if len(spines) >= 2 and rng.random() < 0.3:
+        for i in range(rng.randint(1, 2)):
+            core = Switch(name=f"core{i + 1:02d}", nos="ib", role="core", address=f"10.254.2.{i + 1}")
+            first = fabric.switches[0]
+            core.ports = [SwitchPort(name=p.name, speed_gbps=first.ports[0].speed_gbps, up=False) for p in first.ports]
+            core.desc = (first.desc.replace(first.name, core.name) if first.name in first.desc
+                         else f"MF0;{core.name}:{_MODELS[fabric.ib_speed]}/U1")
+            core.guid = f"0x0c42a10300{rng.getrandbits(24):06x}"
+            core.lid = 1500 + i
+            fabric.switches.append(core)
+            for spine in spines:
+                a, b = _free_port(spine, 32), _free_port(core)
+                a.peer, a.peer_port = core.name, b.name
+                b.peer, b.peer_port = spine.name, a.name
+    taken = {s.lid for s in fabric.switches}
+    lids = [lid for lid in rng.sample(range(1, 4000), len(fabric.hosts) * 8 + 40) if lid not in taken]
+    for host in fabric.hosts:
+        for rail in host.rails:
+            fabric.ca_lids[(host.name, rail.device)] = lids.pop()
+    master_lid = rng.choice([s.lid for s in fabric.switches] + [fabric.ca_lids[(fabric.hosts[-1].name, "mlx5_0")]])
+    fabric.sms = [(master_lid, f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((15, 14, 1)), 3)]
+    if rng.random() < 0.6:
+        fabric.sms.append((lids.pop(), f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((14, 1, 0)), 2))
+
+
+def ib_switch_counters(rng: random.Random, fabric: Fabric, port: SwitchPort) -> dict[str, Counter]:
+    """A healthy InfiniBand switch port by ibqueryerrors' names: data moving with the load, a few old errors that do
+    not grow, a little credit wait (PortXmitWait, ticks) that does."""
+    if not port.up:
+        return {}
+    tx, rx = _traffic(rng, fabric, port.speed_gbps), _traffic(rng, fabric, port.speed_gbps)
+    big = rng.choice((0, 10**7, 10**10))
+    return {
+        "PortXmitData": Counter(big, tx / 4), "PortRcvData": Counter(big, rx / 4),
+        "PortXmitPkts": Counter(big // 1024, tx / 4096), "PortRcvPkts": Counter(big // 1024, rx / 4096),
+        "SymbolErrorCounter": Counter(rng.choice((0, 0, 0, 2, 14))),
+        "LinkErrorRecoveryCounter": Counter(rng.choice((0, 0, 1))),
+        "LinkDownedCounter": Counter(rng.choice((0, 0, 1, 3))),
+        "PortRcvErrors": Counter(rng.choice((0, 0, 5))),
+        "PortXmitDiscards": Counter(rng.choice((0, 0, 12))),
+        "PortXmitWait": Counter(rng.randint(0, 10**6), fabric.load * rng.uniform(0, 2e5)),
     }

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import zlib
 
+from tests.generated import ib_subnet_text
 from tests.generated.model import Fabric, Host, Rail, advertised_port_id
 
-_SPEED = {100: "4X EDR", 200: "4X HDR", 400: "4X NDR", 50: "2X HDR", 25: "1X EDR"}
+_SPEED = {40: "4X FDR10", 100: "4X EDR", 200: "4X HDR", 400: "4X NDR", 50: "2X HDR", 25: "1X EDR"}
 _STATE = {"Active": "4: ACTIVE", "Down": "1: DOWN", "Initializing": "2: INIT"}
 _PHYS = {"LinkUp": "5: LinkUp", "Disabled": "3: Disabled", "Polling": "2: Polling"}
 _SYSFS_COUNTERS = (
@@ -32,6 +33,18 @@ def _guid(host: Host, rail: Rail) -> str:
     return f"0x0c42a103{_h(host.name, rail.device):08x}"
 
 
+def _lid(fabric: Fabric, host: Host, rail: Rail) -> int:
+    if fabric.link_layer == "Ethernet":
+        return 0
+    return fabric.ca_lids.get((host.name, rail.device), 10 + host.rails.index(rail))
+
+
+def _sm_lid(fabric: Fabric) -> int:
+    if fabric.link_layer == "Ethernet":
+        return 0
+    return next((lid for lid, _g, _p, state in fabric.sms if state == 3), fabric.sms[0][0] if fabric.sms else 1)
+
+
 def ibstat(fabric: Fabric, host: Host) -> str:
     out = []
     for rail in host.rails:
@@ -40,8 +53,8 @@ def ibstat(fabric: Fabric, host: Host) -> str:
                 f"\tFirmware version: {rail.fw}", "\tHardware version: 0", f"\tNode GUID: {_guid(host, rail)}",
                 f"\tSystem image GUID: {_guid(host, rail)}", "\tPort 1:", f"\t\tState: {rail.state}",
                 f"\t\tPhysical state: {rail.phys}", f"\t\tRate: {rate}",
-                f"\t\tBase lid: {0 if fabric.link_layer == 'Ethernet' else 10 + host.rails.index(rail)}",
-                "\t\tLMC: 0", f"\t\tSM lid: {0 if fabric.link_layer == 'Ethernet' else 1}",
+                f"\t\tBase lid: {_lid(fabric, host, rail)}",
+                "\t\tLMC: 0", f"\t\tSM lid: {_sm_lid(fabric)}",
                 "\t\tCapability mask: 0x00010000", f"\t\tPort GUID: {_guid(host, rail)}",
                 f"\t\tLink layer: {fabric.link_layer}"]
     return "\n".join(out) + "\n"
@@ -74,8 +87,8 @@ def ibv_devinfo(fabric: Fabric, host: Host) -> str:
                 "\tboard_id:\t\t\tMT_0000000838", "\tphys_port_cnt:\t\t\t1", "\t\tport:\t1",
                 f"\t\t\tstate:\t\t\t{state}", "\t\t\tmax_mtu:\t\t4096 (5)",
                 f"\t\t\tactive_mtu:\t\t{rail.mtu} ({mtu_code[rail.mtu]})",
-                f"\t\t\tsm_lid:\t\t\t{0 if fabric.link_layer == 'Ethernet' else 1}",
-                f"\t\t\tport_lid:\t\t{0 if fabric.link_layer == 'Ethernet' else 10 + host.rails.index(rail)}",
+                f"\t\t\tsm_lid:\t\t\t{_sm_lid(fabric)}",
+                f"\t\t\tport_lid:\t\t{_lid(fabric, host, rail)}",
                 "\t\t\tport_lmc:\t\t0x00", f"\t\t\tlink_layer:\t\t{fabric.link_layer}", ""]
     return "\n".join(out)
 
@@ -203,8 +216,7 @@ def outputs(fabric: Fabric, host: Host, t: float) -> list[tuple[str, str, str, s
             out.append(("lldpctl", "", "lldpctl -f json", lldpctl(fabric, host)))
     out += [("loadavg", "", "cat /proc/loadavg", loadavg(host)), ("psi", "", "grep -H . /proc/pressure/*", psi(host, t))]
     if fabric.link_layer == "InfiniBand" and host is fabric.hosts[0] and fabric.switches:
-        rail = host.rails[0]
-        out.append(("iblinkinfo", f"{rail.device}.1", f"iblinkinfo -C {rail.device} -P 1", iblinkinfo(fabric)))
+        out += ib_subnet_text.outputs(fabric, host.rails[0], t)  # the subnet's sweep, from one host
     if host.gpus:
         out.append(("nvidia_smi", "", "nvidia-smi --query-gpu=... --format=csv,noheader,nounits", nvidia_smi(host)))
     return out
@@ -250,48 +262,3 @@ def perftest_outputs(fabric: Fabric, host: Host) -> list[tuple[str, str, str, st
         else:  # a numbered run whose command line alone says who the server was
             out.append(("perftest", f"run{n}", command, text))
     return out
-
-
-_LANE = {100: "25.78125", 200: "53.125", 400: "106.25", 50: "53.125", 25: "25.78125"}
-
-
-def _ib_desc(switch) -> str:
-    return f"MF0;{switch.name}:MQM9790/U1"
-
-
-def iblinkinfo(fabric: Fabric) -> str:
-    """The subnet as infiniband-diags prints it: every switch's ports, then every CA's."""
-    lids = {}
-    for s in fabric.switches:
-        lids[s.name] = len(lids) + 1
-    for h in fabric.hosts:
-        for r in h.rails:
-            lids[(h.name, r.device)] = 100 + len(lids)
-    def far(peer: str, peer_port: str, host_side: bool) -> str:
-        if host_side:
-            host = fabric.host(peer)
-            rail = next(r for r in host.rails if r.netdev == peer_port)
-            return f"{lids[(host.name, rail.device)]:>6} {1:>4}[  ] \"{host.name} {rail.device}\" ( )"
-        switch = fabric.switch(peer)
-        return f"{lids[switch.name]:>6} {int(peer_port):>4}[  ] \"{_ib_desc(switch)}\" ( )"
-    lines = []
-    for s in fabric.switches:
-        lines.append(f"Switch: 0x0c42a10300{_h(s.name) & 0xffffff:06x} {_ib_desc(s)}:")
-        for p in s.ports:
-            if not p.peer or not p.up:
-                lines.append(f"{lids[s.name]:>12} {int(p.name):>4}[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )")
-                continue
-            link = f"4X {_LANE[p.speed_gbps]:>13} Gbps Active/  LinkUp"
-            host_side = not any(x.name == p.peer for x in fabric.switches)
-            lines.append(f"{lids[s.name]:>12} {int(p.name):>4}[  ] ==( {link})==> {far(p.peer, p.peer_port, host_side)}")
-    for h in fabric.hosts:
-        for r in h.rails:
-            lines.append(f"CA: {h.name} {r.device}:")
-            if not r.leaf or r.state != "Active":
-                lines.append(f"      {_guid(h, r)} {lids[(h.name, r.device)]:>6} {1:>4}[  ] ==(                Down/ Polling)==>             [  ] \"\" ( )")
-                continue
-            switch = fabric.switch(r.leaf)
-            link = f"4X {_LANE[r.rate_gbps]:>13} Gbps Active/  LinkUp"
-            lines.append(f"      {_guid(h, r)} {lids[(h.name, r.device)]:>6} {1:>4}[  ] ==( {link})==> "
-                         f"{lids[switch.name]:>6} {int(r.leaf_port):>4}[  ] \"{_ib_desc(switch)}\" ( )")
-    return "\n".join(lines) + "\n"

@@ -90,6 +90,8 @@ class SwitchPort:
     lldp_seen: bool = True  # this switch's LLDP sees the peer
     pfc_on: bool = True  # the port's own PFC state, where the NOS keeps one per port
     counters: dict[str, Counter] = field(default_factory=dict)
+    width: str = "4X"  # an InfiniBand link's width as the subnet sweep prints it (a degraded cable trains at 1X/2X)
+    gone_last: bool = False  # an InfiniBand cable the last sweep no longer sees (pulled during the window)
 
 
 @dataclass
@@ -105,6 +107,11 @@ class Switch:
     ecn_prob: int = 20
     ecn_on: bool = True
     chassis: bool = False  # a multi-ASIC SONiC box: its counters list backplane ports (Ethernet-BP*) with N/A
+    # InfiniBand: the node description the switch answers with (`MF0;leaf01:MQM8700/U1`, a firmware default that
+    # several switches share, or a plain name), its GUID and LID
+    desc: str = ""
+    guid: str = ""
+    lid: int = 0
 
     def port(self, name: str) -> SwitchPort:
         return next(p for p in self.ports if p.name == name)
@@ -128,6 +135,11 @@ class Fabric:
 
     hosts_run_lldpd: bool = True  # many sites run no LLDP agent on hosts: only the switches' LLDP shows the cabling
     upper_switch_names: bool = False  # switches whose hostname is set in capitals (LEAF01) while the inventory has leaf01
+    # InfiniBand: the link speed's name (EDR, HDR, NDR, FDR10), the subnet managers sminfo shows as
+    # (lid, guid, priority, state 3 master / 2 standby), and the LID of each host rail
+    ib_speed: str = ""
+    sms: list[tuple[int, str, int, int]] = field(default_factory=list)
+    ca_lids: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def lldp_name(self, name: str) -> str:
         """A device's name as its LLDP advertises it: the hostname, fully qualified where the site's are."""
