@@ -50,14 +50,21 @@ def stacked(facts: pd.DataFrame, *parts: pd.DataFrame) -> pd.DataFrame:
         return facts
     if any(not p.columns.equals(facts.columns) for p in parts):
         return pd.concat([facts, *parts], ignore_index=True)
-    columns = {}
-    for c in facts.columns:
-        if isinstance(facts[c].dtype, pd.CategoricalDtype):
-            values = np.concatenate([p[c].to_numpy(dtype=object) for p in parts])
-            columns[c] = _appended(facts[c].array, values)
+    return _joined({c: facts[c] for c in facts.columns}, parts)
+
+
+def _joined(columns: dict, parts) -> pd.DataFrame:
+    """`stacked` of the facts' columns (name → Series or array) and parts with the same columns. `columns` is emptied
+    as they are joined: what only it held is freed one column at a time, not once all are copied."""
+    out = {}
+    for c in list(columns):
+        column = pd.Series(columns.pop(c), copy=False)
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            out[c] = _appended(column.array, np.concatenate([p[c].to_numpy(dtype=object) for p in parts]))
         else:
-            columns[c] = pd.concat([facts[c], *(p[c] for p in parts)], ignore_index=True)
-    return pd.DataFrame(columns, columns=facts.columns, copy=False)
+            out[c] = pd.concat([column, *(p[c] for p in parts)], ignore_index=True)
+        del column
+    return pd.DataFrame(out, copy=False)
 
 
 def _appended(coded: pd.Categorical, values: np.ndarray) -> pd.Categorical:
@@ -162,12 +169,13 @@ def analyse(table: frames.SampleTable) -> Analysis:
                            float(pd.Series(rates.window[np.isin(rates.flag, _USABLE_FLAGS)]).median()))
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     lldp = latest_of("lldp_neighbor")
-    facts = _base_facts(samples, last, metric_codes == code_of.get("tool_error", -2), rates, codes)
+    columns = _base_facts(samples, last, metric_codes == code_of.get("tool_error", -2), rates, codes)
     # Compute or communication (rdmatool.table.triage): NIC utilisation per port, and each GPU host's class with its
     # figures. It reads rates, link rates and port states only: the base facts hold every one of them.
-    triage = triage_facts(samples, facts, codes).reindex(columns=FACT_COLUMNS)
+    triage = triage_facts(samples, pd.DataFrame(columns, copy=False), codes).reindex(columns=FACT_COLUMNS)
     triage = triage.astype({c: "Int64" for c in INT_COLUMNS})
-    facts = stacked(facts, derived, efficiency, triage)  # (an empty part is left out: its types would count)
+    parts = [p for p in (derived, efficiency, triage) if len(p)]  # (an empty part's types would count)
+    facts = _joined(columns, parts) if parts else pd.DataFrame(columns, copy=False)
     # Every target of the samples has its latest values among the facts; the other parts may add a few (`fabric`).
     named = set(meta["target"]).union(*(set(p["target"]) for p in (derived, efficiency, triage) if "target" in p))
     return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named, latest_of("port_alias")))
@@ -182,8 +190,8 @@ def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple
 
 
 def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rates: frames.RateArrays | None,
-                codes: dict) -> pd.DataFrame:
-    """The latest value of each series (`last`; `errors`: which are tool errors), then one `<metric>_per_s` fact per
+                codes: dict) -> dict:
+    """The columns (FACT_COLUMNS) of the latest value of each series (`last`; `errors`: which are tool errors), then one `<metric>_per_s` fact per
     rate and a `counter_reset` fact per rate flagged `reset`: each the sample row it comes from, its text columns
     that row's codes (the counter's target, entity and the rest as its first reading says)."""
     no_rows = np.zeros(0, dtype=np.intp)
@@ -232,7 +240,7 @@ def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rat
              for c, (row_codes, categories) in out.items()}
     facts.update(value=value, window_s=window_s, delta=delta)
     facts.update({c: _nullable(samples[c]).take(rows) for c in INT_COLUMNS})
-    return pd.DataFrame(facts, columns=FACT_COLUMNS, copy=False)
+    return {c: facts[c] for c in FACT_COLUMNS}
 
 
 def _codes_of(column: list, names: list) -> np.ndarray:
