@@ -3,6 +3,7 @@ process tree, medians and spreads. Not a benchmark itself."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import statistics
@@ -101,3 +102,16 @@ def median_spread(values: list[float]) -> tuple[float, float, float]:
 def fmt_ms(values: list[float]) -> str:
     med, lo, hi = median_spread(values)
     return f"{med:.3f} [{lo:.3f}-{hi:.3f}]"
+
+
+@contextlib.contextmanager
+def without_store(bundle_path: Path):
+    """The bundle as if it had no stored samples (parsed afresh); the store it had is put back afterwards."""
+    from rdmatool.table.samples_store import STORE_NAME
+
+    store, aside = bundle_path / STORE_NAME, bundle_path.parent / f"{bundle_path.name}.{STORE_NAME}.aside"
+    store.replace(aside)
+    try:
+        yield
+    finally:
+        aside.replace(store)  # over any store the run wrote meanwhile

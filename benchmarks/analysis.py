@@ -38,7 +38,6 @@ Stages timed (in-process, same interpreter, warm imports; median [min-max] of th
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import cProfile
 import io
@@ -54,7 +53,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import _common
-from _common import REPO, fmt_ms, median_spread, timed
+from _common import REPO, fmt_ms, median_spread, timed, without_store
 
 GOAL_S = 3.0
 FAULTS = (  # (kind, host index, nic, extra)
@@ -259,19 +258,6 @@ def stages(bundle_path: Path, baseline_path: Path) -> tuple[dict[str, float], di
              "parse_failures": len(table.parse_failures), "rules": len(rules), "findings": len(findings),
              "by_rule": dict(sorted(by_rule.items())), "targets_with_findings": sorted({f.target for f in findings})}
     return t, facts
-
-
-@contextlib.contextmanager
-def without_store(bundle_path: Path):
-    """The bundle as if it had no stored samples; the store it had is put back afterwards."""
-    from rdmatool.table.samples_store import STORE_NAME
-
-    store, aside = bundle_path / STORE_NAME, bundle_path.parent / f"{bundle_path.name}.{STORE_NAME}.aside"
-    store.replace(aside)
-    try:
-        yield
-    finally:
-        aside.replace(store)
 
 
 def profile(label: str, fn, top: int) -> str:

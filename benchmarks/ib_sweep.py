@@ -21,7 +21,6 @@ sweep's cost is `hosts+sweep` minus `hosts`, and `sweep` alone. The findings of 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -108,20 +107,6 @@ def diagnosed(bundle: Path, out: Path) -> dict:
             "rules": rules}
 
 
-@contextlib.contextmanager
-def without_store(bundle: Path):
-    from rdmatool.table.samples_store import STORE_NAME
-
-    store, aside = bundle / STORE_NAME, bundle.parent / f"{bundle.name}.store.aside"
-    store.replace(aside)
-    try:
-        yield
-    finally:
-        if (bundle / STORE_NAME).exists():
-            (bundle / STORE_NAME).unlink()
-        aside.replace(store)
-
-
 def stages(bundle: Path) -> dict[str, float]:
     """In-process: the sweep bundle's load, analysis, the sweep's judge, the rules (warm imports)."""
     from rdmatool.diagnose.judges import with_judges
@@ -184,7 +169,7 @@ def main() -> int:
     for _ in range(runs):  # alternated, so that the machine's load falls on each alike
         for name, path in bundles.items():
             figures.setdefault(name, []).append(diagnosed(path, work / f"{name}.json"))
-        with without_store(bundles["sweep"]):
+        with _common.without_store(bundles["sweep"]):
             figures.setdefault("sweep afresh", []).append(diagnosed(bundles["sweep"], work / "afresh.json"))
 
     def med(name: str, key: str) -> float:
