@@ -22,7 +22,7 @@ topology: topology.yaml      # the expected cabling (rdmatool.topology.expected;
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from rdmatool import yamlio
@@ -213,14 +213,23 @@ def _topology(path: str | Path, raw, where: str) -> str | None:
     return str(Path(path).parent / raw) if not Path(raw).is_absolute() else raw
 
 
+def _switched(section: str, raw, policy: type):  # noqa: ANN001 - the profile's YAML value
+    """An optional stage's section when the value alone decides it: absent (the default, off), `true` / `false`
+    (on or off with every default); None when it is a mapping to read. Anything else names the section's keys."""
+    if raw is None:
+        return policy()
+    if raw is True or raw is False:
+        return policy(enabled=raw)
+    if not isinstance(raw, dict):
+        keys = [f.name for f in fields(policy) if f.name != "enabled"]
+        raise TypeError(f"{section} takes a mapping ({', '.join([*keys, 'enabled'])})")
+    return None
+
+
 def _incast(raw) -> IncastPolicy:
     """An `incast` mapping (even `{}`) turns the stage on, unless it says `enabled: false`."""
-    if raw is None:
-        return IncastPolicy()
-    if raw is True or raw is False:
-        return IncastPolicy(enabled=raw)
-    if not isinstance(raw, dict):
-        raise TypeError("incast takes a mapping (fan_in, duration_s, test, size_bytes, qps, enabled)")
+    if (switched := _switched("incast", raw, IncastPolicy)) is not None:
+        return switched
     policy = IncastPolicy(**{"enabled": True, **raw})
     if not isinstance(policy.fan_in, int) or isinstance(policy.fan_in, bool) or policy.fan_in < 1:
         raise TypeError(f"incast fan_in must be a whole number of senders >= 1, not {policy.fan_in!r}")
@@ -236,13 +245,8 @@ def _nccl(raw) -> NcclPolicy:
     so a typo stops the profile at load rather than the stage at run time."""
     from rdmatool import commands
 
-    if raw is None:
-        return NcclPolicy()
-    if raw is True or raw is False:
-        return NcclPolicy(enabled=raw)
-    if not isinstance(raw, dict):
-        raise TypeError("nccl takes a mapping (nodes, size_bytes, gpus_per_node, iterations, warmup, binary, env, "
-                        "enabled)")
+    if (switched := _switched("nccl", raw, NcclPolicy)) is not None:
+        return switched
     env = raw.get("env") or {}
     plain = _checked("nccl", {k: v for k, v in raw.items() if k != "env"}, NcclPolicy())
     if plain.get("nodes", 2) < 2:
@@ -266,13 +270,8 @@ def _nccl(raw) -> NcclPolicy:
 def _storage(raw) -> StoragePolicy:
     """A `storage` mapping (even `{}`) turns the stage on, unless it says `enabled: false`; each value of its
     default's kind, the test a read or write bandwidth test, the slow share above 0 and at most 1."""
-    if raw is None:
-        return StoragePolicy()
-    if raw is True or raw is False:
-        return StoragePolicy(enabled=raw)
-    if not isinstance(raw, dict):
-        raise TypeError("storage takes a mapping (clients_per_node, duration_s, test, size_bytes, qps, "
-                        "slow_share_of_median, enabled)")
+    if (switched := _switched("storage", raw, StoragePolicy)) is not None:
+        return switched
     policy = StoragePolicy(**{"enabled": True, **_checked("storage", raw, StoragePolicy())})
     if policy.test not in ("ib_read_bw", "ib_write_bw"):
         raise TypeError(f"storage.test takes ib_read_bw (reads) or ib_write_bw (writes), not {yamlio.quote(policy.test)}")
