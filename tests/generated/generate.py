@@ -323,6 +323,7 @@ def ib_subnet(rng: random.Random, fabric: Fabric) -> None:
             fabric.ca_lids[(host.name, rail.device)] = lids.pop()
     master_lid = rng.choice([s.lid for s in fabric.switches] + [fabric.ca_lids[(fabric.hosts[-1].name, "mlx5_0")]])
     fabric.sms = [(master_lid, f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((15, 14, 1)), 3)]
+    fabric.ca_style = rng.choice(("plain", "plain", "fqdn", "padded"))
     if rng.random() < 0.6:
         fabric.sms.append((lids.pop(), f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((14, 1, 0)), 2))
 
@@ -337,7 +338,7 @@ def ib_switch_counters(rng: random.Random, fabric: Fabric, port: SwitchPort) -> 
     return {
         "PortXmitData": Counter(big, tx / 4), "PortRcvData": Counter(big, rx / 4),
         "PortXmitPkts": Counter(big // 1024, tx / 4096), "PortRcvPkts": Counter(big // 1024, rx / 4096),
-        "SymbolErrorCounter": Counter(rng.choice((0, 0, 0, 2, 14))),
+        "SymbolErrorCounter": Counter(rng.choice((0, 0, 2, 14))),
         "LinkErrorRecoveryCounter": Counter(rng.choice((0, 0, 1))),
         "LinkDownedCounter": Counter(rng.choice((0, 0, 1, 3))),
         "PortRcvErrors": Counter(rng.choice((0, 0, 5))),

@@ -56,8 +56,11 @@ def _rail_of(fabric: Fabric, port: SwitchPort) -> tuple[Host, Rail] | None:
     return host, next(r for r in host.rails if r.netdev == port.peer_port)
 
 
-def _ca_desc(host: Host, rail: Rail) -> str:
-    return f"{host.name} {rail.device}"
+def _ca_desc(fabric: Fabric, host: Host, rail: Rail) -> str:
+    """The CA's node description rdma-ndd sets: `<hostname> <device>`, the hostname fully qualified on some sites,
+    padded with spaces on others."""
+    name = f"{host.name}.{fabric.domain}" if fabric.ca_style == "fqdn" and fabric.domain else host.name
+    return f" {name} {rail.device}  " if fabric.ca_style == "padded" else f"{name} {rail.device}"
 
 
 def _port_guid(host: Host, rail: Rail) -> str:
@@ -71,7 +74,7 @@ def _far(fabric: Fabric, port: SwitchPort):
     found = _rail_of(fabric, port)
     if found is not None:
         host, rail = found
-        return "CA", fabric.ca_lids[(host.name, rail.device)], 1, _port_guid(host, rail), _ca_desc(host, rail)
+        return "CA", fabric.ca_lids[(host.name, rail.device)], 1, _port_guid(host, rail), _ca_desc(fabric, host, rail)
     peer = fabric.switch(port.peer)
     return "SW", peer.lid, int(port.peer_port), peer.guid, peer.desc
 
@@ -114,7 +117,7 @@ def iblinkinfo(fabric: Fabric, t: float) -> str:
     for h in fabric.hosts:
         for r in h.rails:
             lid = fabric.ca_lids[(h.name, r.device)]
-            lines.append(f"CA: {_ca_desc(h, r)}:")
+            lines.append(f"CA: {_ca_desc(fabric, h, r)}:")
             if not r.leaf or r.state != "Active":
                 lines.append(f"      {_port_guid(h, r)} {lid:>6} {1:>4}[  ] {_DOWN}")
                 continue
@@ -141,7 +144,7 @@ def ibnetdiscover_ports(fabric: Fabric, t: float) -> str:
                 continue
             leaf = fabric.switch(r.leaf)
             lines.append(f"CA {fabric.ca_lids[(h.name, r.device)]:>5}  1 {_port_guid(h, r)} {r.width.lower()} {speed_of(fabric, r.rate_gbps)} "
-                         f"- SW {leaf.lid:>5} {int(r.leaf_port):>2} {leaf.guid} ( '{_ca_desc(h, r)}' - '{leaf.desc}' )")
+                         f"- SW {leaf.lid:>5} {int(r.leaf_port):>2} {leaf.guid} ( '{_ca_desc(fabric, h, r)}' - '{leaf.desc}' )")
     return "\n".join(lines) + "\n"
 
 
@@ -181,7 +184,7 @@ def ibqueryerrors(fabric: Fabric, t: float) -> str:
                 continue
             leaf = fabric.switch(r.leaf)
             lid = fabric.ca_lids[(h.name, r.device)]
-            lines += [f"Errors for \"{_ca_desc(h, r)}\"", f"   GUID {_port_guid(h, r)} port 1: {_items(values)}",
+            lines += [f"Errors for \"{_ca_desc(fabric, h, r)}\"", f"   GUID {_port_guid(h, r)} port 1: {_items(values)}",
                       f"       Link info: {lid:>6} {1:>4}[  ] ==( {_link(fabric, r.width, r.rate_gbps)})==>  {leaf.guid}"
                       f" {leaf.lid:>6} {int(r.leaf_port):>4}[  ] \"{leaf.desc}\" ( )"]
             bad_nodes, bad_ports = bad_nodes + 1, bad_ports + 1

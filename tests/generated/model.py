@@ -140,6 +140,7 @@ class Fabric:
     ib_speed: str = ""
     sms: list[tuple[int, str, int, int]] = field(default_factory=list)
     ca_lids: dict[tuple[str, str], int] = field(default_factory=dict)
+    ca_style: str = "plain"  # the CAs' node descriptions: plain `gpu01 mlx5_0`, fqdn, or padded inside the quotes
 
     def lldp_name(self, name: str) -> str:
         """A device's name as its LLDP advertises it: the hostname, fully qualified where the site's are."""
