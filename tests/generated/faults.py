@@ -302,12 +302,14 @@ def _ib_ready(fabric: Fabric) -> bool:
 
 
 def _ib_switch_port(fabric: Fabric, rng: random.Random, uplink: bool):
-    """A cabled port of a leaf: to a spine (uplink) or to a host."""
+    """A cabled port: a switch-to-switch one (uplink) of any tier, or a leaf's port to a host."""
     from tests.generated.ib_subnet_text import ib_switches
 
     switch_names = {s.name for s in fabric.switches}
-    leaves = [s for s in ib_switches(fabric) if s.role == "leaf"]
-    ports = [(s, p) for s in leaves for p in s.ports if p.up and p.peer and (p.peer in switch_names) == uplink]
+    # a switch-to-switch port may be a spine's (or a core's) as well as a leaf's
+    leaves = [s for s in ib_switches(fabric) if s.role == "leaf" or uplink]
+    ports = [(s, p) for s in leaves for p in s.ports if p.up and p.peer and (p.peer in switch_names) == uplink
+             and any(h.name == p.peer for h in fabric.hosts) != uplink]  # (not a SHARP Aggregation Node)
     return rng.choice(ports) if ports else (None, None)
 
 

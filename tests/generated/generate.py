@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from tests.generated.ib_subnet_text import LANES
+from tests.generated.ib_subnet_text import AGGREGATION, LANES
 from tests.generated.model import (
     NOSES,
     RATES_GBPS,
@@ -316,11 +316,17 @@ def ib_subnet(rng: random.Random, fabric: Fabric) -> None:
                 a, b = _free_port(spine, 32), _free_port(core)
                 a.peer, a.peer_port = core.name, b.name
                 b.peer, b.peer_port = spine.name, a.name
+    sharp = fabric.ib_speed in ("HDR", "NDR") and rng.random() < 0.3
+    for switch in fabric.switches if sharp else ():  # SHARP: each switch's Aggregation Node, a CA on its own port
+        port = next(p for p in reversed(switch.ports) if not p.peer)
+        port.up, port.peer, port.peer_port = True, AGGREGATION + switch.name, "1"
     taken = {s.lid for s in fabric.switches}
     lids = [lid for lid in rng.sample(range(1, 4000), len(fabric.hosts) * 8 + 40) if lid not in taken]
     for host in fabric.hosts:
         for rail in host.rails:
             fabric.ca_lids[(host.name, rail.device)] = lids.pop()
+    for switch in fabric.switches if sharp else ():
+        fabric.ca_lids[(AGGREGATION + switch.name, "")] = lids.pop()
     master_lid = rng.choice([s.lid for s in fabric.switches] + [fabric.ca_lids[(fabric.hosts[-1].name, "mlx5_0")]])
     fabric.sms = [(master_lid, f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((15, 14, 1)), 3)]
     fabric.ca_style = rng.choice(("plain", "plain", "fqdn", "padded"))

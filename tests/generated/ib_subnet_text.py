@@ -37,6 +37,17 @@ def expected_name(fabric: Fabric, switch: Switch) -> str:
     return f"{base} ({switch.guid})" if shared else base
 
 
+# The peer of a switch port cabled to the switch's own SHARP Aggregation Node (a CA of the subnet), + the switch name
+AGGREGATION = "aggregation-node:"
+_AN_DESC = "Mellanox Technologies Aggregation Node"
+
+
+def _an_guid(switch_name: str) -> str:
+    from tests.generated.host_text import _h
+
+    return f"0x0c42a10300{_h('an', switch_name) & 0xffffff:06x}"
+
+
 def ib_switches(fabric: Fabric) -> list[Switch]:
     return [s for s in fabric.switches if s.nos == "ib"]
 
@@ -71,6 +82,8 @@ def _port_guid(host: Host, rail: Rail) -> str:
 
 def _far(fabric: Fabric, port: SwitchPort):
     """(type, lid, port number, guid, description) of a cabled port's far end."""
+    if port.peer.startswith(AGGREGATION):
+        return "CA", fabric.ca_lids[(port.peer, "")], 1, _an_guid(port.peer), _AN_DESC
     found = _rail_of(fabric, port)
     if found is not None:
         host, rail = found
@@ -79,8 +92,8 @@ def _far(fabric: Fabric, port: SwitchPort):
     return "SW", peer.lid, int(port.peer_port), peer.guid, peer.desc
 
 
-def _lanes(port_width: str) -> int:
-    return int(port_width.rstrip("X"))
+def _aggregation_ports(fabric: Fabric) -> list[tuple[Switch, SwitchPort]]:
+    return [(s, p) for s in ib_switches(fabric) for p in s.ports if p.peer.startswith(AGGREGATION)]
 
 
 def speed_of(fabric: Fabric, gbps: int) -> str:
@@ -114,6 +127,9 @@ def iblinkinfo(fabric: Fabric, t: float) -> str:
             _kind, lid, number, _guid, desc = _far(fabric, p)
             lines.append(f"{s.lid:>12} {int(p.name):>4}[  ] ==( {_link(fabric, p.width, p.speed_gbps)})==> "
                          f"{lid:>6} {number:>4}[  ] \"{desc}\" {_capable(p)}")
+    for s, p in _aggregation_ports(fabric):
+        lines += [f"CA: {_AN_DESC}:", f"      {_an_guid(p.peer)} {fabric.ca_lids[(p.peer, '')]:>6} {1:>4}[  ] ==( "
+                  f"{_link(fabric, p.width, p.speed_gbps)})==> {s.lid:>6} {int(p.name):>4}[  ] \"{s.desc}\" ( )"]
     for h in fabric.hosts:
         for r in h.rails:
             lid = fabric.ca_lids[(h.name, r.device)]
@@ -138,6 +154,9 @@ def ibnetdiscover_ports(fabric: Fabric, t: float) -> str:
                 continue
             kind, lid, number, guid, desc = _far(fabric, p)
             lines.append(f"{head}{speed_of(fabric, p.speed_gbps)} - {kind} {lid:>5} {number:>2} {guid} ( '{s.desc}' - '{desc}' )")
+    for s, p in _aggregation_ports(fabric):
+        lines.append(f"CA {fabric.ca_lids[(p.peer, '')]:>5}  1 {_an_guid(p.peer)} 4x {speed_of(fabric, p.speed_gbps)} "
+                     f"- SW {s.lid:>5} {int(p.name):>2} {s.guid} ( '{_AN_DESC}' - '{s.desc}' )")
     for h in fabric.hosts:
         for r in h.rails:
             if not r.leaf or r.state != "Active":
