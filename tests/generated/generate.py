@@ -332,6 +332,8 @@ def ib_subnet(rng: random.Random, fabric: Fabric) -> None:
     fabric.ca_style = rng.choice(("plain", "plain", "fqdn", "padded"))
     if rng.random() < 0.6:
         fabric.sms.append((lids.pop(), f"0x0c42a10300{rng.getrandbits(24):06x}", rng.choice((14, 1, 0)), 2))
+    if rng.random() < 0.2:  # an SM installed on a host but not running (opensm's default state before its start)
+        fabric.sms.append((lids.pop(), f"0x0c42a10300{rng.getrandbits(24):06x}", 0, 0))
 
 
 def ib_switch_counters(rng: random.Random, fabric: Fabric, port: SwitchPort) -> dict[str, Counter]:
