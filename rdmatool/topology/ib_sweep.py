@@ -10,7 +10,8 @@ one sweep and gone in the next, a counter ibqueryerrors printed only in the last
   rdmatool.topology.observed.switch_name); several switches of one name are told apart by GUID, `leaf01 (0x...)`;
 - each port's latest link state, width, speed, rate and far end; the cables of each sweep, joined from both ends;
 - each counter's change over the window through the table's own rate machinery (rdmatool.table.frame: wraps,
-  resets and saturated counters flagged, a saturated one has no delta). ibqueryerrors prints only the ports above
+  resets and saturated counters flagged, a saturated one has no delta, except one that was below its maximum in the
+  first sweep: it grew by at least the difference, a lower bound that is still growth). ibqueryerrors prints only the ports above
   its threshold: a counter printed in the last sweep and not in the first (which did read the subnet) grew from at
   most its threshold (`ib_error_threshold`, 0 without a threshold file).
 
@@ -238,10 +239,13 @@ def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float 
         return None
     rates, _ = frames.rates_with_rows(rows.reset_index(drop=True))
     windows = [w for w in rates["window_s"] if w > 0] if len(rates) else []
-    for entity, metric, delta, window, flag in zip(rates["entity"], rates["metric"], rates["delta"],
-                                                   rates["window_s"], rates["flag"]):
+    for entity, metric, delta, window, flag, before, after in zip(
+            rates["entity"], rates["metric"], rates["delta"], rates["window_s"], rates["flag"], rates["previous"],
+            rates["current"]):
         port = _port_of(entity, ports, names, split)
         if port is not None:
+            if flag == "saturated" and after > before:  # reached its maximum within the window: grew by at least that
+                delta, flag = after - before, ""
             port.growth[metric] = (float(delta), float(window), flag)
     first, last = snapshots[0], snapshots[-1]
     if windows:
