@@ -331,6 +331,27 @@ def ib_switch_symbol_errors(fabric: Fabric, rng: random.Random) -> Injected:
     return _named(fabric, switch), port.name, frozenset({"ib_switch_port_errors"})
 
 
+@dataclass
+class Saturating(Counter):
+    """A legacy counter (16-bit SymbolErrorCounter) that stops at its field's maximum."""
+
+    top: int = 65535
+
+    def at(self, t: float) -> int:
+        return min(self.top, super().at(t))
+
+
+def ib_switch_errors_saturate(fabric: Fabric, rng: random.Random) -> Injected:
+    """A port erroring hard enough that its 16-bit SymbolErrorCounter reaches its maximum by the last sweep."""
+    if not _ib_ready(fabric):
+        return None
+    switch, port = _ib_switch_port(fabric, rng, uplink=rng.random() < 0.5)
+    if switch is None:
+        return None
+    port.counters["SymbolErrorCounter"] = Saturating(65535 - 500, 1000)
+    return _named(fabric, switch), port.name, frozenset({"ib_switch_port_errors"})
+
+
 def ib_switch_link_downed(fabric: Fabric, rng: random.Random) -> Injected:
     if not _ib_ready(fabric):
         return None
@@ -423,6 +444,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("ib_rail_down", "InfiniBand", rail_down),
     # the subnet sweep's own faults: switch ports (spines included) and the subnet managers
     Fault("ib_switch_symbol_errors", "InfiniBand", ib_switch_symbol_errors),
+    Fault("ib_switch_errors_saturate", "InfiniBand", ib_switch_errors_saturate),
     Fault("ib_switch_link_downed", "InfiniBand", ib_switch_link_downed),
     Fault("ib_uplink_narrow", "InfiniBand", ib_uplink_narrow),
     Fault("ib_uplink_congested", "InfiniBand", ib_uplink_congested),
