@@ -78,17 +78,18 @@ def _appended(coded: pd.Categorical, values: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(np.concatenate([codes, added]), dtype=dtype, validate=False)
 
 
-def grown_by(analysis, found: pd.DataFrame):
-    """The analysis with `found` (a frame of FACT_COLUMNS) added after its facts (`stacked`): a new analysis, the one
-    given is not changed; the same analysis when nothing was found."""
-    if found.empty:
-        return analysis
-    facts = stacked(analysis.facts, found)
+def with_facts(analysis, facts: pd.DataFrame):
+    """A copy of the analysis (or of an analysis-like object: tests, replays) holding these facts and their query."""
     if is_dataclass(analysis):
         return replace(analysis, facts=facts)
-    grown = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts grown
-    grown.facts, grown.query = facts, FactQuery(facts)
-    return grown
+    other = copy.copy(analysis)
+    other.facts, other.query = facts, FactQuery(facts)
+    return other
+
+
+def grown_by(analysis, found: pd.DataFrame):
+    """The analysis with `found` (FACT_COLUMNS) added after its facts: a new one; the same when nothing was found."""
+    return analysis if found.empty else with_facts(analysis, stacked(analysis.facts, found))
 
 
 def analyse_bundle(bundle: Bundle) -> Analysis:

@@ -32,14 +32,13 @@ import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import is_dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from rdmatool.metrics import rate_name
 from rdmatool.platforms.port_names import ca_of
-from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked, with_facts
 from rdmatool.table.facts import FactQuery
 from rdmatool.topology import ib_sweep
 from rdmatool.topology.ib_sweep import Port, Sweep
@@ -327,13 +326,7 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
             drop.append(at[hit])
     kept = np.setdiff1d(np.arange(len(query.source)), np.concatenate(drop) if drop else np.array([], dtype=np.intp))
     found = found.astype({"priority": "Int64", "size_bytes": "Int64"})
-    facts = stacked(query.facts.take(kept).reset_index(drop=True), found)
-    if is_dataclass(analysis):
-        return replace(analysis, facts=facts)
-    grown = type(analysis).__new__(type(analysis))
-    grown.__dict__.update(analysis.__dict__)
-    grown.facts, grown.query = facts, FactQuery(facts)
-    return grown
+    return with_facts(analysis, stacked(query.facts.take(kept).reset_index(drop=True), found))
 
 
 def switch_cables(analysis) -> list:

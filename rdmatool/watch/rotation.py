@@ -16,6 +16,7 @@ probability that one bad node, one bad inter-leaf link, one bad rail NIC would b
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -115,8 +116,8 @@ class Rotation:
 
     def coverage(self, limit: int = 1000) -> Coverage:
         """The selection played ahead on a copy (nothing runs): see the module docstring."""
-        ghost = Rotation.__new__(Rotation)
-        ghost.__dict__.update(self.__dict__, queue=[], seed=self.seed)
+        ghost = copy.copy(self)  # shares the hosts and fabric, which neither changes; its own queue and seed
+        ghost.queue = []
         wanted = {(rail, pair) for rail, leaf_of in self.fabric.items() for pair in schedule.leaf_pairs(leaf_of)}
         rails_wanted = set(self.fabric)
         seen: set = set()
