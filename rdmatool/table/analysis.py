@@ -97,8 +97,7 @@ def analyse_bundle(bundle: Bundle) -> Analysis:
 
 
 def analyse_path(path: str | Path) -> Analysis:
-    """A bundle directory's analysis, from its stored parsed samples where current (see rdmatool.table.samples_store).
-    Its packet captures are added above this layer (rdmatool.capture.facts.analyse_with_captures)."""
+    """A bundle directory's analysis (its packet captures: rdmatool.capture.facts.analyse_with_captures)."""
     return analyse(frames.load(path))
 
 
@@ -125,14 +124,12 @@ _CODED = ("metric", "target")  # the columns the analysis selects by codes
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:
     """The last reading of each series: one row per series, never one for two (see sample_columns.series_of)."""
-    last = frames.last_of_each(series)
-    return column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(last), frames.OBJECTS)
+    return column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(frames.last_of_each(series)), frames.OBJECTS)
 
 
 def latest_values(table: frames.SampleTable) -> pd.DataFrame:
     """The latest value of every series of a sample table (the first eleven fact columns)."""
-    samples, series, _ = _in_snapshot_order(table)
-    return _latest(samples, series)
+    return _latest(*_in_snapshot_order(table)[:2])
 
 
 # What the derived facts are computed from (`_derived`): only these rates are cut into a frame for it.
@@ -166,7 +163,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
     if rates is not None:
         windows = rates.window[rates.window > 0]  # no read times: no window (NaN), never a RuntimeWarning
         window = float(np.median(windows)) if len(windows) else None
-        derived = _derived(_rates_frame(samples, rates, _DERIVED_FROM, codes), meta,
+        from_rows = column_codes.rows_of((codes["metric"][0][rates.rows], codes["metric"][1]), _DERIVED_FROM)
+        derived = _derived(frames.rate_rows(samples, rates, np.flatnonzero(from_rows)), meta,
                            float(pd.Series(rates.window[np.isin(rates.flag, _USABLE_FLAGS)]).median()))
     efficiency = _efficiency(latest_of("bw_avg_gbps"), latest_of("link_rate_gbps"))
     lldp = latest_of("lldp_neighbor")
@@ -182,19 +180,11 @@ def analyse(table: frames.SampleTable) -> Analysis:
     return Analysis(facts=facts, table=table, window_s=window, links=_links(lldp, named, latest_of("port_alias")))
 
 
-def _rates_frame(samples: pd.DataFrame, rates: frames.RateArrays, metrics: tuple[str, ...],
-                 codes: dict) -> pd.DataFrame:
-    """The rows of `frames.rates_with_rows` of these metrics, in their order (`codes`: the samples' metric codes)."""
-    row_codes, uniques = codes["metric"]
-    return frames.rate_rows(samples, rates, np.flatnonzero(column_codes.rows_of((row_codes[rates.rows], uniques),
-                                                                                 metrics)))
-
-
 def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rates: frames.RateArrays | None,
                 codes: dict) -> dict:
-    """The columns (FACT_COLUMNS) of the latest value of each series (`last`; `errors`: which are tool errors), then one `<metric>_per_s` fact per
-    rate and a `counter_reset` fact per rate flagged `reset`: each the sample row it comes from, its text columns
-    that row's codes (the counter's target, entity and the rest as its first reading says)."""
+    """The columns (FACT_COLUMNS) of the latest value of each series (`last`; `errors`: which are tool errors),
+    then one `<metric>_per_s` fact per rate and a `counter_reset` fact per rate flagged `reset`: each the sample row
+    it comes from, its text columns that row's codes (the counter's target and entity as its first reading says)."""
     no_rows = np.zeros(0, dtype=np.intp)
     rate_rows = no_rows if rates is None else rates.rows
     resets = no_rows if rates is None else np.flatnonzero(rates.flag == "reset")
@@ -240,7 +230,7 @@ def _base_facts(samples: pd.DataFrame, last: np.ndarray, errors: np.ndarray, rat
                                           kept[c].categories else pd.CategoricalDtype(categories))
              for c, (row_codes, categories) in out.items()}
     facts.update(value=value, window_s=window_s, delta=delta)
-    facts.update({c: _nullable(samples[c]).take(rows) for c in INT_COLUMNS})
+    facts.update({c: samples[c].astype("Int64").array.take(rows) for c in INT_COLUMNS})
     return {c: facts[c] for c in FACT_COLUMNS}
 
 
@@ -254,15 +244,10 @@ def _codes_of(column: list, names: list) -> np.ndarray:
     return categories.get_indexer(names)
 
 
-def _nullable(column: pd.Series) -> pd.api.extensions.ExtensionArray:
-    """A column as nullable integers (what the facts' priority and size_bytes are)."""
-    return column.array if str(column.dtype) == "Int64" else column.astype("Int64").array
-
-
 def _derived(rates: pd.DataFrame, meta: pd.DataFrame, fleet_window: float) -> pd.DataFrame:
     """Paused fraction per port/priority, ECN mark ratio, and the fleet's CNP handled/sent ratio. `rates`: those of
     rates_with_rows that these are made of (at least); `fleet_window`: the median window of every usable rate."""
-    usable = rates[rates["flag"].isin(["", "wrap32", "wrap64"])]
+    usable = rates[rates["flag"].isin(_USABLE_FLAGS)]
     # one pass names the metrics; each selection below is then a take of its own rows
     by_metric = pd.Series(np.arange(len(usable))).groupby(usable["metric"].to_numpy(), sort=False).indices
 
@@ -286,8 +271,7 @@ def _derived(rates: pd.DataFrame, meta: pd.DataFrame, fleet_window: float) -> pd
             out.append(joined.assign(metric="ecn_mark_ratio", value=joined["delta"] / joined["packets"]))
     sent = metric("cnp_sent")["delta"].sum()
     handled = metric("cnp_handled")["delta"].sum()
-    frames_out = [p.drop(columns=["rate", "previous", "current"], errors="ignore") for p in out]
-    result = pd.concat(frames_out, ignore_index=True) if frames_out else pd.DataFrame(columns=FACT_COLUMNS)
+    result = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=FACT_COLUMNS)
     if not result.empty:
         result = result.merge(meta, on="target", how="left").assign(text=None, flag="")
     if sent > 0:
