@@ -21,6 +21,7 @@ class Fault:
     name: str
     link_layer: str | None  # the link layer it needs, None: either
     apply: Callable[[Fabric, random.Random], Injected]
+    fast: bool = True  # in the fast suite too (False: the slow suite only, where a unit test covers the rule)
 
 
 def _compute(fabric: Fabric) -> list[Host]:
@@ -448,7 +449,7 @@ CATALOGUE: tuple[Fault, ...] = (
     Fault("ib_switch_link_downed", "InfiniBand", ib_switch_link_downed),
     Fault("ib_uplink_narrow", "InfiniBand", ib_uplink_narrow),
     Fault("ib_uplink_congested", "InfiniBand", ib_uplink_congested),
-    Fault("ib_no_master_sm", "InfiniBand", ib_no_master_sm),
-    Fault("ib_two_master_sms", "InfiniBand", ib_two_master_sms),
+    Fault("ib_no_master_sm", "InfiniBand", ib_no_master_sm, fast=False),
+    Fault("ib_two_master_sms", "InfiniBand", ib_two_master_sms, fast=False),
     Fault("ib_cable_gone", "InfiniBand", ib_cable_gone),
 )
