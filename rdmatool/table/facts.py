@@ -91,10 +91,6 @@ class FactQuery:
         self._derived: dict = {}
 
     @property
-    def _columns(self) -> pd.Index:
-        return self.source.columns  # (read each time: a frame handed over may have gained a column since)
-
-    @property
     def facts(self) -> pd.DataFrame:
         """Every fact, as the analysis holds them (categorical text columns)."""
         return self.source
@@ -105,7 +101,7 @@ class FactQuery:
 
     def empty(self) -> bool:
         """`facts.empty`: no fact, or no column."""
-        return len(self.source) == 0 or len(self._columns) == 0
+        return len(self.source) == 0 or len(self.source.columns) == 0
 
     @classmethod
     def of(cls, analysis) -> FactQuery:
@@ -123,7 +119,7 @@ class FactQuery:
     def positions(self, metrics) -> np.ndarray:
         """Ascending row positions of one metric or of several."""
         if self._by_metric is None:
-            self._by_metric = _positions(*self.codes("metric")) if "metric" in self._columns else {}
+            self._by_metric = _positions(*self.codes("metric")) if "metric" in self.source.columns else {}
         if isinstance(metrics, str):
             return self._by_metric.get(metrics, _NO_ROWS)
         found = [self._by_metric[n] for n in dict.fromkeys(metrics) if n in self._by_metric]
@@ -196,7 +192,7 @@ class FactQuery:
         """Every target holding a fact. Computed once: do not change the set returned."""
         if self._targets is None:
             self._targets = set()
-            if "target" in self._columns:
+            if "target" in self.source.columns:
                 codes, uniques = self.codes("target")
                 seen = np.bincount(codes + 1, minlength=len(uniques) + 1) > 0  # (code -1: a missing target)
                 self._targets = set(np.append(np.array([None], dtype=object), uniques)[seen].tolist())
@@ -213,7 +209,7 @@ class FactQuery:
     def target_positions(self) -> dict:
         """Each target → its ascending row positions."""
         if self._by_target is None:
-            self._by_target = _positions(*self.codes("target")) if "target" in self._columns else {}
+            self._by_target = _positions(*self.codes("target")) if "target" in self.source.columns else {}
         return self._by_target
 
     def of_target(self, target) -> pd.DataFrame | None:
@@ -240,7 +236,7 @@ class FactQuery:
     def rows(self, target=None, entity=None, metric=None, priority=None) -> pd.DataFrame:
         """The facts matching every given field (a name or a list, tuple or set of names; `priority` one number).
         A target given by name is answered from its own rows; without one, the whole fleet's."""
-        if self.empty() or "metric" not in self._columns:
+        if self.empty() or "metric" not in self.source.columns:
             return self._none()
         if isinstance(target, str):
             if metric is not None:

@@ -50,17 +50,14 @@ class SampleTable:
     parse_failures: list[ParseFailure] = field(default_factory=list)
     collection_failures: list[dict] = field(default_factory=list)
     targets: list[dict] = field(default_factory=list)
-    # Each row's series (which counter it reads: one id per KEY tuple) when the loader knows it from its string
-    # codes; computed from the KEY columns otherwise (`series_ids`).
+    # Each row's series id (one per KEY tuple) when the loader knows it from its string codes, else `series_ids`.
     series: np.ndarray | None = field(default=None, repr=False)
-    # Files of the bundle that were not read, one line each with the reason (see bundle.scan_outputs): the table is
-    # what the rest of the bundle says.
-    skipped: list[str] = field(default_factory=list)
-    # What the reader had to assume, one line each (read times taken from the manifest, or none at all): printed with
-    # the diagnosis so that nobody mistakes an estimate for a measurement.
+    skipped: list[str] = field(default_factory=list)  # files not read, one line each with the reason
+    # What the reader had to assume (read times from the manifest, or none): printed with the diagnosis so that
+    # nobody mistakes an estimate for a measurement.
     notes: list[str] = field(default_factory=list)
-    # The target folders' other regular files, (snapshot, target, file name, path), as the bundle's one scan found
-    # them (bundle.Scan.others: the packet captures); None when not known (a bundle read in memory, an odd folder).
+    # The target folders' other files, (snapshot, target, file name, path): the packet captures (bundle.Scan.others);
+    # None when not known (a bundle read in memory, an odd folder).
     other_files: list[tuple[int, str, str, str]] | None = field(default=None, repr=False)
 
 
@@ -161,8 +158,7 @@ def noise_notes(frame: pd.DataFrame) -> list[str]:
     targets, of which classes — so that what was not read is said, never hidden."""
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
-    # a few rows: taken, not every column of the frame masked
-    # as texts: grouped by name in name order (a categorical column would group in the order its values were met)
+    # as texts: grouped in name order (a categorical column would group in the order its values were met)
     at = np.flatnonzero(column_codes.mask(frame, None, "metric", ["parse_skipped_lines"]))
     noise = column_codes.as_texts(frame.take(at))
     out = []
@@ -192,10 +188,8 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
         stamp = store.epoch(entry.get("started")) if entry.get("started") else store.epoch(entry.get("finished"))
         if isinstance(index, int) and not np.isnan(stamp):
             snapshot_time[index] = stamp
-    filled = times.copy()
-    snapshots = np.asarray(outputs["snapshot"])
-    for i in np.flatnonzero(missing):
-        filled[i] = snapshot_time.get(int(snapshots[i]), np.nan)
+    filled, snapshots = times.copy(), np.asarray(outputs["snapshot"])
+    filled[missing] = [snapshot_time.get(int(snapshot), np.nan) for snapshot in snapshots[missing]]
     used = int((missing & ~np.isnan(filled)).sum())
     notes = []
     if used:
@@ -204,12 +198,6 @@ def read_times(outputs: dict[str, np.ndarray], manifest: dict) -> tuple[np.ndarr
     if np.isnan(filled).all() and len(np.unique(snapshots)) > 1:
         notes.append(NO_TIMES)
     return filled, notes
-
-
-def counter_mask(frame: pd.DataFrame) -> pd.Series:
-    """Which rows read a counter."""
-    counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
-    return pd.Series(column_codes.mask(frame, None, "metric", counters), index=frame.index, copy=False)
 
 
 def rates(frame: pd.DataFrame, series: np.ndarray | None = None) -> pd.DataFrame:
@@ -242,8 +230,7 @@ def rate_rows(frame: pd.DataFrame, found: RateArrays, at: np.ndarray, texts=None
 
 @dataclass
 class RateArrays:
-    """The rates of `rates_with_rows` as arrays, before any of the frame's columns is cut: per rate, the frame row of
-    its first reading and the figures."""
+    """The rates of `rates_with_rows` as arrays, per rate: the frame row of its first reading and the figures."""
 
     rows: np.ndarray
     window: np.ndarray
@@ -264,7 +251,8 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
         return None
     if series is None:
         series = series_ids(frame)
-    usable = counter_mask(frame).to_numpy() & frame["value"].notna().to_numpy()
+    counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
+    usable = column_codes.mask(frame, None, "metric", counters) & frame["value"].notna().to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
     a_rows = last_of_each(series, np.flatnonzero(usable & (snapshot == first)))
     b_rows = last_of_each(series, np.flatnonzero(usable & (snapshot == last)))
@@ -281,7 +269,9 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
     flag = np.full(len(a_rows), "", dtype=object)
     for i in np.flatnonzero(delta < 0):  # rare: decide wrap or reset on exact integers
         delta[i], flag[i] = _went_down(exact.iat[a_rows[i]], exact.iat[b_rows[i]], v0[i], v1[i])
-    saturated = _saturated_keys(frame)
+    marks = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, None, "metric",
+                                                                             ["counter_saturated"]))))
+    saturated = {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}
     if saturated:
         first_readings = column_codes.as_texts(frame[["target", "entity", "metric"]].take(a_rows))
         keys = zip(*(first_readings[c].to_numpy() for c in ("target", "entity", "metric")))
@@ -345,9 +335,3 @@ def _went_down(e0, e1, v0: float, v1: float) -> tuple[float, str]:
     if U64 // 2 <= old < U64 and new < U64 // 2:
         return float(new + U64 - old), "wrap64"
     return float("nan"), "reset"
-
-
-def _saturated_keys(frame: pd.DataFrame) -> set[tuple[str, str, str]]:
-    at = np.flatnonzero(column_codes.mask(frame, None, "metric", ["counter_saturated"]))
-    marks = column_codes.as_texts(frame.take(at))
-    return {(t, e, m) for t, e, m in zip(marks["target"], marks["entity"], marks["text"]) if m}
