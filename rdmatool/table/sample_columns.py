@@ -1,9 +1,9 @@
 """Parsed samples as columns: one `Output` record per raw output, the sample rows of all outputs as codes over one
 string pool (`Columns`), and `parse_all`, which fills them on every core for a big bundle.
 
-This is what the samples store (rdmatool.table.samples_store) keeps on disk and what the frame (rdmatool.table.frame) is built
-from; it knows nothing of files. A placeholder entity (`netdev`, `port`) of a parser that does not name what it
-reads is replaced by the output's qualifier here, once, for both (`entity_namer`: one name per port).
+This is what the samples store keeps on disk and what the frame is built from; it knows nothing of files. A
+placeholder entity (`netdev`, `port`) of a parser that does not name what it reads is replaced by the output's
+qualifier here, once, for both (`entity_namer`: one name per port).
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def entity_namer(parser: str, qualifier: str | None) -> Callable[[str], str] | N
     if parser in PER_PEER and PEER_MARK in qualifier:
         return lambda entity: qualifier
     return lambda entity: qualifier if entity in PLACEHOLDER_ENTITIES else entity
+
+
 _ROW_COLUMNS = ("entity", "metric", "raw_key", "text")
 
 
@@ -77,8 +79,6 @@ class Output:
     failure: str | None = None
     # Why the output was not read (its file turned out unusable when read: see bundle.read_result); never stored.
     skipped: str | None = None
-
-
 
     @classmethod
     def of_result(cls, snapshot: int, target: str, stem: str, raw_sig: list[int] | None, side_sig: list[int] | None,
@@ -245,12 +245,7 @@ def parse_all(jobs: list, columns: Columns, known: set[str], prepare: Callable |
     prepare = prepare or _as_is
     n = parallel.workers(len(jobs), PARALLEL_MIN)
     if n < 2:
-        done = []
-        for job in jobs:
-            out, text = prepare(job)
-            parse_output(out, text, columns, known)
-            done.append(out)
-        return done
+        return _parse_into(columns, jobs, prepare, known)
     bounds = [(len(jobs) * k // n, len(jobs) * (k + 1) // n) for k in range(n)]
     results = parallel.fork_map(lambda bound: _parse_share(jobs[bound[0]:bound[1]], prepare), bounds)
     done = []
@@ -264,15 +259,18 @@ def _as_is(job: tuple[Output, str]) -> tuple[Output, str]:
     return job
 
 
-def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str], dict[str, np.ndarray]]:
-    known = set(parsers.names())
-    columns = Columns()
+def _parse_into(columns: Columns, jobs: list, prepare: Callable, known: set[str]) -> list[Output]:
     done = []
     for job in jobs:
         out, text = prepare(job)
         parse_output(out, text, columns, known)
         done.append(out)
-    return done, columns.strings, columns.arrays()
+    return done
+
+
+def _parse_share(jobs: list, prepare: Callable) -> tuple[list[Output], list[str], dict[str, np.ndarray]]:
+    columns = Columns()
+    return _parse_into(columns, jobs, prepare, set(parsers.names())), columns.strings, columns.arrays()
 
 
 # What names a series: the output it came from (target, parser, qualifier) and, within it, the sample's own key.
@@ -379,7 +377,6 @@ def _dense_for(ids: np.ndarray, span: int, width: int) -> tuple[np.ndarray, int]
         ids, dense = _factorize(ids)
         return ids.astype(np.int64, copy=False), len(dense)
     return ids, span
-
 
 
 def epoch(stamp: str | None) -> float:

@@ -55,27 +55,21 @@ import numpy as np
 from rdmatool import bundle as bundle_io
 from rdmatool import files, parsers
 from rdmatool.table import store_mac
-from rdmatool.table.sample_columns import (  # noqa: F401  (re-exported: the store's column model)
+from rdmatool.table.sample_columns import (
     _ROW_COLUMNS,
     ARRAY_NAMES,
     MISSING_INT,
     OUT_INT,
     OUT_TEXT,
-    OUTPUT_KEY,
     Columns,
     Output,
-    epoch,
     output_columns,
     output_list,
     parse_all,
     series_of,
-    tuple_ids,
 )
 
 STORE_NAME = "samples.npz"
-# /2: a series is named by its output's parser and qualifier too (sample_columns.OUTPUT_KEY); a /1 store's series
-# ids would merge readings this code keeps apart, so it is ignored (and rewritten) like any stale store.
-# /3: no `series` member (computed on load: see the module's docstring).
 FORMAT = "rdmatool-samples/3"
 COMPRESS_LEVEL = 3
 
@@ -266,9 +260,8 @@ def save(bundle_dir: Path, outputs: dict[str, np.ndarray], strings: list[str], a
 
 
 def _npz(members: dict[str, np.ndarray]) -> io.BytesIO:
-    """The members as `np.savez_compressed` writes them (one `<name>.npy` per member of a zip archive, read back by
-    `np.load`), deflated at COMPRESS_LEVEL instead of zlib's default. A member that writes itself (`write_npy`: a
-    merge's column, kept in its inputs' parts) writes the same bytes without being made whole first."""
+    """The members as `np.savez_compressed` writes them, deflated at COMPRESS_LEVEL. A member that writes itself
+    (`write_npy`: a merge's column, kept in its inputs' parts) writes the same bytes without being made whole first."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=COMPRESS_LEVEL) as archive:
         for name, array in members.items():
@@ -352,11 +345,6 @@ class StoreBuilder:
             outputs.extend(share_outputs)
             columns.extend(strings, arrays)
         return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
-
-
-
-# ------------------------------------------------------------------------------------------------ load or parse
-
 
 @dataclass
 class Parsed:
