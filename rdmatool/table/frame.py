@@ -90,12 +90,6 @@ def load(path: str | Path, write_store: bool = True) -> SampleTable:
     return table
 
 
-def narrow(codes: np.ndarray, distinct: int) -> np.ndarray:
-    """Codes (-1 for none) in the smallest integer type that holds them: a fleet's 9,000,000 rows hold a few
-    thousand targets, a few roles."""
-    return codes.astype(np.int8 if distinct < 2**7 else np.int16 if distinct < 2**15 else np.int32)
-
-
 def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str, np.ndarray],
            manifest: dict, skipped: list[str] | None = None) -> SampleTable:
     """The sample frame from per-output columns and per-row arrays; parse failures in output order. `manifest`: as
@@ -117,7 +111,8 @@ def _table(outputs: dict[str, np.ndarray], strings: list[str], arrays: dict[str,
         if not missing and len(codes) and codes.min() < 0:
             columns[name] = np.repeat(np.asarray(values, dtype=object), counts)
         else:
-            columns[name] = pd.Categorical.from_codes(np.repeat(narrow(codes, len(uniques)), counts),
+            narrow = np.int8 if len(uniques) < 2**7 else np.int16 if len(uniques) < 2**15 else np.int32
+            columns[name] = pd.Categorical.from_codes(np.repeat(codes.astype(narrow), counts),
                                                       categories=pd.Index(uniques, dtype=object))
 
     def of_target(field: str, default: str | None) -> np.ndarray:

@@ -114,15 +114,12 @@ def output_list(cols: dict[str, np.ndarray]) -> list[Output]:
     def sig(size: int, mtime: int) -> list[int] | None:
         return None if size == MISSING_INT else [size, mtime]
 
-    def opt(v: int) -> int | None:
-        return None if v == MISSING_INT else v
-
-    lists = {k: v.tolist() for k, v in cols.items()}
-    return [Output(lists["snapshot"][i], lists["target"][i], lists["stem"][i],
-                   sig(lists["raw_size"][i], lists["raw_mtime"][i]), sig(lists["side_size"][i], lists["side_mtime"][i]),
-                   lists["parser"][i], lists["qualifier"][i], lists["time"][i], opt(lists["exit_code"][i]),
-                   lists["rows"][i], lists["failure"][i])
-            for i in range(len(lists["rows"]))]
+    names = ("snapshot", "target", "stem", "raw_size", "raw_mtime", "side_size", "side_mtime", "parser", "qualifier",
+             "time", "exit_code", "rows", "failure")
+    return [Output(snapshot, target, stem, sig(raw_size, raw_mtime), sig(side_size, side_mtime), parser, qualifier,
+                   time, None if exit_code == MISSING_INT else exit_code, rows, failure)
+            for (snapshot, target, stem, raw_size, raw_mtime, side_size, side_mtime, parser, qualifier, time, exit_code,
+                 rows, failure) in zip(*(cols[name].tolist() for name in names))]
 
 
 @dataclass
@@ -175,19 +172,11 @@ class Columns:
             self.priority.append(MISSING_INT if s.priority is None else int(s.priority))
             self.size_bytes.append(MISSING_INT if s.size_bytes is None else int(s.size_bytes))
             v = s.value
-            if v is None:
-                self.value.append(np.nan)
-                self.exact.append(0)
-                self.is_int.append(False)
-            elif isinstance(v, int) and not isinstance(v, bool):
-                self.value.append(float(v))  # a 64-bit counter near its wrap does not fit a float's 53-bit mantissa
-                counter = 0 <= v < _U64
-                self.exact.append(v if counter else 0)
-                self.is_int.append(counter)
-            else:
-                self.value.append(float(v))
-                self.exact.append(0)
-                self.is_int.append(False)
+            # kept exact too: a 64-bit counter near its wrap does not fit a float's 53-bit mantissa
+            counter = isinstance(v, int) and not isinstance(v, bool) and 0 <= v < _U64
+            self.value.append(np.nan if v is None else float(v))
+            self.exact.append(v if counter else 0)
+            self.is_int.append(counter)
         return len(samples)
 
     def extend(self, strings: list[str], arrays: dict[str, np.ndarray]) -> None:
