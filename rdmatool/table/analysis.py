@@ -151,10 +151,8 @@ def analyse(table: frames.SampleTable) -> Analysis:
     metric_codes = sample_metric[last]
     code_of = {name: code for code, name in enumerate(metric_names.tolist())}
 
-    def latest_of(metric: str) -> pd.DataFrame:
-        """The latest values of one metric (few rows), as the facts hold them."""
-        at = last[metric_codes == code_of.get(metric, -2)]
-        latest = column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(at))
+    def latest_of(metric: str) -> pd.DataFrame:  # (few rows), as the facts hold them
+        latest = column_codes.as_texts(samples[FACT_COLUMNS[:11]].take(last[metric_codes == code_of.get(metric, -2)]))
         return latest.assign(window_s=np.nan, delta=np.nan, flag="")
 
     rates = frames.rate_arrays(samples, series)
@@ -278,9 +276,7 @@ def _derived(rates: pd.DataFrame, meta: pd.DataFrame, fleet_window: float) -> pd
         fleet = pd.DataFrame([{
             "target": "fabric", "kind": "fabric", "platform": None, "role": None, "entity": "fabric",
             "metric": "cnp_handled_ratio", "priority": pd.NA, "size_bytes": pd.NA, "value": handled / sent,
-            "text": None, "raw_key": "cnp_handled/cnp_sent", "window_s": fleet_window,
-            "delta": np.nan, "flag": "",
-        }])
+            "text": None, "raw_key": "cnp_handled/cnp_sent", "window_s": fleet_window, "delta": np.nan, "flag": ""}])
         result = pd.concat([result, fleet], ignore_index=True) if not result.empty else fleet
     if result.empty:
         return pd.DataFrame(columns=FACT_COLUMNS)

@@ -85,8 +85,6 @@ class FactQuery:
         self._target_frames: dict = {}  # target → its rows
         self._target_metrics: dict = {}  # target → {metric: positions within the target's rows}
         self._target_values: dict = {}  # target → {(entity, metric, priority or None): [(value, text), ...]}
-        self._kinds: dict = {}  # target → (kind, platform)
-        self._entity_by_text: dict = {}
         self._targets: set | None = None
         self._derived: dict = {}
 
@@ -199,7 +197,7 @@ class FactQuery:
         return self._targets
 
     def derived(self, key, compute):
-        """`compute()`, once per query: what several steps derive alike (the cabling). Do not change it."""
+        """`compute()`, once per query and key: what several steps derive alike (the cabling). Do not change it."""
         if key not in self._derived:
             self._derived[key] = compute()
         return self._derived[key]
@@ -283,23 +281,18 @@ class FactQuery:
 
     def kind_platform(self, target) -> tuple | None:
         """(kind, platform) as the target's first fact states them, None for a target without facts."""
-        if isinstance(target, str) and target in self._kinds:
-            return self._kinds[target]
-        frame = self.rows(target=target)
-        found = None if frame.empty else (frame["kind"].iloc[0] if "kind" in frame.columns else None,
-                                          frame["platform"].iloc[0] if "platform" in frame.columns else None)
-        if isinstance(target, str):
-            self._kinds[target] = found
-        return found
+        def found() -> tuple | None:
+            frame = self.rows(target=target)
+            return None if frame.empty else tuple(frame[c].iloc[0] if c in frame.columns else None
+                                                  for c in ("kind", "platform"))
+        return self.derived(("kind_platform", target), found) if isinstance(target, str) else found()
 
     def entity_with_text(self, target, metric: str, text):
         """The entity of the target's first `metric` fact whose text is `text` (e.g. the RDMA port of a netdev)."""
-        key = (target, metric, text) if isinstance(target, str) and (text is None or isinstance(text, str)) else None
-        if key is not None and key in self._entity_by_text:
-            return self._entity_by_text[key]
-        frame = self.rows(target=target, metric=metric)
-        hits = frame if frame.empty else frame[frame["text"] == text]
-        found = None if hits.empty else hits["entity"].iloc[0]
-        if key is not None:
-            self._entity_by_text[key] = found
-        return found
+        def found():
+            frame = self.rows(target=target, metric=metric)
+            hits = frame if frame.empty else frame[frame["text"] == text]
+            return None if hits.empty else hits["entity"].iloc[0]
+        if isinstance(target, str) and (text is None or isinstance(text, str)):
+            return self.derived(("entity_with_text", target, metric, text), found)
+        return found()

@@ -4,9 +4,6 @@ Parsing 20,000 command outputs of a 1,000-host fleet takes Python ten seconds or
 once takes a fraction of one. `rdmatool collect` writes the store with the bundle, and any reader that had to parse
 something writes it back (best effort: a read-only bundle is simply parsed each time).
 
-`load_or_parse` is how a bundle directory's samples are read: the store where it is current, merged with a fresh
-parse of whatever is new or changed, and written back.
-
 The store is a cache, never the record — the raw outputs stay the truth:
 - every output's entry remembers the size and modification time of its raw and side files, so an output that was
   edited, added or removed since (a hand-written or hand-fixed bundle) is parsed again, alone;
@@ -21,7 +18,7 @@ The store is a cache, never the record — the raw outputs stay the truth:
   — is ignored and the raw outputs are parsed instead.
 
 Members (NumPy arrays; JSON documents travel as UTF-8 bytes in uint8 arrays):
-  meta      {"format", "digest"}
+  meta      {"format", "digest", "skipped"}
   strings   the string pool (JSON list); the code columns index it, -1 is None
   out_*     one entry per raw output, in the bundle's order: snapshot, raw_size, raw_mtime, side_size, side_mtime,
             exit_code, rows (int64; MISSING_INT when absent), time (float64, epoch s of the read) and the codes of
@@ -281,12 +278,10 @@ def _json_bytes(doc) -> np.ndarray:
 def write_for(bundle_dir: Path, written: list[tuple[int, str, Path, object]]) -> bool:
     """Parse freshly written outputs — (snapshot, target, raw file, CommandResult) — and store them with the bundle."""
     columns = Columns()
-    jobs = []
     latest = {w[2]: w for w in written}  # an output written twice keeps its last text, as the file does
-    for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name)):
-        out = Output.of_result(snapshot, target, raw.stem, bundle_io.raw_signature(raw), bundle_io.side_signature(raw),
-                               result)
-        jobs.append((out, result.stdout))
+    jobs = [(Output.of_result(snapshot, target, raw.stem, bundle_io.raw_signature(raw), bundle_io.side_signature(raw),
+                              result), result.stdout)
+            for snapshot, target, raw, result in sorted(latest.values(), key=lambda w: (w[0], w[1], w[2].name))]
     outputs = parse_all(jobs, columns, set(parsers.names()))
     return save(bundle_dir, output_columns(outputs), columns.strings, columns.arrays())
 
@@ -377,11 +372,9 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     scanned_notes = len(skipped)
     listing, stems = bundle_io.expanded(scanned, skipped)
     previous = output_list(stored.outputs) if stored is not None else []
-    index: dict[tuple, tuple[Output, int]] = {}
-    n_stored = 0
-    for out in previous:
-        index[(out.snapshot, out.target, out.stem)] = (out, n_stored)
-        n_stored += out.rows
+    firsts = np.cumsum([0] + [out.rows for out in previous])  # each stored output's first row
+    index = {(out.snapshot, out.target, out.stem): (out, int(first)) for out, first in zip(previous, firsts)}
+    n_stored = int(firsts[-1])
     fresh = Columns().with_pool(stored.strings if stored else [])
     outputs: list[Output | None] = []
     starts = np.full(len(listing), -1, dtype=np.int64)  # row of each output's first sample; -1: parsed below
