@@ -244,8 +244,7 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
     first, last = frame["snapshot"].min(), frame["snapshot"].max()
     if not first < last:  # one snapshot (or none with a number): no rate
         return None
-    if series is None:
-        series = series_ids(frame)
+    series = series_ids(frame) if series is None else series
     counters = {name for name, m in metrics.GLOSSARY.items() if m.kind is MetricKind.COUNTER}
     usable = column_codes.mask(frame, None, "metric", counters) & frame["value"].notna().to_numpy()
     # The last reading of each series within the first and within the last snapshot, in row order.
@@ -256,8 +255,7 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
     a_rows, b_rows = a_rows[found], b_rows[position[found]]
     if not len(a_rows):
         return None
-    value, exact = frame["value"].to_numpy(), frame["exact"]
-    time = frame["time"].to_numpy()
+    value, exact, time = frame["value"].to_numpy(), frame["exact"], frame["time"].to_numpy()
     window = time[b_rows] - time[a_rows]
     v0, v1 = value[a_rows], value[b_rows]
     delta = v1 - v0
@@ -273,8 +271,7 @@ def rate_arrays(frame: pd.DataFrame, series: np.ndarray | None = None) -> RateAr
         for i, k in enumerate(keys):
             if k in saturated:
                 delta[i], flag[i] = np.nan, "saturated"
-    bad_window = ~(window > 0)
-    flag[bad_window & (flag == "")] = "no_window"
+    flag[~(window > 0) & (flag == "")] = "no_window"
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(window > 0, delta / window, np.nan)
     return RateArrays(a_rows, window, delta, rate, flag, v0, v1)

@@ -184,20 +184,16 @@ class Columns:
         remap = np.array([self.code(text) for text in strings] + [-1], dtype=np.int64)  # -1 (None) stays -1
         for name in _ROW_COLUMNS:
             self.codes[name].extend(remap[arrays[name]].tolist())
-        for name in ("priority", "size_bytes", "value", "exact", "is_int"):
+        for name in _ROW_NUMBERS:
             getattr(self, name).extend(arrays[name].tolist())
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {c: np.asarray(self.codes[c], dtype=np.int32) for c in _ROW_COLUMNS}
-        out["priority"] = np.asarray(self.priority, dtype=np.int64)
-        out["size_bytes"] = np.asarray(self.size_bytes, dtype=np.int64)
-        out["value"] = np.asarray(self.value, dtype=np.float64)
-        out["exact"] = np.asarray(self.exact, dtype=np.uint64)
-        out["is_int"] = np.asarray(self.is_int, dtype=bool)
-        return out
+        return out | {name: np.asarray(getattr(self, name), dtype=dtype) for name, dtype in _ROW_NUMBERS.items()}
 
 
-ARRAY_NAMES = (*_ROW_COLUMNS, "priority", "size_bytes", "value", "exact", "is_int")
+_ROW_NUMBERS = {"priority": np.int64, "size_bytes": np.int64, "value": np.float64, "exact": np.uint64, "is_int": bool}
+ARRAY_NAMES = (*_ROW_COLUMNS, *_ROW_NUMBERS)
 
 
 def parse_output(out: Output, stdout: str, columns: Columns, known: set[str]) -> None:

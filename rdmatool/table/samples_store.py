@@ -181,10 +181,8 @@ def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.n
     """Everything a reader relies on, checked — a damaged or doctored file must not get further than here, neither as
     a traceback nor as findings no parse of the raw files would give. The members' dtypes and dimensions are
     checked as they are read."""
-    if not isinstance(strings, list) or not all(isinstance(x, str) for x in strings):
-        return False
     # The codes name strings: a string twice in the pool would make one counter two series.
-    if len(set(strings)) != len(strings):
+    if not (isinstance(strings, list) and all(isinstance(x, str) for x in strings)) or len(set(strings)) < len(strings):
         return False
     n, m = len(arrays["value"]), len(outputs["rows"])
     if any(len(a) != n for a in arrays.values()) or any(len(a) != m for a in (*outputs.values(),
@@ -195,9 +193,8 @@ def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.n
     # codes may be -1 (None).
     required = [arrays["entity"], arrays["metric"], text_codes["target"], text_codes["stem"], text_codes["parser"]]
     optional = [arrays["raw_key"], arrays["text"], text_codes["qualifier"], text_codes["failure"]]
-    if any(len(c) and (c.min() < 0 or c.max() >= size) for c in required):
-        return False
-    if any(len(c) and (c.min() < -1 or c.max() >= size) for c in optional):
+    if any(len(c) and (c.min() < 0 or c.max() >= size) for c in required) \
+            or any(len(c) and (c.min() < -1 or c.max() >= size) for c in optional):
         return False
     rows = outputs["rows"]
     if m and (rows.min() < 0 or rows.max() > n):  # bounded first, so the sum below cannot wrap around
@@ -207,7 +204,8 @@ def _well_formed(strings, arrays: dict[str, np.ndarray], outputs: dict[str, np.n
     if m and (outputs["snapshot"].min() < 0 or outputs["raw_size"].min() < 0):
         return False
     side_missing = outputs["side_size"] == MISSING_INT
-    if (side_missing != (outputs["side_mtime"] == MISSING_INT)).any() or (outputs["side_size"][~side_missing] < 0).any():
+    if (side_missing != (outputs["side_mtime"] == MISSING_INT)).any() \
+            or (outputs["side_size"][~side_missing] < 0).any():
         return False
     exit_code = outputs["exit_code"]
     if ((exit_code != MISSING_INT) & ((exit_code < _INT32.min) | (exit_code > _INT32.max))).any():
