@@ -242,8 +242,7 @@ class FactQuery:
                 metric = None
             else:
                 df = self.of_target(target)
-                if df is None:
-                    df = self._none()
+                df = self._none() if df is None else df
             target = None
         else:
             df = self.facts

@@ -1,11 +1,9 @@
-"""Samples → one tidy pandas DataFrame; two snapshots → counter rates that survive wraps, resets and saturation.
-
-Columns of the sample frame: snapshot, time (epoch s of the read), target, kind, platform, role, parser,
-qualifier, entity, metric, priority, size_bytes, value, text, raw_key — plus `exact`, an integer reading as an exact
-unsigned 64-bit integer (nullable), because a 64-bit counter near its wrap does not fit a float's 53-bit mantissa.
-The text columns are categoricals: entity, metric, text and raw_key over the store's string pool (its codes are the
-rows' codes: a selection by metric compares integers), the others over their outputs' values. A fleet's 9,000,000
-rows then hold no string pointer at all; whoever cuts rows reads them as plain texts (`column_codes.as_texts`).
+"""Samples → one tidy pandas DataFrame (COLUMNS); two snapshots → counter rates that survive wraps, resets and
+saturation. `exact` holds an integer reading as an exact unsigned 64-bit integer (nullable): a 64-bit counter near
+its wrap does not fit a float's 53-bit mantissa. The text columns are categoricals: entity, metric, text and raw_key
+over the store's string pool (its codes are the rows' codes: a selection by metric compares integers), the others
+over their outputs' values. A fleet's 9,000,000 rows then hold no string pointer at all; whoever cuts rows reads
+them as plain texts (`column_codes.as_texts`).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from rdmatool.table import column_codes, samples_store
 from rdmatool.table import sample_columns as store
 from rdmatool.table.absent_outputs import absent_failures
 
-COLUMNS = [
+COLUMNS = [  # time: epoch seconds of the read
     "snapshot", "time", "target", "kind", "platform", "role", "parser", "qualifier", "entity", "metric",
     "priority", "size_bytes", "value", "text", "raw_key", "exact",
 ]
@@ -154,8 +152,8 @@ def noise_notes(frame: pd.DataFrame) -> list[str]:
     if "metric" not in frame.columns:  # a capture alone: no sample table at all
         return []
     # as texts: grouped in name order (a categorical column would group in the order its values were met)
-    at = np.flatnonzero(column_codes.mask(frame, None, "metric", ["parse_skipped_lines"]))
-    noise = column_codes.as_texts(frame.take(at))
+    noise = column_codes.as_texts(frame.take(np.flatnonzero(column_codes.mask(frame, None, "metric",
+                                                                             ["parse_skipped_lines"]))))
     out = []
     for parser, rows in noise.groupby("parser", sort=True):
         kinds = rows.groupby("entity")["value"].sum()

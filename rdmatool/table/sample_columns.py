@@ -20,6 +20,7 @@ from rdmatool.table import parallel
 
 MISSING_INT = np.iinfo(np.int64).min
 _U64 = 2**64
+_SMALL = 1 << 20  # a priority or a size below this is its own code (`_small`)
 # Parsers whose output does not name the interface/port it is about emit these placeholders; the bundle's
 # qualifier (what the command was run for) supplies the real name.
 PLACEHOLDER_ENTITIES = {"netdev", "port"}
@@ -46,12 +47,10 @@ def entity_namer(parser: str, qualifier: str | None) -> Callable[[str], str] | N
     """How one output's entities are renamed from its qualifier (None: kept as the parser wrote them)."""
     if not qualifier:
         return None
-    by_port = RDMA_PORT_BY_QUALIFIER.get(parser)
+    by_port, port = RDMA_PORT_BY_QUALIFIER.get(parser), rdma_port(qualifier)
     if by_port == "all":
-        port = rdma_port(qualifier)
         return lambda entity: port
     if by_port == "placeholder":
-        port = rdma_port(qualifier)
         return lambda entity: port if entity == "port" else port + entity[4:] if entity.startswith("port/") \
             else entity
     if parser in PER_PEER and PEER_MARK in qualifier:
@@ -308,9 +307,6 @@ def _small(column: np.ndarray) -> bool:
     return int(column.max()) < _SMALL and bool(((column >= 0) | missing).all())
 
 
-_SMALL = 1 << 20
-
-
 def _factorize(values: np.ndarray, **options) -> tuple[np.ndarray, np.ndarray]:
     """pandas.factorize, with pandas imported only when ids are made (by the diagnosis): the collector builds its
     store with this module, and importing pandas would cost each run 0.3-0.7 s of client CPU for nothing."""
@@ -337,14 +333,12 @@ def _codes_of(column: np.ndarray) -> np.ndarray:
 def tuple_ids(parts: list[np.ndarray]) -> np.ndarray:
     """One int64 per row naming the row's tuple of codes (each part: codes 0..k-1, one per row; the fewer k, the
     later the ids must be made dense again)."""
-    ids: np.ndarray | None = None
-    span = 1
-    for codes in parts:
-        if ids is None:
-            ids, span = codes.astype(np.int64), int(codes.max()) + 1 if len(codes) else 1
-            continue
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    ids, span = parts[0].astype(np.int64), int(parts[0].max()) + 1 if len(parts[0]) else 1
+    for codes in parts[1:]:
         ids, span = _step(ids, span, codes)
-    return ids if ids is not None else np.zeros(0, dtype=np.int64)
+    return ids
 
 
 def _step(ids: np.ndarray, span: int, codes: np.ndarray) -> tuple[np.ndarray, int]:
