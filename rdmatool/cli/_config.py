@@ -76,14 +76,6 @@ def site_param():
     return typer.Option("--site", metavar="KEY=VALUE", help=SITE_HELP)
 
 
-def site_option():
-    """site_param written as a parameter's default, for the commands not yet in the Annotated style; it goes with
-    the last of them."""
-    import typer
-
-    return typer.Option(None, "--site", metavar="KEY=VALUE", help=SITE_HELP)
-
-
 STORE_HELP = "Baseline store directory (default: the config file's `store`, else ./baselines)."
 PLAYBOOKS_HELP = "Playbook directory (default: the config file's `playbooks`, else the shipped ones)."
 SITE_HELP = ("The site profile, over the config file's `site`: roce_priority=4,roce_dscp=34 (also cnp_priority, "

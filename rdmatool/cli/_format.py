@@ -25,20 +25,6 @@ def json_param():
     return typer.Option("--json", help="Same as --format json.")
 
 
-# The same two written as a parameter's default (`fmt: str = format_option(FORMATS)`), for the commands not yet in
-# the Annotated style; they go with the last of them.
-def format_option(choices: tuple[str, ...], note: str = ""):
-    def complete(incomplete: str) -> list[str]:
-        return [c for c in choices if c.startswith(incomplete)]
-
-    return typer.Option(TABLE, "--format", metavar="FORMAT", autocompletion=complete,
-                        help=" | ".join(choices) + (f" ({note})" if note else "") + ".")
-
-
-def json_option():
-    return typer.Option(False, "--json", help="Same as --format json.")
-
-
 def chosen(command: str, fmt: str, as_json: bool, choices: tuple[str, ...]) -> str:
     """The format asked for; an unknown one, or --json beside another --format, is one line and exit 2."""
     if fmt not in choices:

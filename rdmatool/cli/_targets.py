@@ -48,20 +48,6 @@ def ignore_unknown_param():
     return typer.Option("--ignore-unknown", help=IGNORE_UNKNOWN_HELP)
 
 
-# The same three written as a parameter's default (`limit: str = limit_option()`), for the commands not yet in the
-# Annotated style; they go with the last of them.
-def limit_option(help: str = LIMIT_HELP, required: bool = False):
-    return typer.Option(... if required else None, "--limit", help=help)
-
-
-def exclude_option():
-    return typer.Option(None, "-x", "--exclude", help=EXCLUDE_HELP)
-
-
-def ignore_unknown_option():
-    return typer.Option(False, "--ignore-unknown", help=IGNORE_UNKNOWN_HELP)
-
-
 def choose_targets(path: str, limit: str | None, shard: str | None = None, *, exclude: str | None = None,
                    ignore_unknown: bool = False, with_switches: bool = False, baseline: str | None = None,
                    store: str | None = None) -> list[Target]:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_USAGE, data_console, die, print_json
-from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._targets import exclude_param, ignore_unknown_param, limit_param
 from rdmatool.cli.collect_cmd import local_or_inventory
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import NoData, RdmatoolError
@@ -27,38 +27,50 @@ def register(app: typer.Typer) -> None:
 
 
 def gate_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Inventory of the job's nodes and switches "
-                                       "(default: the config file's `inventory`)."),
-    replay: str = typer.Option(None, "--replay", help="Recompute the verdict offline from a bundle saved with --save."),
-    local: bool = typer.Option(False, "--local", help="Gate this machine itself, no SSH (a Slurm prolog or health "
-                               "check, a DaemonSet): the state and counter stages; the pair stages need -i."),
-    limit: str = limit_option(),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    baseline: str = typer.Option(
-        None, "--baseline", help="Baseline NAME or PATH: when --limit names hosts only and the inventory has no "
-        "`links:`, the cabling its newest bundle saw brings in their switches."),
-    store: str = typer.Option(None, "--store", help=_config.STORE_HELP),
-    profile_file: str = typer.Option(None, "--profile", help="Gate profile YAML (thresholds, stages, deadlines; "
-                                     "default: the config file's `gate_profile`)."),
-    topology: str = typer.Option(None, "--topology", help="Expected-topology YAML: the bandwidth pairs follow the "
-                                 "cabling, and the JSON says what they can find (overrides the profile's)."),
-    budget: float = typer.Option(300.0, "--budget", help="Seconds the whole gate may take."),
-    fmt: str = format_option(FORMATS, "json: the diagnose JSON shape plus drain and stages"),
-    as_json: bool = json_option(),
-    junit: str = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per node and stage)."),
-    drain_file: str = typer.Option(None, "--drain-file", help="Write the nodes to drain, one per line."),
-    drain_format: str = typer.Option("lines", "--drain-format",
-                                     help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09])."),
-    save: str = typer.Option(None, "--save", help="Keep the collected bundle (with perf results) here."),
-    allow_missing: int = typer.Option(None, "--allow-missing",
-                                      help="Targets unreachable or not read in full (deadline, a hung command, "
-                                           "files missing) tolerated."),
-    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Targets collected at once."),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    inventory_file: Annotated[str, typer.Option(
+        "-i", "--inventory",
+        help="Inventory of the job's nodes and switches (default: the config file's `inventory`).")] = None,
+    replay: Annotated[str, typer.Option(
+        "--replay", help="Recompute the verdict offline from a bundle saved with --save.")] = None,
+    local: Annotated[bool, typer.Option(
+        "--local", help="Gate this machine itself, no SSH (a Slurm prolog or health check, a DaemonSet): the "
+                        "state and counter stages; the pair stages need -i.")] = False,
+    limit: Annotated[str, limit_param()] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    baseline: Annotated[str, typer.Option(
+        "--baseline", help="Baseline NAME or PATH: when --limit names hosts only and the inventory has no "
+        "`links:`, the cabling its newest bundle saw brings in their switches.")] = None,
+    store: Annotated[str, typer.Option("--store", help=_config.STORE_HELP)] = None,
+    profile_file: Annotated[str, typer.Option("--profile",
+                                              help="Gate profile YAML (thresholds, stages, deadlines; "
+                                                   "default: the config file's `gate_profile`).")] = None,
+    topology: Annotated[str, typer.Option(
+        "--topology", help="Expected-topology YAML: the bandwidth pairs follow the cabling, and the JSON "
+                           "says what they can find (overrides the profile's).")] = None,
+    budget: Annotated[float, typer.Option("--budget", help="Seconds the whole gate may take.")] = 300.0,
+    fmt: Annotated[str, format_param(FORMATS, "json: the diagnose JSON shape plus drain and stages")] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
+    junit: Annotated[str, typer.Option("--junit",
+                                       help="Write JUnit XML (one testcase per node and stage).")] = None,
+    drain_file: Annotated[str, typer.Option("--drain-file",
+                                            help="Write the nodes to drain, one per line.")] = None,
+    drain_format: Annotated[str, typer.Option(
+        "--drain-format",
+        help="lines (one name per line) | nodeset (one folded set: gpu[01-04,09]).")] = "lines",
+    save: Annotated[str, typer.Option("--save",
+                                      help="Keep the collected bundle (with perf results) here.")] = None,
+    allow_missing: Annotated[int, typer.Option("--allow-missing",
+                                               help="Targets unreachable or not read in full (deadline, a "
+                                                    "hung command, files missing) tolerated.")] = None,
+    forks: Annotated[int, typer.Option("--forks", min=1, metavar="N",
+                                       help="Targets collected at once.")] = 64,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="Record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option("--known-hosts",
+                                             help="Extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """Gate a training job on fabric health: exit 0 pass, 1 fail (drain the listed nodes), 3 inconclusive."""
     from rdmatool.gate.run import run_gate
@@ -90,7 +102,12 @@ def gate_command(
         die(f"rdmatool gate: {exc}", EXIT_USAGE)
     if result.no_data:
         _no_data(drain_file, f"{replay or inventory_file or 'local'}: {result.no_data}")
-    unwritten = _hand_over(result, targets, drain_file, drain_format, junit)
+    _conclude(result, _hand_over(result, targets, drain_file, drain_format, junit), as_json)
+
+
+def _conclude(result, unwritten: list[str], as_json: bool) -> NoReturn:
+    """Print the verdict, then exit: 2 naming a drain or JUnit file that could not be written, 4 when a stage's own
+    code broke (unless the gate failed anyway), else the verdict's code."""
     if as_json:
         print_json(result.as_json())
     else:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import chosen, format_option, json_option
+from rdmatool.cli._format import TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die, print_json
-from rdmatool.cli._targets import limit_option
+from rdmatool.cli._targets import limit_param
 from rdmatool.cli.exit_codes import epilog
 
 ENV_FORMATS = ("table", "json", "env", "slurm", "k8s")
@@ -30,15 +31,18 @@ def register(app: typer.Typer) -> None:
 
 
 def env_command(
-    bundle: str = typer.Argument(None, help="A collected bundle directory (omit with -i to collect live)."),
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help="Collect live from this inventory first "
-                                       "(without a BUNDLE: the config file's `inventory`)."),
-    limit: str = limit_option(help="The hosts to give a recipe (of the bundle, or of the inventory to collect): "
-                                   "names, ranges gpu[01-16], @group, globs."),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    fmt: str = format_option(ENV_FORMATS, "env: shell exports; slurm: a TaskProlog; k8s: a container env list, or "
-                             "a ConfigMap per node when the hosts differ"),
-    as_json: bool = json_option(),
+    bundle: Annotated[str, typer.Argument(
+        help="A collected bundle directory (omit with -i to collect live).")] = None,
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory",
+                                                help="Collect live from this inventory first (without a "
+                                                     "BUNDLE: the config file's `inventory`).")] = None,
+    limit: Annotated[str, limit_param(help="The hosts to give a recipe (of the bundle, or of the inventory "
+                                           "to collect): names, ranges gpu[01-16], @group, globs.")] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    fmt: Annotated[str, format_param(ENV_FORMATS,
+                                     "env: shell exports; slurm: a TaskProlog; k8s: a container env list, or "
+                                     "a ConfigMap per node when the hosts differ")] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_SL, NCCL_SOCKET_IFNAME and the UCX equivalents of each
     compute host, from a bundle's facts and the site profile, each value with why; findings where no one fits."""
@@ -121,12 +125,13 @@ def _selected(targets: list[dict], limit: str) -> set[str]:
 
 
 def check_command(
-    logs: list[str] = typer.Argument(..., help=LOGS_HELP),  # noqa: B008 - typer reads the default
-    bundle: str = typer.Option(None, "--bundle", help="A bundle of the job's hosts: the log is checked against "
-                               "their recipe (rails, GID index, traffic class)."),
-    site_values: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    fmt: str = format_option(CHECK_FORMATS),
-    as_json: bool = json_option(),
+    logs: Annotated[list[str], typer.Argument(help=LOGS_HELP)],
+    bundle: Annotated[str, typer.Option("--bundle",
+                                        help="A bundle of the job's hosts: the log is checked against their "
+                                             "recipe (rails, GID index, traffic class).")] = None,
+    site_values: Annotated[list[str], _config.site_param()] = None,
+    fmt: Annotated[str, format_param(CHECK_FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """What NCCL really chose, per process: devices and ports, GID index, traffic class, socket fallback, GPU Direct
     RDMA, rings and trees; with --bundle, findings where it departs from the recipe."""

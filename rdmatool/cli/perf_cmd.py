@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from rdmatool.cli import _config, _perf_storage
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, data_console, die
-from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._targets import exclude_param, ignore_unknown_param, limit_param
 from rdmatool.cli.collect_cmd import load_targets
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.model import TargetKind
@@ -31,42 +32,57 @@ def register(app: typer.Typer) -> None:
 
 @perf_app.command("run", epilog=epilog("perf run"))
 def perf_run(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
-    out: str = typer.Option(..., "--out", "-o", help="Folder for the results (a bundle: its perf/ folder)."),
-    mode: str = typer.Option("pairs", "--mode", help="pairs (gate rounds + confirmation) | topology (rounds that "
-                             "follow --topology's cabling + confirmation) | ring | all-pairs | storage (the "
-                             "compute hosts read each storage node many-to-one)."),
-    topology: str = typer.Option(None, "--topology", help="topology mode: the expected-topology YAML."),
-    test: str = typer.Option(None, "--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)} (default "
-                             "ib_write_bw; ib_read_bw in storage mode)."),
-    duration: int = typer.Option(10, "--duration", min=1, metavar="S", help="Seconds per bandwidth test (-D)."),
-    size: int = typer.Option(None, "--size", min=1, metavar="BYTES", help="Message size in bytes (default 65536 for bandwidth)."),
-    qps: int = typer.Option(2, "--qps", min=1, metavar="N", help="Queue pairs per bandwidth test."),
-    iterations: int = typer.Option(5000, "--iterations", min=1, metavar="N", help="Iterations per latency test (-n)."),
-    rounds: int = typer.Option(3, "--rounds", min=1, metavar="N", help="pairs mode: rounds with distinct partners."),
-    clients_per_node: int = typer.Option(4, "--clients-per-node", min=1, metavar="N",
-                                         help="storage mode: clients reading each storage node at once."),
-    seed: int = typer.Option(0, "--seed", help="pairs mode: shuffle seed."),
-    threshold: float = typer.Option(0.9, "--threshold", help="Pass line: fraction of the expected bandwidth."),
-    expected_gbps: float = typer.Option(None, "--expected-gbps", help="Expected Gb/s (default: each line rate)."),
-    device: str = typer.Option(None, "--device", help="RDMA device on every host (default: discovered)."),
-    link_layer: str = typer.Option(None, "--link-layer", help="roce | ib (default: what every host has)."),
-    slack: float = typer.Option(15.0, "--slack", min=1.0, metavar="S", help="Seconds beyond the test a command may take."),
+    *,  # keyword-only, as typer passes them: lets a required option follow one with a default
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory", help=_config.INVENTORY_HELP)] = None,
+    out: Annotated[str, typer.Option("--out", "-o",
+                                     help="Folder for the results (a bundle: its perf/ folder).")],
+    mode: Annotated[str, typer.Option(
+        "--mode", help="pairs (gate rounds + confirmation) | topology (rounds that follow --topology's "
+                       "cabling + confirmation) | ring | all-pairs | storage (the compute hosts read each "
+                       "storage node many-to-one).")] = "pairs",
+    topology: Annotated[str, typer.Option("--topology",
+                                          help="topology mode: the expected-topology YAML.")] = None,
+    test: Annotated[str, typer.Option("--test", help=f"One of {', '.join(BW_TESTS + LAT_TESTS)} (default "
+                                      "ib_write_bw; ib_read_bw in storage mode).")] = None,
+    duration: Annotated[int, typer.Option("--duration", min=1, metavar="S",
+                                          help="Seconds per bandwidth test (-D).")] = 10,
+    size: Annotated[int, typer.Option("--size", min=1, metavar="BYTES",
+                                      help="Message size in bytes (default 65536 for bandwidth).")] = None,
+    qps: Annotated[int, typer.Option("--qps", min=1, metavar="N",
+                                     help="Queue pairs per bandwidth test.")] = 2,
+    iterations: Annotated[int, typer.Option("--iterations", min=1, metavar="N",
+                                            help="Iterations per latency test (-n).")] = 5000,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, metavar="N",
+                                        help="pairs mode: rounds with distinct partners.")] = 3,
+    clients_per_node: Annotated[int, typer.Option(
+        "--clients-per-node", min=1, metavar="N",
+        help="storage mode: clients reading each storage node at once.")] = 4,
+    seed: Annotated[int, typer.Option("--seed", help="pairs mode: shuffle seed.")] = 0,
+    threshold: Annotated[float, typer.Option("--threshold",
+                                             help="Pass line: fraction of the expected bandwidth.")] = 0.9,
+    expected_gbps: Annotated[float, typer.Option("--expected-gbps",
+                                                 help="Expected Gb/s (default: each line rate).")] = None,
+    device: Annotated[str, typer.Option("--device",
+                                        help="RDMA device on every host (default: discovered).")] = None,
+    link_layer: Annotated[str, typer.Option("--link-layer",
+                                            help="roce | ib (default: what every host has).")] = None,
+    slack: Annotated[float, typer.Option("--slack", min=1.0, metavar="S",
+                                         help="Seconds beyond the test a command may take.")] = 15.0,
     # The upper bounds are checked below, not by typer: its help prints a range in the name column's space.
-    port_base: int = typer.Option(18515, "--port-base", min=1024, metavar="PORT",
-                                  help=f"First perftest TCP port (at most {MAX_PORT_BASE})."),
-    limit: str = limit_option(),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    port_base: Annotated[int, typer.Option(
+        "--port-base", min=1024, metavar="PORT",
+        help=f"First perftest TCP port (at most {MAX_PORT_BASE}).")] = 18515,
+    limit: Annotated[str, limit_param()] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="Record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option("--known-hosts",
+                                             help="Extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """Run perftest pairs; write the matrix CSVs, a heatmap, the attribution. Exit 1 bad nodes/links found,
     3 errors or unreachable hosts (inconclusive), 0 all pairs at speed."""
-    # The perftest engine brings the SSH transport (paramiko): imported here, not when the CLI starts.
-    from rdmatool.errors import RdmatoolError
     from rdmatool.perf import modes
-    from rdmatool.perf.engine import PerfSession
 
     stderr = data_console(stderr=True)  # pair errors are the hosts' own words; made now: COLUMNS as it is now
     inventory_file, test, layer = _checked(inventory_file, mode, topology, test, link_layer, port_base)
@@ -77,16 +93,8 @@ def perf_run(
         slack_s=slack, device=device, link_layer=layer, known_hosts=known_hosts,
         accept_new_host_keys=accept_new_host_keys,
     )
-
-    def progress(message: str) -> None:
-        if sys.stderr.isatty():
-            stderr.print(message)
-
-    session = PerfSession(hosts, options)
-    try:
-        session.open()
-    except RdmatoolError as exc:  # a known_hosts file this user cannot read or write: bad input, named
-        die(f"rdmatool: {exc}", EXIT_USAGE)
+    progress = _progress(stderr)
+    session = _opened(hosts, options)
     with session:
         if mode == "storage":  # many-to-one reads of the storage nodes (rdmatool.cli._perf_storage)
             raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder, inventory_file))
@@ -99,9 +107,41 @@ def perf_run(
     # what a topology schedule could find, and the inter-leaf paths it names
     figures = choice.figures(results, attribution, threshold) if choice is not None else None
     modes.write_run(folder, results, attribution, discovered, untested, figures)
+    _conclude(results, attribution, figures, folder, session.missing, untested, stderr)
+
+
+def _opened(hosts: list, options: PerfOptions):
+    """The perftest session over the hosts, open; a known_hosts file this user cannot read or write is one line
+    and exit 2."""
+    # The perftest engine brings the SSH transport (paramiko): imported here, not when the CLI starts.
+    from rdmatool.errors import RdmatoolError
+    from rdmatool.perf.engine import PerfSession
+
+    session = PerfSession(hosts, options)
+    try:
+        session.open()
+    except RdmatoolError as exc:
+        die(f"rdmatool: {exc}", EXIT_USAGE)
+    return session
+
+
+def _progress(stderr):
+    """Each step of the run on stderr when it is a terminal (a log gets the summary only)."""
+    def progress(message: str) -> None:
+        if sys.stderr.isatty():
+            stderr.print(message)
+
+    return progress
+
+
+def _conclude(results: list, attribution, figures: dict | None, folder: Path, missing, untested, stderr) -> None:
+    """The schedule's line and the summary, then the exit: 1 a bad node, link, NIC or inter-leaf link, 3 errors
+    or hosts not reached (inconclusive), else 0."""
+    from rdmatool.perf import modes
+
     if figures is not None:
         _print_schedule(stderr, figures)
-    _summary(results, attribution, folder, session.missing, untested)
+    _summary(results, attribution, folder, missing, untested)
     if attribution.bad_nodes or attribution.bad_links or attribution.bad_nics:
         raise typer.Exit(EXIT_FAIL)
     if figures is not None and figures["bad_inter_leaf_links"]:

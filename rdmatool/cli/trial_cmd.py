@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from rdmatool.cli import _config
-from rdmatool.cli._format import JSON, chosen, format_option, json_option
+from rdmatool.cli._format import JSON, TABLE, chosen, format_param, json_param
 from rdmatool.cli._output import EXIT_USAGE, die, print_json
 from rdmatool.cli.exit_codes import epilog
 from rdmatool.errors import RdmatoolError
@@ -90,11 +92,11 @@ def _print(result: dict) -> None:
 
 
 def trial_command(
-    before: str = typer.Argument(..., help="A bundle, or a directory of bundles: the runs before."),
-    after: str = typer.Argument(..., help="The same, after the change."),
-    site: list[str] = _config.site_option(),  # noqa: B008 - typer reads the default
-    fmt: str = format_option(FORMATS),
-    as_json: bool = json_option(),
+    before: Annotated[str, typer.Argument(help="A bundle, or a directory of bundles: the runs before.")],
+    after: Annotated[str, typer.Argument(help="The same, after the change.")],
+    site: Annotated[list[str], _config.site_param()] = None,
+    fmt: Annotated[str, format_param(FORMATS)] = TABLE,
+    as_json: Annotated[bool, json_param()] = False,
 ) -> None:
     """Whether a change helped: what changed in the configuration between BEFORE and AFTER (the bundle diff), and its
     effect on p99 latency, pause fraction, ECN marks, CNPs, goodput and fairness against the spread of the repeated

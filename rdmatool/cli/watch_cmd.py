@@ -11,12 +11,13 @@ import re
 import signal
 import threading
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from rdmatool.cli import _config
 from rdmatool.cli._output import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_USAGE, die
-from rdmatool.cli._targets import exclude_option, ignore_unknown_option, limit_option
+from rdmatool.cli._targets import exclude_param, ignore_unknown_param, limit_param
 from rdmatool.cli.exit_codes import epilog
 
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>[smhd]?)")
@@ -36,27 +37,35 @@ def duration_seconds(text: str) -> float:
 
 
 def watch_command(
-    inventory_file: str = typer.Option(None, "-i", "--inventory", help=_config.INVENTORY_HELP),
-    local: bool = typer.Option(False, "--local", help="Watch this machine itself (no SSH, no inventory)."),
-    limit: str = limit_option(),
-    exclude: str = exclude_option(),
-    ignore_unknown: bool = ignore_unknown_option(),
-    interval: float = typer.Option(10.0, "--interval", min=0.1, metavar="S", help="Seconds between readings."),
-    duration: str = typer.Option("1h", "--duration", metavar="D", help="How long: 90s, 30m, 1h, 2d; 0 until stopped."),
-    out: str = typer.Option(None, "--out", metavar="DIR",
-                            help="Keep the history and findings here (a restart resumes from it)."),
-    textfile_dir: str = typer.Option(None, "--textfile", metavar="DIR",
-                                     help="node_exporter textfile directory, rewritten each interval."),
-    probe: str = typer.Option(None, "--probe", metavar="KIND",
-                              help="latency: one short ib_send_lat per host per interval, the pairs rotating."),
-    playbooks: str = typer.Option(None, "--playbooks", help=_config.PLAYBOOKS_HELP),
-    switch_every: int = typer.Option(3, "--switch-every", min=0, metavar="N",
-                                     help="Read the switches facing the hosts (inventory links) every N intervals; "
-                                          "0: never."),
-    forks: int = typer.Option(64, "--forks", min=1, metavar="N", help="Hosts read at once."),
-    timeout: int = typer.Option(20, "--timeout", min=1, metavar="S", help="Per-command timeout, seconds."),
-    accept_new_host_keys: bool = typer.Option(False, "--accept-new-host-keys", help="Record unknown host keys."),
-    known_hosts: str = typer.Option(None, "--known-hosts", help="Extra known_hosts file (new keys go here)."),
+    inventory_file: Annotated[str, typer.Option("-i", "--inventory", help=_config.INVENTORY_HELP)] = None,
+    local: Annotated[bool, typer.Option("--local",
+                                        help="Watch this machine itself (no SSH, no inventory).")] = False,
+    limit: Annotated[str, limit_param()] = None,
+    exclude: Annotated[str, exclude_param()] = None,
+    ignore_unknown: Annotated[bool, ignore_unknown_param()] = False,
+    interval: Annotated[float, typer.Option("--interval", min=0.1, metavar="S",
+                                            help="Seconds between readings.")] = 10.0,
+    duration: Annotated[str, typer.Option("--duration", metavar="D",
+                                          help="How long: 90s, 30m, 1h, 2d; 0 until stopped.")] = "1h",
+    out: Annotated[str, typer.Option("--out", metavar="DIR", help="Keep the history and findings here (a "
+                                                                  "restart resumes from it).")] = None,
+    textfile_dir: Annotated[str, typer.Option(
+        "--textfile", metavar="DIR",
+        help="node_exporter textfile directory, rewritten each interval.")] = None,
+    probe: Annotated[str, typer.Option(
+        "--probe", metavar="KIND",
+        help="latency: one short ib_send_lat per host per interval, the pairs rotating.")] = None,
+    playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
+    switch_every: Annotated[int, typer.Option(
+        "--switch-every", min=0, metavar="N",
+        help="Read the switches facing the hosts (inventory links) every N intervals; 0: never.")] = 3,
+    forks: Annotated[int, typer.Option("--forks", min=1, metavar="N", help="Hosts read at once.")] = 64,
+    timeout: Annotated[int, typer.Option("--timeout", min=1, metavar="S",
+                                         help="Per-command timeout, seconds.")] = 20,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="Record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option("--known-hosts",
+                                             help="Extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """Watch the hosts' pause, ECN, CNP, drop and error counters every interval; print findings over time
     (periodic spikes, counters that start to grow) as JSON lines. SIGTERM ends it cleanly."""
@@ -66,14 +75,7 @@ def watch_command(
     from rdmatool.watch.light import HostReader
     from rdmatool.watch.loop import Watch, WatchOptions
 
-    try:
-        seconds = duration_seconds(duration)
-    except ValueError as exc:
-        die(f"rdmatool watch: {exc}", EXIT_USAGE)
-    if probe not in (None, "latency"):
-        die(f"rdmatool watch: --probe {probe!r}: the one kind is latency", EXIT_USAGE)
-    if probe and local:
-        die("rdmatool watch: --probe needs -i INVENTORY: a latency probe is between two hosts", EXIT_USAGE)
+    seconds = _checked(duration, probe, local)
     targets = _targets(local, _config.inventory(inventory_file), limit, exclude, ignore_unknown)
     out_dir = _directory(out, create=True) if out else None
     text_dir = _directory(textfile_dir, create=False) if textfile_dir else None
@@ -105,6 +107,24 @@ def watch_command(
         outcome = watch.run(stop)
     except RdmatoolError as exc:  # the output directory became unwritable: said, with the file
         die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    _conclude(outcome, targets, readers)
+
+
+def _checked(duration: str, probe: str | None, local: bool) -> float:
+    """The seconds --duration gives; a bad duration or --probe is one line and exit 2."""
+    try:
+        seconds = duration_seconds(duration)
+    except ValueError as exc:
+        die(f"rdmatool watch: {exc}", EXIT_USAGE)
+    if probe not in (None, "latency"):
+        die(f"rdmatool watch: --probe {probe!r}: the one kind is latency", EXIT_USAGE)
+    if probe and local:
+        die("rdmatool watch: --probe needs -i INVENTORY: a latency probe is between two hosts", EXIT_USAGE)
+    return seconds
+
+
+def _conclude(outcome, targets: list, readers: list) -> None:
+    """The closing line on stderr, then the exit: 3 when no host was ever read, 1 when a finding reached error."""
     resumed = f" (resumed after {outcome.resumed_from})" if outcome.resumed_from else ""
     hosts_read = outcome.read_ever & {t.name for t in targets}
     switches = f", {len(outcome.read_ever - hosts_read)} of {len(readers) - len(targets)} switches" \
