@@ -9,12 +9,13 @@ from rdmatool.diagnose import judges
 
 
 def test_the_judges_run_in_the_declared_order() -> None:
-    assert [j.name for j in judges.JUDGES] == ["cabling", "link errors", "far end", "pair attribution",
+    # the subnet sweep first: the judges after it read its switch ports on their switches
+    assert [j.name for j in judges.JUDGES] == ["ib fabric", "cabling", "link errors", "far end", "pair attribution",
                                                "command failures"]
 
 
 def test_the_gate_runs_the_judges_that_need_no_cabling_file_nor_pairs() -> None:
-    assert [j.name for j in judges.JUDGES if j.in_gate] == ["link errors", "far end", "command failures"]
+    assert [j.name for j in judges.JUDGES if j.in_gate] == ["ib fabric", "link errors", "far end", "command failures"]
 
 
 @pytest.mark.parametrize(("gate", "ran"), [(False, ["a", "b", "c"]), (True, ["a", "c"])])
