@@ -5,6 +5,7 @@ and exits."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -43,6 +44,10 @@ def env_command(
                                      "env: shell exports; slurm: a TaskProlog; k8s: a container env list, or "
                                      "a ConfigMap per node when the hosts differ")] = TABLE,
     as_json: Annotated[bool, json_param()] = False,
+    accept_new_host_keys: Annotated[bool, typer.Option("--accept-new-host-keys",
+                                                       help="With -i: record unknown host keys.")] = False,
+    known_hosts: Annotated[str, typer.Option(
+        "--known-hosts", help="With -i: extra known_hosts file (new keys go here).")] = None,
 ) -> None:
     """NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC, NCCL_IB_SL, NCCL_SOCKET_IFNAME and the UCX equivalents of each
     compute host, from a bundle's facts and the site profile, each value with why; findings where no one fits."""
@@ -58,7 +63,8 @@ def env_command(
         die("rdmatool nccl env: give either a BUNDLE or -i INVENTORY (or `inventory` in the config file)", EXIT_USAGE)
     site = _config.site(site_values)
     try:
-        analysis, only = _analysis(bundle, inventory_file, limit)
+        analysis, only = _analysis(bundle, inventory_file, limit,
+                                   CollectKeys(accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts))
         built = recipe.build(analysis.facts, analysis.targets, analysis.links, site=site, only=only)
         found = findings.judged(analysis, built.problems, "nccl_recipe_verdict", site=site)
     except RdmatoolError as exc:
@@ -89,7 +95,15 @@ def env_command(
     raise typer.Exit(EXIT_FAIL if any(f.severity.value in FAILING for f in found) else 0)
 
 
-def _analysis(bundle: str | None, inventory_file: str | None, limit: str | None):
+@dataclass(frozen=True)
+class CollectKeys:
+    """How a live collection (-i) verifies the hosts' keys: as collect's --known-hosts / --accept-new-host-keys."""
+
+    accept_new_host_keys: bool = False
+    known_hosts: str | None = None
+
+
+def _analysis(bundle: str | None, inventory_file: str | None, limit: str | None, keys: CollectKeys = CollectKeys()):
     """The analysis to build the recipe from, and the host names --limit selects (None: every host)."""
     from rdmatool.table.analysis import analyse_path
 
@@ -101,7 +115,8 @@ def _analysis(bundle: str | None, inventory_file: str | None, limit: str | None)
 
     targets = load_targets(inventory_file, limit, None, with_switches=True)
     with tempfile.TemporaryDirectory(prefix="rdmatool-") as workdir:
-        outcomes, path = collect_to_bundle(targets, CollectOptions(interval_s=0.0), str(Path(workdir) / "bundle"))
+        outcomes, path = collect_to_bundle(targets, CollectOptions(interval_s=0.0, accept_new_host_keys=keys.accept_new_host_keys,
+                                                                    known_hosts=keys.known_hosts), str(Path(workdir) / "bundle"))
         nothing = nothing_collected(outcomes)
         if nothing:
             die(f"rdmatool nccl env: {inventory_file}: {nothing}", EXIT_INCONCLUSIVE)

@@ -46,11 +46,17 @@ def pod():
         yield fab
 
 
+def test_nccl_env_live_refuses_unknown_host_keys(pod, tmp_path: Path) -> None:
+    result = rdmatool("nccl", "env", "-i", str(pod.inventory_path), "--limit", "gpu01", "--json",
+                      env={"HOME": str(tmp_path)})  # no known_hosts anywhere, no --accept-new-host-keys
+    assert result.returncode == 3 and result.stdout == "", result.stderr
+    assert "host key" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_nccl_env_gives_each_kind_of_host_its_recipe_live(pod, tmp_path: Path) -> None:
-    # `nccl env -i` takes no --known-hosts: the fabric's host keys go where the operator's own would be
-    (tmp_path / ".ssh").mkdir()
-    (tmp_path / ".ssh" / "known_hosts").write_text(Path(pod.known_hosts).read_text())
-    result = rdmatool("nccl", "env", "-i", str(pod.inventory_path), "--json", env={"HOME": str(tmp_path)})
+    # HOME without a known_hosts of its own: the fabric's keys are verified through --known-hosts alone
+    result = rdmatool("nccl", "env", "-i", str(pod.inventory_path), "--known-hosts", str(pod.known_hosts), "--json",
+                      env={"HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     env = {h["host"]: {k: s["value"] for k, s in h["env"].items()} for h in payload["hosts"]}
