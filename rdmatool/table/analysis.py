@@ -108,7 +108,7 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
     series = table.series if table.series is not None else frames.series_ids(samples)
     codes = {c: column_codes.of_categorical(samples[c]) for c in samples.columns
              if isinstance(samples[c].dtype, pd.CategoricalDtype)}
-    for c in _CODED:
+    for c in ("metric", "target"):  # the columns the analysis selects by codes
         if c in samples.columns and c not in codes:
             codes[c] = column_codes.factorized(samples[c].to_numpy())
     snapshot = samples["snapshot"].to_numpy() if "snapshot" in samples.columns else np.zeros(0)
@@ -117,9 +117,6 @@ def _in_snapshot_order(table: frames.SampleTable) -> tuple[pd.DataFrame, np.ndar
         samples, series = samples.iloc[order].reset_index(drop=True), series[order]
         codes = {c: (row_codes[order], uniques) for c, (row_codes, uniques) in codes.items()}
     return samples, series, codes
-
-
-_CODED = ("metric", "target")  # the columns the analysis selects by codes
 
 
 def _latest(samples: pd.DataFrame, series: np.ndarray) -> pd.DataFrame:

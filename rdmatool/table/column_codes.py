@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 Codes = tuple[np.ndarray, np.ndarray]
+_BLOCK = 1 << 20  # rows per `looked_up` block
 
 
 def factorized(values) -> Codes:
@@ -49,9 +50,6 @@ def rows_of(codes: Codes, wanted) -> np.ndarray:
     return looked_up(table, row_codes)
 
 
-_BLOCK = 1 << 20
-
-
 def looked_up(table: np.ndarray, row_codes: np.ndarray) -> np.ndarray:
     """`table.take(row_codes)`, a block of rows at a time: numpy makes int32 indices int64 first, 72 MB of fresh
     memory at a fleet's 9,000,000 rows whose first touch costs more than the lookup; a block's 8 MB is reused."""
@@ -67,9 +65,7 @@ def mask(frame: pd.DataFrame, codes: dict | None, column: str, wanted) -> np.nda
     """Which rows of the frame hold one of `wanted` in `column`: by its codes when they fit the frame, else by
     comparing the strings."""
     known = fitting(codes, column, len(frame), frame)
-    if known is not None:
-        return rows_of(known, wanted)
-    return frame[column].isin(wanted).to_numpy(dtype=bool)
+    return rows_of(known, wanted) if known is not None else frame[column].isin(wanted).to_numpy(dtype=bool)
 
 
 def first_rows(frame: pd.DataFrame, codes: dict | None, column: str) -> np.ndarray:

@@ -226,7 +226,7 @@ def parse_all(jobs: list, columns: Columns, known: set[str], prepare: Callable |
     a big bundle (20,000 outputs of a 1,000-host fleet take one core ten seconds or more); the table is the same
     either way. A job is an (Output, raw text) pair, or anything `prepare` turns into one: reading the files inside
     the share lets the workers read them too."""
-    prepare = prepare or _as_is
+    prepare = prepare or (lambda job: job)  # (the shares are forked, never pickled)
     n = parallel.workers(len(jobs), PARALLEL_MIN)
     if n < 2:
         return _parse_into(columns, jobs, prepare, known)
@@ -237,10 +237,6 @@ def parse_all(jobs: list, columns: Columns, known: set[str], prepare: Callable |
         done.extend(outputs)
         columns.extend(strings, arrays)
     return done
-
-
-def _as_is(job: tuple[Output, str]) -> tuple[Output, str]:
-    return job
 
 
 def _parse_into(columns: Columns, jobs: list, prepare: Callable, known: set[str]) -> list[Output]:

@@ -122,9 +122,8 @@ def load(bundle_dir: Path, budget: int | None = None) -> Stored | None:
     """The bundle's store when it exists, is ours, was written by this code and passes every consistency check;
     None otherwise (parse instead). `budget`: the most its members may hold uncompressed (`budget_for`)."""
     budget = DEFAULT_BUDGET if budget is None else budget
-    path = bundle_dir / STORE_NAME
     try:
-        data = files.read_regular_bytes(path, max_bytes=budget)
+        data = files.read_regular_bytes(bundle_dir / STORE_NAME, max_bytes=budget)
     except (OSError, files.UnsafeFileError):  # absent, a symlink, a FIFO, a device, too large: parse instead
         return None
     # Read whole and checked once: the bytes verified are the bytes read (a few MB compressed for 1,000 hosts).
@@ -379,12 +378,12 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
     pending = []
     for i, ((snapshot, target, raw_path, raw_sig, side_sig), stem) in enumerate(zip(listing, stems)):
         hit = index.get((snapshot, target, stem))
-        if hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig:
-            outputs.append(hit[0])
+        current = hit is not None and hit[0].raw_sig == raw_sig and hit[0].side_sig == side_sig
+        if current:
             starts[i] = hit[1]
-            continue
-        pending.append((snapshot, target, stem, raw_path, raw_sig, side_sig))
-        outputs.append(None)
+        else:
+            pending.append((snapshot, target, stem, raw_path, raw_sig, side_sig))
+        outputs.append(hit[0] if current else None)
     parsed = np.flatnonzero(starts < 0)  # fresh rows follow the stored ones, in the order of the listing
     fresh_outputs = parse_all(pending, fresh, set(parsers.names()), prepare=_read_output)
     for i, out in zip(parsed, fresh_outputs):
@@ -399,8 +398,7 @@ def load_or_parse(path: str | Path, write_store: bool = True) -> Parsed:
         outputs, starts = [out for out in outputs if out.skipped is None], starts[keep]
     arrays = {k: stored.arrays[k] for k in ARRAY_NAMES} if stored is not None else fresh.arrays()
     if stored is not None and fresh.value:
-        new = fresh.arrays()
-        arrays = {k: np.concatenate([arrays[k], new[k]]) for k in ARRAY_NAMES}
+        arrays = {k: np.concatenate([arrays[k], new]) for k, new in fresh.arrays().items()}
     counts = np.fromiter((o.rows for o in outputs), dtype=np.int64, count=len(outputs))
     begins = np.cumsum(counts) - counts
     if not ((starts == begins).all() and int(counts.sum()) == len(arrays["value"])):
