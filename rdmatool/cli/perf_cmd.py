@@ -57,6 +57,8 @@ def perf_run(
     clients_per_node: Annotated[int, typer.Option(
         "--clients-per-node", min=1, metavar="N",
         help="storage mode: clients reading each storage node at once.")] = 4,
+    slow_share: Annotated[float, typer.Option("--slow-share", min=0.01, max=1.0, metavar="F", help="storage mode: "
+                                              "a node below this share of the fleet's median is slow.")] = 0.8,
     seed: Annotated[int, typer.Option("--seed", help="pairs mode: shuffle seed.")] = 0,
     threshold: Annotated[float, typer.Option("--threshold",
                                              help="Pass line: fraction of the expected bandwidth.")] = 0.9,
@@ -97,7 +99,7 @@ def perf_run(
     session = _opened(hosts, options)
     with session:
         if mode == "storage":  # many-to-one reads of the storage nodes (rdmatool.cli._perf_storage)
-            raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder, inventory_file))
+            raise typer.Exit(_perf_storage.run(session, hosts, clients_per_node, folder, inventory_file, slow_share))
         choice = _topology_choice(topology, hosts, rounds, device, seed) if mode == "topology" else None
         results, attribution = modes.measure(session, hosts, options, mode, expected_gbps=expected_gbps,
                                              rounds=rounds, threshold=threshold, seed=seed, progress=progress,

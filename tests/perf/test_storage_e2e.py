@@ -29,7 +29,8 @@ def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -
                         name="perf-storage", platforms=("sonic",))
     with sim_fabric(sc) as fab:
         done = rdmatool("perf", "run", "-i", str(fab.inventory_path), "--known-hosts", str(fab.known_hosts),
-                        "--mode", "storage", "--clients-per-node", "3", "--out", str(tmp_path), "--duration", "2",
+                        "--mode", "storage", "--clients-per-node", "3", "--slow-share", "0.9", "--out", str(tmp_path),
+                        "--duration", "2",
                         "--slack", "35", timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -42,7 +43,8 @@ def test_a_slow_storage_node_is_named_and_a_healthy_one_passes(tmp_path: Path) -
     record = json.loads((tmp_path / "storage.json").read_text())
     by_node = {n["node"]: n for n in record["figures"]["nodes"]}
     assert by_node["stor01"]["clients"] == ["gpu01", "gpu02", "gpu03"] and by_node["stor01"]["complete"]
-    assert by_node["stor02"]["share"] < 0.8 * by_node["stor01"]["share"]
+    assert by_node["stor02"]["share"] < 0.9 * record["figures"]["median_share"]
+    assert record["figures"]["slow_share_of_median"] == 0.9  # --slow-share, not the default 0.8
     assert {r["test"] for r in record["results"]} == {"ib_read_bw"} and len(record["results"]) == 6
     paused = {p["target"] for p in record["pauses"]["paused"]}
     assert record["pauses"]["priority"] == 3 and paused >= {"gpu01", "gpu02", "gpu03"}, record["pauses"]
