@@ -18,9 +18,7 @@ fastest active port (`link_rate_gbps`), as for the efficiency of a single perfte
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from dataclasses import is_dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -28,7 +26,7 @@ import pandas as pd
 from rdmatool.pairs import paths
 from rdmatool.pairs.attribution import attribute, facts
 from rdmatool.pairs.model import LAT_TESTS, PairResult
-from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked
+from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked, with_facts
 from rdmatool.table.facts import FactQuery
 from rdmatool.table.sample_columns import PEER_MARK
 
@@ -167,9 +165,4 @@ def with_pair_attribution(analysis: Analysis, threshold: float = DEFAULT_THRESHO
     keep = np.ones(len(query.facts), dtype=bool)
     keep[per_peer] = False
     kept = query.facts[keep]
-    grown = stacked(kept.reset_index(drop=True), found)
-    if is_dataclass(analysis):
-        return replace(analysis, facts=grown)
-    other = copy.copy(analysis)  # an analysis-like object (tests, replays): the same, with the facts replaced
-    other.facts, other.query = grown, FactQuery(grown)
-    return other
+    return with_facts(analysis, stacked(kept.reset_index(drop=True), found))
