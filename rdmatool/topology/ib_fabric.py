@@ -36,6 +36,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from rdmatool.bundle import collector_paused
 from rdmatool.metrics import rate_name
 from rdmatool.platforms.port_names import ca_of
 from rdmatool.table.analysis import FACT_COLUMNS, Analysis, stacked, with_facts
@@ -54,29 +55,34 @@ _PHYSICAL = ("symbol_errors", "link_error_recovery", "link_downed", "port_rcv_er
 
 
 class _Rows:
+    """The facts as columns (FACT_COLUMNS), appended a row at a time: tens of thousands of rows at a fabric's scale,
+    where a dict per row and the frame built from them would cost more than the judging."""
+
     def __init__(self) -> None:
-        self.rows: list[dict] = []
+        self.columns: dict[str, list] = {c: [] for c in FACT_COLUMNS}
+        self._append = [self.columns[c].append for c in FACT_COLUMNS]
 
     def add(self, target: str, kind: str, role, entity: str, metric: str, value=np.nan, text=None,
             window=np.nan, delta=np.nan, flag: str = "", raw_key: str = RAW_KEY) -> None:
         number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
-        self.rows.append({"target": target, "kind": kind, "platform": PLATFORM if kind == "switch" else None,
-                          "role": role, "entity": entity, "metric": metric, "priority": pd.NA, "size_bytes": pd.NA,
-                          "value": float(value) if number else np.nan,
-                          "text": text if text is not None else (None if number else str(value)),
-                          "raw_key": raw_key, "window_s": float(window), "delta": float(delta), "flag": flag})
+        row = {"target": target, "kind": kind, "platform": PLATFORM if kind == "switch" else None,
+               "role": role, "entity": entity, "metric": metric, "priority": pd.NA, "size_bytes": pd.NA,
+               "value": float(value) if number else np.nan,
+               "text": text if text is not None else (None if number else str(value)),
+               "raw_key": raw_key, "window_s": float(window), "delta": float(delta), "flag": flag}
+        for append, column in zip(self._append, FACT_COLUMNS):
+            append(row[column])
 
     def verdict(self, target: str, role, entity: str, verdict: str, **details) -> None:
-        self.add(target, "switch" if target != "subnet" and not target.startswith("subnet ") else "fabric", role,
-                 entity, VERDICT, text=verdict)
-        kind = self.rows[-1]["kind"]
+        kind = "switch" if target != "subnet" and not target.startswith("subnet ") else "fabric"
+        self.add(target, kind, role, entity, VERDICT, text=verdict)
         for name, value in details.items():
             self.add(target, kind, role, entity, f"ib_fabric_{name}", value)
 
     def frame(self) -> pd.DataFrame:
-        if not self.rows:
+        if not self.columns[FACT_COLUMNS[0]]:
             return pd.DataFrame(columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
-        return pd.DataFrame(self.rows, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
+        return pd.DataFrame(self.columns, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
 def _roles(sweep: Sweep) -> dict[str, str]:
@@ -308,13 +314,16 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
     query = FactQuery.of(analysis)
     if len(query.select("ib_node_guid", {"entity": "node", "raw_key": RAW_KEY})):
         return analysis  # restated already (a report judges the sweep before its diagnosis does)
-    sweeps = ib_sweep.read(analysis)
-    if not sweeps:
-        return analysis
-    reserved = _reserved(analysis, sweeps)
-    for sweep in sweeps:
-        unclaimed_names(sweep, reserved)
-    found = fabric_facts(sweeps)
+    # A fabric's sweep makes some hundred thousand small objects (ports, dicts, tuples) and none is part of a cycle:
+    # every collection their allocations trigger would walk the whole table alive (see bundle.collector_paused).
+    with collector_paused():
+        sweeps = ib_sweep.read(analysis)
+        if not sweeps:
+            return analysis
+        reserved = _reserved(analysis, sweeps)
+        for sweep in sweeps:
+            unclaimed_names(sweep, reserved)
+        found = fabric_facts(sweeps)
     drop = []
     positions = query.target_positions()
     for sweep in sweeps:
@@ -324,7 +333,10 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
                 continue
             hit = query.column("entity", at).isin(entities).to_numpy(dtype=bool)
             drop.append(at[hit])
-    kept = np.setdiff1d(np.arange(len(query.source)), np.concatenate(drop) if drop else np.array([], dtype=np.intp))
+    keep = np.ones(len(query.source), dtype=bool)
+    if drop:
+        keep[np.concatenate(drop)] = False
+    kept = np.flatnonzero(keep)
     found = found.astype({"priority": "Int64", "size_bytes": "Int64"})
     return with_facts(analysis, stacked(query.facts.take(kept).reset_index(drop=True), found))
 

@@ -112,8 +112,11 @@ def read(analysis) -> list[Sweep]:
     out: list[Sweep] = []
     for host in sorted(set(rows["target"])):
         own = rows[rows["target"] == host]
-        dropped = {e for e in set(own["entity"]) if isinstance(e, str) and (_PORT.match(e) or _SM.match(e))}
-        sweep = _read_one(host, own, dropped)
+        # each entity split once (a fabric's sweep is hundreds of thousands of rows over some 20,000 entities)
+        matched = {e: _PORT.match(e) for e in set(own["entity"]) if isinstance(e, str)}
+        dropped = {e for e, m in matched.items() if m or _SM.match(e)}
+        split = {e: (m["node"], int(m["port"])) for e, m in matched.items() if m}
+        sweep = _read_one(host, own, dropped, split)
         same = next((s for s in out if {n.key for n in s.switches()} & {n.key for n in sweep.switches()}), None)
         if same is not None:
             same.also.add(host)
@@ -123,22 +126,24 @@ def read(analysis) -> list[Sweep]:
     return out
 
 
-def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
-    # each entity split once (a fabric's sweep is hundreds of thousands of rows over some 20,000 entities)
-    split = {e: (m["node"], int(m["port"])) for e in set(own["entity"]) if isinstance(e, str) and (m := _PORT.match(e))}
+def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> Sweep:
+    """`split`: each port's entity → (node name, port number)."""
     nodes, names = _nodes(own, split)
+    # entity → (node key, port number): every node name of `split` is one of `names` (the far ends read below only add
+    # names no entity has), so each entity's port is known before the rows are read
+    keyed = {e: (names[name], number) for e, (name, number) in split.items()}
     ports: dict[tuple[str, int], Port] = {}
     cables: dict[int, set[frozenset]] = {}
-    latest = own.sort_values("snapshot", kind="stable")
-    part = own[own["metric"] == "ib_link_neighbor_guid"]
+    metrics = own["metric"]
+    part = own[metrics == "ib_link_neighbor_guid"]
     neighbor_guids = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))  # (entity, snapshot) → GUID
-    latest = latest[~latest["metric"].isin(_NOT_COUNTERS)]
+    latest = own[~metrics.isin(_NOT_COUNTERS)].sort_values("snapshot", kind="stable")
+    far_keys: dict[tuple[str, str | None], str | None] = {}  # each far end resolved once (it is the same every time)
     for entity, metric, value, text, snapshot in zip(latest["entity"], latest["metric"], latest["value"],
                                                      latest["text"], latest["snapshot"]):
-        found = split.get(entity)
-        if found is None or found[0] not in names:
+        key = keyed.get(entity)
+        if key is None:
             continue
-        key = (names[found[0]], found[1])
         port = ports.get(key)
         if port is None:
             port = ports[key] = Port(nodes[key[0]], key[1])
@@ -147,7 +152,9 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
         elif metric == "ib_link_neighbor":
             if isinstance(text, str) and "|" in text:
                 far_desc, _, far_number = text.rpartition("|")
-                far = _far_key(nodes, names, far_desc, neighbor_guids.get((entity, snapshot)))
+                asked = (far_desc, neighbor_guids.get((entity, snapshot)))
+                far = far_keys[asked] if asked in far_keys else far_keys.setdefault(
+                    asked, _far_key(nodes, names, *asked))
                 if far is not None and far_number.isdigit():
                     port.far = (far, int(far_number))
                     cables.setdefault(int(snapshot), set()).add(frozenset({key, port.far}))
@@ -156,7 +163,7 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str]) -> Sweep:
                 port.saturated.add(text)
         elif value == value:  # (not NaN: a counter's reading)
             port.counters[metric] = value
-    window = _growth(own, ports, names, split)
+    window = _growth(own, ports, keyed)
     sms: dict[str, dict] = {}
     at_sm = latest[latest["metric"].isin(SM_METRICS)]
     for entity, metric, value, text in zip(at_sm["entity"], at_sm["metric"], at_sm["value"], at_sm["text"]):
@@ -232,7 +239,7 @@ def _name_switches(nodes: dict[str, Node]) -> None:
             n.name = n.desc
 
 
-def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float | None:
+def _growth(rows: pd.DataFrame, ports: dict, keyed: dict) -> float | None:
     """Each port's counter changes over the window (Port.growth); returns the sweep's window in seconds."""
     snapshots = sorted(set(rows["snapshot"]))
     if len(snapshots) < 2:
@@ -242,7 +249,7 @@ def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float 
     for entity, metric, delta, window, flag, before, after in zip(
             rates["entity"], rates["metric"], rates["delta"], rates["window_s"], rates["flag"], rates["previous"],
             rates["current"]):
-        port = _port_of(entity, ports, names, split)
+        port = _port_of(entity, ports, keyed)
         if port is not None:
             if flag == "saturated" and after > before:  # reached its maximum within the window: grew by at least that
                 delta, flag = after - before, ""
@@ -265,7 +272,7 @@ def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float 
     for entity, metric, value in zip(in_last["entity"], in_last["metric"], in_last["value"]):
         if (entity, metric) in seen_first:
             continue
-        port = _port_of(entity, ports, names, split)
+        port = _port_of(entity, ports, keyed)
         if port is None or metric in port.growth or metric in ("ib_lid",):
             continue
         if metric in port.saturated:
@@ -275,8 +282,6 @@ def _growth(rows: pd.DataFrame, ports: dict, names: dict, split: dict) -> float 
     return window
 
 
-def _port_of(entity, ports: dict, names: dict, split: dict) -> Port | None:
-    found = split.get(entity)
-    if found is None or found[0] not in names:
-        return None
-    return ports.get((names[found[0]], found[1]))
+def _port_of(entity, ports: dict, keyed: dict) -> Port | None:
+    key = keyed.get(entity)
+    return None if key is None else ports.get(key)
