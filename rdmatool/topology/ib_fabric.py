@@ -54,24 +54,25 @@ XMIT_DISCARDS = 100  # in the window: ib_xmit_discards of playbooks/10-links.yam
 _PHYSICAL = ("symbol_errors", "link_error_recovery", "link_downed", "port_rcv_errors")
 
 
+# The order of the values of a row in _Rows.rows (the frame puts them in FACT_COLUMNS' order).
+_ORDER = ("target", "kind", "platform", "role", "entity", "metric", "priority", "size_bytes", "value", "text", "raw_key",
+          "window_s", "delta", "flag")
+
+
 class _Rows:
-    """The facts as columns (FACT_COLUMNS), appended a row at a time: tens of thousands of rows at a fabric's scale,
-    where a dict per row and the frame built from them would cost more than the judging."""
+    """The facts, a tuple a row (_ORDER): tens of thousands of rows at a fabric's scale, where a dict per row and the
+    frame built from them would cost more than the judging."""
 
     def __init__(self) -> None:
-        self.columns: dict[str, list] = {c: [] for c in FACT_COLUMNS}
-        self._append = [self.columns[c].append for c in FACT_COLUMNS]
+        self.rows: list[tuple] = []
 
     def add(self, target: str, kind: str, role, entity: str, metric: str, value=np.nan, text=None,
             window=np.nan, delta=np.nan, flag: str = "", raw_key: str = RAW_KEY) -> None:
         number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
-        row = {"target": target, "kind": kind, "platform": PLATFORM if kind == "switch" else None,
-               "role": role, "entity": entity, "metric": metric, "priority": pd.NA, "size_bytes": pd.NA,
-               "value": float(value) if number else np.nan,
-               "text": text if text is not None else (None if number else str(value)),
-               "raw_key": raw_key, "window_s": float(window), "delta": float(delta), "flag": flag}
-        for append, column in zip(self._append, FACT_COLUMNS):
-            append(row[column])
+        self.rows.append((target, kind, PLATFORM if kind == "switch" else None, role, entity, metric, pd.NA, pd.NA,
+                          float(value) if number else np.nan,
+                          text if text is not None else (None if number else str(value)),
+                          raw_key, float(window), float(delta), flag))
 
     def verdict(self, target: str, role, entity: str, verdict: str, **details) -> None:
         kind = "switch" if target != "subnet" and not target.startswith("subnet ") else "fabric"
@@ -80,9 +81,10 @@ class _Rows:
             self.add(target, kind, role, entity, f"ib_fabric_{name}", value)
 
     def frame(self) -> pd.DataFrame:
-        if not self.columns[FACT_COLUMNS[0]]:
+        if not self.rows:
             return pd.DataFrame(columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
-        return pd.DataFrame(self.columns, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
+        columns = dict(zip(_ORDER, map(list, zip(*self.rows))))
+        return pd.DataFrame(columns, columns=FACT_COLUMNS).astype({"priority": "Int64", "size_bytes": "Int64"})
 
 
 def _roles(sweep: Sweep) -> dict[str, str]:

@@ -40,6 +40,7 @@ _COLUMNS = ("snapshot", "time", "target", "parser", "qualifier", "entity", "metr
 # What a port's latest reading says of its link (the rest of the port's metrics are counters).
 LINK_METRICS = ("ib_link_state", "ib_link_phys_state", "ib_link_rate_gbps", "ib_link_width", "ib_link_speed",
                 "ib_link_capable")
+_LINK = frozenset(LINK_METRICS)
 SM_METRICS = ("sm_guid", "sm_priority", "sm_state", "sm_activity_count")
 
 
@@ -137,7 +138,8 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> S
     metrics = own["metric"]
     part = own[metrics == "ib_link_neighbor_guid"]
     neighbor_guids = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))  # (entity, snapshot) → GUID
-    latest = own[~metrics.isin(_NOT_COUNTERS)].sort_values("snapshot", kind="stable")
+    latest = own[["entity", "metric", "value", "text", "snapshot"]][~metrics.isin(_NOT_COUNTERS)]
+    latest = latest.sort_values("snapshot", kind="stable")
     far_keys: dict[tuple[str, str | None], str | None] = {}  # each far end resolved once (it is the same every time)
     for entity, metric, value, text, snapshot in zip(latest["entity"], latest["metric"], latest["value"],
                                                      latest["text"], latest["snapshot"]):
@@ -147,7 +149,7 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> S
         port = ports.get(key)
         if port is None:
             port = ports[key] = Port(nodes[key[0]], key[1])
-        if metric in LINK_METRICS:
+        if metric in _LINK:
             port.link[metric] = text if isinstance(text, str) else value
         elif metric == "ib_link_neighbor":
             if isinstance(text, str) and "|" in text:
