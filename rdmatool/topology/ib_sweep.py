@@ -127,6 +127,11 @@ def read(analysis) -> list[Sweep]:
     return out
 
 
+def _listed(frame: pd.DataFrame, *columns: str) -> list[list]:
+    """The columns as lists of the values a Series yields (Python floats and ints), made at once, not per item."""
+    return [frame[c].to_numpy().tolist() for c in columns]
+
+
 def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> Sweep:
     """`split`: each port's entity → (node name, port number)."""
     nodes, names = _nodes(own, split)
@@ -137,12 +142,11 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> S
     cables: dict[int, set[frozenset]] = {}
     metrics = own["metric"]
     part = own[metrics == "ib_link_neighbor_guid"]
-    neighbor_guids = dict(zip(zip(part["entity"], part["snapshot"]), part["text"]))  # (entity, snapshot) → GUID
+    neighbor_guids = dict(zip(zip(*_listed(part, "entity", "snapshot")), _listed(part, "text")[0]))  # → GUID
     latest = own[["entity", "metric", "value", "text", "snapshot"]][~metrics.isin(_NOT_COUNTERS)]
     latest = latest.sort_values("snapshot", kind="stable")
     far_keys: dict[tuple[str, str | None], str | None] = {}  # each far end resolved once (it is the same every time)
-    for entity, metric, value, text, snapshot in zip(latest["entity"], latest["metric"], latest["value"],
-                                                     latest["text"], latest["snapshot"]):
+    for entity, metric, value, text, snapshot in zip(*_listed(latest, "entity", "metric", "value", "text", "snapshot")):
         key = keyed.get(entity)
         if key is None:
             continue
@@ -189,7 +193,7 @@ def _nodes(rows: pd.DataFrame, split: dict) -> tuple[dict[str, Node], dict[str, 
     for name, number in split.values():
         port_numbers.setdefault(name, set()).add(number)
     said = rows[rows["metric"].isin(_NODE_METRICS)]
-    for entity, metric, text, raw_key in zip(said["entity"], said["metric"], said["text"], said["raw_key"]):
+    for entity, metric, text, raw_key in zip(*_listed(said, "entity", "metric", "text", "raw_key")):
         found = split.get(entity)
         if found is None:
             continue
