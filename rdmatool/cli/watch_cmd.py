@@ -54,7 +54,7 @@ def watch_command(
         help="node_exporter textfile directory, rewritten each interval.")] = None,
     probe: Annotated[str, typer.Option(
         "--probe", metavar="KIND",
-        help="latency: one short ib_send_lat per host per interval, the pairs rotating.")] = None,
+        help="latency: short rail-aligned latency tests between rotating pairs, within --probe-budget.")] = None,
     playbooks: Annotated[str, typer.Option("--playbooks", help=_config.PLAYBOOKS_HELP)] = None,
     switch_every: Annotated[int, typer.Option(
         "--switch-every", min=0, metavar="N",
