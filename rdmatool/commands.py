@@ -385,6 +385,15 @@ NCCL_ENV_VALUE = re.compile(r"[A-Za-z0-9_.,:=^/+-]{0,256}")
 _NCCL_HOST = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 
 
+def refused_nccl_env(env: dict) -> tuple[str, object] | None:
+    """The first (name, value) of `env` the nccl-tests command refuses (a name not NCCL_* / UCX_*, a value outside
+    the safe characters), else None."""
+    for name, value in env.items():
+        if not NCCL_ENV_NAME.fullmatch(str(name)) or not NCCL_ENV_VALUE.fullmatch(str(value)):
+            return str(name), value
+    return None
+
+
 def nccl_tests_probe_command(binary: str) -> str:
     """Which of the nccl-tests binary and mpirun the node has: each one found printed as `found <name>`."""
     if not isinstance(binary, str) or not NCCL_TESTS_BINARY.fullmatch(binary):
@@ -409,9 +418,8 @@ def nccl_tests_command(ranks: list[tuple[str, dict[str, str]]], binary: str, siz
     for host, env in ranks:
         if not isinstance(host, str) or not _NCCL_HOST.fullmatch(host):
             raise ValueError(f"refusing node address {host!r}")
-        for name, value in env.items():
-            if not NCCL_ENV_NAME.fullmatch(str(name)) or not NCCL_ENV_VALUE.fullmatch(str(value)):
-                raise ValueError(f"refusing NCCL environment {name}={value!r}")
+        if (refused := refused_nccl_env(env)) is not None:
+            raise ValueError(f"refusing NCCL environment {refused[0]}={refused[1]!r}")
         assigned = ["NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET", *(f"{k}={v}" for k, v in env.items())]
         args = ["-np", "1", "-host", host, "env", *assigned, binary, "-b", str(size), "-e", str(size), "-f", "2",
                 "-g", str(gpus), "-n", str(iterations), "-w", str(warmup), "-c", "0"]

@@ -84,10 +84,8 @@ def pick(built: Recipe, facts: pd.DataFrame, hosts: list[tuple[str, str]], wante
 def _refused(env: dict[str, str]) -> str | None:
     """`NAME=value` (shown as a Python literal: printable) of the first variable rdmatool.commands.nccl_tests_command
     would refuse, else None. The recipe's values name the host's own devices, which its output said."""
-    for name, value in env.items():
-        if not commands.NCCL_ENV_NAME.fullmatch(str(name)) or not commands.NCCL_ENV_VALUE.fullmatch(str(value)):
-            return ascii(f"{name}={value}")[:120]
-    return None
+    refused = commands.refused_nccl_env(env)
+    return ascii(f"{refused[0]}={refused[1]}")[:120] if refused is not None else None
 
 
 def _rail_rates(facts: pd.DataFrame) -> dict[tuple[str, str], float]:
