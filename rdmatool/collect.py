@@ -463,6 +463,14 @@ def collect_to_bundle(
     return outcomes, str(path)
 
 
+def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
+    """Why a collection gave nothing to judge (no target answered), as one line, or None: what `collect`,
+    `diagnose -i` and `nccl env -i` each ask of a collection before judging it."""
+    from rdmatool.outcome.verdict import no_data
+
+    return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
+
+
 def _first_failure(outcomes: list[TargetOutcome]) -> str:
     """The first target's failure and how many more, as the tail of one line (a thousand refusals stay one line)."""
     errors = [o.error for o in outcomes if o.error]

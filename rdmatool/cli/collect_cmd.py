@@ -88,7 +88,7 @@ def collect_command(
         "--force", help="Replace an existing bundle even if nothing was collected.")] = False,
 ) -> None:
     """Collect a bundle from every target over SSH, or from this machine with --local (read-only commands only)."""
-    from rdmatool.collect import CollectOptions
+    from rdmatool.collect import CollectOptions, nothing_collected
 
     if accept_new_key_types and not accept_new_host_keys:
         die("rdmatool: --accept-new-key-types only applies together with --accept-new-host-keys", EXIT_USAGE)
@@ -148,13 +148,6 @@ def collect_to_bundle(targets: list[Target], options: CollectOptions, out: str, 
     ) as bar:
         task = bar.add_task("collect", total=len(targets))
         return collect_service(targets, options, out, force, lambda name, event: bar.advance(task))
-
-
-def nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
-    """Why a collection gave nothing to judge (no target answered), as one line, or None."""
-    from rdmatool.outcome.verdict import no_data
-
-    return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
 
 
 def print_summary(outcomes: list[TargetOutcome]) -> int:

@@ -110,8 +110,8 @@ def _analysis(bundle: str | None, inventory_file: str | None, limit: str | None,
     if bundle:
         analysis = analyse_path(bundle)
         return analysis, _selected(analysis.targets, limit) if limit else None
-    from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets, nothing_collected
-    from rdmatool.collect import CollectOptions
+    from rdmatool.cli.collect_cmd import collect_to_bundle, load_targets
+    from rdmatool.collect import CollectOptions, nothing_collected
 
     targets = load_targets(inventory_file, limit, None, with_switches=True)
     with tempfile.TemporaryDirectory(prefix="rdmatool-") as workdir:

@@ -8,23 +8,16 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from rdmatool.collect import CollectOptions, TargetOutcome
+from rdmatool.collect import CollectOptions, TargetOutcome, nothing_collected
 from rdmatool.collect import collect_to_bundle as collect_service
 from rdmatool.diagnose.pipeline import diagnose_bundle
 from rdmatool.errors import NoData
 from rdmatool.model import Target
 from rdmatool.outcome.result import DiagnoseResult
-from rdmatool.outcome.verdict import no_data
 
 # What collects: (targets, options, folder) -> (the outcome of each target, the bundle's path). The command line
 # passes one that draws a progress bar.
 Collector = Callable[[list[Target], CollectOptions, str], tuple[list[TargetOutcome], str]]
-
-
-def _nothing_collected(outcomes: list[TargetOutcome]) -> str | None:
-    """Why a collection gave nothing to judge (no target answered), as one line, or None (the same question as
-    `rdmatool collect` asks)."""
-    return no_data(len(outcomes), any(o.ok for o in outcomes), [{"error": o.error} for o in outcomes if not o.ok])
 
 
 def collect_and_diagnose(targets: list[Target], options: CollectOptions, save: str | None = None, *,
@@ -37,7 +30,7 @@ def collect_and_diagnose(targets: list[Target], options: CollectOptions, save: s
     kept = contextlib.nullcontext(None) if save else tempfile.TemporaryDirectory(prefix="rdmatool-")
     with kept as workdir:
         outcomes, path = collect(targets, options, save or str(Path(workdir) / "bundle"))
-        nothing = _nothing_collected(outcomes)
+        nothing = nothing_collected(outcomes)
         if nothing:
             raise NoData(f"{source}: {nothing}")
         if on_collected is not None:
