@@ -95,7 +95,6 @@ def collect_command(
     targets = local_or_inventory(local, inventory_file, limit, shard, exclude=exclude, ignore_unknown=ignore_unknown,
                                  with_switches=True)
     inventory_file = "local" if local else _config.inventory(inventory_file)  # what the messages below name
-    _config.current()  # the configuration file's limits are the run's (the sweep's budget...), -i given or not
     options = CollectOptions(
         interval_s=max(0.0, interval), forks=forks, command_timeout=timeout, target_deadline=deadline,
         connect_timeout=min(10.0, deadline), accept_new_host_keys=accept_new_host_keys, known_hosts=known_hosts,
