@@ -4,10 +4,9 @@ of the leaf's ECN thresholds, under the steady over-subscribed load of the fabri
 over-subscribed share once ECN fires after PFC). A tuned threshold (Kmin a third of before) is `helped` (exit 0), a
 detuned one (Kmin above XOFF) `hurt` (exit 1) with the command restoring BEFORE's thresholds, a raised Kmax (the
 queue of a DCQCN-held class sits near Kmin: no effect) inconclusive (exit 3). Three collections a side, taken at
-once, one 3 s counter window each: the simulated fabric renders a host's counters when its session starts and the
-collector times the command, so a window is some 0.1-0.3 s off under load, and a shorter one moves the figures by
-more than the trial's 5 % floor. The trial runs through the real CLI in-process (its start-up would be most of the
-time)."""
+once, one 1 s counter window each (the simulated host stamps a read with its counters' time, tests/fabric/server.py
+`_HOST_CLOCK`, so a loaded machine does not move the figures). The trial runs through the real CLI in-process (its
+start-up would be most of the time)."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def sides(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("trial-fabric")
     with sim_fabric(sc) as fab:
         targets = inventory.load(fab.inventory_path)
-        options = CollectOptions(interval_s=3.0, known_hosts=str(fab.known_hosts), target_deadline=30.0)
+        options = CollectOptions(interval_s=1.0, known_hosts=str(fab.known_hosts), target_deadline=30.0)
         for side, (kmin, kmax) in SIDES.items():
             qos = fab.scenario.switches[0].qos  # the change, as an engineer makes it on the leaf
             qos.ecn_min_bytes, qos.ecn_max_bytes = kmin, kmax

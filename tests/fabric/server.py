@@ -90,6 +90,7 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
         if spec["kind"] == "host":
             ctx = Ctx(str(state), address, spec, "", time.time())
             fast = fastpath.write_static(ctx, str(state / "out" / spec["name"]), str(state / "launchers"))
+            _host_clock(bindir / "date")
         for tool, parser in faults.get("forged", []):
             _hostile_tool(bindir / tool, tool, parser)
         if spec.get("lldp_extra"):
@@ -114,6 +115,21 @@ def write_state(scenario: Scenario, state: Path, epoch: float | None = None) -> 
                 path.symlink_to(state / "launchers" / tool)
     (state / "index.bin").write_bytes(marshal.dumps(eff["index"]))
     return eff
+
+
+# A host's counters are rendered once, when its connection starts (wrapper.py: $FABRIC_NOW), and the host script
+# stamps each section with `date +%s.%N` as the command starts: the real clock would put every read 0.1-0.3 s after
+# the counters' time on a loaded machine, a different lag each snapshot, and a 3 s rate window off by up to 10 %. On
+# the simulated host, the clock the script reads for a stamp is the counters' time; any other use is the real date.
+_HOST_CLOCK = r"""#!/bin/sh
+if [ "$*" = "+%s.%N" ] && [ -n "$FABRIC_NOW" ]; then echo "$FABRIC_NOW"; exit 0; fi
+exec /bin/date "$@"
+"""
+
+
+def _host_clock(path: Path) -> None:
+    path.write_text(_HOST_CLOCK)
+    path.chmod(0o755)
 
 
 # A compromised host (fault forged_markers). As `sh`, it knows the run's marker token (it reads the script) and

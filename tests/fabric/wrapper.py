@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
             from tests.fabric.shims._base import Ctx
 
             fastpath.write_dynamic(Ctx(state, address, spec, "", now), tmp)
-            env["FABRIC_DYN"] = tmp
+            env["FABRIC_DYN"], env["FABRIC_NOW"] = tmp, f"{now:.9f}"
         _enter_namespace(binds)
         if command is not None:
             args, new_group = ["sh", "-c", command], True
