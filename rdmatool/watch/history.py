@@ -37,6 +37,23 @@ class Shape:
     factor: int = 10  # intervals per coarse bin
 
 
+@dataclass(frozen=True)
+class Step:
+    """One interval's input to the history, as arrays (History.prepare; History.apply records it). Rows index the
+    history's series, `new_keys` appended first (rows len(keys) on)."""
+
+    interval: int  # the interval it records (the history's `interval` before it)
+    at: float
+    new_keys: list[Key]
+    states: dict[str, dict[str, str]]  # the targets whose states changed: their states now
+    gauge_rows: np.ndarray  # int32
+    gauge_values: np.ndarray  # float64
+    gauge_times: np.ndarray  # float64, each value's reading time
+    rows: np.ndarray  # int32: the counters'
+    values: np.ndarray
+    times: np.ndarray
+
+
 class History:
     def __init__(self, shape: Shape = Shape(), max_series: int = MAX_SERIES) -> None:
         if shape.recent < shape.factor or min(shape.recent, shape.coarse, shape.factor) < 1:
@@ -61,13 +78,7 @@ class History:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def _row(self, key: Key) -> int | None:
-        row = self.index.get(key)
-        if row is not None:
-            return row
-        if len(self.keys) >= self.max_series:
-            self.dropped_series += 1
-            return None
+    def _add(self, key: Key) -> None:
         row = len(self.keys)
         if row >= len(self.last_value):  # grow by doubling: a few reallocations over a watch's life
             size = max(64, 2 * row)
@@ -79,46 +90,79 @@ class History:
             self.last_interval = np.concatenate([self.last_interval, np.full(size - len(self.last_interval), -1)])
         self.keys.append(key)
         self.index[key] = row
-        return row
 
     def record(self, at: float, readings: list[Reading]) -> dict[Key, float]:
-        """One interval: each reading's counters become rates in the interval's column; the rates of this interval
-        by series are returned (series without a rate are absent). The counters of all readings are gathered first
-        and turned into rates at once (a fleet's interval is some 100,000 of them)."""
-        column = self.interval % self.shape.recent
-        self.rates[:, column] = np.nan
-        self.times[column] = at
+        """One interval (prepare, then apply); the rates of this interval by series are returned (series without
+        a rate are absent)."""
+        self.apply(self.prepare(at, readings))
+        rows = np.flatnonzero(~np.isnan(self.last_rates))
+        return dict(zip([self.keys[r] for r in rows.tolist()], self.last_rates[rows].tolist()))
+
+    def prepare(self, at: float, readings: list[Reading]) -> Step:
+        """An interval's readings as arrays, the history unchanged: what `apply` records, and what the store
+        journals (rdmatool.watch.store) to replay it exactly. The counters of all readings are gathered at once (a
+        fleet's interval is some 100,000 of them)."""
+        new: dict[Key, int] = {}  # series seen for the first time, by the row each will get
+
+        def row_of(key: Key) -> int | None:
+            row = self.index.get(key)
+            if row is None:
+                row = new.get(key)
+            if row is None:
+                if len(self.keys) + len(new) >= self.max_series:
+                    self.dropped_series += 1
+                    return None
+                row = new[key] = len(self.keys) + len(new)
+            return row
+
+        states: dict[str, dict[str, str]] = {}
         gauge_rows, gauge_values, gauge_times = [], [], []
-        rows, values, times, keys = [], [], [], []
+        rows, values, times = [], [], []
+        index = self.index
         for reading in readings:
             if reading.states:
-                self.states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
+                states[reading.target] = {f"{e}\t{m}": t for (e, m), t in reading.states.items()}
             for (entity, metric, priority), value in reading.gauges.items():  # a probe's figure: kept as it is
-                row = self._row((reading.target, entity, metric, -1 if priority is None else int(priority)))
+                row = row_of((reading.target, entity, metric, -1 if priority is None else int(priority)))
                 if row is not None:
                     gauge_rows.append(row)
                     gauge_values.append(value)
                     gauge_times.append(reading.at)
             for (entity, metric, priority), value in reading.counters.items():
                 key = (reading.target, entity, metric, -1 if priority is None else int(priority))
-                row = self.index.get(key)
+                row = index.get(key)
                 if row is None:
-                    row = self._row(key)
+                    row = row_of(key)
                     if row is None:
                         continue
                 rows.append(row)
                 values.append(value)
                 times.append(reading.at)
-                keys.append(key)
-        if gauge_rows:
-            g = np.array(gauge_rows, dtype=np.int64)
-            self.rates[g, column] = gauge_values
-            self.last_value[g], self.last_time[g] = gauge_values, gauge_times
-        rates: dict[Key, float] = {}
+        return Step(self.interval, float(at), list(new),
+                    {target: s for target, s in states.items() if self.states.get(target) != s},
+                    np.array(gauge_rows, dtype=np.int32), np.array(gauge_values, dtype=float),
+                    np.array(gauge_times, dtype=float), np.array(rows, dtype=np.int32),
+                    np.array(values, dtype=float), np.array(times, dtype=float))
+
+    def apply(self, step: Step) -> None:
+        """Record one prepared interval: the new series, the states, each counter's rate in the interval's column
+        (gaps filled), each gauge as read; the coarse ring's bin when the interval completes one. A replayed step
+        gives the very arrays the live one gave."""
+        if step.interval != self.interval:
+            raise ValueError(f"interval {step.interval} applied to a history at interval {self.interval}")
+        for key in step.new_keys:
+            self._add(key)
+        self.states.update(step.states)
+        column = self.interval % self.shape.recent
+        self.rates[:, column] = np.nan
+        self.times[column] = step.at
+        if len(step.gauge_rows):
+            g = step.gauge_rows
+            self.rates[g, column] = step.gauge_values
+            self.last_value[g], self.last_time[g] = step.gauge_values, step.gauge_times
         self.last_rates = np.full(len(self.keys), np.nan)  # this interval's rates by row, as computed (float64)
-        if rows:
-            r = np.array(rows, dtype=np.int64)
-            value, then = np.array(values, dtype=float), np.array(times, dtype=float)
+        if len(step.rows):
+            r, value, then = step.rows, step.values, step.times
             before, before_t = self.last_value[r], self.last_time[r]
             self.last_value[r], self.last_time[r] = value, then
             # no rate on a first reading, a counter that went back (a reset), or a clock that did not move
@@ -128,11 +172,9 @@ class History:
             self.last_rates[r[ok]] = rate
             self._fill_gaps(r[ok], rate)
             self.last_interval[r] = self.interval
-            rates = dict(zip([k for k, good in zip(keys, ok.tolist()) if good], rate.tolist()))
         self.interval += 1
         if self.interval % self.shape.factor == 0:
             self._downsample()
-        return rates
 
     def _fill_gaps(self, rows: np.ndarray, rate: np.ndarray) -> None:
         """A rate over a gap (a host that did not answer, a switch read every few intervals) is the rate of each

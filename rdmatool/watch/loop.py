@@ -2,10 +2,10 @@
 
 One interval: every host is read at once (at most `forks` at a time, each over its own session kept open between
 intervals), the readings are recorded in the History, the recent window is judged, new and cleared findings are
-emitted (JSON lines), and the history, the open findings and the textfiles are written, each file atomically. A
-host that does not answer is a gap (named once on stderr when it starts and when it ends), never an error for the
-others. `stop` (SIGTERM, Ctrl-C) ends the loop at once: an interval cut short is dropped, so every completed one is
-on disk and none is half there.
+emitted (JSON lines), and the history (the interval journaled: rdmatool.watch.store), the open findings and the
+textfiles are written, each file atomically or appended whole. A host that does not answer is a gap (named once on
+stderr when it starts and when it ends), never an error for the others. `stop` (SIGTERM, Ctrl-C) ends the loop at
+once: an interval cut short is dropped, so every completed one is on disk and none is half there.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 from rdmatool.errors import RdmatoolError
 from rdmatool.model import Severity, TargetKind
 from rdmatool.watch import judge, store, textfile
-from rdmatool.watch.history import History, Shape
+from rdmatool.watch.history import History, Shape, Step
 from rdmatool.watch.switches import SKIPPED
 from rdmatool.watch.window import BUNDLE, Window
 
@@ -64,6 +64,7 @@ class Watch:
         self.rules = judge.watch_rules(rules)
         self.emit, self.note = emit, note
         self.history = history or History(options.shape)
+        self.store = store.Store(options.out, options.interval_s) if options.out is not None else None
         self.clock, self.monotonic = clock, monotonic
         self.open: dict[tuple, dict] = {}
         self.gaps: dict[str, int] = {}  # target -> intervals missed so far
@@ -92,6 +93,8 @@ class Watch:
                     if wait > 0 and stop.wait(wait):
                         outcome.stopped = True
                         break
+                if self.store is not None:  # not after a failure: the history may be half an interval on
+                    self.store.close(self.history)  # the journal becomes a checkpoint: a restart reads one file
             finally:
                 for reader in self.readers:
                     reader.close()
@@ -128,11 +131,12 @@ class Watch:
                 return False
         read = list(dict.fromkeys(r.target for r in readings))  # the probes' `fabric` too
         at = self.clock()
-        self.history.record(at, readings)
+        step = self.history.prepare(at, readings)
+        self.history.apply(step)
         events = self._judge(at)
         for event in events:
             self.emit(event)
-        self._write(read, [r.target.name for r in self.readers], events, at)
+        self._write(read, [r.target.name for r in self.readers], events, at, step)
         return True
 
     def _gap(self, target: str, missing: bool, error: str | None) -> None:
@@ -165,12 +169,12 @@ class Watch:
         self.open = {key: {**self.open.get(key, {"since": stamp}), **record} for key, record in now.items()}
         return events
 
-    def _write(self, read: list[str], names: list[str], events: list[dict], at: float) -> None:
+    def _write(self, read: list[str], names: list[str], events: list[dict], at: float, step: Step) -> None:
         opened = list(self.open.values())
         if self.window is not None:
             self._bundle(self.window.interval)
-        if self.options.out is not None:
-            store.save(self.options.out, self.history, self.options.interval_s)
+        if self.store is not None:
+            self.store.append(self.history, step)  # the interval's input journaled, a checkpoint now and then
             store.log_events(self.options.out, events)
             store.save_open(self.options.out, opened)
         if self.options.textfile is not None:
