@@ -57,6 +57,9 @@ class _Target:
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     order_prefix: list[str] = field(default_factory=list)
     order_head: list[str] = field(default_factory=list)
+    # each line's text before its value, with the line before's end in front ("\n" + header + prefix): the file is
+    # then these and the values, interleaved, joined once
+    order_lead: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -153,6 +156,8 @@ class Textfiles:
         mine.order_prefix = [p for _, _, p in lines]
         mine.order_head = [self.headers[f] if n == 0 or lines[n - 1][0] != f else "" for n, (f, _, _) in
                            enumerate(lines)]
+        mine.order_lead = [("\n" if n else "") + head + prefix
+                           for n, (head, prefix) in enumerate(zip(mine.order_head, mine.order_prefix))]
 
     def node_text(self, history: History, target: str, extra: str = "") -> str:
         """A node's file: its series (each family's header before its lines), its states, then `extra`."""
@@ -165,14 +170,22 @@ class Textfiles:
             rows = np.array(mine.rate_rows, dtype=np.int64)
             known = rows < len(history.last_rates)
             rates[known] = history.last_rates[rows[known]] * mine.rate_scale[known]
-        values = np.concatenate([readings, rates])[mine.order].tolist()
-        # a series never read (NaN) has no line; its family's header stays (a family without samples is valid)
-        parts = [f"{head}{prefix}{_go(value)}\n" if value == value else head
-                 for head, prefix, value in zip(mine.order_head, mine.order_prefix, values)]
+        values = np.concatenate([readings, rates])[mine.order]
+        if not len(values):
+            series = ""
+        elif np.isnan(values).any():
+            # a series never read (NaN) has no line; its family's header stays (a family without samples is valid)
+            series = "".join([f"{head}{prefix}{_go(value)}\n" if value == value else head for head, prefix, value
+                              in zip(mine.order_head, mine.order_prefix, values.tolist())])
+        else:  # every series read (the steady state): the leads and the values interleaved, one join
+            parts = [""] * (2 * len(values))
+            parts[0::2] = mine.order_lead
+            parts[1::2] = go_strings(values)
+            series = "".join(parts) + "\n"
         current = history.states.get(target, {})
         states = sorted((family, line) for (joined, text), (family, line) in mine.states.items()
                         if current.get(joined) == text)
-        return "".join(parts) + self.text(states) + extra
+        return series + self.text(states) + extra
 
     def lines(self, history: History, target: str) -> list[tuple[int, str]]:
         """(family, line) of each of the target's series with a reading, its rates of the last interval and its
@@ -263,21 +276,29 @@ def write(directory: Path, history: History, read: list[str], all_targets: list[
         findings.setdefault(target, []).append(
             _line(PREFIX + "watch_findings", {"rule": rule, "severity": severity, "target": label_value(target)}, n))
     refused = []
-    for target in all_targets:
-        name = target_file(target)
-        if name is None:
-            refused.append(target)
-            continue
-        extra = head + "".join(findings[target]) if target in findings else ""
-        _write(directory / name, cache.node_text(history, target, extra) if target in answered else extra)
-    fleet = []
-    for target in cache.targets:
-        if target not in nodes and target in answered:
-            fleet += cache.lines(history, target)
-    extra = "".join(findings[t] for t in findings if t not in nodes)
-    extra = (head + extra if extra else "") + _singles(at, len(all_targets), len(answered & nodes)) + \
-        _probe_family(history)
-    _write(directory / FLEET_FILE, cache.text(fleet, extra))
+    try:
+        folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)  # each file named relative to it: no path walks
+    except OSError as exc:
+        exc.filename = str(directory)
+        raise
+    try:
+        for target in all_targets:
+            name = target_file(target)
+            if name is None:
+                refused.append(target)
+                continue
+            extra = head + "".join(findings[target]) if target in findings else ""
+            _write(folder, directory, name, cache.node_text(history, target, extra) if target in answered else extra)
+        fleet = []
+        for target in cache.targets:
+            if target not in nodes and target in answered:
+                fleet += cache.lines(history, target)
+        extra = "".join(findings[t] for t in findings if t not in nodes)
+        extra = (head + extra if extra else "") + _singles(at, len(all_targets), len(answered & nodes)) + \
+            _probe_family(history)
+        _write(folder, directory, FLEET_FILE, cache.text(fleet, extra))
+    finally:
+        os.close(folder)
     return refused
 
 
@@ -314,29 +335,42 @@ def _line(name: str, labels: dict, value: float) -> str:
     return generate_latest(_Collector([metric])).decode().split("\n", 2)[2]
 
 
+def go_strings(values: np.ndarray) -> list[str]:
+    """Each value as prometheus_client writes it (floatToGoString), a file's values at once: repr, mapped in C,
+    except where Go writes an exponent sooner (1e6 <= value < 1e16, which repr writes in full: the mantissa of
+    repr's digits, as floatToGoString makes it) and NaN and the infinities."""
+    texts = list(map(repr, values.tolist()))
+    for i in np.flatnonzero((values >= 1e6) & (values < 1e16)).tolist():
+        text = texts[i]
+        dot = text.find(".")
+        texts[i] = f"{text[0]}.{text[1:dot]}{text[dot + 1:]}".rstrip("0.") + f"e+{dot - 1:02d}"
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        texts[i] = floatToGoString(values[i])
+    return texts
+
+
 def _go(value: float) -> str:
     """A value as prometheus_client writes it (floatToGoString), at repr's cost where they agree."""
     text = repr(value)
     return text if "." in text and text.find(".") <= 6 and "e" not in text else floatToGoString(value)
 
 
-def _write(path: Path, text: str) -> None:
-    """Replace the file atomically (a reader sees the old file or the new one), without write_atomic's fsyncs: a
-    textfile is rewritten every interval, and a crash that loses the last one loses nothing the next interval does
-    not write again; 1,000 fsyncs an interval would be most of the textfiles' cost."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write(folder: int, directory: Path, name: str, text: str) -> None:
+    """Replace the file `name` in the open directory `folder` atomically (a reader sees the old file or the new one),
+    without write_atomic's fsyncs: a textfile is rewritten every interval, and a crash that loses the last one loses
+    nothing the next interval does not write again; 1,000 fsyncs an interval would be most of the textfiles' cost."""
+    tmp = f".{name}.{os.getpid()}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=folder)
         try:
             data = memoryview(text.encode())
             while data:
                 data = data[os.write(fd, data):]
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
-        if exc.filename is None or exc.filename == str(tmp):
-            exc.filename = str(path)
+            os.unlink(tmp, dir_fd=folder)
+        exc.filename = str(directory / (tmp if exc.filename == tmp else name))
         raise

@@ -83,3 +83,14 @@ def test_the_kept_lines_are_the_export_families_interval_after_interval(tmp_path
     assert 'rdmatool_lat_p99_seconds{peer="cross_leaf",target="fabric",test="ib_send_lat"} 6e-06' in fleet
     assert "rdmatool_watch_targets_read 2.0" in fleet
     assert len(list(text_string_to_metric_families(fleet))) >= 5  # a valid exposition
+
+
+def test_a_files_values_are_written_as_prometheus_client_writes_them() -> None:
+    from prometheus_client.utils import floatToGoString
+
+    rng = np.random.default_rng(7)
+    edges = [0.0, -0.0, 1.0, 5e-324, 1e-5, 999_999.9999999999, 1e6, 1_000_000.5, 123_456_789.125, 2.0**53,
+             9_999_999_999_999_998.0, 1e16, 1.5e16, 1e300, -1e7, float("inf"), float("-inf"), float("nan")]
+    values = np.array(edges + list(10.0 ** rng.uniform(-8, 20, 3000)) + list(rng.integers(0, 2**60, 3000)),
+                      dtype=float)
+    assert textfile.go_strings(values) == [floatToGoString(v) for v in values.tolist()]
