@@ -15,7 +15,9 @@ this process only: no thread does the work) of:
             recorded in the History (rates, rings, downsampling)
   judge     the watch's judgement of the recent window and the rules (Watch._judge)
   textfile  every node's textfile and the fleet file (rdmatool.watch.textfile), written to a temporary directory
-  store     history.npz, findings.json (rdmatool.watch.store): not part of the goal, printed beside it
+  store     the history kept as the watch keeps it (rdmatool.watch.store: the interval's journal record, and now
+            and then a checkpoint, history.npz), findings.json: not part of the goal, printed beside it (the
+            median is an interval without a checkpoint, the mean spreads the checkpoints over the intervals)
 Host 7 of every 100 has a pause counter that spikes every 4 intervals, so the judgement has something to find.
 
 **Memory.** The same loop for `--hours` of simulated time at `--memory-interval` s an interval (60 by default: the
@@ -91,6 +93,7 @@ class Loop:
         self.names = [name for name, _ in hosts]
         self.i = 0
         self.t0 = 1_000_000.0
+        self.checkpoints: list[int] = []  # the intervals whose store wrote a checkpoint
 
     def interval(self, times: dict[str, list[float]] | None) -> None:
         at = self.t0 + self.i * self.interval_s
@@ -99,14 +102,17 @@ class Loop:
         readings = [reading_of(name, at, results) for name, results in self.hosts]
         c1 = clock()
         readings = [self._advanced(r, n) for n, r in enumerate(readings)]
-        self.watch.history.record(at, readings)
+        step = self.watch.history.prepare(at, readings)  # as the watch records an interval (Watch._interval)
+        self.watch.history.apply(step)
         c2 = clock()
         events = self.watch._judge(at)
         c3 = clock()
         textfile.write(self.watch.options.textfile, self.watch.history, self.names, self.names,
                        list(self.watch.open.values()), at, self.watch.textfiles)
         c4 = clock()
-        store.save(self.watch.options.out, self.watch.history, self.interval_s)
+        self.watch.store.append(self.watch.history, step)
+        if self.watch.store.journaled == 0:
+            self.checkpoints.append(self.i)
         store.log_events(self.watch.options.out, events)
         store.save_open(self.watch.options.out, list(self.watch.open.values()))
         c5 = clock()
@@ -143,12 +149,26 @@ def cost(hosts, intervals: int, profile: bool, textfiles: str | None) -> dict[st
             profiler.runcall(loop.interval, None)
             pstats.Stats(profiler, stream=stats).sort_stats("cumulative").print_stats(35)
             print(stats.getvalue())
+        kept = loop.watch.store
+        record = (kept.journal_bytes - len(store._header(loop.watch.history.shape))) / max(1, kept.journaled)
+        c0, w0 = time.process_time(), time.monotonic()
+        kept.checkpoint(loop.watch.history)  # what the watch does now and then, and at its end
+        checkpoint, checkpoint_wall = time.process_time() - c0, time.monotonic() - w0
         size = (Path(folder) / "state" / store.HISTORY_FILE).stat().st_size
-    print(f"cost: {len(hosts)} hosts, {series} series, {intervals} intervals; history.npz {size / 1e6:.1f} MB; "
-          f"textfiles in {textfiles or tempfile.gettempdir()}")
+    print(f"cost: {len(hosts)} hosts, {series} series, {intervals} intervals; history.npz {size / 1e6:.1f} MB, a "
+          f"journal record {record / 1e6:.2f} MB; textfiles in {textfiles or tempfile.gettempdir()}")
     for step in STEPS:
         values = times[step][2:]  # the first two: series appearing, the first rates
         print(f"  {step:9s} median {statistics.median(values):.3f} s  max {max(values):.3f} s  (CPU, per interval)")
+    # a checkpoint every `every` intervals: the one whose journal record passes JOURNAL_FRACTION of history.npz
+    every = int(store.JOURNAL_FRACTION * size // max(record, 1)) + 1
+    appended = statistics.median(times["store"][2:])
+    later = [i for i in loop.checkpoints if i >= 2]
+    print(f"  store: median {appended:.3f} s an interval (its journal record); a checkpoint {checkpoint:.3f} s "
+          f"({checkpoint_wall:.3f} s wall) every {every} intervals: mean {appended + checkpoint / every:.3f} s per "
+          f"interval with the checkpoints, {(record + size / every) / 1e6:.1f} MB written")
+    print(f"         measured over intervals 2-{intervals - 1}: mean {statistics.mean(times['store'][2:]):.3f} s, "
+          f"{len(later)} checkpoint(s) {later} (the run's first write is one too)")
     goal = [sum(times[s][i] for s in STEPS[:4]) for i in range(2, intervals)]
     print(f"  parse+rates+judge+textfile: median {statistics.median(goal):.3f} s, max {max(goal):.3f} s "
           f"(goal: at most 1 core-second)")

@@ -11,6 +11,10 @@ A rate needs two readings of the same counter: the first reading of a series (an
 backwards: a reset or a driver reload) gives none. After a gap the rate is taken over the whole gap, from the last
 reading before it: an average, honest about the time it covers, and each interval of the gap gets it too (a switch
 read every third interval is then no spike every third interval).
+
+An interval is recorded in two steps: `prepare` turns the readings into arrays (a Step: the new series, the rows,
+values and times read, the states that changed) without changing the history, and `apply` records them. The store
+(rdmatool.watch.store) journals each Step and replays it through `apply`, which gives the live arrays bit for bit.
 """
 
 from __future__ import annotations

@@ -72,23 +72,23 @@ class Store:
         frame = _record(step)
         try:
             with path.open("ab") as handle:
-                if handle.tell() == 0:  # emptied by someone meanwhile: a journal starts with its header
-                    handle.write(_header(history.shape))
                 before = handle.tell()
-                try:
-                    handle.write(frame)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                except OSError:
-                    with contextlib.suppress(OSError):  # no torn record before the next one (a full disk)
-                        handle.truncate(before)
-                    raise
-                self.journal_bytes = handle.tell()
+                lost = before < self.journal_bytes  # removed or cut by someone meanwhile: what it held is gone
+                if not lost:
+                    try:
+                        handle.write(frame)
+                        handle.flush()
+                        os.fsync(handle.fileno())
+                    except OSError:
+                        with contextlib.suppress(OSError):  # no torn record before the next one (a full disk)
+                            handle.truncate(before)
+                        raise
+                    self.journal_bytes = handle.tell()
         except OSError as exc:
             raise StoreError(f"{path}: cannot write ({exc.strerror or exc})") from exc
         self.journaled += 1
-        if self.journal_bytes > JOURNAL_FRACTION * self.checkpoint_bytes:
-            self.checkpoint(history)
+        if lost or self.journal_bytes > JOURNAL_FRACTION * self.checkpoint_bytes:
+            self.checkpoint(history)  # a lost journal too: the checkpoint makes the disk whole again
 
     def checkpoint(self, history: History) -> None:
         self.checkpoint_bytes = save(self.directory, history, self.interval_s)
@@ -258,17 +258,22 @@ def _step(path: Path, payload: memoryview, history: History) -> Step | None:
             offset += size
             return array
 
+        def repeated(runs: int, n: int) -> np.ndarray:
+            values, lengths = take("<f8", runs), take("<i4", runs)
+            if (lengths < 1).any() or int(lengths.sum(dtype=np.int64)) != n:
+                raise ValueError("time runs that are not its values'")
+            return np.repeat(values, lengths)
+
         gauge_rows, gauge_values = take("<i4", gauges), take("<f8", gauges)
-        gauge_times = np.repeat(take("<f8", gauge_runs), take("<i4", gauge_runs))
+        gauge_times = repeated(gauge_runs, gauges)
         rows, values = take("<i4", counters), take("<f8", counters)
-        times = np.repeat(take("<f8", counter_runs), take("<i4", counter_runs))
+        times = repeated(counter_runs, counters)
         keys = [tuple(k) for k in meta["keys"]]  # as the checkpoint keeps them: JSON lists
         states = meta["states"]
         if not isinstance(states, dict) or not all(isinstance(s, dict) for s in states.values()):
             raise ValueError("states that are not a target's")
         rows_after = len(history) + len(keys)
-        if (offset != len(payload) or len(gauge_times) != gauges or len(times) != counters
-                or any(len(k) != 4 for k in keys) or len(set(keys)) != len(keys)
+        if (offset != len(payload) or any(len(k) != 4 for k in keys) or len(set(keys)) != len(keys)
                 or any(k in history.index for k in keys)
                 or any(len(r) and (r.min() < 0 or r.max() >= rows_after) for r in (gauge_rows, rows))):
             raise ValueError("a record that does not fit its history")

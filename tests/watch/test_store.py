@@ -3,6 +3,7 @@ very history the watch had, whatever a kill left on disk, and bounded on disk.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import struct
@@ -157,6 +158,18 @@ def test_the_journal_stays_a_fraction_of_the_checkpoint(tmp_path: Path) -> None:
     assert emptied >= 5 and max(sizes) > len(store._header(SHAPE))  # records kept, and checkpoints now and then
 
 
+def test_a_journal_removed_while_the_watch_runs_is_made_whole_by_a_checkpoint(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(store, "JOURNAL_FRACTION", 1e9)
+
+    def remove(i: int, live: History) -> None:
+        if i == 4:
+            (tmp_path / store.JOURNAL_FILE).unlink()
+
+    live = _watched(tmp_path, 7, remove)
+    assert _checkpoint_interval(tmp_path) == 6  # interval 5's write found the journal gone
+    _same(live, store.load(tmp_path, SHAPE))
+
+
 def test_a_journal_that_is_not_ours_is_named_never_replayed_nor_overwritten(tmp_path: Path) -> None:
     _watched(tmp_path, 3)
     journal = tmp_path / store.JOURNAL_FILE
@@ -182,6 +195,18 @@ def test_a_journal_that_does_not_follow_its_checkpoint_is_named(tmp_path: Path, 
     (tmp_path / store.JOURNAL_FILE).write_bytes(journal)
     with pytest.raises(store.StoreError, match=r"history.journal: its interval 1 does not follow the 0 of "
                                                r"history.npz; move it away"):
+        store.load(tmp_path, SHAPE)
+
+
+def test_a_whole_record_that_does_not_fit_its_history_is_named(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(store, "JOURNAL_FRACTION", 1e9)
+    live = _watched(tmp_path, 4)
+    step = live.prepare(1_040.0, _readings(4))
+    wrong = dataclasses.replace(step, rows=np.full(len(step.rows), len(live) + 50, dtype=np.int32))
+    with (tmp_path / store.JOURNAL_FILE).open("ab") as handle:
+        handle.write(store._record(wrong))  # checksummed as any record: written by a bug, or another version
+    with pytest.raises(store.StoreError, match=r"history.journal: interval 4 is not a watch journal record of this "
+                                               r"version \(a record that does not fit its history\)"):
         store.load(tmp_path, SHAPE)
 
 
