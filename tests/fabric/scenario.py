@@ -34,7 +34,7 @@ FAULT_KINDS = (
     "slow_node", "slow_nic",
     "slow_link", "perftest_no_server", "perftest_hung_server", "unreachable", "forged_markers", "lldp_port_newline",
     "swapped_rails", "unexpected_leaf", "one_sided_neighbor", "switch_port_speed", "recabled_between_snapshots",
-    "slow_banner", "slow_login", "uplink_one_sided", "periodic_spike",
+    "slow_banner", "slow_login", "uplink_one_sided", "periodic_spike", "switch_port_drops",
     *subnet.FAULT_KINDS,  # the InfiniBand subnet's (target: an ib_switches name, port its port number; subnet.py)
 )
 
@@ -473,7 +473,7 @@ def _effective(sc: Scenario) -> dict:
             nic.qos.np_enable = [p for p in nic.qos.np_enable if p != prio]
         elif f.kind == "ecn_above_xoff":
             t.qos.ecn_min_bytes, t.qos.ecn_max_bytes = t.qos.xoff_bytes * 2, t.qos.xoff_bytes * 6
-        elif f.kind in ("flapping_cable", "pfc_storm"):
+        elif f.kind in ("flapping_cable", "pfc_storm", "switch_port_drops"):
             post.append(f)
         elif f.kind == "periodic_spike":  # pauses and latency in bursts every `value` s (0.4 of it long)
             period = float(f.value or 4.0)
@@ -597,6 +597,15 @@ def _counter_fault(f: Fault, hosts: dict, switches: dict) -> None:
         if sp:
             sp["counters"][f"tx_pfc{p}"] = [*sp["counters"].get(f"tx_pfc{p}", [0, 0.0]),
                                             C.periodic(period, period * 0.4, 20000.0)]
+    elif f.kind == "switch_port_drops" and sp:  # the leaf's queue toward the NIC starts to overflow at `value`
+        p = f.priority if f.priority is not None else nic["qos"]["roce_prio"]
+        for name, rate in ((f"q{p}_drop_pkts", 5000.0), (f"q{p}_drop_bytes", 5000.0 * 4096)):
+            if f.value is None:  # since the fabric's start: a steady rate
+                grow(sp["counters"], name, rate)
+                continue
+            # from wall-clock second `value` on, a load as the congestion model's: flat before it, `rate` a second
+            start = float(f.value)
+            sp["counters"][name] = [*sp["counters"].get(name, [0, 0.0]), (start, start + 1e9, rate * 1e9)]
     elif f.kind == "pfc_storm":
         p = f.priority if f.priority is not None else nic["qos"]["roce_prio"]
         if "eth" in c:

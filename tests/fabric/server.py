@@ -203,6 +203,28 @@ class Fabric:
         self.scenario.faults.append(Fault(kind=kind, target=target, **params))
         write_state(self.scenario, self.state)
 
+    def inject(self, kind: str, target: str, **params: object) -> list[str]:
+        """Inject a counter fault while sessions read the fabric (a watch): only the spec files of the targets it
+        changes are replaced, each atomically, so a command loading one sees the old spec or the new one; set_fault
+        rewrites every target's files, sysfs tree and tools in place, which a command running meanwhile can find
+        half written. Seen by every command that loads its spec (the shims, the SONiC / Cumulus CLIs), not by the
+        sysfs trees or the Onyx / EOS / NX-OS CLI sessions already open. The addresses rewritten are returned."""
+        before = self.scenario.effective()["targets"]
+        self.scenario.faults.append(Fault(kind=kind, target=target, **params))
+        epoch = float((self.state / "epoch").read_text())
+        changed = []
+        for address, spec in self.scenario.effective()["targets"].items():
+            if spec == before[address]:
+                continue
+            spec["epoch"] = epoch
+            for name, data in ((f"{address}.json", json.dumps(spec, indent=1).encode()),
+                               (f"{address}.bin", marshal.dumps(spec))):
+                tmp = self.state / "targets" / f".{name}.tmp"
+                tmp.write_bytes(data)
+                os.replace(tmp, self.state / "targets" / name)
+            changed.append(address)
+        return changed
+
     def clear_faults(self) -> None:
         self.scenario.faults.clear()
         self.scenario.unreachable.clear()
