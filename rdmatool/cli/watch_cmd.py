@@ -88,7 +88,7 @@ def watch_command(
     readers = [HostReader(t, opener, timeout) for t in targets]
     if switch_every and not local:
         readers += _switch_readers(_config.inventory(inventory_file), targets, switch_every, timeout, known_hosts,
-                                   accept_new_host_keys)
+                                   accept_new_host_keys, exclude)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -163,8 +163,9 @@ def _targets(local: bool, inventory_file: str | None, limit, exclude, ignore_unk
 
 
 def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, known_hosts: str | None,
-                    accept_new: bool) -> list:
-    """A reader per switch the inventory's links cable to a watched host, on those ports (none without links)."""
+                    accept_new: bool, exclude: str | None = None) -> list:
+    """A reader per switch the inventory's links cable to a watched host, on those ports (none without links);
+    a switch --exclude leaves out is not read (a switch under maintenance, a CLI that hangs)."""
     from rdmatool import inventory
     from rdmatool.model import TargetKind
     from rdmatool.transport.hostkeys import KnownHosts
@@ -173,6 +174,8 @@ def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, 
 
     loaded = inventory.load_inventory(inventory_file)
     switches = [t for t in loaded.targets if t.kind is TargetKind.SWITCH and t.platform is not None]
+    if exclude:  # its unknown names were said (or refused) when the hosts were chosen
+        switches = inventory.selection(switches, exclude=exclude, ignore_unknown=True).targets
     ports = facing(switches, loaded.links, {t.name for t in hosts})
     known = KnownHosts(known_hosts, accept_new)
     opener = lambda target, deadline: SwitchSession(target, known, 10.0, deadline)  # noqa: E731
