@@ -166,6 +166,8 @@ def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, 
                     accept_new: bool, exclude: str | None = None) -> list:
     """A reader per switch the inventory's links cable to a watched host, on those ports (none without links);
     a switch --exclude leaves out is not read (a switch under maintenance, a CLI that hangs)."""
+    import time
+
     from rdmatool import inventory
     from rdmatool.model import TargetKind
     from rdmatool.transport.hostkeys import KnownHosts
@@ -178,7 +180,13 @@ def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, 
         switches = inventory.selection(switches, exclude=exclude, ignore_unknown=True).targets
     ports = facing(switches, loaded.links, {t.name for t in hosts})
     known = KnownHosts(known_hosts, accept_new)
-    opener = lambda target, deadline: SwitchSession(target, known, 10.0, deadline)  # noqa: E731
+
+    def opener(target, deadline: float) -> SwitchSession:
+        # The session's set-up is bounded by the interval's deadline too, as its login is (at least a second): a
+        # switch that takes the connection and never answers (a hung sshd, a management CPU pegged) is a gap, not
+        # every interval of its turn stalled for the 10 s of a fixed connect timeout, the hosts' readings with it.
+        return SwitchSession(target, known, max(1.0, min(10.0, deadline - time.monotonic())), deadline)
+
     return [SwitchReader(t, ports[t.name], opener, timeout, every) for t in switches if t.name in ports]
 
 

@@ -8,8 +8,9 @@ ports facing the watched hosts only. One run, two phases (a second run would dou
 - then the leaf's queue toward gpu01 starts dropping (fault switch_port_drops, injected into the running fabric):
   one finding names the switch, the port, the counter and the class.
 
-Beside it, without the fabric: the switches the readers are built for (--exclude leaves one out), and a switch's
-textfile between two of its reads.
+Beside it, without the fabric: the switches the readers are built for (--exclude leaves one out), a switch that
+takes the connection and never answers (a gap within the interval's deadline), and a switch's textfile between two
+of its reads.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -171,6 +173,25 @@ def test_the_switches_read_are_those_cabled_to_a_watched_host_on_those_ports_les
     assert read(None) == {"leaf01": ["Ethernet0", "Ethernet4"], "leaf02": ["swp1"]}  # leaf03: gpu03's, not watched
     assert read("leaf02") == {"leaf01": ["Ethernet0", "Ethernet4"]}
     assert read("@cumulus,gpu01") == {"leaf01": ["Ethernet0", "Ethernet4"]}  # a host's name: the hosts' business
+
+
+def test_a_switch_that_takes_the_connection_and_never_answers_is_a_gap_within_the_deadline(tmp_path: Path) -> None:
+    """A hung sshd or a pegged management CPU: the kernel completes the connection, no SSH banner ever comes. The
+    read gives up at the interval's deadline (it waited the fixed 10 s connect timeout, every interval of its turn
+    and the hosts' readings with it)."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)  # never accepted: the connection completes in the kernel's backlog, nothing is said
+        path = tmp_path / "inventory.yaml"
+        path.write_text(INVENTORY.replace("address: 127.0.9.11,", f"address: 127.0.0.1, port: {silent.getsockname()[1]},"))
+        (tmp_path / "known_hosts").write_text("")
+        [reader] = _switch_readers(str(path), [Target("gpu01", "127.0.9.1")], 1, 10, str(tmp_path / "known_hosts"),
+                                   False, "leaf02")
+        t0 = time.monotonic()
+        reading, error = reader.read(t0 + 1.5)
+        took = time.monotonic() - t0
+    assert reading is None and error, (reading, error)
+    assert took < 4.0, took
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="rdmatool.watch.loop gives textfile.write only the "
