@@ -4,7 +4,7 @@
   by the number of series and the history's shape, never by how long the watch ran.
 - `history.journal`: each interval since that checkpoint, appended and fsynced as it ends: the interval's input to
   the history (History.prepare's Step: the new series, the rows, values and times read, the states that changed),
-  some 20 bytes a series where the checkpoint is some 1,700. `load` replays it through History.apply, so the history
+  some 12 bytes a series where the checkpoint is some 1,700. `load` replays it through History.apply, so the history
   it gives is the live one bit for bit. When the journal passes JOURNAL_FRACTION of the checkpoint's size, and when
   the watch ends, a new checkpoint is written and the journal emptied: the disk stays bounded, and the checkpoint's
   cost is spread over the intervals in between. A run's first write is a checkpoint too (its journal then follows a
