@@ -4,7 +4,7 @@ ports facing the watched hosts only. One run, two phases (a second run would dou
 
 - healthy: silent, the leaf's series in its textfile with per-second rates (taken over the two intervals between
   reads, not per interval), none for its ports facing hosts nobody watches; a leaf that refuses the connection is a
-  gap, and the summary counts the switches read of those there are;
+  gap, and the summary counts the switches read ("1 of 2 switches");
 - then the leaf's queue toward gpu01 starts dropping (fault switch_port_drops, injected into the running fabric):
   one finding names the switch, the port, the counter and the class.
 
@@ -107,10 +107,11 @@ def test_watch_reads_the_facing_leaf_ports_every_n_intervals_and_names_a_port_th
     assert process.returncode == 0, stderr  # a warning: the run ends 0
 
     # The leaf's series: the ports facing watched hosts, their per-second rates (40 marks and 2 pause frames a
-    # second on priority 3 in the fabric's healthy profile; per interval, read every second one, would be twice).
-    assert _rate(leaf, "ecn_marked_packets", "Ethernet0") == pytest.approx(40, rel=0.2)
-    assert _rate(leaf, "ecn_marked_packets", "Ethernet4") == pytest.approx(40, rel=0.2)
-    assert _rate(leaf, "tx_pause_frames", "Ethernet0") == pytest.approx(2, abs=0.6)
+    # second on priority 3 in the fabric's healthy profile; per interval, read every second one, would be twice; the
+    # margin is a loaded machine's: each command runs some 0.1-0.3 s after the read's time, a different lag each read).
+    assert _rate(leaf, "ecn_marked_packets", "Ethernet0") == pytest.approx(40, rel=0.25)
+    assert _rate(leaf, "ecn_marked_packets", "Ethernet4") == pytest.approx(40, rel=0.25)
+    assert _rate(leaf, "tx_pause_frames", "Ethernet0") == pytest.approx(2, abs=0.75)
     assert 'rdmatool_queue_drops_per_second{port="Ethernet4",priority="3",target="leaf01"} 0.0' in leaf
     every = "".join(_read(f) for f in textfiles.iterdir())
     assert 'port="Ethernet8"' not in every and 'port="Ethernet12"' not in every  # gpu11's, stor04's: not watched
@@ -118,11 +119,11 @@ def test_watch_reads_the_facing_leaf_ports_every_n_intervals_and_names_a_port_th
     assert "leaf02: not read (" in stderr
     assert "3 of 3 hosts read, 1 of 2 switches" in stderr and "(stopped)" in stderr, stderr
 
-    # The fault: the switch, its port, the counter, the class, the rate a second (5,000, less in the interval the
-    # drops started in).
+    # The fault: the switch, its port, the counter, the class, the rate a second (5,000, less in the two intervals the
+    # drops started in; per interval it would be twice).
     assert [(e["event"], e["rule"], e["target"], e["entity"], e["counter"], e["priority"]) for e in events] == [
         ("finding", "watch_counter_starts_growing", "leaf01", "Ethernet0", "queue_drops", 3)], events
-    assert 1000 < events[0]["growth_rate"] <= 5500, events[0]
+    assert 1000 < events[0]["growth_rate"] <= 6500, events[0]
 
 
 def _read(path: Path) -> str:
@@ -188,10 +189,10 @@ def test_a_switch_that_takes_the_connection_and_never_answers_is_a_gap_within_th
         [reader] = _switch_readers(str(path), [Target("gpu01", "127.0.9.1")], 1, 10, str(tmp_path / "known_hosts"),
                                    False, "leaf02")
         t0 = time.monotonic()
-        reading, error = reader.read(t0 + 1.5)
+        reading, error = reader.read(t0 + 1.0)
         took = time.monotonic() - t0
     assert reading is None and error, (reading, error)
-    assert took < 4.0, took
+    assert took < 3.5, took  # the deadline, at least a second for the set-up; was 10 s
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="rdmatool.watch.loop gives textfile.write only the "
