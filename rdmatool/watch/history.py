@@ -77,6 +77,9 @@ class History:
         self.last_interval = np.full(0, -1, dtype=np.int64)  # the interval of each row's last counter reading
         self.states: dict[tuple[str, str], dict[str, str]] = {}  # target -> (entity, metric) -> text, latest
         self.last_rates = np.full(0, np.nan)  # the last interval's rates by row (float64, not saved)
+        # each series' rate at its own last reading, kept until its next (float64, not saved): what a textfile shows
+        # of a switch between two of its reads
+        self.latest_rates = np.full(0, np.nan)
         self.dropped_series = 0  # readings of series beyond max_series, not kept
 
     def __len__(self) -> int:
@@ -174,6 +177,10 @@ class History:
             rate = (value[ok] - before[ok]) / (then[ok] - before_t[ok])
             self.rates[r[ok], column] = rate
             self.last_rates[r[ok]] = rate
+            if len(self.latest_rates) < len(self.keys):
+                self.latest_rates = np.concatenate([self.latest_rates,
+                                                    np.full(len(self.keys) - len(self.latest_rates), np.nan)])
+            self.latest_rates[r] = self.last_rates[r]
             self._fill_gaps(r[ok], rate)
             self.last_interval[r] = self.interval
         self.interval += 1

@@ -69,6 +69,7 @@ class Watch:
         self.open: dict[tuple, dict] = {}
         self.gaps: dict[str, int] = {}  # target -> intervals missed so far
         self.unnamed: set[str] = set()  # targets whose names cannot name a textfile (said once)
+        self.kept: list[str] = []  # this interval's targets not due whose last readings stand (textfile.write)
         self.textfiles = textfile.Textfiles()  # the rendered lines, kept from one interval to the next
         # the last window as a bundle, for diagnose and report (rdmatool.watch.window)
         self.window = Window(options.out, self.history.shape.recent, options.interval_s) if options.out else None
@@ -93,6 +94,8 @@ class Watch:
                     if wait > 0 and stop.wait(wait):
                         outcome.stopped = True
                         break
+                else:  # stopped between two intervals with no time left to wait (an interval that overran)
+                    outcome.stopped = True
                 if self.store is not None:  # not after a failure: the history may be half an interval on
                     self.store.close(self.history)  # the journal becomes a checkpoint: a restart reads one file
             finally:
@@ -112,10 +115,12 @@ class Watch:
         answers = list(pool.map(lambda r: r.read(deadline, stop), self.readers))
         if stop.is_set():
             return False
-        readings = []
+        readings, self.kept = [], []
         for reader, (reading, error) in zip(self.readers, answers):
-            if reading is SKIPPED:
-                continue  # a switch read every few intervals: not its turn
+            if reading is SKIPPED:  # a switch read every few intervals: not its turn; its last reading stands
+                if reader.target.name in outcome.read_ever and reader.target.name not in self.gaps:
+                    self.kept.append(reader.target.name)
+                continue
             self._gap(reader.target.name, reading is None, error)
             if reading is not None:
                 readings.append(reading)
@@ -179,7 +184,7 @@ class Watch:
             store.save_open(self.options.out, opened)
         if self.options.textfile is not None:
             for refused in textfile.write(self.options.textfile, self.history, read, names, opened, at,
-                                          self.textfiles):
+                                          self.textfiles, self.kept):
                 if refused not in self.unnamed:
                     self.unnamed.add(refused)
                     self.note(f"{refused!r}: a name that cannot name a textfile; its series are not written")

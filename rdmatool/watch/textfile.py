@@ -1,7 +1,7 @@
 """The watch's Prometheus textfiles, rewritten atomically every interval.
 
 The families are the export's own (rdmatool.report.prometheus): the light counters' latest readings, their rates
-(`<name>_per_second`, over the last interval) and the port states, named and labelled as `rdmatool export
+(`<name>_per_second`, from the reading before each one: a switch's kept between its reads) and the port states, named and labelled as `rdmatool export
 prometheus` names them (the glossary's names and units, EntityLabels' labels), so one dashboard serves both; one
 file per node and the fleet file, each replaced atomically, named as the export names them
 (rdmatool.report.prometheus.textfiles). Beside them the watch's own: when the interval was read, how many of the
@@ -168,8 +168,8 @@ class Textfiles:
         rates = np.full(len(mine.rate_rows), np.nan)
         if mine.rate_rows:
             rows = np.array(mine.rate_rows, dtype=np.int64)
-            known = rows < len(history.last_rates)
-            rates[known] = history.last_rates[rows[known]] * mine.rate_scale[known]
+            known = rows < len(history.latest_rates)
+            rates[known] = history.latest_rates[rows[known]] * mine.rate_scale[known]
         values = np.concatenate([readings, rates])[mine.order]
         if not len(values):
             series = ""
@@ -200,9 +200,9 @@ class Textfiles:
                    zip(mine.value_family, mine.value_prefix, readings.tolist()) if value == value]  # NaN: never read
         if mine.rate_rows:
             rows = np.array(mine.rate_rows, dtype=np.int64)
-            known = rows < len(history.last_rates)
+            known = rows < len(history.latest_rates)
             rates = np.full(len(rows), np.nan)
-            rates[known] = history.last_rates[rows[known]] * mine.rate_scale[known]
+            rates[known] = history.latest_rates[rows[known]] * mine.rate_scale[known]
             out += [(family, f"{prefix}{_go(rate)}\n") for family, prefix, rate in
                     zip(mine.rate_family, mine.rate_prefix, rates.tolist()) if rate == rate]
         current = history.states.get(target, {})
@@ -261,12 +261,14 @@ def _label_facts(history: History, targets: list[str], rows_of: dict[str, list[i
 
 
 def write(directory: Path, history: History, read: list[str], all_targets: list[str], open_findings: list[dict],
-          at: float, cache: Textfiles | None = None) -> list[str]:
+          at: float, cache: Textfiles | None = None, kept: list[str] = ()) -> list[str]:
     """Rewrite every node's textfile and the fleet file; the targets whose names cannot name a file are returned.
-    `cache` keeps the rendered lines from one interval to the next (a fresh one renders everything)."""
+    `read`: the targets that answered this interval; `kept`: targets not due this interval whose last readings
+    stand (a switch read every few intervals), written as read then. `cache` keeps the rendered lines from one
+    interval to the next (a fresh one renders everything)."""
     cache = cache if cache is not None else Textfiles()
     cache.refresh(history)
-    answered, nodes = set(read), set(all_targets)
+    answered, shown, nodes = set(read), set(read) | set(kept), set(all_targets)
     findings: dict[str, list[str]] = {}
     counts: dict[tuple[str, str, str], int] = {}
     for f in open_findings:
@@ -288,10 +290,10 @@ def write(directory: Path, history: History, read: list[str], all_targets: list[
                 refused.append(target)
                 continue
             extra = head + "".join(findings[target]) if target in findings else ""
-            _write(folder, directory, name, cache.node_text(history, target, extra) if target in answered else extra)
+            _write(folder, directory, name, cache.node_text(history, target, extra) if target in shown else extra)
         fleet = []
         for target in cache.targets:
-            if target not in nodes and target in answered:
+            if target not in nodes and target in shown:
                 fleet += cache.lines(history, target)
         extra = "".join(findings[t] for t in findings if t not in nodes)
         extra = (head + extra if extra else "") + _singles(at, len(all_targets), len(answered & nodes)) + \
