@@ -220,10 +220,14 @@ def _opener(local: bool, known_hosts: str | None, accept_new: bool):
     if local:
         from rdmatool.transport.local import LocalSession
 
-        return LocalSession
+        return lambda target, deadline: LocalSession(target)
     from rdmatool.transport.hostkeys import KnownHosts
     from rdmatool.transport.jump import JumpHosts
     from rdmatool.transport.ssh import Session
 
     known, jumps = KnownHosts(known_hosts, accept_new), JumpHosts()  # one connection per bastion for the watch
-    return lambda target: Session(target, known, 10.0, jumps=jumps)
+    import time
+
+    # the set-up within the interval's deadline (monotonic), at least a second, as a switch's (_switch_readers)
+    return lambda target, deadline: Session(target, known, max(1.0, min(10.0, deadline - time.monotonic())),
+                                            jumps=jumps)

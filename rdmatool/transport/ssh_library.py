@@ -10,6 +10,7 @@ and hands it to paramiko when a config has such a line.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 
@@ -29,6 +30,10 @@ def _without_invoke():  # noqa: ANN202 - the paramiko module
 
 
 paramiko = _without_invoke()
+# paramiko logs a failed handshake (a server that never sends its banner, a reset) as an error with its traceback,
+# which Python prints on stderr when no handler is set: what a device does would put tracebacks in front of the
+# operator. rdmatool says each failure itself, in one line naming the host.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 # `Match ... exec "command"` (ssh_config(5)): the keyword is case-insensitive, as every ssh_config keyword.
 _MATCH_EXEC = re.compile(r"^[ \t]*match\b.*\bexec\b", re.IGNORECASE | re.MULTILINE)

@@ -83,7 +83,10 @@ class HostReader:
 
     def __init__(self, target: Target, opener, command_timeout: int = 20) -> None:
         self.target = target
-        self._opener = opener  # target -> a session with run_snapshot (transport.ssh.Session, transport.local)
+        # (target, deadline) -> a session with run_snapshot (transport.ssh.Session, transport.local), its set-up
+        # bounded by the interval's deadline: a host that takes the connection and never answers is one host's gap,
+        # not an interval held up for every host
+        self._opener = opener
         self._session = None
         self.command_timeout = command_timeout
         self.last_results: list[CommandResult] = []
@@ -91,7 +94,7 @@ class HostReader:
     def read(self, deadline: float, stop: threading.Event | None = None) -> tuple[Reading | None, str | None]:
         try:
             if self._session is None:
-                self._session = self._opener(self.target)
+                self._session = self._opener(self.target, deadline)
             at = time.time()
             results, error = self._session.run_snapshot(commands.SNAPSHOT_WATCH, self.command_timeout, deadline, stop)
         except Exception as exc:  # noqa: BLE001 - any failure of one host is that host's gap

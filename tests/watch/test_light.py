@@ -54,7 +54,7 @@ class _Broken:
 
 def test_a_host_whose_session_breaks_is_a_gap_and_is_opened_again() -> None:
     opened = []
-    reader = HostReader(Target("gpu01", "127.0.0.1"), lambda t: opened.append(t) or _Broken())
+    reader = HostReader(Target("gpu01", "127.0.0.1"), lambda t, deadline: opened.append(t) or _Broken())
     assert reader.read(time.monotonic() + 5) == (None, "OSError: connection reset")
     reader.read(time.monotonic() + 5)
     assert len(opened) == 2  # a broken session is closed (whatever its close says) and opened again next time
