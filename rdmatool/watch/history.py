@@ -81,9 +81,19 @@ class History:
         # of a switch between two of its reads
         self.latest_rates = np.full(0, np.nan)
         self.dropped_series = 0  # readings of series beyond max_series, not kept
+        self._gauge_rows = np.zeros(0, dtype=bool)  # is_gauge of each row, computed once a row (gauge_rows)
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def gauge_rows(self) -> np.ndarray:
+        """Which rows are gauges (the probes' figures), a bool per row: rows only ever come, so each is looked at
+        once, not 100,000 names an interval."""
+        known = len(self._gauge_rows)
+        if known < len(self.keys):
+            new = np.fromiter((is_gauge(k[2]) for k in self.keys[known:]), dtype=bool, count=len(self.keys) - known)
+            self._gauge_rows = np.concatenate([self._gauge_rows, new])
+        return self._gauge_rows[: len(self.keys)]
 
     def _add(self, key: Key) -> None:
         row = len(self.keys)

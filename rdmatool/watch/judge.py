@@ -31,7 +31,7 @@ import pandas as pd
 from rdmatool.capture import periodic
 from rdmatool.table.analysis import FACT_COLUMNS, Analysis
 from rdmatool.table.frame import SampleTable
-from rdmatool.watch.history import History, Key, is_gauge
+from rdmatool.watch.history import History, Key
 
 SPIKE_OVER_MEDIAN = 2.0
 USUAL = 0.25  # the quantile of a series taken as its usual level
@@ -114,7 +114,7 @@ def facts(history: History) -> pd.DataFrame:
         steps = steps[np.isfinite(steps) & (steps > 0)]
         step_s = float(np.median(steps)) if len(steps) else math.nan
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
-        gauges = np.fromiter((is_gauge(k[2]) for k in history.keys), dtype=bool, count=len(history.keys))
+        gauges = history.gauge_rows()
         counters = np.flatnonzero(~gauges)
         excess = MIN_SPIKE_EVENTS / step_s if math.isfinite(step_s) else math.inf  # a rate, events a second
         for row in counters[_candidates(rates[counters], excess=excess)]:

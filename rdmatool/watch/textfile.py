@@ -314,8 +314,8 @@ def _singles(at: float, targets: int, read: int) -> str:
 def _probe_family(history: History) -> str:
     """The probes' window figures per class (rdmatool.watch.probe: target `fabric`, metrics watch_lat_p*_us)."""
     lines = []
-    for key, row in history.index.items():
-        target, entity, metric, _ = key
+    for row in np.flatnonzero(history.gauge_rows()).tolist():  # the figures are gauges: not every series looked at
+        target, entity, metric, _ = history.keys[row]
         if metric in _QUANTILES and np.isfinite(history.last_value[row]):
             test, _, class_ = entity.partition("@")
             lines.append(_line(PROBE_FAMILY, {"class": class_, "quantile": _QUANTILES[metric], "target": target,
