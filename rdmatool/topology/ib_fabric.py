@@ -292,6 +292,58 @@ def unclaimed_names(sweep: Sweep, reserved: set[str]) -> None:
             node.name = f"ib-switch-{node.key if _GUID.fullmatch(node.key) else _digest(node.key)}"
 
 
+def own_guids(query: FactQuery) -> dict[str, set[int]]:
+    """Each collected host → the GUIDs its own view of its adapters lists (ibstat, ibv_devinfo, sysfs: node and port
+    GUIDs, spelled `0x...` or colon-grouped), by the host's name and its short name."""
+    rows = query.of_metric(["node_guid", "port_guid"])
+    out: dict[str, set[int]] = {}
+    for target, text in zip(rows["target"], rows["text"]):
+        value = _guid_value(text)
+        if isinstance(target, str) and value is not None:
+            out.setdefault(target, set()).add(value)
+            out.setdefault(target.split(".")[0], set()).add(value)
+    return out
+
+
+def _guid_value(text) -> int | None:
+    digits = text.strip().lower().removeprefix("0x").replace(":", "") if isinstance(text, str) else ""
+    return int(digits, 16) if digits and len(digits) <= 16 and all(c in _HEX for c in digits) else None
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def posing_cas(sweep: Sweep, hosts_guids: dict[str, set[int]]) -> list[str]:
+    """A CA's description is its own to set: a host may describe its CA as `gpu01 mlx5_0`, and a cloned image gives
+    two CAs one description. Read as gpu01's port, the leaf port cabled to that CA would put its faults on gpu01 and
+    drain it. So a CA whose description names a host the bundle holds the adapters of, and whose GUIDs that host does
+    not list, is named by its GUID (`ib-ca-0x...`, which is no host's port); of two CAs of one description, the one
+    the host lists keeps the name (the sweep keeps them apart by GUID: rdmatool.topology.ib_sweep). A host the bundle did not read keeps today's reading (nothing to check against).
+    Returns one note per CA renamed, naming it, its switch port and the description it claims."""
+    notes = []
+    for node in sweep.nodes.values():
+        claim = ca_of(node.desc) if node.kind != "Switch" else None
+        known = hosts_guids.get(claim[0]) if claim else None
+        if not known or not node.guids:
+            continue
+        if any(_guid_value(g) in known for g in node.guids):
+            continue
+        guid = node.guid or min(node.guids)
+        node.name = f"ib-ca-{guid}"
+        at = sorted(f"{p.node.name} port {p.number}" for p in sweep.ports.values()
+                    if p.node.kind == "Switch" and p.far is not None and p.far[0] == node.key)
+        notes.append(f"InfiniBand CA {guid}{' on ' + ', '.join(at) if at else ''} describes itself as "
+                     f"{_shown(node.desc)}, which {claim[0]}'s own view of its adapters (ibstat, ibv_devinfo, sysfs) "
+                     f"does not list: named {node.name}, not read as {claim[0]}'s port")
+    return notes
+
+
+def _shown(text: str) -> str:
+    """A node description as a note quotes it: printable, and no longer than a target name."""
+    shown = text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return f"`{shown[:_NAME_MAX]}`"
+
+
 _NAME_MAX = 128  # a target name's length in a bundle (rdmatool.bundle.names.TARGET_NAME)
 _GUID = re.compile(r"0x[0-9a-fA-F]{1,16}")
 
@@ -323,9 +375,15 @@ def with_ib_fabric(analysis: Analysis) -> Analysis:
         if not sweeps:
             return analysis
         reserved = _reserved(analysis, sweeps)
+        hosts_guids = own_guids(query)
+        said = []
         for sweep in sweeps:
             unclaimed_names(sweep, reserved)
+            said += posing_cas(sweep, hosts_guids)
         found = fabric_facts(sweeps)
+    notes = getattr(getattr(analysis, "table", None), "notes", None)
+    if isinstance(notes, list):  # the diagnosis' notes (a second judging of one table adds none twice)
+        notes.extend(n for n in dict.fromkeys(said) if n not in notes)
     drop = []
     positions = query.target_positions()
     for sweep in sweeps:

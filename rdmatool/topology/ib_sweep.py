@@ -5,7 +5,8 @@ samples sit on that host's target with entities naming other nodes (`MF0;leaf01:
 `lid1`). `read(analysis)` gathers them from the sample table (the snapshot of each reading is needed: a cable seen in
 one sweep and gone in the next, a counter ibqueryerrors printed only in the last) into a `Sweep`:
 
-- each node by its GUID where a tool printed one (by its name otherwise), its type and description;
+- each node by its GUID where a tool printed one (by its name otherwise), its type and description; a CA's far end
+  by its GUID first (two CAs of one description, a cloned image or one posing as another, are two nodes);
 - each switch named as a target from its description (`MF0;leaf01:MQM8700/U1` → `leaf01`, see
   rdmatool.topology.observed.switch_name); several switches of one name are told apart by GUID, `leaf01 (0x...)`;
 - each port's latest link state, width, speed, rate and far end; the cables of each sweep, joined from both ends;
@@ -50,6 +51,8 @@ class Node:
     kind: str  # Switch, CA, Router, or `node` where no tool said
     desc: str  # the node description, without a GUID a parser added
     name: str = ""  # a switch's target name; a CA's description
+    guid: str | None = None  # its node GUID where a tool printed one, else a port GUID
+    guids: set = field(default_factory=set)  # every GUID the sweep printed for it (node and ports)
 
 
 @dataclass
@@ -135,6 +138,7 @@ def _listed(frame: pd.DataFrame, *columns: str) -> list[list]:
 def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> Sweep:
     """`split`: each port's entity → (node name, port number)."""
     nodes, names = _nodes(own, split)
+    owners = {g: n.key for n in nodes.values() if n.kind != "Switch" for g in n.guids}  # a CA's GUID → its key
     # entity → (node key, port number): every node name of `split` is one of `names` (the far ends read below only add
     # names no entity has), so each entity's port is known before the rows are read
     keyed = {e: (names[name], number) for e, (name, number) in split.items()}
@@ -160,7 +164,7 @@ def _read_one(host: str, own: pd.DataFrame, dropped: set[str], split: dict) -> S
                 far_desc, _, far_number = text.rpartition("|")
                 asked = (far_desc, neighbor_guids.get((entity, snapshot)))
                 far = far_keys[asked] if asked in far_keys else far_keys.setdefault(
-                    asked, _far_key(nodes, names, *asked))
+                    asked, _far_key(nodes, names, owners, *asked))
                 if far is not None and far_number.isdigit():
                     port.far = (far, int(far_number))
                     cables.setdefault(int(snapshot), set()).add(frozenset({key, port.far}))
@@ -189,6 +193,7 @@ def _nodes(rows: pd.DataFrame, split: dict) -> tuple[dict[str, Node], dict[str, 
     its key. `split`: entity → (node name, port number)."""
     kinds: dict[str, str] = {}
     guids: dict[str, str] = {}
+    every: dict[str, set[str]] = {}  # name → all its GUIDs
     port_numbers: dict[str, set[int]] = {}
     for name, number in split.values():
         port_numbers.setdefault(name, set()).add(number)
@@ -205,22 +210,29 @@ def _nodes(rows: pd.DataFrame, split: dict) -> tuple[dict[str, Node], dict[str, 
         elif metric in ("ib_node_guid", "ib_port_guid") and isinstance(text, str) and (
                 metric == "ib_node_guid" or name not in guids):
             guids[name] = text  # a switch's ports share its GUID; a CA's node GUID is the one its ports share
+        if metric in ("ib_node_guid", "ib_port_guid") and isinstance(text, str):
+            every.setdefault(name, set()).add(text)
     nodes: dict[str, Node] = {}
     names: dict[str, str] = {}
     for name, numbers in port_numbers.items():
         kind = kinds.get(name) or ("Switch" if len(numbers) > 1 and name in guids else "node")
         key = guids.get(name) if kind == "Switch" and name in guids else name
-        nodes.setdefault(key, Node(key, kind, node_description(name)))
+        node = nodes.setdefault(key, Node(key, kind, node_description(name), guid=guids.get(name)))
+        node.guids |= every.get(name, set())
         names[name] = key
     return nodes, names
 
 
-def _far_key(nodes: dict[str, Node], names: dict[str, str], desc: str, guid: str | None) -> str | None:
-    """The key of a far end: by its GUID when it is a known switch's, else by the name the tools print it under
-    (a CA is known by its description), else a new CA node of that description."""
+def _far_key(nodes: dict[str, Node], names: dict[str, str], owners: dict[str, str], desc: str,
+             guid: str | None) -> str | None:
+    """The key of a far end: by its GUID when it is a known switch's or a CA's the sweep listed (two CAs may print
+    one description), else by the name the tools print it under (a CA is known by its description), else a new CA
+    node of that description."""
     desc = node_description(desc)
     if guid is not None and guid in nodes:
         return guid
+    if guid is not None and guid in owners:
+        return owners[guid]
     if desc in names:
         return names[desc]
     shared = [n.key for n in nodes.values() if n.desc == desc]
@@ -228,7 +240,9 @@ def _far_key(nodes: dict[str, Node], names: dict[str, str], desc: str, guid: str
         return shared[0]
     if not desc:
         return None
-    nodes.setdefault(desc, Node(desc, "CA" if ca_of(desc) else "node", desc))
+    node = nodes.setdefault(desc, Node(desc, "CA" if ca_of(desc) else "node", desc, guid=guid))
+    if guid is not None:  # a CA seen only as a far end: its GUIDs are the ones its cables print
+        node.guids.add(guid)
     names[desc] = desc
     return desc
 
