@@ -10,6 +10,8 @@ platform `infiniband`, role `ib-leaf` when a CA hangs off it, else `ib-spine`; e
 flag as the table's rate machinery gave them: a saturated counter has no delta, so it never reads as growth), and
 `ib_node_guid` (entity `node`). The subnet managers go to the target `subnet` (kind `fabric`, entity `lid<N>`).
 The hosts' own ports are not restated: each host reads its own (perfquery, sysfs); the sweep gives their cables.
+A CA is read as a host's port by its description (`gpu01 mlx5_0`), which the CA's own host sets: one whose GUID the
+named host's own view of its adapters does not list is named `ib-ca-0x<GUID>` instead, with a note (posing_cas).
 
 Verdicts (`ib_fabric_verdict`, with `ib_fabric_*` details), each a fabric failure naming the link, never a node:
 
@@ -318,9 +320,11 @@ def posing_cas(sweep: Sweep, hosts_guids: dict[str, set[int]]) -> list[str]:
     two CAs one description. Read as gpu01's port, the leaf port cabled to that CA would put its faults on gpu01 and
     drain it. So a CA whose description names a host the bundle holds the adapters of, and whose GUIDs that host does
     not list, is named by its GUID (`ib-ca-0x...`, which is no host's port); of two CAs of one description, the one
-    the host lists keeps the name (the sweep keeps them apart by GUID: rdmatool.topology.ib_sweep). A host the bundle did not read keeps today's reading (nothing to check against).
-    Returns one note per CA renamed, naming it, its switch port and the description it claims."""
-    notes = []
+    the host lists keeps the name (the sweep keeps them apart by GUID: rdmatool.topology.ib_sweep). A CA naming a
+    host the bundle did not read is taken at its description (nothing to check it against). Returns one note per CA
+    renamed, naming it, its switch port and the description it claims."""
+    notes: list[str] = []
+    cabled: dict[str, list[str]] | None = None  # CA key → the switch ports cabled to it, made on the first need
     for node in sweep.nodes.values():
         claim = ca_of(node.desc) if node.kind != "Switch" else None
         known = hosts_guids.get(claim[0]) if claim else None
@@ -330,8 +334,12 @@ def posing_cas(sweep: Sweep, hosts_guids: dict[str, set[int]]) -> list[str]:
             continue
         guid = node.guid or min(node.guids)
         node.name = f"ib-ca-{guid}"
-        at = sorted(f"{p.node.name} port {p.number}" for p in sweep.ports.values()
-                    if p.node.kind == "Switch" and p.far is not None and p.far[0] == node.key)
+        if cabled is None:
+            cabled = {}
+            for p in sweep.ports.values():
+                if p.node.kind == "Switch" and p.far is not None:
+                    cabled.setdefault(p.far[0], []).append(f"{p.node.name} port {p.number}")
+        at = sorted(cabled.get(node.key, ()))
         notes.append(f"InfiniBand CA {guid}{' on ' + ', '.join(at) if at else ''} describes itself as "
                      f"{_shown(node.desc)}, which {claim[0]}'s own view of its adapters (ibstat, ibv_devinfo, sysfs) "
                      f"does not list: named {node.name}, not read as {claim[0]}'s port")
