@@ -26,7 +26,8 @@ IBSTAT = (PARSER_FIXTURES / "ibstat" / "healthy.txt").read_text().split("CA 'mlx
 
 def _bundle(tmp_path, tree, snapshots, name="b"):
     sweeper = tree.hosts[0]
-    return write_bundle(tmp_path / name, tree, snapshots, extra={(sweeper, "ibstat"): [IBSTAT] * len(snapshots)})
+    own = IBSTAT.replace("0x5c257303006b1e40", tree.guid(f"{sweeper} mlx5_0"))  # its CA as the sweep lists it
+    return write_bundle(tmp_path / name, tree, snapshots, extra={(sweeper, "ibstat"): [own] * len(snapshots)})
 
 
 def _verdicts(analysis) -> dict[tuple[str, str], str]:
