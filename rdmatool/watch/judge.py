@@ -6,11 +6,14 @@ Two figures per series (one counter of one port), as facts the playbooks judge (
   peak at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read at intervals of its own length spans two
   of them, so up to half of the intervals may show part of it; and MIN_SPIKE_EVENTS more events in an interval
   than that level: a counter that moves by one now and then, read often, alternates 0 and 1 without any spike) and recur at
-  least MIN_SPIKES times: watch_spike_period_s, _strength, _count;
-- a counter that starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of
-  them read, then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
+  least MIN_SPIKES times up to now (no gap longer than MAX_GAP_PERIODS periods between them nor since the last: a
+  few random incasts that happened to line up, then none, are no period): watch_spike_period_s, _strength, _count;
+- an error or drop counter (GROWTH_COUNTERS: not a congestion counter, which grows whenever a job starts) that
+  starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of them read
+  (all but a sporadic event, one in GROWTH_FLAT at most), then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
   (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
-A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business.
+A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business. A counter's
+total (no priority) beside its per-priority series on the same port gives no fact its priorities give already.
 
 A latency probe's figure (a gauge, rdmatool.watch.history.is_gauge) is judged as it is, not as a rate: an interval
 in which the series was not tested is filled with its median (a host tested every other interval is no period),
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -35,28 +39,53 @@ from rdmatool.watch.history import History, Key
 
 SPIKE_OVER_MEDIAN = 2.0
 USUAL = 0.25  # the quantile of a series taken as its usual level
-MIN_SPIKES = 3
+# Spikes in the window, at least: three random incasts line up at equal gaps now and then in a fleet's hour (two
+# equal gaps), four do far more rarely (three).
+MIN_SPIKES = 4
+MAX_GAP_PERIODS = 2  # no gap between spikes, nor since the last, longer than this many periods (one missed, no more)
 MIN_SPIKE_EVENTS = 10  # a counter's spike: at least this many events in an interval above its usual level
 MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
 GROWTH_FLAT, GROWTH_LAST = 6, 3
+# The counters whose growth from flat is judged: those that count something wrong (errors, drops, discards,
+# out-of-sequence packets and retransmissions), which a healthy port keeps at zero however busy it is. The congestion
+# counters (pause frames and durations, port_xmit_wait, ECN marks, CNPs) are not: they go from flat to growing each
+# time a job starts on an idle host and back when it ends, which is healthy; their periodic spikes are judged.
+GROWTH_COUNTERS = frozenset({
+    # drops (a host's, an IB port's, a switch queue's)
+    "rx_discards", "tx_discards", "rx_out_of_buffer", "port_xmit_discards", "port_rcv_errors", "vl15_dropped",
+    "queue_drops", "wred_drops",
+    # link errors
+    "symbol_errors", "link_downed", "link_error_recovery", "rx_crc_errors", "rx_symbol_errors",
+    "local_link_integrity_errors", "excessive_buffer_overrun_errors", "port_rcv_remote_physical_errors",
+    "rx_errors", "tx_errors",
+    # transport: lost or reordered packets, retransmissions
+    "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "roce_adp_retrans",
+    # a switch's PFC watchdog breaking a pause storm
+    "pfc_watchdog_storms",
+})
 STEP_BEFORE, STEP_LAST, STEP_OVER = 6, 3, 1.5
 PREFIX = "watch_"
 LATENCY = PREFIX + "lat_"
 
 
-def spike(rates: np.ndarray) -> tuple[int, float, int] | None:
-    """(period in intervals, strength, spikes) of one series' recent rates, None when it has no periodic spike."""
+def spike(rates: np.ndarray, usual: float | None = None) -> tuple[int, float, int] | None:
+    """(period in intervals, strength, spikes) of one series' recent rates, None when it has no periodic spike
+    (`usual`: its usual level when the caller has it already, facts computing a fleet's at once)."""
     x = np.nan_to_num(np.asarray(rates, dtype=float), nan=0.0)
-    if len(x) < periodic.MIN_BINS or x.max() <= 0 or x.max() < SPIKE_OVER_MEDIAN * max(_usual(x), 0.0):
+    if len(x) < periodic.MIN_BINS or x.max() <= 0:
+        return None
+    if x.max() < SPIKE_OVER_MEDIAN * max(_usual(x) if usual is None else usual, 0.0):
         return None
     found = periodic.period(x)
     if found is None or found[1] < MIN_STRENGTH:
         return None
     mask = periodic.peaks(x)
-    count = int(mask[0]) + int(np.count_nonzero(mask[1:] & ~mask[:-1]))  # each run of peak bins is one spike
-    if count < MIN_SPIKES:
+    starts = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))  # each run of peak bins is one spike
+    if len(starts) < MIN_SPIKES:
         return None
-    return found[0], found[1], count
+    if np.diff(np.append(starts, len(x))).max() > MAX_GAP_PERIODS * found[0] + 1:
+        return None  # not recurring up to now: a few bursts that happened to line up, then none
+    return found[0], found[1], len(starts)
 
 
 def _usual(x: np.ndarray) -> float:
@@ -66,7 +95,7 @@ def _usual(x: np.ndarray) -> float:
 
 def growth(rates: np.ndarray) -> float | None:
     """The mean rate since the counter started to grow (growing in each of the last GROWTH_LAST intervals at least,
-    flat over at least GROWTH_FLAT read intervals before), else None."""
+    flat over at least GROWTH_FLAT read intervals before, but for sporadic events), else None."""
     x = np.asarray(rates, dtype=float)
     growing = np.nan_to_num(x, nan=0.0) > 0
     run = len(x) - int(np.flatnonzero(~growing)[-1]) - 1 if not growing.all() else len(x)
@@ -74,7 +103,11 @@ def growth(rates: np.ndarray) -> float | None:
         return None
     before = x[: len(x) - run]
     seen = before[~np.isnan(before)]
-    if len(seen) < GROWTH_FLAT or np.any(seen != 0):
+    # flat before it: zero in all but one in GROWTH_FLAT of the intervals read at most, GROWTH_FLAT of them at least
+    # (a healthy host's rx_out_of_buffer ticks now and then: a sporadic event does not hide a counter that starts
+    # to grow for good)
+    moved = np.count_nonzero(seen)
+    if len(seen) - moved < GROWTH_FLAT or moved * GROWTH_FLAT > len(seen):
         return None
     return float(x[len(x) - run:].mean())
 
@@ -117,23 +150,43 @@ def facts(history: History) -> pd.DataFrame:
         gauges = history.gauge_rows()
         counters = np.flatnonzero(~gauges)
         excess = MIN_SPIKE_EVENTS / step_s if math.isfinite(step_s) else math.inf  # a rate, events a second
-        for row in counters[_candidates(rates[counters], excess=excess)]:
+        grows = _growth_rows(history)[counters]
+        chosen = counters[_candidates(rates[counters], excess=excess, may_grow=grows)]
+        seen = np.nan_to_num(rates[chosen], nan=0.0)
+        usual = np.maximum(np.quantile(seen, USUAL, axis=1), 0.0) if len(chosen) else np.zeros(0)
+        judge_growth = _growth_rows(history)[chosen]
+        for i, row in enumerate(chosen.tolist()):
             key = history.keys[row]
             series = rates[row]
-            seen = np.nan_to_num(series, nan=0.0)
-            found = spike(series) if seen.max() - max(_usual(seen), 0.0) >= excess else None
+            found = spike(series, float(usual[i])) if seen[i].max() - usual[i] >= excess else None
             if found is not None and math.isfinite(step_s):
                 lag, strength, count = found
                 rows += [_fact(key, "spike_period_s", lag * step_s, window),
                          _fact(key, "spike_strength", strength, window),
                          _fact(key, "spike_count", count, window)]
-            grown = growth(series)
+            grown = growth(series) if judge_growth[i] else None
             if grown is not None:
                 rows.append(_fact(key, "growth_rate", grown, window))
+        rows = _without_totals(rows)
         rows += _latency(history, np.flatnonzero(gauges), rates, step_s, window)
-    frame = pd.DataFrame(rows, columns=FACT_COLUMNS)
-    return frame.astype({"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float,
-                         "delta": float})
+    return _frame(rows)
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    """The facts as a frame of FACT_COLUMNS; most intervals have none, and their empty frame is made once (a frame's
+    making and its types were most of a quiet interval's judgement)."""
+    global _EMPTY
+    if not rows and _EMPTY is not None:
+        return _EMPTY.copy()
+    frame = pd.DataFrame(rows, columns=FACT_COLUMNS).astype(
+        {"priority": "Int64", "size_bytes": "Int64", "value": float, "window_s": float, "delta": float})
+    if not rows:
+        _EMPTY = frame
+        return frame.copy()
+    return frame
+
+
+_EMPTY: pd.DataFrame | None = None
 
 
 def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s: float, window: float) -> list[dict]:
@@ -160,9 +213,34 @@ def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s
     return rows
 
 
-def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0) -> np.ndarray:
+_GROWTH_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # History -> its rows in GROWTH_COUNTERS
+
+
+def _growth_rows(history: History) -> np.ndarray:
+    """Which rows' growth is judged (GROWTH_COUNTERS), a bool per row: rows only ever come, so each is looked at
+    once (as History.gauge_rows)."""
+    known = _GROWTH_ROWS.get(history, np.zeros(0, dtype=bool))
+    if len(known) < len(history.keys):
+        new = np.fromiter((k[2] in GROWTH_COUNTERS for k in history.keys[len(known):]), dtype=bool,
+                          count=len(history.keys) - len(known))
+        known = _GROWTH_ROWS[history] = np.concatenate([known, new])
+    return known[: len(history.keys)]
+
+
+def _without_totals(rows: list[dict]) -> list[dict]:
+    """The facts without those of a counter's total (no priority) where the same port's counter per priority has the
+    same fact: a switch (and some NICs) counts pause both per priority and in all, and a pause storm on one class is
+    one finding, on its class, not a second one on the total. A total whose priorities show nothing (a link-level
+    pause, not per priority) is kept."""
+    prioritised = {(r["target"], r["entity"], r["metric"]) for r in rows if r["priority"] is not None}
+    return [r for r in rows if r["priority"] is not None or (r["target"], r["entity"], r["metric"]) not in prioritised]
+
+
+def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0,
+                may_grow: np.ndarray | None = None) -> np.ndarray:
     """The rows `spike` or `growth` may find something in, by their necessary conditions over the whole matrix at
-    once: a fleet's series are mostly zero or steady, and the per-series analysis is then spent on the few others."""
+    once: a fleet's series are mostly zero or steady, and the per-series analysis is then spent on the few others
+    (`may_grow`: the rows whose growth is judged, all when None)."""
     x = np.nan_to_num(rates, nan=0.0)
     top = x.max(axis=1)
     troughs = np.count_nonzero(x < 0.5 * top[:, None], axis=1)
@@ -170,11 +248,44 @@ def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0) ->
     rows = np.flatnonzero(spiky)  # the median only where the cheaper conditions hold
     median = np.maximum(np.quantile(x[rows], USUAL, axis=1), 0.0)
     spiky[rows] = (top[rows] >= SPIKE_OVER_MEDIAN * median) & (top[rows] - median >= excess)
+    rows = np.flatnonzero(spiky)  # and at least MIN_SPIKES runs of peak bins (spike's count, by periodic.peaks)
+    high = x[rows] >= 0.5 * top[rows, None]
+    spiky[rows] = high[:, 0] + np.count_nonzero(high[:, 1:] & ~high[:, :-1], axis=1) >= MIN_SPIKES
+    rows = np.flatnonzero(spiky)
+    spiky[rows] = _strengths(x[rows]) >= MIN_STRENGTH - 1e-9  # margin: the float sums' order differs a little
     if not growing:
         return np.flatnonzero(spiky)
     grows = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)
+    if may_grow is not None:
+        grows &= may_grow
     grows &= np.count_nonzero(rates[:, :-GROWTH_LAST] == 0, axis=1) >= GROWTH_FLAT
     return np.flatnonzero(spiky | grows)
+
+
+def _strengths(x: np.ndarray) -> np.ndarray:
+    """Each row's periodic.period strength (-inf where it has no period), all rows' autocorrelations in one FFT: the
+    busy series of a fleet (a job's noisy pause rate, its incasts) pass the cheaper conditions by the hundred, and
+    one FFT a series an interval was most of the judgement's time. `spike` decides on the rows left."""
+    rows, n = x.shape
+    out = np.full(rows, -np.inf)
+    if not rows or n < periodic.MIN_BINS or n // 2 < 2:
+        return out
+    centred = x - x.mean(axis=1, keepdims=True)
+    energy = np.einsum("ij,ij->i", centred, centred)
+    size = 1 << int(2 * n - 1).bit_length()
+    spectrum = np.fft.rfft(centred, size, axis=1)
+    acf = np.fft.irfft(spectrum * np.conj(spectrum), size, axis=1)[:, :n]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        acf = acf / energy[:, None]
+    below = acf[:, 1:] < 0
+    start = np.where(below.any(axis=1), np.argmax(below, axis=1) + 1, n)  # the first lag below zero
+    stop = n // 2
+    lags = np.arange(n)
+    inside = (lags[None, :] >= start[:, None]) & (lags[None, :] <= stop)
+    best = np.where(inside, acf, -np.inf).max(axis=1)
+    ok = (energy > 0) & (start < stop)
+    out[ok] = best[ok]
+    return out
 
 
 def _fact(key: Key, name: str, value: float, window: float) -> dict:
