@@ -51,6 +51,27 @@ def periodic_pause(every: int = 4):
     return rates
 
 
+def periodic_pause_and_total(every: int = 4):
+    """A pause storm every `every` intervals on priority 3, counted on the port's total (no priority) too."""
+    def rates(i: int) -> dict:
+        out = periodic_pause(every)(i)
+        out[("eth2", "rx_pause_frames", None)] = out[("eth2", "rx_pause_frames", 3)]
+        return out
+    return rates
+
+
+def job_from(start: int):
+    """A job starting on an idle host: its congestion counters flat, then growing (healthy)."""
+    def rates(i: int) -> dict:
+        busy = i >= start
+        return {("eth2", "rx_pause_frames", 3): 800.0 + 37.0 * (i % 5) if busy else 0.0,
+                ("mlx5_0/1", "port_xmit_wait", None): 2e6 if busy else 0.0,
+                ("mlx5_0/1", "ecn_marked_packets", None): 3000.0 if busy else 0.0,
+                ("mlx5_0/1", "cnp_sent", None): 1500.0 if busy else 0.0,
+                ("mlx5_0/1", "symbol_errors", None): 0.0}
+    return rates
+
+
 def errors_from(start: int):
     def rates(i: int) -> dict:
         out = steady(i)

@@ -14,7 +14,16 @@ from rdmatool.rules.playbook import load_dir
 from rdmatool.watch import judge
 from rdmatool.watch.history import Shape
 from rdmatool.watch.loop import Watch, WatchOptions
-from tests.watch.fakes import FakeHost, errors_from, latency_every, latency_from, periodic_pause, steady
+from tests.watch.fakes import (
+    FakeHost,
+    errors_from,
+    job_from,
+    latency_every,
+    latency_from,
+    periodic_pause,
+    periodic_pause_and_total,
+    steady,
+)
 
 PLAYBOOKS = load_dir(Path(__file__).resolve().parents[2] / "playbooks")
 
@@ -109,3 +118,32 @@ def test_a_step_needs_every_recent_value_up() -> None:
     assert judge.step(np.array([*base, 9.0, 4.0, 9.0])) is None  # one spike between: no step
     assert judge.step(np.array([np.nan, *base, np.nan, 9.0, 9.0, 9.0])) == 2.25  # untested intervals skipped
     assert judge.step(np.array([4.0, 4.0, 9.0, 9.0, 9.0])) is None  # too little history of its own
+
+
+def test_a_pause_storm_counted_per_priority_and_in_all_is_one_finding_on_its_priority() -> None:
+    events, _ = _run([FakeHost("leaf01", periodic_pause_and_total(4))], 20)
+    assert [(e["target"], e["entity"], e["counter"], e["priority"]) for e in events] == [
+        ("leaf01", "eth2", "rx_pause_frames", 3)]
+
+
+def test_a_job_starting_on_an_idle_host_is_no_finding() -> None:
+    events, _ = _run([FakeHost("gpu01", job_from(12))], 20)  # pause, xmit_wait, ECN, CNPs: flat, then growing
+    assert events == []
+    assert judge.growth(np.array([0.0] * 12 + [5.0] * 3)) == 5.0  # the same rates on a drop counter are one
+
+
+def test_a_drop_long_before_does_not_hide_a_counter_that_starts_to_grow() -> None:
+    x = np.array([0.0] * 5 + [0.1] + [0.0] * 10 + [0.1] + [0.0] * 3 + [25.0] * 3)
+    assert judge.growth(x) == 25.0
+    assert judge.growth(np.array([0.0, 0.1] * 8 + [25.0] * 3)) is None  # one interval in two moving: not flat
+
+
+def test_a_few_bursts_lined_up_by_chance_then_none_are_no_period() -> None:
+    x = np.zeros(120)
+    x[[0, 22, 44, 66]] = 1e4  # four, 22 intervals apart, then nothing for 54 intervals
+    assert judge.spike(x) is None
+    x[[88, 110]] = 1e4  # recurring up to now: a period
+    assert judge.spike(x)[0] == 22
+    three = np.zeros(120)
+    three[[9, 64, 119]] = 1e4  # three at equal gaps: a chance a fleet's hour of random incasts shows
+    assert judge.spike(three) is None
