@@ -99,7 +99,10 @@ def growth(rates: np.ndarray) -> float | None:
     x = np.asarray(rates, dtype=float)
     growing = np.nan_to_num(x, nan=0.0) > 0
     run = len(x) - int(np.flatnonzero(~growing)[-1]) - 1 if not growing.all() else len(x)
-    if run < GROWTH_LAST:
+    # GROWTH_LAST readings: a rate over a gap (a host that did not answer for a while, a switch read every few
+    # intervals) is in each interval of it, the same value (rdmatool.watch.history): one event in a gap is no growth
+    since = x[len(x) - run:]
+    if run < GROWTH_LAST or 1 + np.count_nonzero(since[1:] != since[:-1]) < GROWTH_LAST:
         return None
     before = x[: len(x) - run]
     seen = before[~np.isnan(before)]

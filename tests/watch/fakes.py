@@ -75,7 +75,7 @@ def job_from(start: int):
 def errors_from(start: int):
     def rates(i: int) -> dict:
         out = steady(i)
-        out[("mlx5_0/1", "symbol_errors", None)] = 7.0 if i >= start else 0.0
+        out[("mlx5_0/1", "symbol_errors", None)] = 7.0 + i % 2 if i >= start else 0.0  # each reading its own
         return out
     return rates
 

@@ -89,7 +89,7 @@ def test_a_healthy_fleet_is_silent() -> None:
 def test_a_counter_that_starts_to_grow_is_named_once() -> None:
     events, _ = _run([FakeHost("gpu02", errors_from(15))], 20)
     assert [(e["event"], e["rule"], e["target"], e["counter"], e["growth_rate"]) for e in events] == [
-        ("finding", "watch_counter_starts_growing", "gpu02", "symbol_errors", 0.7)]
+        ("finding", "watch_counter_starts_growing", "gpu02", "symbol_errors", 0.7667)]
 
 
 def test_spike_detection_is_the_capture_analysis_own() -> None:
@@ -129,13 +129,19 @@ def test_a_pause_storm_counted_per_priority_and_in_all_is_one_finding_on_its_pri
 def test_a_job_starting_on_an_idle_host_is_no_finding() -> None:
     events, _ = _run([FakeHost("gpu01", job_from(12))], 20)  # pause, xmit_wait, ECN, CNPs: flat, then growing
     assert events == []
-    assert judge.growth(np.array([0.0] * 12 + [5.0] * 3)) == 5.0  # the same rates on a drop counter are one
+    assert judge.growth(np.array([0.0] * 12 + [5.0, 4.0, 6.0])) == 5.0  # the same rates on a drop counter are one
 
 
 def test_a_drop_long_before_does_not_hide_a_counter_that_starts_to_grow() -> None:
-    x = np.array([0.0] * 5 + [0.1] + [0.0] * 10 + [0.1] + [0.0] * 3 + [25.0] * 3)
+    x = np.array([0.0] * 5 + [0.1] + [0.0] * 10 + [0.1] + [0.0] * 3 + [25.0, 24.0, 26.0])
     assert judge.growth(x) == 25.0
-    assert judge.growth(np.array([0.0, 0.1] * 8 + [25.0] * 3)) is None  # one interval in two moving: not flat
+    assert judge.growth(np.array([0.0, 0.1] * 8 + [25.0, 24.0, 26.0])) is None  # one interval in two moving: not flat
+
+
+def test_one_drop_in_a_host_gap_spread_over_its_intervals_is_no_growth() -> None:
+    x = np.array([0.0] * 20 + [0.02] * 5)  # the rate over a 5-interval gap, in each of its intervals (History)
+    assert judge.growth(x) is None
+    assert judge.growth(np.array([0.0] * 20 + [0.02, 0.03, 0.02])) == pytest.approx(0.0233, abs=1e-4)
 
 
 def test_a_few_bursts_lined_up_by_chance_then_none_are_no_period() -> None:
