@@ -10,7 +10,8 @@ Two figures per series (one counter of one port), as facts the playbooks judge (
   few random incasts that happened to line up, then none, are no period): watch_spike_period_s, _strength, _count;
 - an error or drop counter (GROWTH_COUNTERS: not a congestion counter, which grows whenever a job starts) that
   starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of them read
-  (all but a sporadic event, one in GROWTH_FLAT at most), then growing in every interval since, GROWTH_LAST at least: watch_growth_rate, its mean rate since
+  (all but a sporadic event, one in GROWTH_FLAT at most), then growing in every interval since, GROWTH_LAST readings at
+  least (a rate over a gap, in each of its intervals, is one reading): watch_growth_rate, its mean rate since
   (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
 A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business. A counter's
 total (no priority) beside its per-priority series on the same port gives no fact its priorities give already.
