@@ -70,6 +70,9 @@ class History:
         self.times = np.full(shape.recent, np.nan)  # each recent column's time (epoch seconds)
         self.coarse_times = np.full(shape.coarse, np.nan)
         self.rates = np.full((0, shape.recent), np.nan, dtype=np.float32)
+        # which of the recent ring's rates were read in their interval (the rest: none, or a gap's rate spread over
+        # it): a counter's growth is counted in readings, not in the intervals a gap fills
+        self.read = np.zeros((0, shape.recent), dtype=bool)
         self.coarse_mean = np.full((0, shape.coarse), np.nan, dtype=np.float32)
         self.coarse_max = np.full((0, shape.coarse), np.nan, dtype=np.float32)
         self.last_value = np.full(0, np.nan)
@@ -100,6 +103,7 @@ class History:
         if row >= len(self.last_value):  # grow by doubling: a few reallocations over a watch's life
             size = max(64, 2 * row)
             self.rates = _grown(self.rates, size)
+            self.read = np.concatenate([self.read, np.zeros((size - len(self.read), self.shape.recent), dtype=bool)])
             self.coarse_mean = _grown(self.coarse_mean, size)
             self.coarse_max = _grown(self.coarse_max, size)
             self.last_value = np.concatenate([self.last_value, np.full(size - len(self.last_value), np.nan)])
@@ -172,10 +176,12 @@ class History:
         self.states.update(step.states)
         column = self.interval % self.shape.recent
         self.rates[:, column] = np.nan
+        self.read[:, column] = False
         self.times[column] = step.at
         if len(step.gauge_rows):
             g = step.gauge_rows
             self.rates[g, column] = step.gauge_values
+            self.read[g, column] = True
             self.last_value[g], self.last_time[g] = step.gauge_values, step.gauge_times
         self.last_rates = np.full(len(self.keys), np.nan)  # this interval's rates by row, as computed (float64)
         if len(step.rows):
@@ -186,6 +192,7 @@ class History:
             ok = ~np.isnan(before) & (value >= before) & (then > before_t)
             rate = (value[ok] - before[ok]) / (then[ok] - before_t[ok])
             self.rates[r[ok], column] = rate
+            self.read[r[ok], column] = True
             self.last_rates[r[ok]] = rate
             if len(self.latest_rates) < len(self.keys):
                 self.latest_rates = np.concatenate([self.latest_rates,
@@ -235,10 +242,17 @@ class History:
 
     def recent_series(self) -> tuple[np.ndarray, np.ndarray]:
         """(times, rates[series, interval]) of the recent ring in time order, oldest first."""
+        columns = self._recent_columns()
+        return self.times[columns], self.rates[: len(self.keys)][:, columns]
+
+    def recent_read(self) -> np.ndarray:
+        """read[series, interval] of the recent ring in recent_series' order: which rates were read then."""
+        return self.read[: len(self.keys)][:, self._recent_columns()]
+
+    def _recent_columns(self) -> list[int]:
         n = min(self.interval, self.shape.recent)
         start = self.interval - n
-        columns = [(start + i) % self.shape.recent for i in range(n)]
-        return self.times[columns], self.rates[: len(self.keys)][:, columns]
+        return [(start + i) % self.shape.recent for i in range(n)]
 
     def coarse_series(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(times, mean, max) of the coarse ring in time order, oldest first."""

@@ -2,16 +2,18 @@
 
 Two figures per series (one counter of one port), as facts the playbooks judge (playbooks/70-watch.yaml):
 - a periodic spike: the rate's period by the capture analysis' own detection (rdmatool.capture.periodic: the
-  autocorrelation's strongest lag), kept when the spikes stand clear of the series' usual level between them (their
-  peak at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read at intervals of its own length spans two
+  autocorrelation's strongest lag), or the spikes' own spacing where it is REGULAR, kept when the spikes stand clear
+  of the series' usual level between them (each at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read at intervals of its own length spans two
   of them, so up to half of the intervals may show part of it; and MIN_SPIKE_EVENTS more events in an interval
   than that level: a counter that moves by one now and then, read often, alternates 0 and 1 without any spike) and recur at
   least MIN_SPIKES times up to now (no gap longer than MAX_GAP_PERIODS periods between them nor since the last: a
-  few random incasts that happened to line up, then none, are no period): watch_spike_period_s, _strength, _count;
+  few random incasts that happened to line up, then none, are no period; a lone burst before a longer pause is none
+  of the train): watch_spike_period_s, _strength, _count;
 - an error or drop counter (GROWTH_COUNTERS: not a congestion counter, which grows whenever a job starts) that
   starts to grow: flat (zero rate) over the earlier intervals of the window, at least GROWTH_FLAT of them read
-  (all but a sporadic event, one in GROWTH_FLAT at most), then growing in every interval since, GROWTH_LAST readings at
-  least (a rate over a gap, in each of its intervals, is one reading): watch_growth_rate, its mean rate since
+  (all but a sporadic event, one in GROWTH_FLAT at most), then growing in every interval since, GROWTH_LAST readings
+  and GROWTH_MIN_EVENTS events at least (a rate over a gap, in each of its intervals, is one reading: History.read):
+  watch_growth_rate, its mean rate since
   (it clears when the flat intervals leave the recent window: a steady growth is the snapshot rules' business).
 A steady counter (a constant rate, however high) shows neither: it is the snapshot rules' business. A counter's
 total (no priority) beside its per-priority series on the same port gives no fact its priorities give already.
@@ -43,10 +45,14 @@ USUAL = 0.25  # the quantile of a series taken as its usual level
 # Spikes in the window, at least: three random incasts line up at equal gaps now and then in a fleet's hour (two
 # equal gaps), four do far more rarely (three).
 MIN_SPIKES = 4
+REGULAR = 0.75  # the share of a spike train's gaps within an interval of their median: its own spacing
 MAX_GAP_PERIODS = 2  # no gap between spikes, nor since the last, longer than this many periods (one missed, no more)
 MIN_SPIKE_EVENTS = 10  # a counter's spike: at least this many events in an interval above its usual level
 MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
 GROWTH_FLAT, GROWTH_LAST = 6, 3
+# events since the growth started, at least: three single out-of-sequence packets in a row on a busy port are
+# chance; a link or a queue that starts to fail keeps counting and is named a few intervals later
+GROWTH_MIN_EVENTS = 5
 # The counters whose growth from flat is judged: those that count something wrong (errors, drops, discards,
 # out-of-sequence packets and retransmissions), which a healthy port keeps at zero however busy it is. The congestion
 # counters (pause frames and durations, port_xmit_wait, ECN marks, CNPs) are not: they go from flat to growing each
@@ -75,18 +81,33 @@ def spike(rates: np.ndarray, usual: float | None = None) -> tuple[int, float, in
     x = np.nan_to_num(np.asarray(rates, dtype=float), nan=0.0)
     if len(x) < periodic.MIN_BINS or x.max() <= 0:
         return None
-    if x.max() < SPIKE_OVER_MEDIAN * max(_usual(x) if usual is None else usual, 0.0):
+    floor = SPIKE_OVER_MEDIAN * max(_usual(x) if usual is None else usual, 0.0)
+    if x.max() < floor:
         return None
     found = periodic.period(x)
     if found is None or found[1] < MIN_STRENGTH:
         return None
-    mask = periodic.peaks(x)
+    # a spike stands out of the usual level, each of them: a busy port's noise has a few high readings, and over a
+    # short window their autocorrelation can look like a period
+    mask = periodic.peaks(x) & (x >= floor)
     starts = np.flatnonzero(mask & ~np.concatenate([[False], mask[:-1]]))  # each run of peak bins is one spike
     if len(starts) < MIN_SPIKES:
         return None
-    if np.diff(np.append(starts, len(x))).max() > MAX_GAP_PERIODS * found[0] + 1:
+    lag, gaps = found[0], np.diff(starts)
+    spacing = int(np.median(gaps))
+    if np.mean(np.abs(gaps - spacing) <= 1) >= REGULAR:
+        # the spikes' own spacing, when regular: a spike train that started within a busy window shares the series
+        # with the job's level, whose slow swing moves the autocorrelation's first peak to a multiple of the period
+        lag = spacing
+    limit = MAX_GAP_PERIODS * lag + 1
+    if len(x) - starts[-1] > limit:
         return None  # not recurring up to now: a few bursts that happened to line up, then none
-    return found[0], found[1], len(starts)
+    # the train: the spikes since the last pause longer than that (a lone burst long before is none of them)
+    breaks = np.flatnonzero(gaps > limit)
+    train = len(starts) - (int(breaks[-1]) + 1 if len(breaks) else 0)
+    if train < MIN_SPIKES:
+        return None
+    return lag, found[1], train
 
 
 def _usual(x: np.ndarray) -> float:
@@ -94,16 +115,19 @@ def _usual(x: np.ndarray) -> float:
     return float(np.quantile(x, USUAL))
 
 
-def growth(rates: np.ndarray) -> float | None:
-    """The mean rate since the counter started to grow (growing in each of the last GROWTH_LAST intervals at least,
-    flat over at least GROWTH_FLAT read intervals before, but for sporadic events), else None."""
+def growth(rates: np.ndarray, step_s: float = math.nan, read: np.ndarray | None = None) -> float | None:
+    """The mean rate since the counter started to grow (growing in each of the last GROWTH_LAST readings at least,
+    flat over at least GROWTH_FLAT read intervals before, but for sporadic events, GROWTH_MIN_EVENTS events since
+    when the interval `step_s` is known), else None. `read`: which intervals were read (History.recent_read; None:
+    all of them)."""
     x = np.asarray(rates, dtype=float)
     growing = np.nan_to_num(x, nan=0.0) > 0
     run = len(x) - int(np.flatnonzero(~growing)[-1]) - 1 if not growing.all() else len(x)
     # GROWTH_LAST readings: a rate over a gap (a host that did not answer for a while, a switch read every few
-    # intervals) is in each interval of it, the same value (rdmatool.watch.history): one event in a gap is no growth
+    # intervals) is in each interval of it, read in one (rdmatool.watch.history): one event in a gap is no growth
     since = x[len(x) - run:]
-    if run < GROWTH_LAST or 1 + np.count_nonzero(since[1:] != since[:-1]) < GROWTH_LAST:
+    readings = run if read is None else int(np.count_nonzero(read[len(x) - run:]))
+    if readings < GROWTH_LAST:
         return None
     before = x[: len(x) - run]
     seen = before[~np.isnan(before)]
@@ -113,7 +137,9 @@ def growth(rates: np.ndarray) -> float | None:
     moved = np.count_nonzero(seen)
     if len(seen) - moved < GROWTH_FLAT or moved * GROWTH_FLAT > len(seen):
         return None
-    return float(x[len(x) - run:].mean())
+    if math.isfinite(step_s) and since.sum() * step_s < GROWTH_MIN_EVENTS - 1e-6:
+        return None
+    return float(since.mean())
 
 
 def step(values: np.ndarray) -> float | None:
@@ -145,6 +171,7 @@ def filled(rates: np.ndarray) -> np.ndarray:
 def facts(history: History) -> pd.DataFrame:
     """The watch_* facts of the recent window, a frame of FACT_COLUMNS."""
     times, rates = history.recent_series()
+    read = history.recent_read()
     rows: list[dict] = []
     if rates.shape[1] >= periodic.MIN_BINS:
         steps = np.diff(times)
@@ -168,7 +195,7 @@ def facts(history: History) -> pd.DataFrame:
                 rows += [_fact(key, "spike_period_s", lag * step_s, window),
                          _fact(key, "spike_strength", strength, window),
                          _fact(key, "spike_count", count, window)]
-            grown = growth(series) if judge_growth[i] else None
+            grown = growth(series, step_s, read[row]) if judge_growth[i] else None
             if grown is not None:
                 rows.append(_fact(key, "growth_rate", grown, window))
         rows = _without_totals(rows)

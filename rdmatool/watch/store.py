@@ -108,7 +108,7 @@ def save(directory: Path, history: History, interval_s: float) -> int:
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), "times": history.times,
               "coarse_times": history.coarse_times, "rates": history.rates[:rows],
               "coarse_mean": history.coarse_mean[:rows], "coarse_max": history.coarse_max[:rows],
-              **{name: getattr(history, name)[:rows] for name in _ARRAYS}}
+              "read": history.read[:rows], **{name: getattr(history, name)[:rows] for name in _ARRAYS}}
     path = directory / HISTORY_FILE
     try:
         write_atomic_with(path, lambda handle: np.savez(handle, **arrays))  # streamed: no copy of 150 MB in memory
@@ -152,7 +152,7 @@ def _checkpoint(path: Path, shape: Shape) -> History:
             meta = json.loads(bytes(data["meta"]).decode())
             if isinstance(meta, dict) and meta.get("format") == FORMAT:
                 arrays = {name: data[name] for name in ("times", "coarse_times", "rates", "coarse_mean",
-                                                          "coarse_max", *_ARRAYS)}
+                                                          "coarse_max", "read", *_ARRAYS)}
     except StoreError:
         raise
     except (OSError, ValueError, KeyError, EOFError) as exc:
@@ -167,13 +167,14 @@ def _checkpoint(path: Path, shape: Shape) -> History:
     history = History(shape)
     keys = [tuple(k) for k in meta["keys"]]
     rows = len(keys)
-    if any(len(arrays[n]) != rows for n in ("rates", "coarse_mean", "coarse_max", *_ARRAYS)):
+    if any(len(arrays[n]) != rows for n in ("rates", "coarse_mean", "coarse_max", "read", *_ARRAYS)):
         raise StoreError(f"{path}: its arrays do not match its {rows} series")
     history.keys = keys
     history.index = {key: i for i, key in enumerate(keys)}
     history.interval = int(meta["interval"])
     history.times, history.coarse_times = arrays["times"].astype(float), arrays["coarse_times"].astype(float)
     history.rates = arrays["rates"].astype(np.float32)
+    history.read = arrays["read"].astype(bool)
     history.coarse_mean, history.coarse_max = arrays["coarse_mean"], arrays["coarse_max"]
     history.last_value, history.last_time = arrays["last_value"], arrays["last_time"]
     history.last_interval = arrays["last_interval"].astype(np.int64)

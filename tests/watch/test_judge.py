@@ -140,8 +140,15 @@ def test_a_drop_long_before_does_not_hide_a_counter_that_starts_to_grow() -> Non
 
 def test_one_drop_in_a_host_gap_spread_over_its_intervals_is_no_growth() -> None:
     x = np.array([0.0] * 20 + [0.02] * 5)  # the rate over a 5-interval gap, in each of its intervals (History)
-    assert judge.growth(x) is None
-    assert judge.growth(np.array([0.0] * 20 + [0.02, 0.03, 0.02])) == pytest.approx(0.0233, abs=1e-4)
+    assert judge.growth(x, read=np.array([True] * 20 + [False] * 4 + [True])) is None  # read once, after the gap
+    assert judge.growth(x) == pytest.approx(0.02)  # read in each: a growth
+
+
+def test_a_few_single_events_in_a_row_are_no_growth_and_a_counter_that_keeps_counting_is() -> None:
+    single = np.array([0.0] * 20 + [0.1, 0.1, 0.1])  # one out-of-sequence packet in each of three 10-s intervals
+    assert judge.growth(single, 10.0) is None
+    assert judge.growth(np.append(single, [0.1, 0.1]), 10.0) == pytest.approx(0.1)  # five: it keeps counting
+    assert judge.growth(np.array([0.0] * 20 + [0.7, 0.7, 0.7]), 10.0) == pytest.approx(0.7)
 
 
 def test_a_few_bursts_lined_up_by_chance_then_none_are_no_period() -> None:
@@ -153,3 +160,13 @@ def test_a_few_bursts_lined_up_by_chance_then_none_are_no_period() -> None:
     three = np.zeros(120)
     three[[9, 64, 119]] = 1e4  # three at equal gaps: a chance a fleet's hour of random incasts shows
     assert judge.spike(three) is None
+
+
+def test_a_spike_train_that_starts_late_in_a_busy_window_after_a_lone_burst_is_named_with_its_own_period() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(np.log(250), 0.25, 120)  # a busy port's pause rate
+    x[57] = 20_000.0  # a lone incast long before
+    x[83::3] = 20_000.0  # then every third interval, up to now
+    lag, strength, count = judge.spike(x)
+    assert (lag, count) == (3, 13) and strength >= 0.5
+    assert judge.spike(np.append(x, [250.0] * 8)) is None  # the train stopped 8 intervals ago: not recurring now

@@ -20,7 +20,7 @@ from rdmatool.watch.loop import Watch, WatchOptions
 from tests.watch.fakes import FakeHost, steady
 
 SHAPE = Shape(recent=8, coarse=4, factor=4)  # the rings wrap and a coarse bin completes every 4 intervals
-ARRAYS = ("rates", "coarse_mean", "coarse_max", "last_value", "last_time", "last_interval")
+ARRAYS = ("rates", "read", "coarse_mean", "coarse_max", "last_value", "last_time", "last_interval")
 
 
 def _readings(i: int) -> list[Reading]:
