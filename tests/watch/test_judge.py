@@ -170,3 +170,10 @@ def test_a_spike_train_that_starts_late_in_a_busy_window_after_a_lone_burst_is_n
     lag, strength, count = judge.spike(x)
     assert (lag, count) == (3, 13) and strength >= 0.5
     assert judge.spike(np.append(x, [250.0] * 8)) is None  # the train stopped 8 intervals ago: not recurring now
+
+
+def test_a_busy_port_s_noise_over_a_short_window_is_no_periodic_spike() -> None:
+    # 17 readings of a busy port's pause rate, lognormal noise: its autocorrelation peaks at lag 5 (0.55) and more
+    # than four readings reach half the highest, but only three stand twice above its usual level (four spikes needed)
+    x = np.random.default_rng(87).lognormal(np.log(250), 0.4, 17)
+    assert judge.spike(x) is None
