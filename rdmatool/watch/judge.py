@@ -50,6 +50,7 @@ MAX_GAP_PERIODS = 2  # no gap between spikes, nor since the last, longer than th
 MIN_SPIKE_EVENTS = 10  # a counter's spike: at least this many events in an interval above its usual level
 MIN_STRENGTH = 0.3  # below it no fact at all; the rules ask for more
 GROWTH_FLAT, GROWTH_LAST = 6, 3
+BLOCK = 16_384  # series judged at once (facts): some 8 MB a copy of their window at 120 intervals
 # events since the growth started, at least: three single out-of-sequence packets in a row on a busy port are
 # chance; a link or a queue that starts to fail keeps counting and is named a few intervals later
 GROWTH_MIN_EVENTS = 5
@@ -170,37 +171,49 @@ def filled(rates: np.ndarray) -> np.ndarray:
 
 def facts(history: History) -> pd.DataFrame:
     """The watch_* facts of the recent window, a frame of FACT_COLUMNS."""
-    times, rates = history.recent_series()
-    read = history.recent_read()
+    times, _ = history.recent_series(slice(0, 0))
     rows: list[dict] = []
-    if rates.shape[1] >= periodic.MIN_BINS:
+    if len(times) >= periodic.MIN_BINS:
         steps = np.diff(times)
         steps = steps[np.isfinite(steps) & (steps > 0)]
         step_s = float(np.median(steps)) if len(steps) else math.nan
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
-        gauges = history.gauge_rows()
-        counters = np.flatnonzero(~gauges)
+        gauges, judge_growth = history.gauge_rows(), _growth_rows(history)
         excess = MIN_SPIKE_EVENTS / step_s if math.isfinite(step_s) else math.inf  # a rate, events a second
-        grows = _growth_rows(history)[counters]
-        chosen = counters[_candidates(rates[counters], excess=excess, may_grow=grows)]
-        seen = np.nan_to_num(rates[chosen], nan=0.0)
-        usual = np.maximum(np.quantile(seen, USUAL, axis=1), 0.0) if len(chosen) else np.zeros(0)
-        judge_growth = _growth_rows(history)[chosen]
-        for i, row in enumerate(chosen.tolist()):
-            key = history.keys[row]
-            series = rates[row]
-            found = spike(series, float(usual[i])) if seen[i].max() - usual[i] >= excess else None
-            if found is not None and math.isfinite(step_s):
-                lag, strength, count = found
-                rows += [_fact(key, "spike_period_s", lag * step_s, window),
-                         _fact(key, "spike_strength", strength, window),
-                         _fact(key, "spike_count", count, window)]
-            grown = growth(series, step_s, read[row]) if judge_growth[i] else None
-            if grown is not None:
-                rows.append(_fact(key, "growth_rate", grown, window))
+        for lo in range(0, len(history), BLOCK):
+            rows += _counter_facts(history, slice(lo, min(lo + BLOCK, len(history))), gauges, judge_growth,
+                                   (step_s, window, excess))
         rows = _without_totals(rows)
-        rows += _latency(history, np.flatnonzero(gauges), rates, step_s, window)
+        gauge_rows = np.flatnonzero(gauges)
+        rows += _latency(history, gauge_rows, history.recent_series(gauge_rows)[1], step_s, window)
     return _frame(rows)
+
+
+def _counter_facts(history: History, block: slice, gauges: np.ndarray, judge_growth: np.ndarray,
+                   figures: tuple[float, float, float]) -> list[dict]:
+    """The spike and growth facts of one block of rows (a block at a time: the copies of the window a judgement
+    makes are a block's, whatever the fleet, so its memory does not step up when the recent ring first fills)."""
+    step_s, window, excess = figures
+    _, rates = history.recent_series(block)
+    read = history.recent_read(block)
+    counters = np.flatnonzero(~gauges[block])
+    chosen = counters[_candidates(rates[counters], excess=excess, may_grow=judge_growth[block][counters])]
+    seen = np.nan_to_num(rates[chosen], nan=0.0)
+    usual = np.maximum(np.quantile(seen, USUAL, axis=1), 0.0) if len(chosen) else np.zeros(0)
+    rows: list[dict] = []
+    for i, local in enumerate(chosen.tolist()):
+        row = block.start + local
+        key, series = history.keys[row], rates[local]
+        found = spike(series, float(usual[i])) if seen[i].max() - usual[i] >= excess else None
+        if found is not None and math.isfinite(step_s):
+            lag, strength, count = found
+            rows += [_fact(key, "spike_period_s", lag * step_s, window),
+                     _fact(key, "spike_strength", strength, window),
+                     _fact(key, "spike_count", count, window)]
+        grown = growth(series, step_s, read[local]) if judge_growth[row] else None
+        if grown is not None:
+            rows.append(_fact(key, "growth_rate", grown, window))
+    return rows
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -221,10 +234,11 @@ _EMPTY: pd.DataFrame | None = None
 
 
 def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s: float, window: float) -> list[dict]:
-    """The watch_lat_* facts of the probe figures: a periodic spike, a step up."""
+    """The watch_lat_* facts of the probe figures (`rates`: the recent window of `gauge_rows`): a periodic spike, a
+    step up."""
     if not len(gauge_rows):
         return []
-    values = rates[gauge_rows]
+    values = rates  # the gauge rows' recent rates
     full = filled(values)
     rows: list[dict] = []
     spiky = set(_candidates(full, growing=False).tolist())

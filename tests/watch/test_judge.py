@@ -177,3 +177,15 @@ def test_a_busy_port_s_noise_over_a_short_window_is_no_periodic_spike() -> None:
     # than four readings reach half the highest, but only three stand twice above its usual level (four spikes needed)
     x = np.random.default_rng(87).lognormal(np.log(250), 0.4, 17)
     assert judge.spike(x) is None
+
+
+def test_judging_the_series_a_block_at_a_time_finds_what_judging_them_at_once_finds(monkeypatch) -> None:
+    def fleet() -> list:
+        return [FakeHost(f"gpu{i:02}", rates) for i, rates in
+                enumerate([steady, periodic_pause(4), errors_from(15), steady, periodic_pause(3)])]
+
+    whole, _ = _run(fleet(), 20)
+    monkeypatch.setattr(judge, "BLOCK", 2)  # a block splits every host's series
+    blocked, _ = _run(fleet(), 20)
+    assert {e["target"] for e in whole} == {"gpu01", "gpu02", "gpu04"}
+    assert blocked == whole
