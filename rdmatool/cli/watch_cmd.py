@@ -10,6 +10,7 @@ import json
 import re
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -166,8 +167,6 @@ def _switch_readers(inventory_file: str, hosts: list, every: int, timeout: int, 
                     accept_new: bool, exclude: str | None = None) -> list:
     """A reader per switch the inventory's links cable to a watched host, on those ports (none without links);
     a switch --exclude leaves out is not read (a switch under maintenance, a CLI that hangs)."""
-    import time
-
     from rdmatool import inventory
     from rdmatool.model import TargetKind
     from rdmatool.transport.hostkeys import KnownHosts
@@ -226,8 +225,6 @@ def _opener(local: bool, known_hosts: str | None, accept_new: bool):
     from rdmatool.transport.ssh import Session
 
     known, jumps = KnownHosts(known_hosts, accept_new), JumpHosts()  # one connection per bastion for the watch
-    import time
-
     # the set-up within the interval's deadline (monotonic), at least a second, as a switch's (_switch_readers)
     return lambda target, deadline: Session(target, known, max(1.0, min(10.0, deadline - time.monotonic())),
                                             jumps=jumps)
