@@ -19,6 +19,7 @@ values and times read, the states that changed) without changing the history, an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,10 @@ GAUGES = ("lat_", "watch_lat_")  # the probes' figures (rdmatool.watch.probe): k
 
 def is_gauge(metric: str) -> bool:
     return metric.startswith(GAUGES)
+
+
+def _gauge_key(key: Key) -> bool:
+    return is_gauge(key[2])
 
 
 @dataclass(frozen=True)
@@ -79,24 +84,27 @@ class History:
         self.last_time = np.full(0, np.nan)
         self.last_interval = np.full(0, -1, dtype=np.int64)  # the interval of each row's last counter reading
         self.states: dict[tuple[str, str], dict[str, str]] = {}  # target -> (entity, metric) -> text, latest
-        self.last_rates = np.full(0, np.nan)  # the last interval's rates by row (float64, not saved)
-        # each series' rate at its own last reading, kept until its next (float64, not saved): what a textfile shows
-        # of a switch between two of its reads
+        # each series' rate at its own last reading (NaN: that reading gave none), kept until its next (float64, not
+        # saved): what a textfile shows, of a switch between two of its reads too
         self.latest_rates = np.full(0, np.nan)
         self.dropped_series = 0  # readings of series beyond max_series, not kept
-        self._gauge_rows = np.zeros(0, dtype=bool)  # is_gauge of each row, computed once a row (gauge_rows)
+        self._flags: dict[Callable[[Key], bool], np.ndarray] = {}  # row_flags' memo, by test
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    def row_flags(self, test: Callable[[Key], bool]) -> np.ndarray:
+        """test(key) of each row, a bool per row: rows only ever come, so each is tested once, not 100,000 keys an
+        interval (`test` a module-level function: it is the memo's key)."""
+        known = self._flags.get(test, np.zeros(0, dtype=bool))
+        if len(known) < len(self.keys):
+            new = np.fromiter((test(k) for k in self.keys[len(known):]), dtype=bool, count=len(self.keys) - len(known))
+            known = self._flags[test] = np.concatenate([known, new])
+        return known[: len(self.keys)]
+
     def gauge_rows(self) -> np.ndarray:
-        """Which rows are gauges (the probes' figures), a bool per row: rows only ever come, so each is looked at
-        once, not 100,000 names an interval."""
-        known = len(self._gauge_rows)
-        if known < len(self.keys):
-            new = np.fromiter((is_gauge(k[2]) for k in self.keys[known:]), dtype=bool, count=len(self.keys) - known)
-            self._gauge_rows = np.concatenate([self._gauge_rows, new])
-        return self._gauge_rows[: len(self.keys)]
+        """Which rows are gauges (the probes' figures), a bool per row."""
+        return self.row_flags(_gauge_key)
 
     def _add(self, key: Key) -> None:
         row = len(self.keys)
@@ -109,6 +117,7 @@ class History:
             self.last_value = np.concatenate([self.last_value, np.full(size - len(self.last_value), np.nan)])
             self.last_time = np.concatenate([self.last_time, np.full(size - len(self.last_time), np.nan)])
             self.last_interval = np.concatenate([self.last_interval, np.full(size - len(self.last_interval), -1)])
+            self.latest_rates = np.concatenate([self.latest_rates, np.full(size - len(self.latest_rates), np.nan)])
         self.keys.append(key)
         self.index[key] = row
 
@@ -116,8 +125,9 @@ class History:
         """One interval (prepare, then apply); the rates of this interval by series are returned (series without
         a rate are absent)."""
         self.apply(self.prepare(at, readings))
-        rows = np.flatnonzero(~np.isnan(self.last_rates))
-        return dict(zip([self.keys[r] for r in rows.tolist()], self.last_rates[rows].tolist()))
+        rows = np.flatnonzero((self.last_interval[: len(self.keys)] == self.interval - 1)
+                              & ~np.isnan(self.latest_rates[: len(self.keys)]))
+        return dict(zip([self.keys[r] for r in rows.tolist()], self.latest_rates[rows].tolist()))
 
     def prepare(self, at: float, readings: list[Reading]) -> Step:
         """An interval's readings as arrays, the history unchanged: what `apply` records, and what the store
@@ -183,7 +193,6 @@ class History:
             self.rates[g, column] = step.gauge_values
             self.read[g, column] = True
             self.last_value[g], self.last_time[g] = step.gauge_values, step.gauge_times
-        self.last_rates = np.full(len(self.keys), np.nan)  # this interval's rates by row, as computed (float64)
         if len(step.rows):
             r, value, then = step.rows, step.values, step.times
             before, before_t = self.last_value[r], self.last_time[r]
@@ -193,11 +202,8 @@ class History:
             rate = (value[ok] - before[ok]) / (then[ok] - before_t[ok])
             self.rates[r[ok], column] = rate
             self.read[r[ok], column] = True
-            self.last_rates[r[ok]] = rate
-            if len(self.latest_rates) < len(self.keys):
-                self.latest_rates = np.concatenate([self.latest_rates,
-                                                    np.full(len(self.keys) - len(self.latest_rates), np.nan)])
-            self.latest_rates[r] = self.last_rates[r]
+            self.latest_rates[r] = np.nan
+            self.latest_rates[r[ok]] = rate
             self._fill_gaps(r[ok], rate)
             self.last_interval[r] = self.interval
         self.interval += 1

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import warnings
-import weakref
 
 import numpy as np
 import pandas as pd
@@ -178,7 +177,7 @@ def facts(history: History) -> pd.DataFrame:
         steps = steps[np.isfinite(steps) & (steps > 0)]
         step_s = float(np.median(steps)) if len(steps) else math.nan
         window = float(times[-1] - times[0]) if len(times) > 1 else math.nan
-        gauges, judge_growth = history.gauge_rows(), _growth_rows(history)
+        gauges, judge_growth = history.gauge_rows(), history.row_flags(_growth_judged)
         excess = MIN_SPIKE_EVENTS / step_s if math.isfinite(step_s) else math.inf  # a rate, events a second
         for lo in range(0, len(history), BLOCK):
             rows += _counter_facts(history, slice(lo, min(lo + BLOCK, len(history))), gauges, judge_growth,
@@ -258,18 +257,8 @@ def _latency(history: History, gauge_rows: np.ndarray, rates: np.ndarray, step_s
     return rows
 
 
-_GROWTH_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # History -> its rows in GROWTH_COUNTERS
-
-
-def _growth_rows(history: History) -> np.ndarray:
-    """Which rows' growth is judged (GROWTH_COUNTERS), a bool per row: rows only ever come, so each is looked at
-    once (as History.gauge_rows)."""
-    known = _GROWTH_ROWS.get(history, np.zeros(0, dtype=bool))
-    if len(known) < len(history.keys):
-        new = np.fromiter((k[2] in GROWTH_COUNTERS for k in history.keys[len(known):]), dtype=bool,
-                          count=len(history.keys) - len(known))
-        known = _GROWTH_ROWS[history] = np.concatenate([known, new])
-    return known[: len(history.keys)]
+def _growth_judged(key: Key) -> bool:
+    return key[2] in GROWTH_COUNTERS
 
 
 def _without_totals(rows: list[dict]) -> list[dict]:

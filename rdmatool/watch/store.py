@@ -178,6 +178,7 @@ def _checkpoint(path: Path, shape: Shape) -> History:
     history.coarse_mean, history.coarse_max = arrays["coarse_mean"], arrays["coarse_max"]
     history.last_value, history.last_time = arrays["last_value"], arrays["last_time"]
     history.last_interval = arrays["last_interval"].astype(np.int64)
+    history.latest_rates = np.full(rows, np.nan)  # not kept: a restart's textfiles have rates from its next reading
     history.states = meta.get("states") or {}
     return history
 

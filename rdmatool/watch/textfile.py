@@ -164,19 +164,14 @@ class Textfiles:
         mine = self.targets.get(target)
         if mine is None:
             return extra
-        readings = history.last_value[mine.rows] * mine.scale if len(mine.rows) else np.zeros(0)
-        rates = np.full(len(mine.rate_rows), np.nan)
-        if mine.rate_rows:
-            rows = np.array(mine.rate_rows, dtype=np.int64)
-            known = rows < len(history.latest_rates)
-            rates[known] = history.latest_rates[rows[known]] * mine.rate_scale[known]
+        readings, rates = _values(history, mine)
         values = np.concatenate([readings, rates])[mine.order]
         if not len(values):
             series = ""
         elif np.isnan(values).any():
             # a series never read (NaN) has no line; its family's header stays (a family without samples is valid)
-            series = "".join([f"{head}{prefix}{_go(value)}\n" if value == value else head for head, prefix, value
-                              in zip(mine.order_head, mine.order_prefix, values.tolist())])
+            series = "".join([f"{head}{prefix}{text}\n" if value == value else head for head, prefix, value, text
+                              in zip(mine.order_head, mine.order_prefix, values.tolist(), go_strings(values))])
         else:  # every series read (the steady state): the leads and the values interleaved, one join
             parts = [""] * (2 * len(values))
             parts[0::2] = mine.order_lead
@@ -188,23 +183,17 @@ class Textfiles:
         return series + self.text(states) + extra
 
     def lines(self, history: History, target: str) -> list[tuple[int, str]]:
-        """(family, line) of each of the target's series with a reading, its rates of the last interval and its
+        """(family, line) of each of the target's series with a reading, its rates at their last readings and its
         states."""
         mine = self.targets.get(target)
         if mine is None:
             return []
-        out = []
-        if len(mine.rows):
-            readings = history.last_value[mine.rows] * mine.scale
-            out = [(family, f"{prefix}{_go(value)}\n") for family, prefix, value in
-                   zip(mine.value_family, mine.value_prefix, readings.tolist()) if value == value]  # NaN: never read
-        if mine.rate_rows:
-            rows = np.array(mine.rate_rows, dtype=np.int64)
-            known = rows < len(history.latest_rates)
-            rates = np.full(len(rows), np.nan)
-            rates[known] = history.latest_rates[rows[known]] * mine.rate_scale[known]
-            out += [(family, f"{prefix}{_go(rate)}\n") for family, prefix, rate in
-                    zip(mine.rate_family, mine.rate_prefix, rates.tolist()) if rate == rate]
+        readings, rates = _values(history, mine)
+        out = [(family, f"{prefix}{text}\n") for family, prefix, value, text in
+               zip(mine.value_family, mine.value_prefix, readings.tolist(), go_strings(readings))
+               if value == value]  # NaN: never read
+        out += [(family, f"{prefix}{text}\n") for family, prefix, rate, text in
+                zip(mine.rate_family, mine.rate_prefix, rates.tolist(), go_strings(rates)) if rate == rate]
         current = history.states.get(target, {})
         out += [(family, line) for (joined, text), (family, line) in mine.states.items() if current.get(joined) == text]
         return out
@@ -218,6 +207,14 @@ class Textfiles:
                 last = family
             parts.append(line)
         return "".join(parts) + extra
+
+
+def _values(history: History, mine: _Target) -> tuple[np.ndarray, np.ndarray]:
+    """The target's series values as written: its readings, then its counters' rates at their last readings (each
+    scaled to the family's unit)."""
+    readings = history.last_value[mine.rows] * mine.scale
+    rates = history.latest_rates[np.array(mine.rate_rows, dtype=np.int64)] * mine.rate_scale
+    return readings, rates
 
 
 def _signature(history: History, target: str, cache: Textfiles) -> tuple:
@@ -349,12 +346,6 @@ def go_strings(values: np.ndarray) -> list[str]:
     for i in np.flatnonzero(~np.isfinite(values)).tolist():
         texts[i] = floatToGoString(values[i])
     return texts
-
-
-def _go(value: float) -> str:
-    """A value as prometheus_client writes it (floatToGoString), at repr's cost where they agree."""
-    text = repr(value)
-    return text if "." in text and text.find(".") <= 6 and "e" not in text else floatToGoString(value)
 
 
 def _write(folder: int, directory: Path, name: str, text: str) -> None:

@@ -94,7 +94,7 @@ def test_a_history_loaded_from_checkpoint_and_journal_is_the_live_one(tmp_path: 
         if i == 10:  # the gap's intervals got the rate over it
             assert np.isfinite(live.recent_series()[1][pause, -4:]).all()
         if i == 11:  # no rate across the reset
-            assert np.isnan(live.last_rates[live.index[("gpu01", "eth2", "rx_pause_frames", 3)]])
+            assert np.isnan(live.latest_rates[live.index[("gpu01", "eth2", "rx_pause_frames", 3)]])
 
     live = _watched(tmp_path, 23, check)
     assert len(live) == 3 * 3 and live.states["gpu01"] == {"mlx5_0/1\tport_state": "DOWN"}
