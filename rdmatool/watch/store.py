@@ -44,7 +44,9 @@ _SHAPE = struct.Struct("<III")  # after the magic: the history's shape (recent, 
 _FRAME = struct.Struct("<II")  # a record: its payload's length and CRC-32
 # a payload: interval, time, JSON length, gauges, gauge time runs, counters, counter time runs
 _HEAD = struct.Struct("<qdIIIII")
-_ARRAYS = ("last_value", "last_time", "last_interval")
+# the History's arrays of one row a series, as the checkpoint keeps them and load gives them back
+_PER_ROW = {"rates": np.float32, "read": bool, "coarse_mean": np.float32, "coarse_max": np.float32,
+            "last_value": float, "last_time": float, "last_interval": np.int64}
 
 
 class StoreError(RdmatoolError):
@@ -106,9 +108,7 @@ def save(directory: Path, history: History, interval_s: float) -> int:
     meta = {"format": FORMAT, "interval": history.interval, "interval_s": interval_s, "keys": history.keys,
             "shape": [history.shape.recent, history.shape.coarse, history.shape.factor], "states": history.states}
     arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), "times": history.times,
-              "coarse_times": history.coarse_times, "rates": history.rates[:rows],
-              "coarse_mean": history.coarse_mean[:rows], "coarse_max": history.coarse_max[:rows],
-              "read": history.read[:rows], **{name: getattr(history, name)[:rows] for name in _ARRAYS}}
+              "coarse_times": history.coarse_times, **{name: getattr(history, name)[:rows] for name in _PER_ROW}}
     path = directory / HISTORY_FILE
     try:
         write_atomic_with(path, lambda handle: np.savez(handle, **arrays))  # streamed: no copy of 150 MB in memory
@@ -151,8 +151,7 @@ def _checkpoint(path: Path, shape: Shape) -> History:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(bytes(data["meta"]).decode())
             if isinstance(meta, dict) and meta.get("format") == FORMAT:
-                arrays = {name: data[name] for name in ("times", "coarse_times", "rates", "coarse_mean",
-                                                          "coarse_max", "read", *_ARRAYS)}
+                arrays = {name: data[name] for name in ("times", "coarse_times", *_PER_ROW)}
     except StoreError:
         raise
     except (OSError, ValueError, KeyError, EOFError) as exc:
@@ -167,17 +166,14 @@ def _checkpoint(path: Path, shape: Shape) -> History:
     history = History(shape)
     keys = [tuple(k) for k in meta["keys"]]
     rows = len(keys)
-    if any(len(arrays[n]) != rows for n in ("rates", "coarse_mean", "coarse_max", "read", *_ARRAYS)):
+    if any(len(arrays[n]) != rows for n in _PER_ROW):
         raise StoreError(f"{path}: its arrays do not match its {rows} series")
     history.keys = keys
     history.index = {key: i for i, key in enumerate(keys)}
     history.interval = int(meta["interval"])
     history.times, history.coarse_times = arrays["times"].astype(float), arrays["coarse_times"].astype(float)
-    history.rates = arrays["rates"].astype(np.float32)
-    history.read = arrays["read"].astype(bool)
-    history.coarse_mean, history.coarse_max = arrays["coarse_mean"], arrays["coarse_max"]
-    history.last_value, history.last_time = arrays["last_value"], arrays["last_time"]
-    history.last_interval = arrays["last_interval"].astype(np.int64)
+    for name, dtype in _PER_ROW.items():
+        setattr(history, name, arrays[name].astype(dtype, copy=False))
     history.latest_rates = np.full(rows, np.nan)  # not kept: a restart's textfiles have rates from its next reading
     history.states = meta.get("states") or {}
     return history
