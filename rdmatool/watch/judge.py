@@ -286,7 +286,9 @@ def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0,
     high = x[rows] >= 0.5 * top[rows, None]
     spiky[rows] = high[:, 0] + np.count_nonzero(high[:, 1:] & ~high[:, :-1], axis=1) >= MIN_SPIKES
     rows = np.flatnonzero(spiky)
-    spiky[rows] = _strengths(x[rows]) >= MIN_STRENGTH - 1e-9  # margin: the float sums' order differs a little
+    # spike's own figure (periodic.period), all rows at once; margin: an FFT of many rows may differ from one's in
+    # the last bits
+    spiky[rows] = periodic.periods(x[rows])[1] >= MIN_STRENGTH - 1e-9
     if not growing:
         return np.flatnonzero(spiky)
     grows = np.all(x[:, -GROWTH_LAST:] > 0, axis=1)
@@ -294,32 +296,6 @@ def _candidates(rates: np.ndarray, growing: bool = True, excess: float = 0.0,
         grows &= may_grow
     grows &= np.count_nonzero(rates[:, :-GROWTH_LAST] == 0, axis=1) >= GROWTH_FLAT
     return np.flatnonzero(spiky | grows)
-
-
-def _strengths(x: np.ndarray) -> np.ndarray:
-    """Each row's periodic.period strength (-inf where it has no period), all rows' autocorrelations in one FFT: the
-    busy series of a fleet (a job's noisy pause rate, its incasts) pass the cheaper conditions by the hundred, and
-    one FFT a series an interval was most of the judgement's time. `spike` decides on the rows left."""
-    rows, n = x.shape
-    out = np.full(rows, -np.inf)
-    if not rows or n < periodic.MIN_BINS or n // 2 < 2:
-        return out
-    centred = x - x.mean(axis=1, keepdims=True)
-    energy = np.einsum("ij,ij->i", centred, centred)
-    size = 1 << int(2 * n - 1).bit_length()
-    spectrum = np.fft.rfft(centred, size, axis=1)
-    acf = np.fft.irfft(spectrum * np.conj(spectrum), size, axis=1)[:, :n]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        acf = acf / energy[:, None]
-    below = acf[:, 1:] < 0
-    start = np.where(below.any(axis=1), np.argmax(below, axis=1) + 1, n)  # the first lag below zero
-    stop = n // 2
-    lags = np.arange(n)
-    inside = (lags[None, :] >= start[:, None]) & (lags[None, :] <= stop)
-    best = np.where(inside, acf, -np.inf).max(axis=1)
-    ok = (energy > 0) & (start < stop)
-    out[ok] = best[ok]
-    return out
 
 
 def _fact(key: Key, name: str, value: float, window: float) -> dict:
