@@ -1,10 +1,11 @@
 """Periodic bursts in a binned rate series, and whether one class's bursts meet another's peaks.
 
-`period(series)` (`periods(rows)`: of each row of a matrix at once): the autocorrelation of the series (mean removed, computed with an FFT) normalised to 1 at lag 0;
-the period is the lag of its highest value beyond the first lag where it falls below zero (a burst's own width
-keeps it positive until then) and at most half the series (two periods at least). `strength` is the
-autocorrelation there: near 1 for a strict burst train, near 0 for noise. A series with fewer than `MIN_BINS`
-bins, a steady one (fewer than two bins below half its maximum) or one never falling below zero has no period.
+`period(series)` (`periods(rows)`: of each row of a matrix at once): the autocorrelation of the series (mean
+removed, computed with an FFT) normalised to 1 at lag 0; the period is the lag of its highest value beyond the
+first lag where it falls below zero (a burst's own width keeps it positive until then) and at most half the series
+(two periods at least). `strength` is the autocorrelation there: near 1 for a strict burst train, near 0 for noise.
+A series with fewer than `MIN_BINS` bins, a steady one (fewer than two bins below half its maximum) or one never
+falling below zero has no period.
 
 `peaks(series)`: the bins at or above half the series' maximum (the bursts). `coincidence(a, b)`: the fraction of
 `a`'s bursts that have a burst of `b` in the same bin or a neighbouring one.
