@@ -3,10 +3,10 @@
 Two figures per series (one counter of one port), as facts the playbooks judge (playbooks/70-watch.yaml):
 - a periodic spike: the rate's period by the capture analysis' own detection (rdmatool.capture.periodic: the
   autocorrelation's strongest lag), or the spikes' own spacing where it is REGULAR, kept when the spikes stand clear
-  of the series' usual level between them (each at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read at intervals of its own length spans two
-  of them, so up to half of the intervals may show part of it; and MIN_SPIKE_EVENTS more events in an interval
-  than that level: a counter that moves by one now and then, read often, alternates 0 and 1 without any spike) and recur at
-  least MIN_SPIKES times up to now (no gap longer than MAX_GAP_PERIODS periods between them nor since the last: a
+  of the series' usual level between them (each at least SPIKE_OVER_MEDIAN times its lower quartile: a burst read
+  at intervals of its own length spans two of them, so up to half of the intervals may show part of it; and
+  MIN_SPIKE_EVENTS more events in an interval than that level: a counter that moves by one now and then, read
+  often, alternates 0 and 1 without any spike) and recur at least MIN_SPIKES times up to now (no gap longer than MAX_GAP_PERIODS periods between them nor since the last: a
   few random incasts that happened to line up, then none, are no period; a lone burst before a longer pause is none
   of the train): watch_spike_period_s, _strength, _count;
 - an error or drop counter (GROWTH_COUNTERS: not a congestion counter, which grows whenever a job starts) that
