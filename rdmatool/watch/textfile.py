@@ -2,9 +2,9 @@
 
 The families are the export's own (rdmatool.report.prometheus): the light counters' latest readings, their rates
 (`<name>_per_second`, from the reading before each one: a switch's kept between its reads) and the port states,
-named and labelled as `rdmatool export prometheus` names them (the glossary's names and units, EntityLabels' labels), so one dashboard serves both; one
-file per node and the fleet file, each replaced atomically, named as the export names them
-(rdmatool.report.prometheus.textfiles). Beside them the watch's own: when the interval was read, how many of the
+named and labelled as `rdmatool export prometheus` names them (the glossary's names and units, EntityLabels'
+labels), so one dashboard serves both; one file per node and the fleet file, each replaced atomically, named as the
+export names them (rdmatool.report.prometheus.textfiles). Beside them the watch's own: when the interval was read, how many of the
 targets answered, each node's open watch findings, and the latency probes' window figures per class
 (`rdmatool_watch_probe_latency_seconds{class,quantile,test}`, in the fleet file).
 
